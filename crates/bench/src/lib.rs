@@ -1,0 +1,1 @@
+//! zkrv-bench (skeleton; see docs/architecture.md).

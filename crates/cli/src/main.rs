@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("zkrv: not yet implemented");
+    std::process::exit(2);
+}

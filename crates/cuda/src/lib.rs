@@ -1,0 +1,1 @@
+//! zkrv-cuda (skeleton; see docs/architecture.md).

@@ -1,0 +1,1 @@
+//! zkrv-executor (skeleton; see docs/architecture.md).

@@ -1,0 +1,1 @@
+//! zkrv-stark (skeleton; see docs/architecture.md).
