@@ -1,0 +1,1 @@
+//! Whole-program tests of the guests in guests/ (see tests/).
