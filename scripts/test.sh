@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs the whole zkrv test suite, installing what it needs first (Debian packages, the NVRTC wheel used to
+# compile-check the CUDA kernels without a GPU). Safe to run repeatedly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v qemu-riscv64 >/dev/null || need_apt+=(qemu-user)
+command -v cmake >/dev/null || need_apt+=(cmake)
+command -v clang >/dev/null || command -v clang-14 >/dev/null || need_apt+=(clang-14)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "== installing ${need_apt[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+# NVRTC (no GPU needed) so that the kernel compile-check test really compiles every .cu file.
+if [ -f scripts/ci-nvrtc.sh ]; then
+  NVRTC_LIB=$(bash scripts/ci-nvrtc.sh | tail -n 1) || NVRTC_LIB=""
+  if [ -n "$NVRTC_LIB" ] && [ -d "$NVRTC_LIB" ]; then
+    export LD_LIBRARY_PATH="$NVRTC_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export ZKRV_REQUIRE_NVRTC=1
+  fi
+fi
+
+echo "== cargo test --workspace --release"
+cargo test --workspace --release --features zkrv-cuda/cuda "$@"
