@@ -1,0 +1,1 @@
+//! zkrv-machine: the RV64IM tables (design in docs/tables.md).
