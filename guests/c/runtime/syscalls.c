@@ -1,0 +1,105 @@
+/* zkrv guest system calls and helpers for C (numbers as Linux riscv64, see docs/abi.md). */
+#include "zkrv.h"
+
+#include <errno.h>
+#include <string.h>
+
+static inline long zkrv_syscall3(long n, long a0, long a1, long a2)
+{
+    register long r_a0 __asm__("a0") = a0;
+    register long r_a1 __asm__("a1") = a1;
+    register long r_a2 __asm__("a2") = a2;
+    register long r_a7 __asm__("a7") = n;
+    __asm__ volatile("ecall" : "+r"(r_a0) : "r"(r_a1), "r"(r_a2), "r"(r_a7) : "memory");
+    return r_a0;
+}
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+    return zkrv_syscall3(63, fd, (long)buf, (long)len);
+}
+
+ssize_t write(int fd, const void *buf, size_t len)
+{
+    return zkrv_syscall3(64, fd, (long)buf, (long)len);
+}
+
+_Noreturn void _exit(int code)
+{
+    for (;;)
+        zkrv_syscall3(93, code, 0, 0);
+}
+
+/* picolibc's exit() runs atexit handlers then calls _exit; _Exit is the same as _exit here. */
+_Noreturn void _Exit(int code)
+{
+    _exit(code);
+}
+
+_Noreturn void zkrv_exit(uint32_t code)
+{
+    _exit((int)code);
+}
+
+extern char __heap_start[], __heap_end[];
+static char *heap_top = __heap_start;
+
+void *sbrk(ptrdiff_t incr)
+{
+    char *old = heap_top;
+    if (incr < 0 ? (size_t)(-incr) > (size_t)(old - __heap_start)
+                 : (size_t)incr > (size_t)(__heap_end - old)) {
+        errno = ENOMEM;
+        return (void *)-1;
+    }
+    heap_top = old + incr;
+    return old;
+}
+
+size_t zkrv_read_input(void *buf, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = read(0, (char *)buf + done, len - done);
+        if (n <= 0)
+            break;
+        done += (size_t)n;
+    }
+    return done;
+}
+
+uint64_t zkrv_read_u64(uint64_t def)
+{
+    uint8_t b[8];
+    if (zkrv_read_input(b, 8) != 8)
+        return def;
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | b[i];
+    return v;
+}
+
+void zkrv_write_output(const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = write(1, p, len);
+        if (n <= 0)
+            zkrv_exit(102);
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+void zkrv_write_u64(uint64_t v)
+{
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+    zkrv_write_output(b, 8);
+}
+
+void zkrv_debug(const char *msg)
+{
+    write(2, msg, strlen(msg));
+}

@@ -1,0 +1,32 @@
+/* zkrv guest runtime for C (see guests/README.md and docs/abi.md).
+ *
+ * Private input: fd 0, read with zkrv_read_input. Public output: fd 1, zkrv_write_output.
+ * Debug text: fd 2, zkrv_debug (not proven). Exit code: the return value of main, or zkrv_exit.
+ */
+#ifndef ZKRV_H
+#define ZKRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Raw system calls (Linux riscv64 numbers, so the same ELF runs under qemu-riscv64). */
+ssize_t read(int fd, void *buf, size_t len);      /* a7 = 63, fd must be 0 */
+ssize_t write(int fd, const void *buf, size_t len); /* a7 = 64, fd 1 = public output, 2 = debug */
+_Noreturn void _exit(int code);                   /* a7 = 93 */
+void *sbrk(ptrdiff_t incr);                        /* bump pointer over the reserved .heap section */
+
+/* Reads up to len bytes of private input, looping until len bytes or the end of input; returns the count. */
+size_t zkrv_read_input(void *buf, size_t len);
+/* Reads exactly 8 bytes as a little-endian u64; returns def if the input ends first. */
+uint64_t zkrv_read_u64(uint64_t def);
+/* Appends len bytes to the public output. */
+void zkrv_write_output(const void *buf, size_t len);
+/* Appends v as 8 little-endian bytes to the public output. */
+void zkrv_write_u64(uint64_t v);
+/* Writes a NUL-terminated string to the debug stream (fd 2). */
+void zkrv_debug(const char *msg);
+/* Halts with the given exit code (low 32 bits are the proven exit code). */
+_Noreturn void zkrv_exit(uint32_t code);
+
+#endif

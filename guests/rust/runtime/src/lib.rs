@@ -1,0 +1,183 @@
+//! Minimal `no_std` runtime for zkrv RV64IM guests (ABI: `docs/abi.md` of the zkrv repository).
+//!
+//! A guest crate is `#![no_std] #![no_main]`, depends on this crate and names its entry function with
+//! [`entry!`]. The runtime provides `_start` (sets `gp`/`tp`, calls the entry, exits 0 when it returns), the
+//! system calls ([`read_input`], [`write_output`], [`debug`], [`exit`]), a panic handler (message to fd 2,
+//! exit code 101) and a bump global allocator over the linker script's `.heap` section
+//! (`__heap_start..__heap_end`, 1 MiB by default; freed memory is never reused).
+#![no_std]
+
+extern crate alloc;
+
+use alloc::vec::Vec;
+use core::alloc::{GlobalAlloc, Layout};
+use core::arch::{asm, global_asm};
+use core::cell::UnsafeCell;
+use core::fmt::Write;
+
+/// Linux riscv64 system call numbers (the zkrv ABI uses the same ones).
+const SYS_READ: usize = 63;
+const SYS_WRITE: usize = 64;
+const SYS_EXIT: usize = 93;
+
+/// Exit code of a guest that panicked.
+pub const PANIC_EXIT_CODE: u32 = 101;
+
+global_asm!(
+    ".section .text.init.enter, \"ax\", @progbits",
+    ".globl _start",
+    "_start:",
+    ".option push",
+    ".option norelax",
+    "la gp, __global_pointer$",
+    ".option pop",
+    "la tp, __tls_base",
+    "andi sp, sp, -16",
+    "call __zkrv_main",
+    "li a0, 0",
+    "li a7, 93",
+    "ecall",
+);
+
+/// Declares the guest's entry function, `fn() -> ()`. Returning from it exits with code 0.
+#[macro_export]
+macro_rules! entry {
+    ($path:path) => {
+        #[no_mangle]
+        extern "C" fn __zkrv_main() {
+            let f: fn() = $path;
+            f()
+        }
+    };
+}
+
+#[inline(always)]
+fn syscall3(n: usize, a0: usize, a1: usize, a2: usize) -> usize {
+    let ret;
+    // SAFETY: zkrv and Linux system calls only read/write the buffer passed in a1..a2, which the
+    // callers below derive from valid slices.
+    unsafe {
+        asm!("ecall", inlateout("a0") a0 => ret, in("a1") a1, in("a2") a2, in("a7") n,
+             options(nostack));
+    }
+    ret
+}
+
+/// Halts the guest; the low 32 bits of `code` are the proven exit code.
+pub fn exit(code: u32) -> ! {
+    loop {
+        syscall3(SYS_EXIT, code as usize, 0, 0);
+    }
+}
+
+/// Reads the next bytes of the private input into `buf`, looping until `buf` is full or the input ends.
+/// Returns the number of bytes read (less than `buf.len()` only at the end of the input).
+pub fn read_input(buf: &mut [u8]) -> usize {
+    let mut done = 0;
+    while done < buf.len() {
+        let rest = &mut buf[done..];
+        let n = syscall3(SYS_READ, 0, rest.as_mut_ptr() as usize, rest.len()) as isize;
+        if n <= 0 {
+            break;
+        }
+        done += n as usize;
+    }
+    done
+}
+
+/// Reads the rest of the private input into a vector (allocates on the bump heap).
+pub fn read_input_to_end() -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = read_input(&mut chunk);
+        out.extend_from_slice(&chunk[..n]);
+        if n < chunk.len() {
+            return out;
+        }
+    }
+}
+
+/// Reads 8 bytes of private input as a little-endian `u64`, or returns `default` if the input ends first.
+pub fn read_u64(default: u64) -> u64 {
+    let mut b = [0u8; 8];
+    if read_input(&mut b) == 8 {
+        u64::from_le_bytes(b)
+    } else {
+        default
+    }
+}
+
+fn write_fd(fd: usize, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        let n = syscall3(SYS_WRITE, fd, bytes.as_ptr() as usize, bytes.len()) as isize;
+        if n <= 0 {
+            exit(102);
+        }
+        bytes = &bytes[n as usize..];
+    }
+}
+
+/// Appends `bytes` to the public output (fd 1), which is part of the proven statement.
+pub fn write_output(bytes: &[u8]) {
+    write_fd(1, bytes)
+}
+
+/// Writes `msg` to the debug stream (fd 2): copied to the host's stderr, not proven.
+pub fn debug(msg: &str) {
+    write_fd(2, msg.as_bytes())
+}
+
+struct DebugWriter;
+
+impl Write for DebugWriter {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        debug(s);
+        Ok(())
+    }
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+    let _ = writeln!(DebugWriter, "guest {info}");
+    exit(PANIC_EXIT_CODE)
+}
+
+extern "C" {
+    static mut __heap_start: u8;
+    static mut __heap_end: u8;
+}
+
+/// Bump allocator over `__heap_start..__heap_end`; `dealloc` is a no-op. Guests are single-threaded.
+struct BumpAlloc {
+    next: UnsafeCell<usize>,
+}
+
+// SAFETY: a zkrv guest has a single hart and no interrupts.
+unsafe impl Sync for BumpAlloc {}
+
+unsafe impl GlobalAlloc for BumpAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let start = core::ptr::addr_of_mut!(__heap_start) as usize;
+        let end = core::ptr::addr_of_mut!(__heap_end) as usize;
+        let next = &mut *self.next.get();
+        if *next == 0 {
+            *next = start;
+        }
+        let Some(aligned) = next.checked_add(layout.align() - 1).map(|a| a & !(layout.align() - 1)) else {
+            return core::ptr::null_mut();
+        };
+        match aligned.checked_add(layout.size()) {
+            Some(new_next) if new_next <= end => {
+                *next = new_next;
+                aligned as *mut u8
+            }
+            _ => core::ptr::null_mut(),
+        }
+    }
+
+    unsafe fn dealloc(&self, _ptr: *mut u8, _layout: Layout) {}
+}
+
+#[global_allocator]
+static ALLOC: BumpAlloc = BumpAlloc { next: UnsafeCell::new(0) };
