@@ -1,1 +1,305 @@
-//! (in progress)
+//! Mixed-height Keccak-256 Merkle tree over row-major matrices (vector commitment to matrix rows).
+//!
+//! Layout (docs/architecture.md, "Merkle (mixed heights)"), with `L = log2(max height)`:
+//! * a row is hashed as the concatenation of its elements' canonical 8-byte little-endian encodings;
+//!   [`hash_rows`] hashes the rows of several matrices concatenated, in commit order;
+//! * leaf `i` (level `L`, `2^L` digests) = `H(row_i(M_a) || row_i(M_b) || ...)` over the matrices of height
+//!   `2^L`, in the order they were given;
+//! * level `l - 1` from level `l`: `p_j = H(d_{2j} || d_{2j+1})` ([`compress`]); if matrices of height
+//!   `2^(l-1)` exist, `p_j = H(p_j || hash_rows(row_j of those matrices))`;
+//! * the root is the single digest of level 0 (a height-1 matrix is injected at the root).
+//!
+//! Opening index `q < 2^L` reveals row `q >> (L - log_height)` of every matrix, plus `L` siblings, leaf level
+//! first. `H` is Keccak-256 with the original Keccak padding (`tiny_keccak::Keccak::v256`).
+
+use rayon::prelude::*;
+use tiny_keccak::{Hasher, Keccak};
+
+use crate::field::{PrimeField64, F};
+use crate::matrix::RowMajorMatrix;
+
+/// A Keccak-256 digest.
+pub type Digest = [u8; 32];
+
+/// Shape of one committed matrix, as the verifier knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MatrixDims {
+    /// Number of columns (base-field elements per row).
+    pub width: usize,
+    /// log2 of the number of rows.
+    pub log_height: usize,
+}
+
+/// Authentication path of one opening: `L` sibling digests, from the leaf level (sibling of the leaf) up to
+/// level 1 (child of the root).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct MerkleProof {
+    pub siblings: Vec<Digest>,
+}
+
+/// Why a Merkle opening was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MerkleError {
+    #[error("commitment has no matrices")]
+    NoMatrices,
+    #[error("matrix log_height {0} is too large (max 40)")]
+    HeightTooLarge(usize),
+    #[error("expected rows for {expected} matrices, got {got}")]
+    RowCount { expected: usize, got: usize },
+    #[error("matrix {matrix}: row has {got} elements, expected width {expected}")]
+    RowWidth {
+        matrix: usize,
+        expected: usize,
+        got: usize,
+    },
+    #[error("proof has {got} siblings, expected {expected}")]
+    ProofLength { expected: usize, got: usize },
+    #[error("index {index} out of range for a tree of height 2^{log_height}")]
+    IndexOutOfRange { index: usize, log_height: usize },
+    #[error("recomputed root does not match the commitment")]
+    RootMismatch,
+}
+
+/// Keccak-256 of `data`.
+pub fn keccak256(data: &[u8]) -> Digest {
+    let mut h = Keccak::v256();
+    h.update(data);
+    let mut out = [0u8; 32];
+    h.finalize(&mut out);
+    out
+}
+
+/// `H(left || right)`, 64 bytes in.
+#[inline]
+pub fn compress(left: &Digest, right: &Digest) -> Digest {
+    let mut h = Keccak::v256();
+    h.update(left);
+    h.update(right);
+    let mut out = [0u8; 32];
+    h.finalize(&mut out);
+    out
+}
+
+/// `H(row_0 || row_1 || ...)`, each element as its canonical value in 8 little-endian bytes.
+pub fn hash_rows<'a>(rows: impl IntoIterator<Item = &'a [F]>) -> Digest {
+    let mut h = Keccak::v256();
+    let mut buf = [0u8; 8 * 32];
+    for row in rows {
+        for chunk in row.chunks(32) {
+            for (k, x) in chunk.iter().enumerate() {
+                buf[8 * k..8 * k + 8].copy_from_slice(&x.as_canonical_u64().to_le_bytes());
+            }
+            h.update(&buf[..8 * chunk.len()]);
+        }
+    }
+    let mut out = [0u8; 32];
+    h.finalize(&mut out);
+    out
+}
+
+/// A mixed-height Merkle tree over matrices whose heights are powers of two.
+#[derive(Clone, Debug)]
+pub struct MerkleTree {
+    matrices: Vec<RowMajorMatrix>,
+    /// `layers[k]` is level `L - k`: `layers[0]` the `2^L` leaves, `layers[L]` the root.
+    layers: Vec<Vec<Digest>>,
+    log_max_height: usize,
+}
+
+/// Rows below this are hashed sequentially (rayon overhead).
+const PAR_MIN: usize = 1 << 10;
+
+fn hash_level_rows(mats: &[&RowMajorMatrix], height: usize) -> Vec<Digest> {
+    let f = |i: usize| hash_rows(mats.iter().map(|m| m.row(i)));
+    if height >= PAR_MIN {
+        (0..height)
+            .into_par_iter()
+            .with_min_len(64)
+            .map(f)
+            .collect()
+    } else {
+        (0..height).map(f).collect()
+    }
+}
+
+impl MerkleTree {
+    /// Commit to `matrices` (any power-of-two heights, any widths >= 1, any order; the order within one
+    /// height is the hashing order).
+    ///
+    /// # Panics
+    /// If `matrices` is empty or a height is not a power of two (prover-side programming errors).
+    pub fn new(matrices: Vec<RowMajorMatrix>) -> Self {
+        assert!(!matrices.is_empty(), "MerkleTree needs at least one matrix");
+        let log_heights: Vec<usize> = matrices
+            .iter()
+            .map(|m| {
+                m.log_height()
+                    .expect("matrix height must be a power of two")
+            })
+            .collect();
+        let log_max_height = *log_heights.iter().max().expect("non-empty");
+        let at_height = |lh: usize| -> Vec<&RowMajorMatrix> {
+            matrices
+                .iter()
+                .zip(&log_heights)
+                .filter(|(_, &h)| h == lh)
+                .map(|(m, _)| m)
+                .collect()
+        };
+
+        let mut layers = Vec::with_capacity(log_max_height + 1);
+        layers.push(hash_level_rows(
+            &at_height(log_max_height),
+            1 << log_max_height,
+        ));
+        for level in (0..log_max_height).rev() {
+            let prev = layers.last().expect("non-empty");
+            let n = 1usize << level;
+            let mut next: Vec<Digest> = if n >= PAR_MIN {
+                prev.par_chunks_exact(2)
+                    .with_min_len(64)
+                    .map(|p| compress(&p[0], &p[1]))
+                    .collect()
+            } else {
+                prev.chunks_exact(2)
+                    .map(|p| compress(&p[0], &p[1]))
+                    .collect()
+            };
+            let mats = at_height(level);
+            if !mats.is_empty() {
+                let row_hashes = hash_level_rows(&mats, n);
+                let inject = |(d, r): (&mut Digest, &Digest)| *d = compress(d, r);
+                if n >= PAR_MIN {
+                    next.par_iter_mut().zip(&row_hashes).for_each(inject);
+                } else {
+                    next.iter_mut().zip(&row_hashes).for_each(inject);
+                }
+            }
+            layers.push(next);
+        }
+        Self {
+            matrices,
+            layers,
+            log_max_height,
+        }
+    }
+
+    /// The commitment.
+    pub fn root(&self) -> Digest {
+        self.layers[self.log_max_height][0]
+    }
+
+    /// The committed matrices, in the order given to [`MerkleTree::new`].
+    pub fn matrices(&self) -> &[RowMajorMatrix] {
+        &self.matrices
+    }
+
+    /// log2 of the largest matrix height (= number of siblings in a proof).
+    pub fn log_max_height(&self) -> usize {
+        self.log_max_height
+    }
+
+    /// Dimensions of the committed matrices, in commit order.
+    pub fn dims(&self) -> Vec<MatrixDims> {
+        self.matrices
+            .iter()
+            .map(|m| MatrixDims {
+                width: m.width,
+                log_height: m.log_height().expect("checked at construction"),
+            })
+            .collect()
+    }
+
+    /// Open leaf `index < 2^L`: the row `index >> (L - log_height)` of each matrix (commit order) and the
+    /// authentication path.
+    ///
+    /// # Panics
+    /// If `index >= 2^L`.
+    pub fn open(&self, index: usize) -> (Vec<Vec<F>>, MerkleProof) {
+        assert!(
+            index < (1 << self.log_max_height),
+            "Merkle index out of range"
+        );
+        let rows = self
+            .matrices
+            .iter()
+            .map(|m| {
+                let lh = m.log_height().expect("checked at construction");
+                m.row(index >> (self.log_max_height - lh)).to_vec()
+            })
+            .collect();
+        let siblings = (0..self.log_max_height)
+            .map(|k| self.layers[k][(index >> k) ^ 1])
+            .collect();
+        (rows, MerkleProof { siblings })
+    }
+}
+
+/// Verify an opening of leaf `index` against `root`. `dims` and `rows` are in commit order, `rows[m]` is
+/// the opened row of matrix `m`. Returns a typed error on any malformed input; never panics.
+pub fn verify_batch(
+    root: &Digest,
+    dims: &[MatrixDims],
+    index: usize,
+    rows: &[Vec<F>],
+    proof: &MerkleProof,
+) -> Result<(), MerkleError> {
+    if dims.is_empty() {
+        return Err(MerkleError::NoMatrices);
+    }
+    if rows.len() != dims.len() {
+        return Err(MerkleError::RowCount {
+            expected: dims.len(),
+            got: rows.len(),
+        });
+    }
+    for (m, (d, r)) in dims.iter().zip(rows).enumerate() {
+        if d.log_height > 40 {
+            return Err(MerkleError::HeightTooLarge(d.log_height));
+        }
+        if r.len() != d.width {
+            return Err(MerkleError::RowWidth {
+                matrix: m,
+                expected: d.width,
+                got: r.len(),
+            });
+        }
+    }
+    let log_max = dims.iter().map(|d| d.log_height).max().unwrap_or(0);
+    if index >> log_max != 0 {
+        return Err(MerkleError::IndexOutOfRange {
+            index,
+            log_height: log_max,
+        });
+    }
+    if proof.siblings.len() != log_max {
+        return Err(MerkleError::ProofLength {
+            expected: log_max,
+            got: proof.siblings.len(),
+        });
+    }
+    let rows_at = |lh: usize| {
+        dims.iter()
+            .zip(rows)
+            .filter(move |(d, _)| d.log_height == lh)
+            .map(|(_, r)| r.as_slice())
+    };
+    let mut cur = hash_rows(rows_at(log_max));
+    for (k, sib) in proof.siblings.iter().enumerate() {
+        let idx = index >> k;
+        cur = if idx & 1 == 0 {
+            compress(&cur, sib)
+        } else {
+            compress(sib, &cur)
+        };
+        let level = log_max - k - 1;
+        if dims.iter().any(|d| d.log_height == level) {
+            cur = compress(&cur, &hash_rows(rows_at(level)));
+        }
+    }
+    if &cur == root {
+        Ok(())
+    } else {
+        Err(MerkleError::RootMismatch)
+    }
+}
