@@ -1,1 +1,8 @@
-//! zkrv-bench (skeleton; see docs/architecture.md).
+//! zkrv-bench: the zkrv benchmark suite and the ABBA paired-comparison tool (`zkrv-abba`, see docs/PERF.md
+//! `## ABBA tool`).
+//!
+//! - [`stats`]: paired t interval, exact Wilcoxon signed-rank test, moments, drift slope;
+//! - [`abba`]: ABBA schedule, running/measuring commands, analysis, verdict and report.
+
+pub mod abba;
+pub mod stats;
