@@ -8,3 +8,9 @@ pub mod merkle;
 pub mod pcs;
 pub mod poly;
 pub mod transcript;
+
+// Protocol (AIR, LogUp, prover, verifier).
+pub mod air;
+pub mod check;
+pub mod logup;
+pub mod symbolic;

@@ -1,0 +1,411 @@
+//! The AIR API: a table declares its shape and writes its constraints and bus interactions once, against an
+//! [`AirBuilder`] of symbolic [`Expr`]essions. [`CompiledAir`] turns that into the flattened [`Circuit`]
+//! every consumer evaluates (prover on the LDE, verifier at the out-of-domain point, debug checker on the
+//! trace rows, later a GPU code generator), with degrees inferred and checked against the blowup.
+//!
+//! Trace shape: a table of height n (a power of two) is an `n x width` row-major matrix, rows in natural
+//! order (row i is the evaluation at ω_n^i); its preprocessed trace, if any, is `n x preprocessed_width`.
+
+use thiserror::Error;
+
+use crate::field::{Ext3, F};
+use crate::logup::{self, LogupChallenges, LogupLayout};
+use crate::symbolic::{Circuit, Expr, LeafValues};
+
+/// Direction of a bus interaction. A `Send` of tuple v with multiplicity m adds `m / fp(v)` to the bus sum,
+/// a `Receive` subtracts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    Send,
+    Receive,
+}
+
+impl Direction {
+    pub fn to_u8(self) -> u8 {
+        match self {
+            Direction::Send => 0,
+            Direction::Receive => 1,
+        }
+    }
+}
+
+/// One bus interaction of a table: on every row, the tuple `values` is sent to / received from bus `bus`
+/// `multiplicity` times. Multiplicities must evaluate to integers in `[0, 2^log_max_multiplicity)` on every
+/// row (see [`crate::config::StarkConfig`]); *constraining* them (boolean flags, counters) is the AIR's job,
+/// the prover refuses traces that break the bound.
+#[derive(Clone, Debug)]
+pub struct Interaction {
+    pub bus: u32,
+    pub values: Vec<Expr>,
+    pub multiplicity: Expr,
+    pub direction: Direction,
+}
+
+/// A named constraint `expr = 0` on every row.
+#[derive(Clone, Debug)]
+pub struct Constraint {
+    pub name: String,
+    pub expr: Expr,
+}
+
+/// One table of the machine.
+pub trait Air: Sync {
+    /// Table name, used in errors and in the transcript.
+    fn name(&self) -> &str;
+    /// Number of main (witness) columns, >= 1.
+    fn width(&self) -> usize;
+    /// Number of preprocessed columns (committed in their own round from data the verifier trusts).
+    fn preprocessed_width(&self) -> usize {
+        0
+    }
+    /// Emit the constraints and interactions. Called once per [`CompiledAir::new`].
+    fn eval(&self, builder: &mut AirBuilder);
+}
+
+/// Collects a table's constraints and interactions.
+///
+/// Column accessors panic on an out-of-range column: that is a bug in the AIR definition (trusted code),
+/// never reachable from proof bytes.
+pub struct AirBuilder {
+    width: usize,
+    preprocessed_width: usize,
+    pub constraints: Vec<Constraint>,
+    pub interactions: Vec<Interaction>,
+}
+
+impl AirBuilder {
+    pub fn new(width: usize, preprocessed_width: usize) -> Self {
+        Self {
+            width,
+            preprocessed_width,
+            constraints: Vec::new(),
+            interactions: Vec::new(),
+        }
+    }
+
+    /// Main column `col` at the current row.
+    pub fn main(&self, col: usize) -> Expr {
+        assert!(col < self.width, "main column {col} >= width {}", self.width);
+        Expr::Main { col, next: false }
+    }
+
+    /// Main column `col` at the next row (cyclic).
+    pub fn main_next(&self, col: usize) -> Expr {
+        assert!(col < self.width, "main column {col} >= width {}", self.width);
+        Expr::Main { col, next: true }
+    }
+
+    /// Preprocessed column `col` at the current row.
+    pub fn preprocessed(&self, col: usize) -> Expr {
+        assert!(
+            col < self.preprocessed_width,
+            "preprocessed column {col} >= width {}",
+            self.preprocessed_width
+        );
+        Expr::Preprocessed { col, next: false }
+    }
+
+    /// Preprocessed column `col` at the next row (cyclic).
+    pub fn preprocessed_next(&self, col: usize) -> Expr {
+        assert!(
+            col < self.preprocessed_width,
+            "preprocessed column {col} >= width {}",
+            self.preprocessed_width
+        );
+        Expr::Preprocessed { col, next: true }
+    }
+
+    pub fn is_first_row(&self) -> Expr {
+        Expr::IsFirstRow
+    }
+
+    pub fn is_last_row(&self) -> Expr {
+        Expr::IsLastRow
+    }
+
+    pub fn is_transition(&self) -> Expr {
+        Expr::IsTransition
+    }
+
+    /// `expr = 0` on every row.
+    pub fn assert_zero(&mut self, name: impl Into<String>, expr: impl Into<Expr>) {
+        self.constraints.push(Constraint {
+            name: name.into(),
+            expr: expr.into(),
+        });
+    }
+
+    /// `a = b` on every row.
+    pub fn assert_eq(&mut self, name: impl Into<String>, a: impl Into<Expr>, b: impl Into<Expr>) {
+        self.assert_zero(name, a.into() - b.into());
+    }
+
+    /// `a * (a - 1) = 0` on every row.
+    pub fn assert_bool(&mut self, name: impl Into<String>, a: impl Into<Expr>) {
+        let a = a.into();
+        self.assert_zero(name, a.clone() * (a - Expr::one()));
+    }
+
+    /// Send `values` on `bus` with `multiplicity`.
+    pub fn send(&mut self, bus: u32, values: Vec<Expr>, multiplicity: impl Into<Expr>) {
+        self.interactions.push(Interaction {
+            bus,
+            values,
+            multiplicity: multiplicity.into(),
+            direction: Direction::Send,
+        });
+    }
+
+    /// Receive `values` from `bus` with `multiplicity`.
+    pub fn receive(&mut self, bus: u32, values: Vec<Expr>, multiplicity: impl Into<Expr>) {
+        self.interactions.push(Interaction {
+            bus,
+            values,
+            multiplicity: multiplicity.into(),
+            direction: Direction::Receive,
+        });
+    }
+}
+
+/// Errors in an AIR definition (found when compiling it).
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum AirError {
+    #[error("table `{table}`: constraint `{constraint}` has degree {degree} > max {max} (= blowup + 1)")]
+    DegreeTooHigh {
+        table: String,
+        constraint: String,
+        degree: usize,
+        max: usize,
+    },
+    #[error("table `{table}`: interaction {index} (bus {bus}) needs degree {degree} > max {max}")]
+    InteractionDegreeTooHigh {
+        table: String,
+        index: usize,
+        bus: u32,
+        degree: usize,
+        max: usize,
+    },
+    #[error("table `{table}`: main width must be >= 1")]
+    ZeroWidth { table: String },
+}
+
+/// A compiled interaction: node indices into [`CompiledAir::circuit`].
+#[derive(Clone, Debug)]
+pub struct CompiledInteraction {
+    pub bus: u32,
+    pub direction: Direction,
+    pub values: Vec<u32>,
+    pub multiplicity: u32,
+    /// Degree of the fingerprint (max degree of the values).
+    pub fingerprint_degree: usize,
+    pub multiplicity_degree: usize,
+}
+
+/// A compiled constraint: a node of [`CompiledAir::circuit`] with its name and degree.
+#[derive(Clone, Debug)]
+pub struct CompiledConstraint {
+    pub name: String,
+    pub node: u32,
+    pub degree: usize,
+}
+
+/// A table's constraints and interactions in evaluable form, with the LogUp layout and degree bookkeeping.
+///
+/// Folded constraint order (the order of the random linear combination with the quotient challenge):
+/// the table's own constraints in `eval` order, then the LogUp constraints of [`LogupLayout`].
+#[derive(Clone, Debug)]
+pub struct CompiledAir {
+    pub name: String,
+    pub width: usize,
+    pub preprocessed_width: usize,
+    pub circuit: Circuit,
+    pub constraints: Vec<CompiledConstraint>,
+    pub interactions: Vec<CompiledInteraction>,
+    pub logup: LogupLayout,
+    /// Max symbolic degree over all constraints, LogUp ones included (>= 1).
+    pub degree: usize,
+    /// Number of degree-< n quotient chunks: `max(degree - 1, 1)`.
+    pub num_quotient_chunks: usize,
+}
+
+impl CompiledAir {
+    /// Compile `air`, allowing constraints of degree at most `max_degree` (= blowup + 1).
+    pub fn new(air: &dyn Air, max_degree: usize) -> Result<Self, AirError> {
+        let name = air.name().to_string();
+        if air.width() == 0 {
+            return Err(AirError::ZeroWidth { table: name });
+        }
+        let mut b = AirBuilder::new(air.width(), air.preprocessed_width());
+        air.eval(&mut b);
+        let mut circuit = Circuit::new();
+        let mut constraints = Vec::with_capacity(b.constraints.len());
+        let mut degree = 1;
+        for c in &b.constraints {
+            let node = circuit.add(&c.expr);
+            let d = circuit.degrees[node as usize];
+            if d > max_degree {
+                return Err(AirError::DegreeTooHigh {
+                    table: name,
+                    constraint: c.name.clone(),
+                    degree: d,
+                    max: max_degree,
+                });
+            }
+            degree = degree.max(d);
+            constraints.push(CompiledConstraint {
+                name: c.name.clone(),
+                node,
+                degree: d,
+            });
+        }
+        let mut interactions = Vec::with_capacity(b.interactions.len());
+        for (index, it) in b.interactions.iter().enumerate() {
+            let values: Vec<u32> = it.values.iter().map(|v| circuit.add(v)).collect();
+            let multiplicity = circuit.add(&it.multiplicity);
+            let fingerprint_degree = values
+                .iter()
+                .map(|&v| circuit.degrees[v as usize])
+                .max()
+                .unwrap_or(0);
+            let multiplicity_degree = circuit.degrees[multiplicity as usize];
+            let ci = CompiledInteraction {
+                bus: it.bus,
+                direction: it.direction,
+                values,
+                multiplicity,
+                fingerprint_degree,
+                multiplicity_degree,
+            };
+            let d = logup::group_degree(&[&ci]);
+            if d > max_degree {
+                return Err(AirError::InteractionDegreeTooHigh {
+                    table: name,
+                    index,
+                    bus: it.bus,
+                    degree: d,
+                    max: max_degree,
+                });
+            }
+            interactions.push(ci);
+        }
+        let cap = degree.max(3).min(max_degree);
+        let logup = LogupLayout::new(&interactions, cap);
+        degree = degree.max(logup.degree);
+        Ok(Self {
+            name,
+            width: air.width(),
+            preprocessed_width: air.preprocessed_width(),
+            circuit,
+            constraints,
+            interactions,
+            logup,
+            degree,
+            num_quotient_chunks: degree.saturating_sub(1).max(1),
+        })
+    }
+
+    /// Number of aux base columns (3 per extension column; 0 without interactions).
+    pub fn aux_width(&self) -> usize {
+        self.logup.aux_width()
+    }
+
+    /// Total number of folded constraints (own + LogUp).
+    pub fn num_folded_constraints(&self) -> usize {
+        self.constraints.len() + self.logup.num_constraints()
+    }
+
+    /// Fold all constraints at one point: `sum_i alpha^(N-1-i) C_i` (Horner), where the main/preprocessed
+    /// leaves have type `T` (`F` on LDE rows, `Ext3` at the out-of-domain point), the aux values are
+    /// extension elements (`aux_local`/`aux_next`, one per extension column) and `bus_sum` is the table's
+    /// claimed LogUp sum. `scratch` receives the circuit node values.
+    #[allow(clippy::too_many_arguments)]
+    pub fn eval_folded<T, L>(
+        &self,
+        leaves: &L,
+        aux_local: &[Ext3],
+        aux_next: &[Ext3],
+        challenges: &LogupChallenges,
+        bus_sum: Ext3,
+        alpha: Ext3,
+        scratch: &mut Vec<T>,
+    ) -> Ext3
+    where
+        T: logup::ExtMul,
+        L: LeafValues<T>,
+    {
+        self.circuit.eval(leaves, scratch);
+        let mut acc = Ext3::ZERO;
+        for c in &self.constraints {
+            acc = scratch[c.node as usize].add_to_ext(acc * alpha);
+        }
+        if !self.interactions.is_empty() {
+            let sel = [
+                leaves.is_first_row(),
+                leaves.is_last_row(),
+                leaves.is_transition(),
+            ];
+            logup::fold_constraints(
+                &self.logup,
+                &self.interactions,
+                scratch,
+                sel,
+                aux_local,
+                aux_next,
+                challenges,
+                bus_sum,
+                alpha,
+                &mut acc,
+            );
+        }
+        acc
+    }
+}
+
+/// Compile several tables with the same degree bound.
+pub fn compile_all(airs: &[&dyn Air], max_degree: usize) -> Result<Vec<CompiledAir>, AirError> {
+    airs.iter().map(|a| CompiledAir::new(*a, max_degree)).collect()
+}
+
+/// Leaf values on row `row` of a natural-order trace of height n (used by the aux builder and the checker).
+/// Selectors take their true polynomial values on ω^row: L_0, L_{n-1} are 0/1 and `is_transition` is
+/// `ω^row - ω^{n-1}`.
+pub struct TraceRow<'a> {
+    pub main: &'a [F],
+    pub main_next: &'a [F],
+    pub prep: &'a [F],
+    pub prep_next: &'a [F],
+    pub first: F,
+    pub last: F,
+    pub transition: F,
+}
+
+impl LeafValues<F> for TraceRow<'_> {
+    #[inline]
+    fn main(&self, col: usize, next: bool) -> F {
+        if next {
+            self.main_next[col]
+        } else {
+            self.main[col]
+        }
+    }
+    #[inline]
+    fn preprocessed(&self, col: usize, next: bool) -> F {
+        if next {
+            self.prep_next[col]
+        } else {
+            self.prep[col]
+        }
+    }
+    #[inline]
+    fn is_first_row(&self) -> F {
+        self.first
+    }
+    #[inline]
+    fn is_last_row(&self) -> F {
+        self.last
+    }
+    #[inline]
+    fn is_transition(&self) -> F {
+        self.transition
+    }
+}

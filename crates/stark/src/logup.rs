@@ -1,0 +1,472 @@
+//! LogUp buses (Haböck, "Multivariate lookups based on logarithmic derivatives", ePrint 2022/1530).
+//!
+//! With challenges `z, a` in `Ext3` (sampled after the main commitment), the fingerprint of a tuple
+//! `(v_1, ..., v_k)` on bus `b` is
+//! ```text
+//! fp = z - (b + a v_1 + a^2 v_2 + ... + a^k v_k)
+//! ```
+//! and an interaction with multiplicity m contributes `+m / fp` (send) or `-m / fp` (receive) per row.
+//! A bus is balanced when all contributions of all tables, plus the public ones supplied by the caller,
+//! add to zero.
+//!
+//! **Aux trace** of a table with interactions (`n x 3 (G + 1)` base columns, row-major, natural order; each
+//! extension column is 3 adjacent base columns c0, c1, c2):
+//! * term columns `t_0 .. t_{G-1}`: interactions are batched greedily in declaration order into groups; for
+//!   a group `S`, `t = sum_{k in S} m_k / fp_k`, enforced by
+//!   `t * prod_{k in S} fp_k - sum_{k in S} m_k prod_{j in S, j != k} fp_j = 0` (its degree is
+//!   [`group_degree`]; a group grows while the degree stays within the cap, e.g. two interactions with linear
+//!   fingerprints per column give degree 3);
+//! * running sum `s`: `s_0 = sum_c t_c(0)`, `s_{i+1} = s_i + sum_c t_c(i+1)`; constraints
+//!   `L_0 (s - sum t) = 0`, `(x - ω^{n-1}) (s' - s - sum t') = 0`, `L_{n-1} (s - S) = 0`, where `S` is the
+//!   table's bus sum sent in the proof.
+//!
+//! **No wrap-around.** LogUp is sound only if no net multiplicity reaches p. Every table has height at most
+//! `2^MAX_LOG_HEIGHT` and every multiplicity is an integer in `[0, 2^log_max_multiplicity)` (checked by the
+//! prover on every row; constraining it is the AIR's job); the verifier checks that
+//! `sum_tables height * n_interactions * 2^log_max_multiplicity + sum_public m < p` (see [`multiplicity_budget_ok`]).
+
+use rayon::prelude::*;
+use thiserror::Error;
+
+use crate::air::{CompiledAir, CompiledInteraction, Direction, TraceRow};
+use crate::field::{Algebra, Ext3, PrimeCharacteristicRing, PrimeField64, F, P};
+use crate::matrix::RowMajorMatrix;
+use crate::poly::domain_generator;
+
+/// Largest allowed table height, `2^MAX_LOG_HEIGHT` rows (also the largest two-adic LDE domain is
+/// `2^(MAX_LOG_HEIGHT + log_blowup)` <= 2^32).
+pub const MAX_LOG_HEIGHT: usize = 26;
+
+/// Values that can be combined with extension elements: `F` (LDE rows) and `Ext3` (out-of-domain point).
+pub trait ExtMul: Algebra<F> + Copy + Send + Sync {
+    fn to_ext(self) -> Ext3;
+    fn mul_ext(self, e: Ext3) -> Ext3;
+    fn add_to_ext(self, e: Ext3) -> Ext3;
+}
+
+impl ExtMul for F {
+    #[inline]
+    fn to_ext(self) -> Ext3 {
+        Ext3::from_base(self)
+    }
+    #[inline]
+    fn mul_ext(self, e: Ext3) -> Ext3 {
+        e * self
+    }
+    #[inline]
+    fn add_to_ext(self, e: Ext3) -> Ext3 {
+        e + self
+    }
+}
+
+impl ExtMul for Ext3 {
+    #[inline]
+    fn to_ext(self) -> Ext3 {
+        self
+    }
+    #[inline]
+    fn mul_ext(self, e: Ext3) -> Ext3 {
+        e * self
+    }
+    #[inline]
+    fn add_to_ext(self, e: Ext3) -> Ext3 {
+        e + self
+    }
+}
+
+/// The LogUp challenges `z` (shift) and `alpha` (tuple combination).
+#[derive(Clone, Debug)]
+pub struct LogupChallenges {
+    pub z: Ext3,
+    pub alpha: Ext3,
+    /// `alpha^1, alpha^2, ...` (enough for the longest tuple).
+    pub alpha_powers: Vec<Ext3>,
+}
+
+impl LogupChallenges {
+    pub fn new(z: Ext3, alpha: Ext3, max_tuple_len: usize) -> Self {
+        let alpha_powers = (1..=max_tuple_len as u64).map(|k| alpha.pow(k)).collect();
+        Self {
+            z,
+            alpha,
+            alpha_powers,
+        }
+    }
+
+    /// Placeholder for tables/protocols without interactions (never used to fingerprint).
+    pub fn dummy() -> Self {
+        Self::new(Ext3::ZERO, Ext3::ZERO, 0)
+    }
+
+    /// `z - (bus + sum_j alpha^(j+1) v_j)`.
+    #[inline]
+    pub fn fingerprint<T: ExtMul>(&self, bus: u32, values: impl Iterator<Item = T>) -> Ext3 {
+        let mut acc = self.z - F::from_u32(bus);
+        for (v, a) in values.zip(&self.alpha_powers) {
+            acc -= v.mul_ext(*a);
+        }
+        acc
+    }
+}
+
+/// A bus interaction supplied by the caller as plain values (e.g. public output bytes, the program).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PublicInteraction {
+    pub bus: u32,
+    pub values: Vec<F>,
+    pub multiplicity: F,
+    pub direction: Direction,
+}
+
+/// How a table's interactions are batched into term columns.
+#[derive(Clone, Debug, Default)]
+pub struct LogupLayout {
+    /// Interaction indices of each term column.
+    pub groups: Vec<Vec<usize>>,
+    /// Degree of each term-column constraint.
+    pub group_degrees: Vec<usize>,
+    /// Max degree of all LogUp constraints (2 for the running sum; 0 without interactions).
+    pub degree: usize,
+}
+
+/// Degree of the term-column constraint of a group:
+/// `max(1 + sum_k deg fp_k, max_k (deg m_k + sum_{j != k} deg fp_j))`.
+pub fn group_degree(group: &[&CompiledInteraction]) -> usize {
+    let fp_sum: usize = group.iter().map(|i| i.fingerprint_degree).sum();
+    let lhs = 1 + fp_sum;
+    let rhs = group
+        .iter()
+        .map(|i| i.multiplicity_degree + fp_sum - i.fingerprint_degree)
+        .max()
+        .unwrap_or(0);
+    lhs.max(rhs)
+}
+
+impl LogupLayout {
+    /// Greedy batching in declaration order: an interaction joins the current group while the group's
+    /// constraint degree stays `<= cap`.
+    pub fn new(interactions: &[CompiledInteraction], cap: usize) -> Self {
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut cur: Vec<usize> = Vec::new();
+        for k in 0..interactions.len() {
+            cur.push(k);
+            let refs: Vec<&CompiledInteraction> = cur.iter().map(|&i| &interactions[i]).collect();
+            if cur.len() > 1 && group_degree(&refs) > cap {
+                cur.pop();
+                groups.push(std::mem::take(&mut cur));
+                cur.push(k);
+            }
+        }
+        if !cur.is_empty() {
+            groups.push(cur);
+        }
+        let group_degrees: Vec<usize> = groups
+            .iter()
+            .map(|g| group_degree(&g.iter().map(|&i| &interactions[i]).collect::<Vec<_>>()))
+            .collect();
+        let degree = if groups.is_empty() {
+            0
+        } else {
+            group_degrees.iter().copied().max().unwrap_or(0).max(2)
+        };
+        Self {
+            groups,
+            group_degrees,
+            degree,
+        }
+    }
+
+    /// Number of extension columns (term columns + running sum), 0 without interactions.
+    pub fn num_ext_columns(&self) -> usize {
+        if self.groups.is_empty() {
+            0
+        } else {
+            self.groups.len() + 1
+        }
+    }
+
+    /// Number of aux base columns.
+    pub fn aux_width(&self) -> usize {
+        3 * self.num_ext_columns()
+    }
+
+    /// Number of LogUp constraints: one per group plus first-row, transition and last-row.
+    pub fn num_constraints(&self) -> usize {
+        if self.groups.is_empty() {
+            0
+        } else {
+            self.groups.len() + 3
+        }
+    }
+}
+
+#[inline]
+fn signed<T: ExtMul>(m: T, d: Direction) -> Ext3 {
+    match d {
+        Direction::Send => m.to_ext(),
+        Direction::Receive => -m.to_ext(),
+    }
+}
+
+/// Fold the LogUp constraints into `acc` (Horner with `alpha`), in the order: group constraints, first row,
+/// transition, last row. `nodes` are the circuit node values at the point, `sel` = `[L_0, L_{n-1},
+/// x - ω^{n-1}]` there, `aux_local`/`aux_next` the extension aux values at x and ω x.
+#[allow(clippy::too_many_arguments)]
+pub fn fold_constraints<T: ExtMul>(
+    layout: &LogupLayout,
+    interactions: &[CompiledInteraction],
+    nodes: &[T],
+    sel: [T; 3],
+    aux_local: &[Ext3],
+    aux_next: &[Ext3],
+    ch: &LogupChallenges,
+    bus_sum: Ext3,
+    alpha: Ext3,
+    acc: &mut Ext3,
+) {
+    let g = layout.groups.len();
+    let mut fps: Vec<Ext3> = Vec::with_capacity(4);
+    for (c, group) in layout.groups.iter().enumerate() {
+        fps.clear();
+        for &k in group {
+            let it = &interactions[k];
+            fps.push(ch.fingerprint(it.bus, it.values.iter().map(|&v| nodes[v as usize])));
+        }
+        let prod: Ext3 = fps.iter().copied().product();
+        let mut rhs = Ext3::ZERO;
+        for (j, &k) in group.iter().enumerate() {
+            let it = &interactions[k];
+            let mut term = signed(nodes[it.multiplicity as usize], it.direction);
+            for (l, fp) in fps.iter().enumerate() {
+                if l != j {
+                    term *= *fp;
+                }
+            }
+            rhs += term;
+        }
+        *acc = *acc * alpha + (aux_local[c] * prod - rhs);
+    }
+    let s = aux_local[g];
+    let s_next = aux_next[g];
+    let t_sum: Ext3 = aux_local[..g].iter().copied().sum();
+    let t_next_sum: Ext3 = aux_next[..g].iter().copied().sum();
+    let [first, last, transition] = sel;
+    *acc = *acc * alpha + first.mul_ext(s - t_sum);
+    *acc = *acc * alpha + transition.mul_ext(s_next - s - t_next_sum);
+    *acc = *acc * alpha + last.mul_ext(s - bus_sum);
+}
+
+/// Errors while building the aux trace.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum LogupError {
+    #[error("table `{table}` row {row} interaction {interaction} (bus {bus}): multiplicity {value} >= 2^{bits}")]
+    MultiplicityTooLarge {
+        table: String,
+        row: usize,
+        interaction: usize,
+        bus: u32,
+        value: u64,
+        bits: u32,
+    },
+    #[error("table `{table}` row {row} interaction {interaction}: fingerprint is zero (resample)")]
+    ZeroFingerprint {
+        table: String,
+        row: usize,
+        interaction: usize,
+    },
+    #[error("public interaction {index}: fingerprint is zero")]
+    ZeroPublicFingerprint { index: usize },
+}
+
+/// Montgomery batch inversion in place; returns the index of a zero element if there is one.
+pub fn batch_inverse(v: &mut [Ext3]) -> Result<(), usize> {
+    if let Some(i) = v.iter().position(|x| x.is_zero()) {
+        return Err(i);
+    }
+    const CHUNK: usize = 1 << 12;
+    v.par_chunks_mut(CHUNK).for_each(|chunk| {
+        let mut prefix = Vec::with_capacity(chunk.len());
+        let mut acc = Ext3::ONE;
+        for x in chunk.iter() {
+            prefix.push(acc);
+            acc *= *x;
+        }
+        // Nonzero elements: the product is nonzero.
+        let mut inv = acc.try_inverse().unwrap_or(Ext3::ZERO);
+        for i in (0..chunk.len()).rev() {
+            let x = chunk[i];
+            chunk[i] = inv * prefix[i];
+            inv *= x;
+        }
+    });
+    Ok(())
+}
+
+/// Leaf values of every trace row, evaluated through `f(row, &TraceRow)`; shared by the aux builder and
+/// the debug checker. `prep` is an `n x preprocessed_width` matrix or `None` when the width is 0.
+pub fn with_trace_rows<R: Send>(
+    main: &RowMajorMatrix,
+    prep: Option<&RowMajorMatrix>,
+    f: impl Fn(usize, &TraceRow) -> R + Sync,
+) -> Vec<R> {
+    let n = main.height();
+    let log_n = n.trailing_zeros() as usize;
+    let omega = domain_generator(log_n);
+    let omega_last = omega.exp_u64(n as u64 - 1);
+    const CHUNK: usize = 1 << 10;
+    let empty: [F; 0] = [];
+    (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let start = c * CHUNK;
+            let end = (start + CHUNK).min(n);
+            let mut x = omega.exp_u64(start as u64);
+            let f = &f;
+            (start..end).map(move |i| {
+                let nxt = (i + 1) % n;
+                let row = TraceRow {
+                    main: main.row(i),
+                    main_next: main.row(nxt),
+                    prep: prep.map_or(&empty[..], |p| p.row(i)),
+                    prep_next: prep.map_or(&empty[..], |p| p.row(nxt)),
+                    first: if i == 0 { F::ONE } else { F::ZERO },
+                    last: if i == n - 1 { F::ONE } else { F::ZERO },
+                    transition: x - omega_last,
+                };
+                x *= omega;
+                f(i, &row)
+            })
+        })
+        .collect()
+}
+
+/// Build a table's aux trace: `n x aux_width` base columns (natural order), and its bus sum (the last
+/// running-sum value). `main` is the `n x width` trace, `prep` the preprocessed trace if any.
+pub fn build_aux_trace(
+    air: &CompiledAir,
+    main: &RowMajorMatrix,
+    prep: Option<&RowMajorMatrix>,
+    ch: &LogupChallenges,
+    log_max_multiplicity: u32,
+) -> Result<(RowMajorMatrix, Ext3), LogupError> {
+    let n = main.height();
+    let k = air.interactions.len();
+    let g = air.logup.groups.len();
+    let w = air.aux_width();
+    if k == 0 {
+        return Ok((RowMajorMatrix::zeros(n, 1), Ext3::ZERO));
+    }
+    // Per row: fingerprints and signed multiplicities (k each), or the first offending multiplicity.
+    let bound = 1u64 << log_max_multiplicity;
+    let rows: Vec<Result<(Vec<Ext3>, Vec<F>), (usize, u64)>> = with_trace_rows(main, prep, |_, row| {
+        let mut nodes = Vec::new();
+        air.circuit.eval(row, &mut nodes);
+        let mut fps = Vec::with_capacity(k);
+        let mut ms = Vec::with_capacity(k);
+        for (idx, it) in air.interactions.iter().enumerate() {
+            let m = nodes[it.multiplicity as usize];
+            let mv = m.as_canonical_u64();
+            if mv >= bound {
+                return Err((idx, mv));
+            }
+            fps.push(ch.fingerprint(it.bus, it.values.iter().map(|&v| nodes[v as usize])));
+            ms.push(match it.direction {
+                Direction::Send => m,
+                Direction::Receive => -m,
+            });
+        }
+        Ok((fps, ms))
+    });
+    let mut fps = Vec::with_capacity(n * k);
+    let mut ms = Vec::with_capacity(n * k);
+    for (row, r) in rows.into_iter().enumerate() {
+        match r {
+            Ok((f, m)) => {
+                fps.extend(f);
+                ms.extend(m);
+            }
+            Err((interaction, value)) => {
+                return Err(LogupError::MultiplicityTooLarge {
+                    table: air.name.clone(),
+                    row,
+                    interaction,
+                    bus: air.interactions[interaction].bus,
+                    value,
+                    bits: log_max_multiplicity,
+                })
+            }
+        }
+    }
+    if let Err(pos) = batch_inverse(&mut fps) {
+        return Err(LogupError::ZeroFingerprint {
+            table: air.name.clone(),
+            row: pos / k,
+            interaction: pos % k,
+        });
+    }
+    let mut values = vec![F::ZERO; n * w];
+    values
+        .par_chunks_mut(w)
+        .enumerate()
+        .for_each(|(i, out)| {
+            for (c, group) in air.logup.groups.iter().enumerate() {
+                let t: Ext3 = group
+                    .iter()
+                    .map(|&j| fps[i * k + j] * ms[i * k + j])
+                    .sum();
+                out[3 * c..3 * c + 3].copy_from_slice(&t.0);
+            }
+        });
+    // Running sum (sequential prefix over rows).
+    let mut s = Ext3::ZERO;
+    for i in 0..n {
+        let row = &mut values[i * w..(i + 1) * w];
+        for c in 0..g {
+            s += Ext3([row[3 * c], row[3 * c + 1], row[3 * c + 2]]);
+        }
+        row[3 * g..3 * g + 3].copy_from_slice(&s.0);
+    }
+    Ok((RowMajorMatrix::new(values, w), s))
+}
+
+/// Sum of the public contributions `±m / fp` (`Err` names a public interaction with a zero fingerprint).
+pub fn public_sum(public: &[PublicInteraction], ch: &LogupChallenges) -> Result<Ext3, LogupError> {
+    let mut sum = Ext3::ZERO;
+    for (index, p) in public.iter().enumerate() {
+        let fp = ch.fingerprint(p.bus, p.values.iter().copied());
+        let inv = fp
+            .try_inverse()
+            .ok_or(LogupError::ZeroPublicFingerprint { index })?;
+        sum += signed(p.multiplicity, p.direction) * inv;
+    }
+    Ok(sum)
+}
+
+/// The no-wrap condition: `sum_t 2^log_height_t * n_interactions_t * 2^log_max_multiplicity
+/// + sum_public m < p`, computed without overflow. `tables` lists `(log_height, n_interactions)`.
+pub fn multiplicity_budget_ok(
+    tables: &[(usize, usize)],
+    public: &[PublicInteraction],
+    log_max_multiplicity: u32,
+) -> bool {
+    let mut total: u128 = 0;
+    for &(log_h, k) in tables {
+        if log_h > MAX_LOG_HEIGHT {
+            return false;
+        }
+        total += ((k as u128) << log_h) << log_max_multiplicity;
+    }
+    for p in public {
+        total += p.multiplicity.as_canonical_u64() as u128;
+    }
+    total < P as u128
+}
+
+/// Longest interaction tuple over all tables and public interactions.
+pub fn max_tuple_len(airs: &[CompiledAir], public: &[PublicInteraction]) -> usize {
+    airs.iter()
+        .flat_map(|a| a.interactions.iter().map(|i| i.values.len()))
+        .chain(public.iter().map(|p| p.values.len()))
+        .max()
+        .unwrap_or(0)
+}

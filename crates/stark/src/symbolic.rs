@@ -1,0 +1,300 @@
+//! Symbolic constraint expressions: the one form every consumer of an AIR reads.
+//!
+//! An AIR writes its constraints once, as [`Expr`] trees built with `+`, `-`, `*` from leaves (constants,
+//! main and preprocessed columns at row offset 0 or 1, and the three row selectors). The tree is then
+//! flattened into a [`Circuit`]: a topologically ordered, hash-consed DAG of [`Node`]s (each node appears
+//! once, operands always precede their users). The prover evaluates the circuit on every LDE row, the
+//! verifier at the out-of-domain point, the debug checker on every trace row, and a GPU code generator can
+//! emit one statement per node.
+//!
+//! **Degree** is inferred structurally ([`Expr::degree`], [`Circuit::degrees`]): constants 0; columns and
+//! selectors 1; `a + b`, `a - b` the max; `a * b` the sum. Counting a selector (a polynomial of degree up to
+//! n - 1) as degree 1 is what the quotient needs: a constraint of symbolic degree `d` has a quotient
+//! `C(X) / Z_H(X)` of degree `< (d - 1) * n`.
+//!
+//! **Selectors** on a trace of height n with generator ω (row i is the evaluation at ω^i):
+//! * `IsFirstRow` = L_0(x) = (x^n - 1) / (n (x - 1)), 1 on row 0, 0 elsewhere on H;
+//! * `IsLastRow` = L_{n-1}(x) = ω^{n-1} (x^n - 1) / (n (x - ω^{n-1})), 1 on row n-1, 0 elsewhere on H;
+//! * `IsTransition` = x - ω^{n-1}: zero on row n-1, nonzero elsewhere (so it is *not* 1 on other rows;
+//!   it only gates).
+//!
+//! Row offset 1 ("next") wraps cyclically: on row n-1 it reads row 0.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::{Add, Mul, Neg, Sub};
+use std::sync::Arc;
+
+use crate::field::{Algebra, PrimeCharacteristicRing, PrimeField64, F};
+
+/// A symbolic expression over the trace of one table. Cheap to clone (children are shared).
+#[derive(Clone)]
+pub enum Expr {
+    /// A base-field constant.
+    Const(F),
+    /// Main trace column `col`, at the current row (`next = false`) or the next row (`next = true`).
+    Main { col: usize, next: bool },
+    /// Preprocessed column `col`, current or next row.
+    Preprocessed { col: usize, next: bool },
+    /// L_0: 1 on the first row, 0 on the others.
+    IsFirstRow,
+    /// L_{n-1}: 1 on the last row, 0 on the others.
+    IsLastRow,
+    /// x - ω^{n-1}: 0 on the last row only.
+    IsTransition,
+    Add(Arc<Expr>, Arc<Expr>),
+    Sub(Arc<Expr>, Arc<Expr>),
+    Mul(Arc<Expr>, Arc<Expr>),
+    Neg(Arc<Expr>),
+}
+
+impl Expr {
+    /// The constant `v` (reduced mod p).
+    pub fn constant(v: u64) -> Self {
+        Expr::Const(F::from_u64(v))
+    }
+
+    pub fn zero() -> Self {
+        Expr::Const(F::ZERO)
+    }
+
+    pub fn one() -> Self {
+        Expr::Const(F::ONE)
+    }
+
+    /// Symbolic degree (constants 0, leaves 1, `+`/`-` max, `*` sum).
+    pub fn degree(&self) -> usize {
+        match self {
+            Expr::Const(_) => 0,
+            Expr::Main { .. }
+            | Expr::Preprocessed { .. }
+            | Expr::IsFirstRow
+            | Expr::IsLastRow
+            | Expr::IsTransition => 1,
+            Expr::Add(a, b) | Expr::Sub(a, b) => a.degree().max(b.degree()),
+            Expr::Mul(a, b) => a.degree() + b.degree(),
+            Expr::Neg(a) => a.degree(),
+        }
+    }
+
+    /// Evaluate directly (tree walk), with `leaf` giving the value of every non-constant leaf.
+    /// Used for one-off evaluations; bulk evaluation goes through [`Circuit::eval`].
+    pub fn eval<T: Algebra<F> + Copy>(&self, leaf: &impl Fn(&Expr) -> T) -> T {
+        match self {
+            Expr::Const(c) => T::from(*c),
+            Expr::Add(a, b) => a.eval(leaf) + b.eval(leaf),
+            Expr::Sub(a, b) => a.eval(leaf) - b.eval(leaf),
+            Expr::Mul(a, b) => a.eval(leaf) * b.eval(leaf),
+            Expr::Neg(a) => -a.eval(leaf),
+            _ => leaf(self),
+        }
+    }
+}
+
+impl fmt::Debug for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Const(c) => write!(f, "{}", c.as_canonical_u64()),
+            Expr::Main { col, next: false } => write!(f, "main[{col}]"),
+            Expr::Main { col, next: true } => write!(f, "main'[{col}]"),
+            Expr::Preprocessed { col, next: false } => write!(f, "pre[{col}]"),
+            Expr::Preprocessed { col, next: true } => write!(f, "pre'[{col}]"),
+            Expr::IsFirstRow => write!(f, "is_first"),
+            Expr::IsLastRow => write!(f, "is_last"),
+            Expr::IsTransition => write!(f, "is_transition"),
+            Expr::Add(a, b) => write!(f, "({a:?} + {b:?})"),
+            Expr::Sub(a, b) => write!(f, "({a:?} - {b:?})"),
+            Expr::Mul(a, b) => write!(f, "{a:?} * {b:?}"),
+            Expr::Neg(a) => write!(f, "-{a:?}"),
+        }
+    }
+}
+
+impl From<F> for Expr {
+    fn from(c: F) -> Self {
+        Expr::Const(c)
+    }
+}
+
+impl From<u64> for Expr {
+    fn from(c: u64) -> Self {
+        Expr::constant(c)
+    }
+}
+
+impl From<&Expr> for Expr {
+    fn from(e: &Expr) -> Self {
+        e.clone()
+    }
+}
+
+macro_rules! bin_op {
+    ($tr:ident, $m:ident, $var:ident) => {
+        impl<R: Into<Expr>> $tr<R> for Expr {
+            type Output = Expr;
+            fn $m(self, rhs: R) -> Expr {
+                Expr::$var(Arc::new(self), Arc::new(rhs.into()))
+            }
+        }
+        impl<R: Into<Expr>> $tr<R> for &Expr {
+            type Output = Expr;
+            fn $m(self, rhs: R) -> Expr {
+                Expr::$var(Arc::new(self.clone()), Arc::new(rhs.into()))
+            }
+        }
+    };
+}
+bin_op!(Add, add, Add);
+bin_op!(Sub, sub, Sub);
+bin_op!(Mul, mul, Mul);
+
+impl Neg for Expr {
+    type Output = Expr;
+    fn neg(self) -> Expr {
+        Expr::Neg(Arc::new(self))
+    }
+}
+
+impl Neg for &Expr {
+    type Output = Expr;
+    fn neg(self) -> Expr {
+        Expr::Neg(Arc::new(self.clone()))
+    }
+}
+
+/// One node of a flattened [`Circuit`]; operands are indices of earlier nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Node {
+    /// Constant, canonical value.
+    Const(u64),
+    Main { col: usize, next: bool },
+    Preprocessed { col: usize, next: bool },
+    IsFirstRow,
+    IsLastRow,
+    IsTransition,
+    Add(u32, u32),
+    Sub(u32, u32),
+    Mul(u32, u32),
+    Neg(u32),
+}
+
+/// Values of the leaves of a circuit at one point (a trace row, an LDE row or the out-of-domain point).
+pub trait LeafValues<T> {
+    fn main(&self, col: usize, next: bool) -> T;
+    fn preprocessed(&self, col: usize, next: bool) -> T;
+    fn is_first_row(&self) -> T;
+    fn is_last_row(&self) -> T;
+    fn is_transition(&self) -> T;
+}
+
+/// A hash-consed expression DAG in topological order (operands before users).
+#[derive(Clone, Debug, Default)]
+pub struct Circuit {
+    pub nodes: Vec<Node>,
+    /// `degrees[i]` is the symbolic degree of node `i`.
+    pub degrees: Vec<usize>,
+    dedup: HashMap<Node, u32>,
+    by_ptr: HashMap<usize, u32>,
+}
+
+impl Circuit {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn intern(&mut self, node: Node) -> u32 {
+        if let Some(&id) = self.dedup.get(&node) {
+            return id;
+        }
+        let deg = match node {
+            Node::Const(_) => 0,
+            Node::Main { .. }
+            | Node::Preprocessed { .. }
+            | Node::IsFirstRow
+            | Node::IsLastRow
+            | Node::IsTransition => 1,
+            Node::Add(a, b) | Node::Sub(a, b) => {
+                self.degrees[a as usize].max(self.degrees[b as usize])
+            }
+            Node::Mul(a, b) => self.degrees[a as usize] + self.degrees[b as usize],
+            Node::Neg(a) => self.degrees[a as usize],
+        };
+        let id = self.nodes.len() as u32;
+        self.nodes.push(node);
+        self.degrees.push(deg);
+        self.dedup.insert(node, id);
+        id
+    }
+
+    fn add_arc(&mut self, e: &Arc<Expr>) -> u32 {
+        let key = Arc::as_ptr(e) as usize;
+        if let Some(&id) = self.by_ptr.get(&key) {
+            return id;
+        }
+        let id = self.add_expr(e);
+        self.by_ptr.insert(key, id);
+        id
+    }
+
+    fn add_expr(&mut self, e: &Expr) -> u32 {
+        let node = match e {
+            Expr::Const(c) => Node::Const(c.as_canonical_u64()),
+            Expr::Main { col, next } => Node::Main {
+                col: *col,
+                next: *next,
+            },
+            Expr::Preprocessed { col, next } => Node::Preprocessed {
+                col: *col,
+                next: *next,
+            },
+            Expr::IsFirstRow => Node::IsFirstRow,
+            Expr::IsLastRow => Node::IsLastRow,
+            Expr::IsTransition => Node::IsTransition,
+            Expr::Add(a, b) => {
+                let (a, b) = (self.add_arc(a), self.add_arc(b));
+                Node::Add(a, b)
+            }
+            Expr::Sub(a, b) => {
+                let (a, b) = (self.add_arc(a), self.add_arc(b));
+                Node::Sub(a, b)
+            }
+            Expr::Mul(a, b) => {
+                let (a, b) = (self.add_arc(a), self.add_arc(b));
+                Node::Mul(a, b)
+            }
+            Expr::Neg(a) => Node::Neg(self.add_arc(a)),
+        };
+        self.intern(node)
+    }
+
+    /// Add an expression (and its sub-expressions) to the circuit; returns its node index. The pointer memo
+    /// (which keeps shared sub-trees from being walked twice) is only valid while the tree is borrowed, so
+    /// it is cleared afterwards.
+    pub fn add(&mut self, e: &Expr) -> u32 {
+        let id = self.add_expr(e);
+        self.by_ptr.clear();
+        id
+    }
+
+    /// Evaluate every node; `out` is resized to `nodes.len()` and holds node values afterwards.
+    #[inline]
+    pub fn eval<T: Algebra<F> + Copy, L: LeafValues<T>>(&self, leaves: &L, out: &mut Vec<T>) {
+        out.clear();
+        out.reserve(self.nodes.len());
+        for node in &self.nodes {
+            let v = match *node {
+                Node::Const(c) => T::from(F::new(c)),
+                Node::Main { col, next } => leaves.main(col, next),
+                Node::Preprocessed { col, next } => leaves.preprocessed(col, next),
+                Node::IsFirstRow => leaves.is_first_row(),
+                Node::IsLastRow => leaves.is_last_row(),
+                Node::IsTransition => leaves.is_transition(),
+                Node::Add(a, b) => out[a as usize] + out[b as usize],
+                Node::Sub(a, b) => out[a as usize] - out[b as usize],
+                Node::Mul(a, b) => out[a as usize] * out[b as usize],
+                Node::Neg(a) => -out[a as usize],
+            };
+            out.push(v);
+        }
+    }
+}
