@@ -55,11 +55,7 @@ impl RowMajorMatrix {
     /// Number of rows.
     #[inline]
     pub fn height(&self) -> usize {
-        if self.width == 0 {
-            0
-        } else {
-            self.values.len() / self.width
-        }
+        self.values.len().checked_div(self.width).unwrap_or(0)
     }
 
     /// `log2(height)`; `None` unless the height is a power of two.

@@ -1,1 +1,719 @@
-//! (in progress)
+//! Polynomial commitment opening: DEEP batching + FRI over matrices of mixed heights.
+//!
+//! Model: Plonky3's `TwoAdicFriPcs` (re-derived, not copied); FRI as in Ben-Sasson, Bentov, Horesh, Riabzev,
+//! "Fast Reed-Solomon Interactive Oracle Proofs of Proximity" (ICALP 2018); DEEP as in Ben-Sasson, Goldberg,
+//! Kopparty, Saraf, "DEEP-FRI" (ITCS 2020) and the ethSTARK documentation (StarkWare, 2021, §3-§5).
+//!
+//! # Committed data
+//! A *round* is a [`MerkleTree`] whose matrices are bit-reversed LDEs (docs/architecture.md): a matrix of
+//! height `N = 2^LH = n·B` (`B = 2^log_blowup`) holds, in each column, the evaluations of a polynomial of
+//! degree `< n` on `g·H_N`, row `i` at `x_i = coset_point(LH, i) = g·ω_N^{bitrev_LH(i)}`, `g = 7`.
+//!
+//! # Protocol (prover [`open`], verifier [`verify`]; every step is byte-exact)
+//! The caller has already observed the round roots and sampled the opening points.
+//! 1. **Values.** For every round `r`, matrix `m`, point `z` (in the given order) and column `c`, the prover
+//!    computes `f_c(z)` (barycentric formula on the first `n` LDE rows, which are `g·H_n` in bit-reversed
+//!    order) and the transcript observes them all: `observe_ext(values[r][m][p])` in order `r, m, p`.
+//! 2. **DEEP batching.** `alpha = sample_ext()`. A global counter `k` runs over `(r, m, p, c)` in that order
+//!    (column innermost) starting at 0. For each LDE height `LH`, the reduced codeword is
+//!    `R_LH(x_i) = Σ_{(r,m,p,c): matrix m of height 2^LH} alpha^k · (f_c(x_i) - f_c(z_p)) / (x_i - z_p)`
+//!    for all rows `i` of that height (bit-reversed order, `x_i` the true coset point).
+//! 3. **FRI commit phase.** Let `Lmax` be the largest LDE height and
+//!    `Lf = min(log_final_poly_len + log_blowup, smallest LDE height)`. FRI treats every codeword as
+//!    evaluations on the *unshifted* subgroup `H` in bit-reversed order (evaluations of `R(gX)`, same degree),
+//!    so the coset shift never enters folding. Start with `cur = R_Lmax`, `log_size = Lmax`; while
+//!    `log_size > Lf`:
+//!    * commit the layer as a `MerkleTree` of one matrix, `2^(log_size-1)` rows x 6 columns; row `j` is
+//!      `[cur[2j].c0, c1, c2, cur[2j+1].c0, c1, c2]` (the two points `±x`, `x = ω_{2^log_size}^{bitrev_{log_size-1}(j)}`);
+//!    * `observe_digest(root)`, `beta = sample_ext()`;
+//!    * fold: `next[j] = (e0 + e1)/2 + beta · (e0 - e1)/(2x)` with `e0 = cur[2j]`, `e1 = cur[2j+1]`;
+//!    * `log_size -= 1`; if a reduced codeword of height `log_size` exists: `next[j] += beta^2 · R_log_size[j]`.
+//! 4. **Final polynomial.** `cur` (length `2^Lf`, bit-reversed on `H_{2^Lf}`) is interpolated; its first
+//!    `2^(Lf - log_blowup)` coefficients (natural order, `X^0` first) are sent and observed with `observe_ext`.
+//! 5. **Grinding.** `nonce = grind(query_grinding_bits)` (verifier: `check_grind`).
+//! 6. **Queries.** `num_queries` times `q = sample_bits(Lmax)`. For each query: every round tree opened at
+//!    `q >> (Lmax - Lt)` (`Lt` its largest height), then FRI layer `l` opened at row `(q >> l) >> 1`.
+//!    The verifier recomputes `R_LH(x)` at row `q >> (Lmax - LH)` from the opened rows, checks that the
+//!    running value equals entry `(q >> l) & 1` of each layer's opened pair, folds, rolls in, and finally
+//!    checks `final_poly(ω_{2^Lf}^{bitrev_Lf(q >> (Lmax - Lf))})` equals the last folded value.
+//!
+//! Only `log_folding_arity = 1` is implemented.
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+
+use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
+use crate::matrix::RowMajorMatrix;
+use crate::merkle::{verify_batch, Digest, MatrixDims, MerkleError, MerkleProof, MerkleTree};
+use crate::poly::{
+    bit_reverse_slice, coset_idft_ext, coset_shift, domain_generator, eval_ext_poly, reverse_bits,
+};
+use crate::transcript::Transcript;
+
+/// FRI parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FriConfig {
+    /// log2 of the blowup `B` (rate `ρ = 2^-log_blowup`).
+    pub log_blowup: usize,
+    /// Number of FRI queries.
+    pub num_queries: usize,
+    /// Proof-of-work bits before sampling query indices.
+    pub query_grinding_bits: u32,
+    /// log2 of the number of final-polynomial coefficients (before the blowup).
+    pub log_final_poly_len: usize,
+    /// log2 of the folding arity; only 1 is supported.
+    pub log_folding_arity: usize,
+}
+
+/// log2 of the size of the extension field, `3·log2(p)`.
+const EXT_FIELD_BITS: f64 = 3.0 * 63.999_999_999_664;
+
+impl FriConfig {
+    /// Conjectured security in bits (ethSTARK documentation, Conjecture 5.1 / "toy problem" regime):
+    /// `num_queries · log_blowup + query_grinding_bits`, capped at `log2|Ext3| - 1` (≈ 191) for the
+    /// out-of-domain and batching challenges.
+    pub fn conjectured_security_bits(&self) -> f64 {
+        let q = (self.num_queries * self.log_blowup) as f64 + self.query_grinding_bits as f64;
+        q.min(EXT_FIELD_BITS - 1.0)
+    }
+
+    /// Provable security in bits (list-decoding / Johnson regime), an estimate following the ethSTARK
+    /// documentation Theorem 1 and Ben-Sasson, Carmon, Ishai, Kopparty, Saraf, "Proximity Gaps for
+    /// Reed-Solomon Codes" (FOCS 2020), Theorem 8.3, with proximity parameter `m = 16`:
+    /// * query phase: each query passes with probability at most `sqrt(ρ)·(1 + 1/(2m))`, so it gives
+    ///   `num_queries · -log2(sqrt(ρ)(1 + 1/2m)) + query_grinding_bits` bits;
+    /// * commit phase (and batching of `num_polys` columns/points with powers of alpha):
+    ///   `ε_C = num_polys · (m + 1/2)^7 · |D|^2 / (2 ρ^{3/2} |K|) + (2m + 1)(|D| + 1) · (#fold rounds) / (sqrt(ρ)|K|)`,
+    ///   `|D| = 2^log_max_lde_height`, `|K| = p^3`.
+    ///
+    /// Returns the minimum of the two.
+    pub fn provable_security_bits(&self, log_max_lde_height: usize, num_polys: usize) -> f64 {
+        let m = 16.0_f64;
+        let log_rho = -(self.log_blowup as f64);
+        let per_query = -(0.5 * log_rho + (1.0 + 1.0 / (2.0 * m)).log2());
+        let query_bits = self.num_queries as f64 * per_query + self.query_grinding_bits as f64;
+        let log_d = log_max_lde_height as f64;
+        let rounds = log_max_lde_height
+            .saturating_sub(self.log_final_poly_len + self.log_blowup)
+            .max(1) as f64;
+        let t1 = (num_polys.max(1) as f64).log2() + 7.0 * (m + 0.5).log2() + 2.0 * log_d
+            - 1.0
+            - 1.5 * log_rho
+            - EXT_FIELD_BITS;
+        let t2 = (2.0 * m + 1.0).log2() + (log_d.exp2() + 1.0).log2() + rounds.log2()
+            - 0.5 * log_rho
+            - EXT_FIELD_BITS;
+        let eps_c = t1.exp2() + t2.exp2();
+        query_bits.min(-eps_c.log2())
+    }
+}
+
+/// Opened values: `[round][matrix][point][column]`.
+pub type OpenedValues = Vec<Vec<Vec<Vec<Ext3>>>>;
+
+/// The opened rows of one round at one query, and their Merkle path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchOpening {
+    /// One row per matrix of the round, in commit order.
+    pub rows: Vec<Vec<F>>,
+    pub proof: MerkleProof,
+}
+
+/// The opened pair of one FRI layer at one query: the values at `x` and `-x`, and their Merkle path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FriLayerOpening {
+    pub pair: [Ext3; 2],
+    pub proof: MerkleProof,
+}
+
+/// Everything revealed for one query.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueryProof {
+    /// One per committed round, in round order.
+    pub round_openings: Vec<BatchOpening>,
+    /// One per FRI layer, outermost first.
+    pub fri_openings: Vec<FriLayerOpening>,
+}
+
+/// A DEEP-FRI opening proof.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PcsProof {
+    /// Roots of the FRI layers, outermost first.
+    pub fri_roots: Vec<Digest>,
+    /// Final polynomial coefficients, `X^0` first.
+    pub final_poly: Vec<Ext3>,
+    /// Proof-of-work nonce.
+    pub pow_nonce: u64,
+    /// One per query.
+    pub queries: Vec<QueryProof>,
+}
+
+/// Why an opening proof was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PcsError {
+    #[error("unsupported FRI configuration: {0}")]
+    Config(&'static str),
+    #[error("malformed input or proof shape: {0}")]
+    Shape(String),
+    #[error("round {round}, query {query}: {source}")]
+    Merkle {
+        round: usize,
+        query: usize,
+        source: MerkleError,
+    },
+    #[error("FRI layer {layer}, query {query}: {source}")]
+    FriMerkle {
+        layer: usize,
+        query: usize,
+        source: MerkleError,
+    },
+    #[error("FRI layer {layer}, query {query}: opened value does not match the folded value")]
+    FriFold { layer: usize, query: usize },
+    #[error("query {query}: final polynomial does not match the folded value")]
+    FinalPoly { query: usize },
+    #[error("proof-of-work nonce is invalid")]
+    Grinding,
+    #[error("an opening point lies in the evaluation domain")]
+    PointInDomain,
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Shared helpers
+
+/// Largest supported LDE height (Goldilocks two-adicity).
+const MAX_LOG_HEIGHT: usize = 32;
+
+fn inv_two() -> F {
+    F::TWO.inverse()
+}
+
+/// FRI fold of one pair: `(e0 + e1)/2 + beta·(e0 - e1)/(2x)`, `x_inv_half = 1/(2x)`.
+#[inline]
+fn fold_pair(e0: Ext3, e1: Ext3, beta: Ext3, x_inv_half: F) -> Ext3 {
+    (e0 + e1) * inv_two() + beta * ((e0 - e1) * x_inv_half)
+}
+
+/// Montgomery batch inversion, `None` if any input is zero.
+fn batch_inverse_ext(xs: &[Ext3]) -> Option<Vec<Ext3>> {
+    const CHUNK: usize = 1 << 12;
+    let chunks: Vec<Option<Vec<Ext3>>> = xs
+        .par_chunks(CHUNK)
+        .map(|c| {
+            let mut prefix = Vec::with_capacity(c.len());
+            let mut acc = Ext3::ONE;
+            for &x in c {
+                prefix.push(acc);
+                acc *= x;
+            }
+            let mut inv = acc.try_inverse()?;
+            let mut out = vec![Ext3::ZERO; c.len()];
+            for i in (0..c.len()).rev() {
+                out[i] = prefix[i] * inv;
+                inv *= c[i];
+            }
+            Some(out)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(xs.len());
+    for c in chunks {
+        out.extend(c?);
+    }
+    Some(out)
+}
+
+/// `(Lmax, Lf)` for the given LDE heights (see module doc).
+fn fri_shape(
+    config: &FriConfig,
+    log_heights: impl Iterator<Item = usize> + Clone,
+) -> (usize, usize) {
+    let lmax = log_heights.clone().max().unwrap_or(0);
+    let lmin = log_heights.min().unwrap_or(0);
+    (
+        lmax,
+        (config.log_final_poly_len + config.log_blowup).min(lmin),
+    )
+}
+
+/// Powers `[ω_{2^log_n}^{-bitrev_{log_n - 1}(j)} / 2]` for `j < 2^(log_n-1)`: the `1/(2x)` of each fold pair.
+fn fold_inv_halves(log_n: usize) -> Vec<F> {
+    let half = 1usize << (log_n - 1);
+    let w_inv = domain_generator(log_n).inverse();
+    let mut v: Vec<F> = w_inv.powers().take(half).map(|x| x * inv_two()).collect();
+    bit_reverse_slice(&mut v);
+    v
+}
+
+/// The value `x` paired at fold row `j` of a layer of size `2^log_n` (unshifted subgroup).
+fn fold_x(log_n: usize, j: usize) -> F {
+    domain_generator(log_n).exp_u64(reverse_bits(j, log_n - 1) as u64)
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Prover
+
+/// Evaluate every column of a bit-reversed LDE (`2^lh` rows, degree `< 2^(lh - log_blowup)`) at `z`.
+fn eval_lde_at(mat: &RowMajorMatrix, lh: usize, log_blowup: usize, z: Ext3) -> Vec<Ext3> {
+    let log_n = lh - log_blowup;
+    let n = 1usize << log_n;
+    let w = mat.width;
+    let g = coset_shift();
+    let mut xs: Vec<F> = domain_generator(log_n).shifted_powers(g).take(n).collect();
+    bit_reverse_slice(&mut xs);
+    // Row k < n holds f(x_k) with x_k = g·ω_n^{bitrev(k)}.
+    let diffs: Vec<Ext3> = xs.iter().map(|&x| z - x).collect();
+    let Some(inv) = batch_inverse_ext(&diffs) else {
+        // z is a domain point: return that row.
+        let k = diffs
+            .iter()
+            .position(|d| d.is_zero())
+            .expect("a zero difference exists");
+        return mat.row(k).iter().map(|&v| Ext3::from_base(v)).collect();
+    };
+    // f(z) = (z^n - g^n)/(n·g^n) · Σ_k f(x_k)·x_k/(z - x_k)
+    let gn = g.exp_u64(n as u64);
+    let scale = (z.pow(n as u64) - gn) * (F::from_u64(n as u64) * gn).inverse();
+    let sums = (0..n)
+        .into_par_iter()
+        .with_min_len(256)
+        .fold(
+            || vec![Ext3::ZERO; w],
+            |mut acc, k| {
+                let wk = inv[k] * xs[k];
+                for (a, &v) in acc.iter_mut().zip(mat.row(k)) {
+                    *a += wk * v;
+                }
+                acc
+            },
+        )
+        .reduce(
+            || vec![Ext3::ZERO; w],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+                a
+            },
+        );
+    sums.into_iter().map(|s| s * scale).collect()
+}
+
+/// Open the committed `rounds` at the given points and prove it with DEEP-FRI.
+///
+/// `rounds[r] = (tree, points)` with `points[m]` the opening points of matrix `m` of `tree` (commit order).
+/// Returns `values[r][m][p][c] = f_{r,m,c}(points[m][p])` and the proof. The caller must have observed the
+/// round roots (and whatever determined the points) before calling.
+///
+/// # Panics
+/// On caller errors: `points.len()` differing from the number of matrices, a matrix shorter than the blowup,
+/// `log_folding_arity != 1`, or heights above 2^32.
+pub fn open(
+    config: &FriConfig,
+    rounds: &[(&MerkleTree, Vec<Vec<Ext3>>)],
+    transcript: &mut Transcript,
+) -> (OpenedValues, PcsProof) {
+    assert_eq!(
+        config.log_folding_arity, 1,
+        "only folding arity 2 is implemented"
+    );
+    let lb = config.log_blowup;
+    for (tree, points) in rounds {
+        assert_eq!(
+            points.len(),
+            tree.matrices().len(),
+            "one point list per matrix"
+        );
+        for m in tree.matrices() {
+            let lh = m.log_height().expect("power-of-two height");
+            assert!(lh >= lb && lh <= MAX_LOG_HEIGHT, "LDE height out of range");
+        }
+    }
+
+    // 1. Values.
+    let values: OpenedValues = rounds
+        .iter()
+        .map(|(tree, points)| {
+            tree.matrices()
+                .iter()
+                .zip(points)
+                .map(|(mat, pts)| {
+                    let lh = mat.log_height().expect("checked");
+                    pts.iter().map(|&z| eval_lde_at(mat, lh, lb, z)).collect()
+                })
+                .collect()
+        })
+        .collect();
+    for round in &values {
+        for mat in round {
+            for pt in mat {
+                transcript.observe_ext(pt);
+            }
+        }
+    }
+
+    // 2. DEEP batching into one reduced codeword per height.
+    let alpha = transcript.sample_ext();
+    // (log_height) -> list of (matrix, points, values, alpha power base k0)
+    type Item<'a> = (&'a RowMajorMatrix, &'a [Ext3], &'a [Vec<Ext3>], u64);
+    let mut by_height: BTreeMap<usize, Vec<Item>> = BTreeMap::new();
+    let mut k = 0u64;
+    for ((tree, points), round_vals) in rounds.iter().zip(&values) {
+        for ((mat, pts), vals) in tree.matrices().iter().zip(points).zip(round_vals) {
+            let lh = mat.log_height().expect("checked");
+            by_height.entry(lh).or_default().push((mat, pts, vals, k));
+            k += (pts.len() * mat.width) as u64;
+        }
+    }
+    let mut reduced: BTreeMap<usize, Vec<Ext3>> = BTreeMap::new();
+    for (&lh, items) in &by_height {
+        let n = 1usize << lh;
+        let mut xs: Vec<F> = domain_generator(lh)
+            .shifted_powers(coset_shift())
+            .take(n)
+            .collect();
+        bit_reverse_slice(&mut xs);
+        let mut acc = vec![Ext3::ZERO; n];
+        let mut inv_cache: Vec<(Ext3, Vec<Ext3>)> = Vec::new();
+        for &(mat, pts, vals, k0) in items {
+            let w = mat.width;
+            let base = alpha.pow(k0);
+            let apow: Vec<Ext3> = alpha.powers_n(w).into_iter().map(|a| a * base).collect();
+            // Combined column M(x_i) = Σ_c alpha^{k0+c} f_c(x_i).
+            let combined: Vec<Ext3> = (0..n)
+                .into_par_iter()
+                .with_min_len(256)
+                .map(|i| {
+                    mat.row(i)
+                        .iter()
+                        .zip(&apow)
+                        .fold(Ext3::ZERO, |s, (&v, &a)| s + a * v)
+                })
+                .collect();
+            let alpha_w = alpha.pow(w as u64);
+            let mut scale = Ext3::ONE;
+            for (&z, zv) in pts.iter().zip(vals) {
+                let mz: Ext3 = zv.iter().zip(&apow).map(|(&v, &a)| a * v).sum();
+                if !inv_cache.iter().any(|(p, _)| *p == z) {
+                    let diffs: Vec<Ext3> = xs.par_iter().map(|&x| Ext3::from_base(x) - z).collect();
+                    let inv =
+                        batch_inverse_ext(&diffs).expect("opening point lies in the LDE domain");
+                    inv_cache.push((z, inv));
+                }
+                let inv = &inv_cache
+                    .iter()
+                    .find(|(p, _)| *p == z)
+                    .expect("just inserted")
+                    .1;
+                acc.par_iter_mut()
+                    .zip(&combined)
+                    .zip(inv)
+                    .with_min_len(256)
+                    .for_each(|((a, &m), &d)| *a += scale * ((m - mz) * d));
+                scale *= alpha_w;
+            }
+        }
+        reduced.insert(lh, acc);
+    }
+
+    // 3. FRI commit phase.
+    let (lmax, lf) = fri_shape(config, by_height.keys().copied());
+    let mut cur = reduced.remove(&lmax).expect("largest height present");
+    let mut layers: Vec<MerkleTree> = Vec::new();
+    let mut log_size = lmax;
+    while log_size > lf {
+        let flat: Vec<F> = cur.iter().flat_map(|e| e.0).collect();
+        let tree = MerkleTree::new(vec![RowMajorMatrix::new(flat, 6)]);
+        transcript.observe_digest(&tree.root());
+        let beta = transcript.sample_ext();
+        let inv_halves = fold_inv_halves(log_size);
+        let mut next: Vec<Ext3> = cur
+            .par_chunks_exact(2)
+            .zip(&inv_halves)
+            .with_min_len(256)
+            .map(|(p, &ih)| fold_pair(p[0], p[1], beta, ih))
+            .collect();
+        log_size -= 1;
+        if let Some(r) = reduced.remove(&log_size) {
+            let b2 = beta.square();
+            next.par_iter_mut().zip(&r).for_each(|(a, &v)| *a += b2 * v);
+        }
+        layers.push(tree);
+        cur = next;
+    }
+
+    // 4. Final polynomial.
+    bit_reverse_slice(&mut cur);
+    let mut final_poly = coset_idft_ext(&cur, F::ONE);
+    final_poly.truncate(1 << (lf - config.log_blowup));
+    transcript.observe_ext(&final_poly);
+
+    // 5. Grinding, 6. queries.
+    let pow_nonce = transcript.grind(config.query_grinding_bits);
+    let queries = (0..config.num_queries)
+        .map(|_| {
+            let q = transcript.sample_bits(lmax);
+            let round_openings = rounds
+                .iter()
+                .map(|(tree, _)| {
+                    let (rows, proof) = tree.open(q >> (lmax - tree.log_max_height()));
+                    BatchOpening { rows, proof }
+                })
+                .collect();
+            let fri_openings = layers
+                .iter()
+                .enumerate()
+                .map(|(l, tree)| {
+                    let (rows, proof) = tree.open((q >> l) >> 1);
+                    let r = &rows[0];
+                    FriLayerOpening {
+                        pair: [Ext3([r[0], r[1], r[2]]), Ext3([r[3], r[4], r[5]])],
+                        proof,
+                    }
+                })
+                .collect();
+            QueryProof {
+                round_openings,
+                fri_openings,
+            }
+        })
+        .collect();
+
+    (
+        values,
+        PcsProof {
+            fri_roots: layers.iter().map(|t| t.root()).collect(),
+            final_poly,
+            pow_nonce,
+            queries,
+        },
+    )
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Verifier
+
+/// A committed round as the verifier sees it: the root and, per matrix (commit order), its dimensions and
+/// the claimed `(point, values)` pairs (`values.len() == width`).
+pub type VerifierRound = (Digest, Vec<(MatrixDims, Vec<(Ext3, Vec<Ext3>)>)>);
+
+/// Verify a DEEP-FRI opening proof. Mirrors [`open`] step by step (same transcript operations); checks every
+/// length and never panics on malformed proofs.
+pub fn verify(
+    config: &FriConfig,
+    rounds: &[VerifierRound],
+    proof: &PcsProof,
+    transcript: &mut Transcript,
+) -> Result<(), PcsError> {
+    if config.log_folding_arity != 1 {
+        return Err(PcsError::Config("only log_folding_arity = 1 is supported"));
+    }
+    if config.query_grinding_bits > 64 {
+        return Err(PcsError::Config("query_grinding_bits > 64"));
+    }
+    let lb = config.log_blowup;
+    if lb > MAX_LOG_HEIGHT {
+        return Err(PcsError::Config("log_blowup too large"));
+    }
+    if rounds.is_empty() {
+        return Err(PcsError::Shape("no rounds".into()));
+    }
+    let mut round_lt = Vec::with_capacity(rounds.len());
+    for (r, (_, mats)) in rounds.iter().enumerate() {
+        if mats.is_empty() {
+            return Err(PcsError::Shape(format!("round {r} has no matrices")));
+        }
+        for (m, (dims, pts)) in mats.iter().enumerate() {
+            if dims.log_height < lb || dims.log_height > MAX_LOG_HEIGHT {
+                return Err(PcsError::Shape(format!(
+                    "round {r} matrix {m}: log_height out of range"
+                )));
+            }
+            if dims.width == 0 {
+                return Err(PcsError::Shape(format!("round {r} matrix {m}: zero width")));
+            }
+            for (_, vals) in pts {
+                if vals.len() != dims.width {
+                    return Err(PcsError::Shape(format!(
+                        "round {r} matrix {m}: {} values for width {}",
+                        vals.len(),
+                        dims.width
+                    )));
+                }
+            }
+        }
+        round_lt.push(mats.iter().map(|(d, _)| d.log_height).max().unwrap_or(0));
+    }
+    let (lmax, lf) = fri_shape(
+        config,
+        rounds
+            .iter()
+            .flat_map(|(_, mats)| mats.iter().map(|(d, _)| d.log_height)),
+    );
+    let num_layers = lmax - lf;
+    if proof.fri_roots.len() != num_layers {
+        return Err(PcsError::Shape(format!(
+            "{} FRI roots, expected {num_layers}",
+            proof.fri_roots.len()
+        )));
+    }
+    let final_len = 1usize << (lf - lb);
+    if proof.final_poly.len() != final_len {
+        return Err(PcsError::Shape(format!(
+            "final polynomial has {} coefficients, expected {final_len}",
+            proof.final_poly.len()
+        )));
+    }
+    if proof.queries.len() != config.num_queries {
+        return Err(PcsError::Shape(format!(
+            "{} queries, expected {}",
+            proof.queries.len(),
+            config.num_queries
+        )));
+    }
+
+    // 1-2. Observe values, sample alpha.
+    for (_, mats) in rounds {
+        for (_, pts) in mats {
+            for (_, vals) in pts {
+                transcript.observe_ext(vals);
+            }
+        }
+    }
+    let alpha = transcript.sample_ext();
+
+    // 3-5. Betas, final polynomial, grinding.
+    let betas: Vec<Ext3> = proof
+        .fri_roots
+        .iter()
+        .map(|root| {
+            transcript.observe_digest(root);
+            transcript.sample_ext()
+        })
+        .collect();
+    transcript.observe_ext(&proof.final_poly);
+    if !transcript.check_grind(config.query_grinding_bits, proof.pow_nonce) {
+        return Err(PcsError::Grinding);
+    }
+
+    // Per (round, matrix): alpha^k0, alpha^width, and the combined claimed values per point.
+    struct MatInfo {
+        apow: Vec<Ext3>,
+        alpha_w: Ext3,
+        /// (z, Σ_c alpha^{k0+c} f_c(z)) per point.
+        pts: Vec<(Ext3, Ext3)>,
+    }
+    let mut infos: Vec<Vec<MatInfo>> = Vec::with_capacity(rounds.len());
+    let mut k = 0u64;
+    for (_, mats) in rounds {
+        let mut v = Vec::with_capacity(mats.len());
+        for (dims, pts) in mats {
+            let base = alpha.pow(k);
+            let apow: Vec<Ext3> = alpha
+                .powers_n(dims.width)
+                .into_iter()
+                .map(|a| a * base)
+                .collect();
+            let pts_c = pts
+                .iter()
+                .map(|(z, vals)| (*z, vals.iter().zip(&apow).map(|(&v, &a)| a * v).sum()))
+                .collect();
+            v.push(MatInfo {
+                apow,
+                alpha_w: alpha.pow(dims.width as u64),
+                pts: pts_c,
+            });
+            k = k.saturating_add((pts.len() as u64).saturating_mul(dims.width as u64));
+        }
+        infos.push(v);
+    }
+
+    // 6. Queries.
+    for (qi, qp) in proof.queries.iter().enumerate() {
+        let q = transcript.sample_bits(lmax);
+        if qp.round_openings.len() != rounds.len() {
+            return Err(PcsError::Shape(format!(
+                "query {qi}: wrong number of round openings"
+            )));
+        }
+        if qp.fri_openings.len() != num_layers {
+            return Err(PcsError::Shape(format!(
+                "query {qi}: wrong number of FRI openings"
+            )));
+        }
+        // Reduced openings per height.
+        let mut ro: BTreeMap<usize, Ext3> = BTreeMap::new();
+        for (r, ((root, mats), opening)) in rounds.iter().zip(&qp.round_openings).enumerate() {
+            let dims: Vec<MatrixDims> = mats.iter().map(|(d, _)| *d).collect();
+            verify_batch(
+                root,
+                &dims,
+                q >> (lmax - round_lt[r]),
+                &opening.rows,
+                &opening.proof,
+            )
+            .map_err(|source| PcsError::Merkle {
+                round: r,
+                query: qi,
+                source,
+            })?;
+            for ((d, row), info) in dims.iter().zip(&opening.rows).zip(&infos[r]) {
+                let lh = d.log_height;
+                let x = crate::poly::coset_point(lh, q >> (lmax - lh));
+                let m: Ext3 = row.iter().zip(&info.apow).map(|(&v, &a)| a * v).sum();
+                let mut scale = Ext3::ONE;
+                let mut sum = Ext3::ZERO;
+                for &(z, mz) in &info.pts {
+                    let inv = (Ext3::from_base(x) - z)
+                        .try_inverse()
+                        .ok_or(PcsError::PointInDomain)?;
+                    sum += scale * ((m - mz) * inv);
+                    scale *= info.alpha_w;
+                }
+                *ro.entry(lh).or_insert(Ext3::ZERO) += sum;
+            }
+        }
+
+        // FRI.
+        let mut cur = ro.remove(&lmax).unwrap_or(Ext3::ZERO);
+        let mut log_size = lmax;
+        for (l, (fo, (root, &beta))) in qp
+            .fri_openings
+            .iter()
+            .zip(proof.fri_roots.iter().zip(&betas))
+            .enumerate()
+        {
+            let i = q >> l;
+            let row: Vec<F> = fo.pair.iter().flat_map(|e| e.0).collect();
+            let dims = [MatrixDims {
+                width: 6,
+                log_height: log_size - 1,
+            }];
+            verify_batch(root, &dims, i >> 1, &[row], &fo.proof).map_err(|source| {
+                PcsError::FriMerkle {
+                    layer: l,
+                    query: qi,
+                    source,
+                }
+            })?;
+            if fo.pair[i & 1] != cur {
+                return Err(PcsError::FriFold {
+                    layer: l,
+                    query: qi,
+                });
+            }
+            let x = fold_x(log_size, i >> 1);
+            let ih = (x + x).inverse();
+            cur = fold_pair(fo.pair[0], fo.pair[1], beta, ih);
+            log_size -= 1;
+            if let Some(v) = ro.remove(&log_size) {
+                cur += beta.square() * v;
+            }
+        }
+        let fi = q >> num_layers;
+        let x = domain_generator(lf).exp_u64(reverse_bits(fi, lf) as u64);
+        if eval_ext_poly(&proof.final_poly, Ext3::from_base(x)) != cur {
+            return Err(PcsError::FinalPoly { query: qi });
+        }
+    }
+    Ok(())
+}

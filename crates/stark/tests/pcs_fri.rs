@@ -1,0 +1,308 @@
+//! DEEP-FRI PCS: round trips over mixed heights, tampering, degree soundness.
+
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use zkrv_stark::field::{Ext3, PrimeCharacteristicRing, F};
+use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::merkle::{MerkleError, MerkleTree};
+use zkrv_stark::pcs::*;
+use zkrv_stark::poly::{domain_generator, eval_poly_ext, idft_batch, lde_batch};
+use zkrv_stark::transcript::Transcript;
+
+fn seed() -> u64 {
+    let s = std::env::var("ZKRV_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0xf41);
+    println!("seed = {s}");
+    s
+}
+
+fn config(grinding: u32) -> FriConfig {
+    FriConfig {
+        log_blowup: 2,
+        num_queries: 12,
+        query_grinding_bits: grinding,
+        log_final_poly_len: 1,
+        log_folding_arity: 1,
+    }
+}
+
+fn rand_ext(rng: &mut StdRng) -> Ext3 {
+    Ext3::from_u64s([rng.gen(), rng.gen(), rng.gen()])
+}
+
+struct Setup {
+    traces: Vec<Vec<RowMajorMatrix>>,
+    trees: Vec<MerkleTree>,
+    points: Vec<Vec<Vec<Ext3>>>,
+}
+
+/// Two rounds: round 0 has traces of heights 8, 32, 4, 32 (unsorted, shared height), round 1 has one of
+/// height 16. Points: zeta and zeta·ω_n for round 0, zeta for round 1.
+fn setup(rng: &mut StdRng, cfg: &FriConfig) -> Setup {
+    let shapes: Vec<Vec<(usize, usize)>> = vec![vec![(3, 3), (5, 2), (2, 1), (5, 3)], vec![(4, 4)]];
+    let zeta = rand_ext(rng);
+    let mut traces = Vec::new();
+    let mut trees = Vec::new();
+    let mut points = Vec::new();
+    for (r, round) in shapes.iter().enumerate() {
+        let ts: Vec<RowMajorMatrix> = round
+            .iter()
+            .map(|&(lh, w)| RowMajorMatrix::from_fn(1 << lh, w, |_, _| F::new(rng.gen())))
+            .collect();
+        let ldes = ts.iter().map(|t| lde_batch(t, cfg.log_blowup)).collect();
+        trees.push(MerkleTree::new(ldes));
+        points.push(
+            round
+                .iter()
+                .map(|&(lh, _)| {
+                    if r == 0 {
+                        vec![zeta, zeta * domain_generator(lh)]
+                    } else {
+                        vec![zeta]
+                    }
+                })
+                .collect(),
+        );
+        traces.push(ts);
+    }
+    Setup {
+        traces,
+        trees,
+        points,
+    }
+}
+
+fn prove(cfg: &FriConfig, s: &Setup) -> (OpenedValues, PcsProof) {
+    let rounds: Vec<(&MerkleTree, Vec<Vec<Ext3>>)> = s
+        .trees
+        .iter()
+        .zip(&s.points)
+        .map(|(t, p)| (t, p.clone()))
+        .collect();
+    let mut tr = Transcript::new(b"pcs-test");
+    open(cfg, &rounds, &mut tr)
+}
+
+fn verifier_rounds(s: &Setup, values: &OpenedValues) -> Vec<VerifierRound> {
+    s.trees
+        .iter()
+        .zip(&s.points)
+        .zip(values)
+        .map(|((t, pts), vals)| {
+            let mats = t
+                .dims()
+                .into_iter()
+                .zip(pts)
+                .zip(vals)
+                .map(|((d, p), v)| (d, p.iter().copied().zip(v.iter().cloned()).collect()))
+                .collect();
+            (t.root(), mats)
+        })
+        .collect()
+}
+
+fn check(cfg: &FriConfig, vr: &[VerifierRound], proof: &PcsProof) -> Result<(), PcsError> {
+    let mut tr = Transcript::new(b"pcs-test");
+    verify(cfg, vr, proof, &mut tr)
+}
+
+#[test]
+fn pcs_roundtrip_mixed_heights() {
+    let mut rng = StdRng::seed_from_u64(seed());
+    let cfg = config(6);
+    let s = setup(&mut rng, &cfg);
+    let (values, proof) = prove(&cfg, &s);
+    // Opened values are the true evaluations.
+    for (r, ts) in s.traces.iter().enumerate() {
+        for (m, t) in ts.iter().enumerate() {
+            let coeffs = idft_batch(t.clone());
+            for (p, &z) in s.points[r][m].iter().enumerate() {
+                for (c, v) in values[r][m][p].iter().enumerate() {
+                    assert_eq!(
+                        *v,
+                        eval_poly_ext(&coeffs.column(c), z),
+                        "r={r} m={m} p={p} c={c}"
+                    );
+                }
+            }
+        }
+    }
+    assert_eq!(proof.queries.len(), cfg.num_queries);
+    // Lmax = 5 + 2 = 7, Lf = min(1 + 2, 2 + 2) = 3: 4 FRI layers, final poly of 2 coefficients.
+    assert_eq!(proof.fri_roots.len(), 4);
+    assert_eq!(proof.final_poly.len(), 2);
+    let vr = verifier_rounds(&s, &values);
+    check(&cfg, &vr, &proof).unwrap();
+    // Proving is deterministic.
+    assert_eq!(prove(&cfg, &s).1, proof);
+}
+
+#[test]
+fn pcs_roundtrip_single_matrix_no_fri_layers() {
+    let mut rng = StdRng::seed_from_u64(seed() ^ 1);
+    let cfg = FriConfig {
+        log_final_poly_len: 4,
+        ..config(0)
+    };
+    let t = RowMajorMatrix::from_fn(8, 3, |_, _| F::new(rng.gen()));
+    let tree = MerkleTree::new(vec![lde_batch(&t, cfg.log_blowup)]);
+    let z = rand_ext(&mut rng);
+    let mut tr = Transcript::new(b"x");
+    let (values, proof) = open(&cfg, &[(&tree, vec![vec![z]])], &mut tr);
+    assert!(proof.fri_roots.is_empty());
+    assert_eq!(proof.final_poly.len(), 8);
+    let vr: Vec<VerifierRound> = vec![(
+        tree.root(),
+        vec![(tree.dims()[0], vec![(z, values[0][0][0].clone())])],
+    )];
+    verify(&cfg, &vr, &proof, &mut Transcript::new(b"x")).unwrap();
+    // Different transcript label: the verifier samples other queries / alpha.
+    assert!(verify(&cfg, &vr, &proof, &mut Transcript::new(b"y")).is_err());
+}
+
+#[test]
+fn pcs_tampering_is_rejected() {
+    let mut rng = StdRng::seed_from_u64(seed() ^ 2);
+    let cfg = config(8);
+    let s = setup(&mut rng, &cfg);
+    let (values, proof) = prove(&cfg, &s);
+    let vr = verifier_rounds(&s, &values);
+    check(&cfg, &vr, &proof).unwrap();
+
+    // A claimed opened value: changes the transcript, so the proof-of-work no longer holds.
+    let mut bad = vr.clone();
+    bad[0].1[1].1[0].1[1] += Ext3::ONE;
+    assert_eq!(check(&cfg, &bad, &proof), Err(PcsError::Grinding));
+
+    // An opened row of a committed matrix.
+    let mut p = proof.clone();
+    p.queries[3].round_openings[0].rows[2][0] += F::ONE;
+    assert_eq!(
+        check(&cfg, &vr, &p),
+        Err(PcsError::Merkle {
+            round: 0,
+            query: 3,
+            source: MerkleError::RootMismatch
+        })
+    );
+
+    // A Merkle sibling.
+    let mut p = proof.clone();
+    p.queries[0].round_openings[1].proof.siblings[2][5] ^= 0x40;
+    assert_eq!(
+        check(&cfg, &vr, &p),
+        Err(PcsError::Merkle {
+            round: 1,
+            query: 0,
+            source: MerkleError::RootMismatch
+        })
+    );
+
+    // A FRI layer value.
+    let mut p = proof.clone();
+    p.queries[1].fri_openings[2].pair[1] += Ext3::ONE;
+    assert_eq!(
+        check(&cfg, &vr, &p),
+        Err(PcsError::FriMerkle {
+            layer: 2,
+            query: 1,
+            source: MerkleError::RootMismatch
+        })
+    );
+
+    // The final polynomial (observed before grinding).
+    let mut p = proof.clone();
+    p.final_poly[0] += Ext3::ONE;
+    assert_eq!(check(&cfg, &vr, &p), Err(PcsError::Grinding));
+
+    // The nonce.
+    let mut p = proof.clone();
+    p.pow_nonce += 1;
+    assert_eq!(check(&cfg, &vr, &p), Err(PcsError::Grinding));
+
+    // Shapes.
+    let mut p = proof.clone();
+    p.queries.pop();
+    assert!(matches!(check(&cfg, &vr, &p), Err(PcsError::Shape(_))));
+    let mut p = proof.clone();
+    p.final_poly.push(Ext3::ZERO);
+    assert!(matches!(check(&cfg, &vr, &p), Err(PcsError::Shape(_))));
+    let mut p = proof.clone();
+    p.fri_roots.pop();
+    assert!(matches!(check(&cfg, &vr, &p), Err(PcsError::Shape(_))));
+    let mut p = proof.clone();
+    p.queries[0].fri_openings.clear();
+    assert!(check(&cfg, &vr, &p).is_err());
+    let mut p = proof.clone();
+    p.queries[0].round_openings[0].rows.pop();
+    assert!(check(&cfg, &vr, &p).is_err());
+    let mut bad = vr.clone();
+    bad[0].1[0].1[0].1.pop();
+    assert!(matches!(check(&cfg, &bad, &proof), Err(PcsError::Shape(_))));
+    let mut bad = vr.clone();
+    bad[0].1[0].0.log_height = 60;
+    assert!(check(&cfg, &bad, &proof).is_err());
+    assert!(check(&cfg, &[], &proof).is_err());
+    let cfg4 = FriConfig {
+        log_folding_arity: 2,
+        ..cfg.clone()
+    };
+    assert!(matches!(
+        check(&cfg4, &vr, &proof),
+        Err(PcsError::Config(_))
+    ));
+}
+
+#[test]
+fn pcs_rejects_too_high_degree() {
+    let mut rng = StdRng::seed_from_u64(seed() ^ 3);
+    for (cfg, lh) in [
+        (config(0), 6usize),
+        (
+            FriConfig {
+                log_final_poly_len: 5,
+                ..config(0)
+            },
+            5,
+        ),
+    ] {
+        // A "LDE" of random values: degree ~ 2^lh, claimed < 2^(lh - log_blowup).
+        let fake = RowMajorMatrix::from_fn(1 << lh, 2, |_, _| F::new(rng.gen()));
+        let tree = MerkleTree::new(vec![fake]);
+        let z = rand_ext(&mut rng);
+        let (values, proof) = open(&cfg, &[(&tree, vec![vec![z]])], &mut Transcript::new(b"d"));
+        let vr: Vec<VerifierRound> = vec![(
+            tree.root(),
+            vec![(tree.dims()[0], vec![(z, values[0][0][0].clone())])],
+        )];
+        let res = verify(&cfg, &vr, &proof, &mut Transcript::new(b"d"));
+        assert!(
+            matches!(
+                res,
+                Err(PcsError::FinalPoly { .. }) | Err(PcsError::FriFold { .. })
+            ),
+            "{res:?}"
+        );
+    }
+}
+
+#[test]
+fn pcs_security_formulas() {
+    let cfg = FriConfig {
+        log_blowup: 3,
+        num_queries: 33,
+        query_grinding_bits: 16,
+        log_final_poly_len: 0,
+        log_folding_arity: 1,
+    };
+    assert_eq!(cfg.conjectured_security_bits(), 115.0);
+    let prov = cfg.provable_security_bits(24, 1000);
+    assert!(prov > 40.0 && prov < 115.0, "{prov}");
+    // More queries never lowers the provable estimate.
+    let more = FriConfig {
+        num_queries: 66,
+        ..cfg.clone()
+    };
+    assert!(more.provable_security_bits(24, 1000) >= prov);
+}
