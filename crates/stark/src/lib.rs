@@ -11,6 +11,17 @@ pub mod transcript;
 
 // Protocol (AIR, LogUp, prover, verifier).
 pub mod air;
+pub mod backend;
 pub mod check;
+pub mod config;
 pub mod logup;
+pub mod proof;
+pub mod prover;
+pub mod statement;
 pub mod symbolic;
+pub mod verifier;
+
+pub use config::StarkConfig;
+pub use proof::Proof;
+pub use prover::{preprocess, prove, prove_with, PreprocessedCommitment, PreprocessedData, ProveError};
+pub use verifier::{verify, verify_bytes, VerifyError};

@@ -1,0 +1,341 @@
+//! The backend seam: the proving phases a backend implements, with the CPU implementation.
+//!
+//! Phases (in protocol order, see docs/stark.md):
+//! 1. [`ProverBackend::commit`]: traces (natural order, `n x w` each) -> bit-reversed LDEs on `g·H_{nB}` ->
+//!    one mixed-height Merkle tree. Input is a [`TraceInput`]: a host matrix, or a buffer already resident
+//!    on the backend (`Self::DeviceTrace`), so a trace generated on a GPU enters the commitment without a
+//!    round trip through the host.
+//! 2. [`ProverBackend::build_aux`]: the LogUp aux trace of one table.
+//! 3. [`ProverBackend::quotient`]: the quotient chunks of one table, from its LDEs.
+//! 4. [`ProverBackend::open`]: DEEP openings + FRI over all committed rounds.
+//!
+//! Ownership: `Self::Committed` owns whatever the backend keeps of a round (LDEs, tree layers), on the host
+//! or on a device. Phases 2 and 3 have default implementations that run on the host; they read host copies
+//! through [`ProverBackend::host_trace`] / [`ProverBackend::host_lde`] (a device backend returns
+//! `Cow::Owned` copies there, an explicit and documented download). A GPU backend overrides `commit` first
+//! and may keep the defaults for the rest.
+//!
+//! Every phase is deterministic (same inputs, same bytes), so proofs from two backends can be compared
+//! byte for byte.
+
+use std::borrow::Cow;
+use std::convert::Infallible;
+
+use rayon::prelude::*;
+use thiserror::Error;
+
+use crate::air::{CompiledAir, TraceRow};
+use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
+use crate::logup::{self, LogupChallenges, LogupError};
+use crate::matrix::RowMajorMatrix;
+use crate::merkle::{Digest, MerkleTree};
+use crate::pcs::{self, FriConfig, OpenedValues, PcsProof};
+use crate::poly::{
+    bit_reverse_rows, coset_idft_ext, coset_shift, dft_batch, domain_generator, lde_batch,
+};
+use crate::transcript::Transcript;
+
+/// A trace handed to [`ProverBackend::commit`]: on the host, or already resident on the backend.
+pub enum TraceInput<D> {
+    /// `n x w` row-major, natural order.
+    Host(RowMajorMatrix),
+    /// A backend buffer holding the same data.
+    Device(D),
+}
+
+/// Backend failures (device errors, unsupported inputs).
+#[derive(Debug, Error)]
+pub enum BackendError {
+    #[error("commit: {0}")]
+    Commit(String),
+    #[error("device: {0}")]
+    Device(String),
+}
+
+/// Shape of a committed trace (before the blowup).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceDims {
+    pub width: usize,
+    pub log_height: usize,
+}
+
+/// The proving phases. See the module docs.
+pub trait ProverBackend: Sync {
+    /// A trace resident on the backend (e.g. a device buffer). `Infallible` for the CPU.
+    type DeviceTrace;
+    /// One committed round: LDEs and Merkle tree (wherever the backend keeps them).
+    type Committed;
+
+    /// Commit `traces` (each `n_i x w_i`, natural order, `n_i` a power of two, `w_i >= 1`): LDE with
+    /// blowup `2^log_blowup` (bit-reversed rows on `g·H`) and one mixed-height Merkle tree over all of them,
+    /// in the given order. Returns the root.
+    fn commit(
+        &self,
+        traces: Vec<TraceInput<Self::DeviceTrace>>,
+        log_blowup: usize,
+    ) -> Result<(Digest, Self::Committed), BackendError>;
+
+    /// Shapes of the committed traces (before the blowup), in commit order.
+    fn trace_dims(&self, committed: &Self::Committed) -> Vec<TraceDims>;
+
+    /// Host view of committed trace `i` (`n x w`, natural order).
+    fn host_trace<'a>(&self, committed: &'a Self::Committed, i: usize) -> Cow<'a, RowMajorMatrix>;
+
+    /// Host view of the LDE of committed trace `i` (`nB x w`, bit-reversed rows).
+    fn host_lde<'a>(&self, committed: &'a Self::Committed, i: usize) -> Cow<'a, RowMajorMatrix>;
+
+    /// LogUp aux trace of one table (`n x aux_width`, natural order) and its bus sum. Default: host
+    /// implementation [`logup::build_aux_trace`].
+    fn build_aux(
+        &self,
+        air: &CompiledAir,
+        main: &RowMajorMatrix,
+        preprocessed: Option<&RowMajorMatrix>,
+        challenges: &LogupChallenges,
+        log_max_multiplicity: u32,
+    ) -> Result<(RowMajorMatrix, Ext3), LogupError> {
+        logup::build_aux_trace(air, main, preprocessed, challenges, log_max_multiplicity)
+    }
+
+    /// Quotient chunks of one table as a trace: `n x 3c` (natural order on `H_n`), where extension column
+    /// `j` (base columns `3j..3j+3`) holds `q_j`, and `q(X) = sum_j X^(j n) q_j(X)` with
+    /// `q = C / Z_H`. Default: host implementation [`quotient_host`].
+    #[allow(clippy::too_many_arguments)]
+    fn quotient(
+        &self,
+        air: &CompiledAir,
+        log_blowup: usize,
+        main_lde: &RowMajorMatrix,
+        preprocessed_lde: Option<&RowMajorMatrix>,
+        aux_lde: Option<&RowMajorMatrix>,
+        challenges: &LogupChallenges,
+        bus_sum: Ext3,
+        alpha: Ext3,
+    ) -> RowMajorMatrix {
+        quotient_host(
+            air,
+            log_blowup,
+            main_lde,
+            preprocessed_lde,
+            aux_lde,
+            challenges,
+            bus_sum,
+            alpha,
+        )
+    }
+
+    /// DEEP + FRI opening of `rounds` (`points[m]` per matrix of the round), as [`pcs::open`].
+    fn open(
+        &self,
+        fri: &FriConfig,
+        rounds: &[(&Self::Committed, Vec<Vec<Ext3>>)],
+        transcript: &mut Transcript,
+    ) -> (OpenedValues, PcsProof);
+}
+
+/// The CPU backend (rayon-parallel host code).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuBackend;
+
+/// A round committed by [`CpuBackend`]: the natural-order traces and the tree over their LDEs.
+#[derive(Debug)]
+pub struct CpuCommitted {
+    pub traces: Vec<RowMajorMatrix>,
+    pub tree: MerkleTree,
+}
+
+impl ProverBackend for CpuBackend {
+    type DeviceTrace = Infallible;
+    type Committed = CpuCommitted;
+
+    fn commit(
+        &self,
+        traces: Vec<TraceInput<Infallible>>,
+        log_blowup: usize,
+    ) -> Result<(Digest, CpuCommitted), BackendError> {
+        let traces: Vec<RowMajorMatrix> = traces
+            .into_iter()
+            .map(|t| match t {
+                TraceInput::Host(m) => m,
+                TraceInput::Device(never) => match never {},
+            })
+            .collect();
+        if traces.is_empty() {
+            return Err(BackendError::Commit("no traces".into()));
+        }
+        for (i, t) in traces.iter().enumerate() {
+            if t.width == 0 || t.log_height().is_none() {
+                return Err(BackendError::Commit(format!(
+                    "trace {i}: {} x {} is not a power-of-two height with width >= 1",
+                    t.height(),
+                    t.width
+                )));
+            }
+        }
+        let ldes: Vec<RowMajorMatrix> = traces
+            .par_iter()
+            .map(|t| lde_batch(t, log_blowup))
+            .collect();
+        let tree = MerkleTree::new(ldes);
+        Ok((tree.root(), CpuCommitted { traces, tree }))
+    }
+
+    fn trace_dims(&self, c: &CpuCommitted) -> Vec<TraceDims> {
+        c.traces
+            .iter()
+            .map(|t| TraceDims {
+                width: t.width,
+                log_height: t.height().trailing_zeros() as usize,
+            })
+            .collect()
+    }
+
+    fn host_trace<'a>(&self, c: &'a CpuCommitted, i: usize) -> Cow<'a, RowMajorMatrix> {
+        Cow::Borrowed(&c.traces[i])
+    }
+
+    fn host_lde<'a>(&self, c: &'a CpuCommitted, i: usize) -> Cow<'a, RowMajorMatrix> {
+        Cow::Borrowed(&c.tree.matrices()[i])
+    }
+
+    fn open(
+        &self,
+        fri: &FriConfig,
+        rounds: &[(&CpuCommitted, Vec<Vec<Ext3>>)],
+        transcript: &mut Transcript,
+    ) -> (OpenedValues, PcsProof) {
+        let rounds: Vec<(&MerkleTree, Vec<Vec<Ext3>>)> =
+            rounds.iter().map(|(c, p)| (&c.tree, p.clone())).collect();
+        pcs::open(fri, &rounds, transcript)
+    }
+}
+
+/// Batch inversion in `F` (all inputs nonzero by construction of the callers).
+fn batch_inverse_f(v: &mut [F]) {
+    const CHUNK: usize = 1 << 12;
+    v.par_chunks_mut(CHUNK).for_each(|chunk| {
+        let mut prefix = Vec::with_capacity(chunk.len());
+        let mut acc = F::ONE;
+        for x in chunk.iter() {
+            prefix.push(acc);
+            acc *= *x;
+        }
+        let mut inv = acc.try_inverse().unwrap_or(F::ZERO);
+        for i in (0..chunk.len()).rev() {
+            let x = chunk[i];
+            chunk[i] = inv * prefix[i];
+            inv *= x;
+        }
+    });
+}
+
+fn natural(lde: &RowMajorMatrix) -> RowMajorMatrix {
+    let mut m = lde.clone();
+    bit_reverse_rows(&mut m);
+    m
+}
+
+#[inline]
+fn ext_at(row: &[F], c: usize) -> Ext3 {
+    Ext3([row[3 * c], row[3 * c + 1], row[3 * c + 2]])
+}
+
+/// Host quotient (see [`ProverBackend::quotient`]). LDEs are `nB x w`, bit-reversed; on the natural-order
+/// coset `x_i = g ω_{nB}^i`, the next row of `x_i` is `x_i ω_n = x_{i+B}`. The quotient values
+/// `C(x_i) / Z_H(x_i)` are interpolated (coset IDFT), the coefficients split into `c` chunks of `n`
+/// (coefficients at index `>= c n` are dropped; they are zero when the constraints hold), and each chunk is
+/// evaluated on `H_n`.
+#[allow(clippy::too_many_arguments)]
+pub fn quotient_host(
+    air: &CompiledAir,
+    log_blowup: usize,
+    main_lde: &RowMajorMatrix,
+    preprocessed_lde: Option<&RowMajorMatrix>,
+    aux_lde: Option<&RowMajorMatrix>,
+    challenges: &LogupChallenges,
+    bus_sum: Ext3,
+    alpha: Ext3,
+) -> RowMajorMatrix {
+    let big_n = main_lde.height();
+    let log_big_n = big_n.trailing_zeros() as usize;
+    let log_n = log_big_n - log_blowup;
+    let n = 1usize << log_n;
+    let b = 1usize << log_blowup;
+    let main = natural(main_lde);
+    let prep = preprocessed_lde.map(natural);
+    let aux = aux_lde.map(natural);
+    let g = coset_shift();
+    let omega_big = domain_generator(log_big_n);
+    let omega_last = domain_generator(log_n).exp_u64(n as u64 - 1);
+    let n_inv = F::from_u64(n as u64).inverse();
+    // Points, Z_H (period B), selector denominators.
+    let mut xs = Vec::with_capacity(big_n);
+    let mut x = g;
+    for _ in 0..big_n {
+        xs.push(x);
+        x *= omega_big;
+    }
+    let g_n = g.exp_u64(n as u64);
+    let omega_b = domain_generator(log_blowup);
+    let zh: Vec<F> = (0..b)
+        .map(|i| g_n * omega_b.exp_u64(i as u64) - F::ONE)
+        .collect();
+    let mut zh_inv = zh.clone();
+    batch_inverse_f(&mut zh_inv);
+    let mut inv_first: Vec<F> = xs.iter().map(|&x| x - F::ONE).collect();
+    batch_inverse_f(&mut inv_first);
+    let mut inv_last: Vec<F> = xs.iter().map(|&x| x - omega_last).collect();
+    batch_inverse_f(&mut inv_last);
+    let empty: [F; 0] = [];
+    let n_ext = air.logup.num_ext_columns();
+    const CHUNK: usize = 1 << 10;
+    let mut q = vec![Ext3::ZERO; big_n];
+    q.par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(ci, out)| {
+            let mut scratch: Vec<F> = Vec::new();
+            let mut aux_local = vec![Ext3::ZERO; n_ext];
+            let mut aux_next = vec![Ext3::ZERO; n_ext];
+            for (k, o) in out.iter_mut().enumerate() {
+                let i = ci * CHUNK + k;
+                let nxt = (i + b) % big_n;
+                let z = zh[i % b];
+                let row = TraceRow {
+                    main: main.row(i),
+                    main_next: main.row(nxt),
+                    prep: prep.as_ref().map_or(&empty[..], |p| p.row(i)),
+                    prep_next: prep.as_ref().map_or(&empty[..], |p| p.row(nxt)),
+                    first: z * n_inv * inv_first[i],
+                    last: omega_last * z * n_inv * inv_last[i],
+                    transition: xs[i] - omega_last,
+                };
+                if let Some(a) = &aux {
+                    let (r, rn) = (a.row(i), a.row(nxt));
+                    for c in 0..n_ext {
+                        aux_local[c] = ext_at(r, c);
+                        aux_next[c] = ext_at(rn, c);
+                    }
+                }
+                let v = air.eval_folded(
+                    &row,
+                    &aux_local,
+                    &aux_next,
+                    challenges,
+                    bus_sum,
+                    alpha,
+                    &mut scratch,
+                );
+                *o = v * zh_inv[i % b];
+            }
+        });
+    let coeffs = coset_idft_ext(&q, g);
+    let chunks = air.num_quotient_chunks;
+    let mut m = vec![F::ZERO; n * 3 * chunks];
+    for j in 0..chunks {
+        for r in 0..n {
+            let c = coeffs.get(j * n + r).copied().unwrap_or(Ext3::ZERO);
+            m[r * 3 * chunks + 3 * j..r * 3 * chunks + 3 * j + 3].copy_from_slice(&c.0);
+        }
+    }
+    dft_batch(RowMajorMatrix::new(m, 3 * chunks))
+}

@@ -1,0 +1,341 @@
+//! The proof and its versioned binary format (hand-written codec; every length is checked against the
+//! remaining bytes before anything is allocated).
+//!
+//! Layout (all integers little-endian; `u32` lengths; a field element is its canonical `u64`, rejected if
+//! `>= p`; an `Ext3` is 3 field elements; a digest is 32 bytes):
+//! ```text
+//! "ZKRV" | version: u16 (= 1)
+//! statement_digest: digest
+//! log_heights: len u32, then u8 each
+//! main_root: digest
+//! aux_root: flag u8 (0 | 1), then digest if 1
+//! bus_sums: len u32, then Ext3 each
+//! quotient_root: digest
+//! opened: len u32 rounds { len u32 matrices { len u32 points { len u32 columns { Ext3 } } } }
+//! pcs.fri_roots: len u32, digests
+//! pcs.final_poly: len u32, Ext3 each
+//! pcs.pow_nonce: u64
+//! pcs.queries: len u32 {
+//!     round_openings: len u32 { rows: len u32 { len u32, field elements } ; siblings: len u32, digests }
+//!     fri_openings:   len u32 { pair: 2 Ext3 ; siblings: len u32, digests }
+//! }
+//! ```
+//! Trailing bytes are an error.
+
+use thiserror::Error;
+
+use crate::field::{f_from_canonical_le_bytes, f_to_le_bytes, Ext3, F};
+use crate::merkle::{Digest, MerkleProof};
+use crate::pcs::{BatchOpening, FriLayerOpening, OpenedValues, PcsProof, QueryProof};
+
+pub const MAGIC: &[u8; 4] = b"ZKRV";
+pub const VERSION: u16 = 1;
+
+/// One proof of one execution (all tables).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Proof {
+    /// Keccak-256 of the statement bytes and the public interactions (see [`crate::prover`]).
+    pub statement_digest: Digest,
+    /// log2 of every table's height, in table order.
+    pub log_heights: Vec<u8>,
+    pub main_root: Digest,
+    /// Present iff some table has bus interactions.
+    pub aux_root: Option<Digest>,
+    /// The bus sum of every table that has interactions, in table order.
+    pub bus_sums: Vec<Ext3>,
+    pub quotient_root: Digest,
+    /// `[round][matrix][point][column]`, rounds in order preprocessed (if any), main, aux (if any),
+    /// quotient.
+    pub opened: OpenedValues,
+    pub pcs: PcsProof,
+}
+
+/// Why bytes are not a proof.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ProofFormatError {
+    #[error("bad magic (not a zkrv proof)")]
+    Magic,
+    #[error("unsupported proof version {0} (expected {VERSION})")]
+    Version(u16),
+    #[error("truncated: needed {needed} bytes at offset {offset}, {remaining} left")]
+    Truncated {
+        offset: usize,
+        needed: usize,
+        remaining: usize,
+    },
+    #[error("length {len} at offset {offset} exceeds what the remaining {remaining} bytes can hold")]
+    Length {
+        offset: usize,
+        len: usize,
+        remaining: usize,
+    },
+    #[error("non-canonical field element at offset {0}")]
+    NonCanonical(usize),
+    #[error("bad flag byte {value} at offset {offset}")]
+    Flag { offset: usize, value: u8 },
+    #[error("{0} trailing bytes")]
+    Trailing(usize),
+}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: usize) {
+        self.0.extend((v as u32).to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend(v.to_le_bytes());
+    }
+    fn f(&mut self, v: F) {
+        self.0.extend(f_to_le_bytes(v));
+    }
+    fn ext(&mut self, v: Ext3) {
+        for c in v.0 {
+            self.f(c);
+        }
+    }
+    fn digest(&mut self, d: &Digest) {
+        self.0.extend(d);
+    }
+    fn exts(&mut self, v: &[Ext3]) {
+        self.u32(v.len());
+        for e in v {
+            self.ext(*e);
+        }
+    }
+    fn digests(&mut self, v: &[Digest]) {
+        self.u32(v.len());
+        for d in v {
+            self.digest(d);
+        }
+    }
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn remaining(&self) -> usize {
+        self.b.len() - self.pos
+    }
+    fn take(&mut self, k: usize) -> Result<&'a [u8], ProofFormatError> {
+        if self.remaining() < k {
+            return Err(ProofFormatError::Truncated {
+                offset: self.pos,
+                needed: k,
+                remaining: self.remaining(),
+            });
+        }
+        let s = &self.b[self.pos..self.pos + k];
+        self.pos += k;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8, ProofFormatError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16, ProofFormatError> {
+        let s = self.take(2)?;
+        Ok(u16::from_le_bytes([s[0], s[1]]))
+    }
+    fn u64(&mut self) -> Result<u64, ProofFormatError> {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(a))
+    }
+    /// A length prefix whose items take at least `min_item_bytes` each: rejected unless the remaining
+    /// bytes can hold that many items.
+    fn len(&mut self, min_item_bytes: usize) -> Result<usize, ProofFormatError> {
+        let offset = self.pos;
+        let s = self.take(4)?;
+        let len = u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize;
+        if len.saturating_mul(min_item_bytes.max(1)) > self.remaining() {
+            return Err(ProofFormatError::Length {
+                offset,
+                len,
+                remaining: self.remaining(),
+            });
+        }
+        Ok(len)
+    }
+    fn f(&mut self) -> Result<F, ProofFormatError> {
+        let offset = self.pos;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(self.take(8)?);
+        f_from_canonical_le_bytes(a).ok_or(ProofFormatError::NonCanonical(offset))
+    }
+    fn ext(&mut self) -> Result<Ext3, ProofFormatError> {
+        Ok(Ext3([self.f()?, self.f()?, self.f()?]))
+    }
+    fn digest(&mut self) -> Result<Digest, ProofFormatError> {
+        let mut d = [0u8; 32];
+        d.copy_from_slice(self.take(32)?);
+        Ok(d)
+    }
+    fn exts(&mut self) -> Result<Vec<Ext3>, ProofFormatError> {
+        let n = self.len(24)?;
+        (0..n).map(|_| self.ext()).collect()
+    }
+    fn digests(&mut self) -> Result<Vec<Digest>, ProofFormatError> {
+        let n = self.len(32)?;
+        (0..n).map(|_| self.digest()).collect()
+    }
+}
+
+impl Proof {
+    /// Serialize (see the module docs for the layout).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut w = Writer(Vec::new());
+        w.0.extend(MAGIC);
+        w.0.extend(VERSION.to_le_bytes());
+        w.digest(&self.statement_digest);
+        w.u32(self.log_heights.len());
+        w.0.extend(&self.log_heights);
+        w.digest(&self.main_root);
+        match &self.aux_root {
+            None => w.u8(0),
+            Some(d) => {
+                w.u8(1);
+                w.digest(d);
+            }
+        }
+        w.exts(&self.bus_sums);
+        w.digest(&self.quotient_root);
+        w.u32(self.opened.len());
+        for round in &self.opened {
+            w.u32(round.len());
+            for mat in round {
+                w.u32(mat.len());
+                for pt in mat {
+                    w.exts(pt);
+                }
+            }
+        }
+        w.digests(&self.pcs.fri_roots);
+        w.exts(&self.pcs.final_poly);
+        w.u64(self.pcs.pow_nonce);
+        w.u32(self.pcs.queries.len());
+        for q in &self.pcs.queries {
+            w.u32(q.round_openings.len());
+            for o in &q.round_openings {
+                w.u32(o.rows.len());
+                for r in &o.rows {
+                    w.u32(r.len());
+                    for &x in r {
+                        w.f(x);
+                    }
+                }
+                w.digests(&o.proof.siblings);
+            }
+            w.u32(q.fri_openings.len());
+            for o in &q.fri_openings {
+                w.ext(o.pair[0]);
+                w.ext(o.pair[1]);
+                w.digests(&o.proof.siblings);
+            }
+        }
+        w.0
+    }
+
+    /// Parse, checking every length against the remaining bytes before allocating. Never panics.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Proof, ProofFormatError> {
+        let mut r = Reader { b: bytes, pos: 0 };
+        if r.take(4)? != MAGIC {
+            return Err(ProofFormatError::Magic);
+        }
+        let v = r.u16()?;
+        if v != VERSION {
+            return Err(ProofFormatError::Version(v));
+        }
+        let statement_digest = r.digest()?;
+        let n = r.len(1)?;
+        let log_heights = r.take(n)?.to_vec();
+        let main_root = r.digest()?;
+        let flag_at = r.pos;
+        let aux_root = match r.u8()? {
+            0 => None,
+            1 => Some(r.digest()?),
+            value => {
+                return Err(ProofFormatError::Flag {
+                    offset: flag_at,
+                    value,
+                })
+            }
+        };
+        let bus_sums = r.exts()?;
+        let quotient_root = r.digest()?;
+        let n_rounds = r.len(4)?;
+        let mut opened = Vec::with_capacity(n_rounds);
+        for _ in 0..n_rounds {
+            let n_mats = r.len(4)?;
+            let mut round = Vec::with_capacity(n_mats);
+            for _ in 0..n_mats {
+                let n_pts = r.len(4)?;
+                let mut mat = Vec::with_capacity(n_pts);
+                for _ in 0..n_pts {
+                    mat.push(r.exts()?);
+                }
+                round.push(mat);
+            }
+            opened.push(round);
+        }
+        let fri_roots = r.digests()?;
+        let final_poly = r.exts()?;
+        let pow_nonce = r.u64()?;
+        let n_queries = r.len(8)?;
+        let mut queries = Vec::with_capacity(n_queries);
+        for _ in 0..n_queries {
+            let n_ro = r.len(8)?;
+            let mut round_openings = Vec::with_capacity(n_ro);
+            for _ in 0..n_ro {
+                let n_rows = r.len(4)?;
+                let mut rows = Vec::with_capacity(n_rows);
+                for _ in 0..n_rows {
+                    let w = r.len(8)?;
+                    rows.push((0..w).map(|_| r.f()).collect::<Result<Vec<F>, _>>()?);
+                }
+                let siblings = r.digests()?;
+                round_openings.push(BatchOpening {
+                    rows,
+                    proof: MerkleProof { siblings },
+                });
+            }
+            let n_fo = r.len(52)?;
+            let mut fri_openings = Vec::with_capacity(n_fo);
+            for _ in 0..n_fo {
+                let pair = [r.ext()?, r.ext()?];
+                let siblings = r.digests()?;
+                fri_openings.push(FriLayerOpening {
+                    pair,
+                    proof: MerkleProof { siblings },
+                });
+            }
+            queries.push(QueryProof {
+                round_openings,
+                fri_openings,
+            });
+        }
+        if r.remaining() != 0 {
+            return Err(ProofFormatError::Trailing(r.remaining()));
+        }
+        Ok(Proof {
+            statement_digest,
+            log_heights,
+            main_root,
+            aux_root,
+            bus_sums,
+            quotient_root,
+            opened,
+            pcs: PcsProof {
+                fri_roots,
+                final_poly,
+                pow_nonce,
+                queries,
+            },
+        })
+    }
+}

@@ -1,0 +1,325 @@
+//! The prover: one proof for all tables of an execution. Protocol steps (docs/stark.md):
+//!
+//! 1. transcript absorbs the statement ([`crate::statement::start_transcript`]);
+//! 2. preprocessed root (if any table has preprocessed columns), main root (all main traces, one
+//!    mixed-height tree);
+//! 3. LogUp challenges `z`, `a`; aux root (all aux traces, one tree); the bus sums;
+//! 4. constraint-folding challenge `alpha`; quotient root (every table's quotient chunks, one tree);
+//! 5. out-of-domain point `zeta`; DEEP + FRI opening of main/aux/preprocessed at `zeta` and `zeta ω_n`
+//!    (per table), quotient chunks at `zeta`.
+
+use thiserror::Error;
+
+use crate::air::{compile_all, Air, AirError};
+use crate::backend::{BackendError, CpuBackend, ProverBackend, TraceInput};
+use crate::check::{check_traces, CheckError};
+use crate::config::StarkConfig;
+use crate::field::Ext3;
+use crate::logup::{
+    max_tuple_len, multiplicity_budget_ok, LogupChallenges, LogupError, PublicInteraction,
+    MAX_LOG_HEIGHT,
+};
+use crate::matrix::RowMajorMatrix;
+use crate::merkle::Digest;
+use crate::poly::domain_generator;
+use crate::proof::Proof;
+use crate::statement::{sample_zeta, start_transcript, statement_digest};
+
+/// Why proving failed (all are caller errors or, for `Check`, an unsatisfied trace).
+#[derive(Debug, Error)]
+pub enum ProveError {
+    #[error(transparent)]
+    Air(#[from] AirError),
+    #[error("{0}")]
+    Shape(String),
+    #[error("table `{table}`: log height {log_height} > max {max}")]
+    HeightTooLarge {
+        table: String,
+        log_height: usize,
+        max: usize,
+    },
+    #[error("total multiplicity bound reaches p: lower heights or log_max_multiplicity")]
+    MultiplicityBudget,
+    #[error("debug check failed: {0}")]
+    Check(#[from] CheckError),
+    #[error(transparent)]
+    Logup(#[from] LogupError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+/// Preprocessed traces and their commitment, built once per program ([`preprocess`]).
+#[derive(Clone, Debug)]
+pub struct PreprocessedData {
+    /// `traces[t]`: `n_t x preprocessed_width_t` (natural order), `None` iff that width is 0.
+    pub traces: Vec<Option<RowMajorMatrix>>,
+    pub commitment: PreprocessedCommitment,
+}
+
+/// What the verifier needs of the preprocessed traces: the root of their commitment and their heights.
+/// The verifier recomputes it with [`preprocess`] from data it trusts (e.g. the program).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PreprocessedCommitment {
+    /// `None` iff no table has preprocessed columns.
+    pub root: Option<Digest>,
+    /// Per table: `Some(log_height)` iff it has preprocessed columns.
+    pub log_heights: Vec<Option<usize>>,
+}
+
+/// Commit the preprocessed traces (`traces[t]` is `Some` iff table `t` has preprocessed columns).
+pub fn preprocess(
+    config: &StarkConfig,
+    airs: &[&dyn Air],
+    traces: Vec<Option<RowMajorMatrix>>,
+) -> Result<PreprocessedData, ProveError> {
+    if traces.len() != airs.len() {
+        return Err(ProveError::Shape(format!(
+            "{} preprocessed entries for {} tables",
+            traces.len(),
+            airs.len()
+        )));
+    }
+    let mut log_heights = Vec::with_capacity(airs.len());
+    let mut inputs = Vec::new();
+    for (air, tr) in airs.iter().zip(&traces) {
+        match (air.preprocessed_width(), tr) {
+            (0, None) => log_heights.push(None),
+            (w, Some(m)) if w > 0 && m.width == w => {
+                let lh = m.log_height().ok_or_else(|| {
+                    ProveError::Shape(format!(
+                        "table `{}`: preprocessed height {} is not a power of two",
+                        air.name(),
+                        m.height()
+                    ))
+                })?;
+                if lh > MAX_LOG_HEIGHT {
+                    return Err(ProveError::HeightTooLarge {
+                        table: air.name().into(),
+                        log_height: lh,
+                        max: MAX_LOG_HEIGHT,
+                    });
+                }
+                log_heights.push(Some(lh));
+                inputs.push(TraceInput::Host(m.clone()));
+            }
+            _ => {
+                return Err(ProveError::Shape(format!(
+                    "table `{}`: preprocessed trace does not match preprocessed width {}",
+                    air.name(),
+                    air.preprocessed_width()
+                )))
+            }
+        }
+    }
+    let root = if inputs.is_empty() {
+        None
+    } else {
+        Some(CpuBackend.commit(inputs, config.fri.log_blowup)?.0)
+    };
+    Ok(PreprocessedData {
+        traces,
+        commitment: PreprocessedCommitment { root, log_heights },
+    })
+}
+
+/// Prove on the CPU. `traces[t]` is table `t`'s `n_t x width_t` main trace (natural order).
+pub fn prove(
+    config: &StarkConfig,
+    airs: &[&dyn Air],
+    preprocessed: &PreprocessedData,
+    traces: Vec<RowMajorMatrix>,
+    public: &[PublicInteraction],
+    statement: &[u8],
+) -> Result<Proof, ProveError> {
+    prove_with(
+        &CpuBackend,
+        config,
+        airs,
+        preprocessed,
+        traces.into_iter().map(TraceInput::Host).collect(),
+        public,
+        statement,
+    )
+}
+
+/// Prove with any backend (see [`ProverBackend`]).
+pub fn prove_with<B: ProverBackend>(
+    backend: &B,
+    config: &StarkConfig,
+    airs: &[&dyn Air],
+    preprocessed: &PreprocessedData,
+    traces: Vec<TraceInput<B::DeviceTrace>>,
+    public: &[PublicInteraction],
+    statement: &[u8],
+) -> Result<Proof, ProveError> {
+    let lb = config.fri.log_blowup;
+    let compiled = compile_all(airs, config.max_constraint_degree())?;
+    if traces.len() != airs.len() || preprocessed.traces.len() != airs.len() {
+        return Err(ProveError::Shape(format!(
+            "{} tables, {} traces, {} preprocessed entries",
+            airs.len(),
+            traces.len(),
+            preprocessed.traces.len()
+        )));
+    }
+
+    // Main commitment (before the transcript: it does not depend on any challenge).
+    let (main_root, main) = backend.commit(traces, lb)?;
+    let dims = backend.trace_dims(&main);
+    let mut log_heights = Vec::with_capacity(airs.len());
+    for (t, air) in compiled.iter().enumerate() {
+        let d = dims[t];
+        if d.width != air.width {
+            return Err(ProveError::Shape(format!(
+                "table `{}`: trace width {} != {}",
+                air.name, d.width, air.width
+            )));
+        }
+        if d.log_height > MAX_LOG_HEIGHT {
+            return Err(ProveError::HeightTooLarge {
+                table: air.name.clone(),
+                log_height: d.log_height,
+                max: MAX_LOG_HEIGHT,
+            });
+        }
+        if let Some(plh) = preprocessed.commitment.log_heights[t] {
+            if plh != d.log_height {
+                return Err(ProveError::Shape(format!(
+                    "table `{}`: trace height 2^{} != preprocessed height 2^{plh}",
+                    air.name, d.log_height
+                )));
+            }
+        }
+        log_heights.push(d.log_height);
+    }
+    let budget: Vec<(usize, usize)> = compiled
+        .iter()
+        .zip(&log_heights)
+        .map(|(a, &lh)| (lh, a.interactions.len()))
+        .collect();
+    if !multiplicity_budget_ok(&budget, public, config.log_max_multiplicity) {
+        return Err(ProveError::MultiplicityBudget);
+    }
+    let host_traces: Vec<_> = (0..airs.len()).map(|t| backend.host_trace(&main, t)).collect();
+    if config.debug_check {
+        let owned: Vec<RowMajorMatrix> = host_traces.iter().map(|c| c.clone().into_owned()).collect();
+        check_traces(
+            &compiled,
+            &owned,
+            &preprocessed.traces,
+            public,
+            config.log_max_multiplicity,
+        )?;
+    }
+
+    let mut transcript = start_transcript(config, &compiled, &log_heights, public, statement);
+
+    // Preprocessed round (committed by this backend; must match the trusted commitment).
+    let prep_tables: Vec<usize> = (0..airs.len())
+        .filter(|&t| preprocessed.traces[t].is_some())
+        .collect();
+    let prep = if prep_tables.is_empty() {
+        None
+    } else {
+        let inputs = prep_tables
+            .iter()
+            .filter_map(|&t| preprocessed.traces[t].clone().map(TraceInput::Host))
+            .collect();
+        let (root, c) = backend.commit(inputs, lb)?;
+        if Some(root) != preprocessed.commitment.root {
+            return Err(ProveError::Shape(
+                "preprocessed traces do not match their commitment".into(),
+            ));
+        }
+        transcript.observe_digest(&root);
+        Some(c)
+    };
+    transcript.observe_digest(&main_root);
+
+    // LogUp.
+    let z = transcript.sample_ext();
+    let a = transcript.sample_ext();
+    let challenges = LogupChallenges::new(z, a, max_tuple_len(&compiled, public));
+    let bus_tables: Vec<usize> = (0..airs.len())
+        .filter(|&t| !compiled[t].interactions.is_empty())
+        .collect();
+    let prep_index = |t: usize| prep_tables.iter().position(|&p| p == t);
+    let mut aux_traces = Vec::with_capacity(bus_tables.len());
+    let mut bus_sums = vec![Ext3::ZERO; airs.len()];
+    for &t in &bus_tables {
+        let prep_trace = preprocessed.traces[t].as_ref();
+        let (aux, sum) = backend.build_aux(
+            &compiled[t],
+            &host_traces[t],
+            prep_trace,
+            &challenges,
+            config.log_max_multiplicity,
+        )?;
+        aux_traces.push(TraceInput::Host(aux));
+        bus_sums[t] = sum;
+    }
+    drop(host_traces);
+    let aux = if bus_tables.is_empty() {
+        None
+    } else {
+        let (root, c) = backend.commit(aux_traces, lb)?;
+        transcript.observe_digest(&root);
+        Some((root, c))
+    };
+    let claimed: Vec<Ext3> = bus_tables.iter().map(|&t| bus_sums[t]).collect();
+    transcript.observe_ext(&claimed);
+
+    // Quotient.
+    let alpha = transcript.sample_ext();
+    let mut quotients = Vec::with_capacity(airs.len());
+    for (t, air) in compiled.iter().enumerate() {
+        let main_lde = backend.host_lde(&main, t);
+        let prep_lde = match (&prep, prep_index(t)) {
+            (Some(c), Some(i)) => Some(backend.host_lde(c, i)),
+            _ => None,
+        };
+        let aux_lde = match (&aux, bus_tables.iter().position(|&b| b == t)) {
+            (Some((_, c)), Some(i)) => Some(backend.host_lde(c, i)),
+            _ => None,
+        };
+        let q = backend.quotient(
+            air,
+            lb,
+            &main_lde,
+            prep_lde.as_deref(),
+            aux_lde.as_deref(),
+            &challenges,
+            bus_sums[t],
+            alpha,
+        );
+        quotients.push(TraceInput::Host(q));
+    }
+    let (quotient_root, quotient) = backend.commit(quotients, lb)?;
+    transcript.observe_digest(&quotient_root);
+
+    // Openings.
+    let zeta = sample_zeta(&mut transcript);
+    let two_points =
+        |t: usize| -> Vec<Ext3> { vec![zeta, zeta * domain_generator(log_heights[t])] };
+    let mut rounds: Vec<(&B::Committed, Vec<Vec<Ext3>>)> = Vec::new();
+    if let Some(c) = &prep {
+        rounds.push((c, prep_tables.iter().map(|&t| two_points(t)).collect()));
+    }
+    rounds.push((&main, (0..airs.len()).map(two_points).collect()));
+    if let Some((_, c)) = &aux {
+        rounds.push((c, bus_tables.iter().map(|&t| two_points(t)).collect()));
+    }
+    rounds.push((&quotient, vec![vec![zeta]; airs.len()]));
+    let (opened, pcs) = backend.open(&config.fri, &rounds, &mut transcript);
+
+    Ok(Proof {
+        statement_digest: statement_digest(statement, public),
+        log_heights: log_heights.iter().map(|&h| h as u8).collect(),
+        main_root,
+        aux_root: aux.as_ref().map(|(r, _)| *r),
+        bus_sums: claimed,
+        quotient_root,
+        opened,
+        pcs,
+    })
+}

@@ -1,0 +1,372 @@
+//! The verifier: replays the prover's transcript (see [`crate::prover`]), checks the constraint identity
+//! `C(zeta) = Z_H(zeta) * sum_j zeta^(j n) q_j(zeta)` per table at the out-of-domain point, the bus balance,
+//! and the DEEP + FRI opening proof. Returns a typed error and never panics on any proof.
+
+use thiserror::Error;
+
+use crate::air::{compile_all, Air, AirError, CompiledAir};
+use crate::config::StarkConfig;
+use crate::field::{Ext3, PrimeCharacteristicRing, F};
+use crate::logup::{
+    max_tuple_len, multiplicity_budget_ok, public_sum, LogupChallenges, PublicInteraction,
+    MAX_LOG_HEIGHT,
+};
+use crate::merkle::MatrixDims;
+use crate::pcs::{self, PcsError, VerifierRound};
+use crate::poly::domain_generator;
+use crate::proof::{Proof, ProofFormatError};
+use crate::prover::PreprocessedCommitment;
+use crate::statement::{sample_zeta, selectors_at, start_transcript, statement_digest};
+use crate::symbolic::LeafValues;
+
+/// Why a proof was rejected.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum VerifyError {
+    #[error("proof format: {0}")]
+    Format(#[from] ProofFormatError),
+    #[error("the proof is for a different statement or public interactions")]
+    Statement,
+    #[error("AIR: {0}")]
+    Air(#[from] AirError),
+    #[error("proof shape does not match the tables: {0}")]
+    ShapeMismatch(String),
+    #[error("table {table}: log height {log_height} out of range [0, {max}]")]
+    HeightOutOfRange {
+        table: String,
+        log_height: usize,
+        max: usize,
+    },
+    #[error("multiplicity bound: the tables' heights allow a bus count to reach p")]
+    MultiplicityBudget,
+    #[error("table `{table}`: constraints at the out-of-domain point do not match the quotient")]
+    OodMismatch { table: String },
+    #[error("buses do not balance (sum of table sums and public contributions is not zero)")]
+    BusImbalance,
+    #[error("proof-of-work nonce is invalid")]
+    Grinding,
+    #[error("opening proof: {0}")]
+    Pcs(PcsError),
+}
+
+/// Leaf values at the out-of-domain point.
+struct OodRow<'a> {
+    main: &'a [Ext3],
+    main_next: &'a [Ext3],
+    prep: &'a [Ext3],
+    prep_next: &'a [Ext3],
+    sel: [Ext3; 3],
+}
+
+impl LeafValues<Ext3> for OodRow<'_> {
+    fn main(&self, col: usize, next: bool) -> Ext3 {
+        if next {
+            self.main_next[col]
+        } else {
+            self.main[col]
+        }
+    }
+    fn preprocessed(&self, col: usize, next: bool) -> Ext3 {
+        if next {
+            self.prep_next[col]
+        } else {
+            self.prep[col]
+        }
+    }
+    fn is_first_row(&self) -> Ext3 {
+        self.sel[0]
+    }
+    fn is_last_row(&self) -> Ext3 {
+        self.sel[1]
+    }
+    fn is_transition(&self) -> Ext3 {
+        self.sel[2]
+    }
+}
+
+/// `sum_k X^k v[3c + k]`: the value of extension column `c` from its 3 opened base-column values.
+fn ext_column(v: &[Ext3], c: usize) -> Ext3 {
+    let x = Ext3([F::ZERO, F::ONE, F::ZERO]);
+    v[3 * c] + x * v[3 * c + 1] + x * x * v[3 * c + 2]
+}
+
+/// Verify serialized proof bytes.
+pub fn verify_bytes(
+    config: &StarkConfig,
+    airs: &[&dyn Air],
+    preprocessed: &PreprocessedCommitment,
+    public: &[PublicInteraction],
+    statement: &[u8],
+    proof_bytes: &[u8],
+) -> Result<(), VerifyError> {
+    let proof = Proof::from_bytes(proof_bytes)?;
+    verify(config, airs, preprocessed, public, statement, &proof)
+}
+
+/// Check that the opened values of one round have the expected shape: `points[m]` points of `widths[m]`
+/// columns per matrix.
+fn check_round_shape(
+    opened: &[Vec<Vec<Ext3>>],
+    widths: &[usize],
+    points: usize,
+    what: &str,
+) -> Result<(), VerifyError> {
+    if opened.len() != widths.len() {
+        return Err(VerifyError::ShapeMismatch(format!(
+            "{what}: {} matrices opened, expected {}",
+            opened.len(),
+            widths.len()
+        )));
+    }
+    for (m, (o, &w)) in opened.iter().zip(widths).enumerate() {
+        if o.len() != points || o.iter().any(|p| p.len() != w) {
+            return Err(VerifyError::ShapeMismatch(format!(
+                "{what}: matrix {m} opened values do not have {points} points x {w} columns"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Verify a proof against the tables, the preprocessed commitment (recomputed by the caller from trusted
+/// data), the public interactions and the statement bytes.
+pub fn verify(
+    config: &StarkConfig,
+    airs: &[&dyn Air],
+    preprocessed: &PreprocessedCommitment,
+    public: &[PublicInteraction],
+    statement: &[u8],
+    proof: &Proof,
+) -> Result<(), VerifyError> {
+    if proof.statement_digest != statement_digest(statement, public) {
+        return Err(VerifyError::Statement);
+    }
+    let lb = config.fri.log_blowup;
+    let compiled: Vec<CompiledAir> = compile_all(airs, config.max_constraint_degree())?;
+    let nt = compiled.len();
+    if proof.log_heights.len() != nt || preprocessed.log_heights.len() != nt {
+        return Err(VerifyError::ShapeMismatch(format!(
+            "{} log heights, {} preprocessed entries for {nt} tables",
+            proof.log_heights.len(),
+            preprocessed.log_heights.len()
+        )));
+    }
+    let log_heights: Vec<usize> = proof.log_heights.iter().map(|&h| h as usize).collect();
+    for (t, air) in compiled.iter().enumerate() {
+        let lh = log_heights[t];
+        if lh > MAX_LOG_HEIGHT {
+            return Err(VerifyError::HeightOutOfRange {
+                table: air.name.clone(),
+                log_height: lh,
+                max: MAX_LOG_HEIGHT,
+            });
+        }
+        match (air.preprocessed_width, preprocessed.log_heights[t]) {
+            (0, None) => {}
+            (w, Some(plh)) if w > 0 && plh == lh => {}
+            _ => {
+                return Err(VerifyError::ShapeMismatch(format!(
+                    "table `{}`: height or preprocessed commitment does not match",
+                    air.name
+                )))
+            }
+        }
+    }
+    let budget: Vec<(usize, usize)> = compiled
+        .iter()
+        .zip(&log_heights)
+        .map(|(a, &lh)| (lh, a.interactions.len()))
+        .collect();
+    if !multiplicity_budget_ok(&budget, public, config.log_max_multiplicity) {
+        return Err(VerifyError::MultiplicityBudget);
+    }
+    let prep_tables: Vec<usize> = (0..nt)
+        .filter(|&t| compiled[t].preprocessed_width > 0)
+        .collect();
+    let bus_tables: Vec<usize> = (0..nt)
+        .filter(|&t| !compiled[t].interactions.is_empty())
+        .collect();
+    if prep_tables.is_empty() != preprocessed.root.is_none() {
+        return Err(VerifyError::ShapeMismatch(
+            "preprocessed root presence".into(),
+        ));
+    }
+    if bus_tables.is_empty() != proof.aux_root.is_none() {
+        return Err(VerifyError::ShapeMismatch("aux root presence".into()));
+    }
+    if proof.bus_sums.len() != bus_tables.len() {
+        return Err(VerifyError::ShapeMismatch(format!(
+            "{} bus sums for {} tables with interactions",
+            proof.bus_sums.len(),
+            bus_tables.len()
+        )));
+    }
+
+    // Transcript replay.
+    let mut transcript = start_transcript(config, &compiled, &log_heights, public, statement);
+    if let Some(root) = &preprocessed.root {
+        transcript.observe_digest(root);
+    }
+    transcript.observe_digest(&proof.main_root);
+    let z = transcript.sample_ext();
+    let a = transcript.sample_ext();
+    let challenges = LogupChallenges::new(z, a, max_tuple_len(&compiled, public));
+    if let Some(root) = &proof.aux_root {
+        transcript.observe_digest(root);
+    }
+    transcript.observe_ext(&proof.bus_sums);
+    let alpha = transcript.sample_ext();
+    transcript.observe_digest(&proof.quotient_root);
+    let zeta = sample_zeta(&mut transcript);
+
+    // Shape of the opened values.
+    let has_prep = !prep_tables.is_empty();
+    let has_aux = !bus_tables.is_empty();
+    let n_rounds = 2 + has_prep as usize + has_aux as usize;
+    if proof.opened.len() != n_rounds {
+        return Err(VerifyError::ShapeMismatch(format!(
+            "{} opened rounds, expected {n_rounds}",
+            proof.opened.len()
+        )));
+    }
+    let mut r = 0;
+    let prep_round = has_prep.then(|| {
+        r += 1;
+        r - 1
+    });
+    let main_round = r;
+    r += 1;
+    let aux_round = has_aux.then(|| {
+        r += 1;
+        r - 1
+    });
+    let quotient_round = r;
+    if let Some(pr) = prep_round {
+        let widths: Vec<usize> = prep_tables
+            .iter()
+            .map(|&t| compiled[t].preprocessed_width)
+            .collect();
+        check_round_shape(&proof.opened[pr], &widths, 2, "preprocessed")?;
+    }
+    let widths: Vec<usize> = compiled.iter().map(|a| a.width).collect();
+    check_round_shape(&proof.opened[main_round], &widths, 2, "main")?;
+    if let Some(ar) = aux_round {
+        let widths: Vec<usize> = bus_tables.iter().map(|&t| compiled[t].aux_width()).collect();
+        check_round_shape(&proof.opened[ar], &widths, 2, "aux")?;
+    }
+    let widths: Vec<usize> = compiled
+        .iter()
+        .map(|a| 3 * a.num_quotient_chunks)
+        .collect();
+    check_round_shape(&proof.opened[quotient_round], &widths, 1, "quotient")?;
+
+    // Out-of-domain check per table.
+    let empty: Vec<Ext3> = Vec::new();
+    let mut scratch = Vec::new();
+    for (t, air) in compiled.iter().enumerate() {
+        let lh = log_heights[t];
+        let table_err = || VerifyError::OodMismatch {
+            table: air.name.clone(),
+        };
+        let (zh, sel) = selectors_at(zeta, lh).ok_or_else(table_err)?;
+        let main = &proof.opened[main_round][t];
+        let (prep, prep_next) = match (prep_round, prep_tables.iter().position(|&p| p == t)) {
+            (Some(pr), Some(i)) => (&proof.opened[pr][i][0], &proof.opened[pr][i][1]),
+            _ => (&empty, &empty),
+        };
+        let (aux_local, aux_next, bus_sum) =
+            match (aux_round, bus_tables.iter().position(|&b| b == t)) {
+                (Some(ar), Some(i)) => {
+                    let o = &proof.opened[ar][i];
+                    let k = air.logup.num_ext_columns();
+                    (
+                        (0..k).map(|c| ext_column(&o[0], c)).collect(),
+                        (0..k).map(|c| ext_column(&o[1], c)).collect(),
+                        proof.bus_sums[i],
+                    )
+                }
+                _ => (Vec::new(), Vec::new(), Ext3::ZERO),
+            };
+        let row = OodRow {
+            main: &main[0],
+            main_next: &main[1],
+            prep,
+            prep_next,
+            sel,
+        };
+        let folded = air.eval_folded(
+            &row,
+            &aux_local,
+            &aux_next,
+            &challenges,
+            bus_sum,
+            alpha,
+            &mut scratch,
+        );
+        let q_open = &proof.opened[quotient_round][t][0];
+        let zeta_n = zeta.pow(1u64 << lh);
+        let mut q = Ext3::ZERO;
+        for j in (0..air.num_quotient_chunks).rev() {
+            q = q * zeta_n + ext_column(q_open, j);
+        }
+        if folded != zh * q {
+            return Err(table_err());
+        }
+    }
+
+    // Bus balance.
+    let public_contribution = public_sum(public, &challenges).map_err(|_| VerifyError::BusImbalance)?;
+    let total: Ext3 = proof.bus_sums.iter().copied().sum::<Ext3>() + public_contribution;
+    if !total.is_zero() {
+        return Err(VerifyError::BusImbalance);
+    }
+
+    // Opening proof.
+    let two_points = |t: usize| -> [Ext3; 2] { [zeta, zeta * domain_generator(log_heights[t])] };
+    let mut rounds: Vec<VerifierRound> = Vec::with_capacity(n_rounds);
+    let mk = |tables: &[usize], width: &dyn Fn(usize) -> usize, opened: &[Vec<Vec<Ext3>>], pts: usize| {
+        tables
+            .iter()
+            .zip(opened)
+            .map(|(&t, o)| {
+                let points = two_points(t);
+                (
+                    MatrixDims {
+                        width: width(t),
+                        log_height: log_heights[t] + lb,
+                    },
+                    (0..pts).map(|p| (points[p], o[p].clone())).collect(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let all: Vec<usize> = (0..nt).collect();
+    if let (Some(root), Some(pr)) = (&preprocessed.root, prep_round) {
+        rounds.push((
+            *root,
+            mk(&prep_tables, &|t| compiled[t].preprocessed_width, &proof.opened[pr], 2),
+        ));
+    }
+    rounds.push((
+        proof.main_root,
+        mk(&all, &|t| compiled[t].width, &proof.opened[main_round], 2),
+    ));
+    if let (Some(root), Some(ar)) = (&proof.aux_root, aux_round) {
+        rounds.push((
+            *root,
+            mk(&bus_tables, &|t| compiled[t].aux_width(), &proof.opened[ar], 2),
+        ));
+    }
+    rounds.push((
+        proof.quotient_root,
+        mk(
+            &all,
+            &|t| 3 * compiled[t].num_quotient_chunks,
+            &proof.opened[quotient_round],
+            1,
+        ),
+    ));
+    pcs::verify(&config.fri, &rounds, &proof.pcs, &mut transcript).map_err(|e| match e {
+        PcsError::Grinding => VerifyError::Grinding,
+        e => VerifyError::Pcs(e),
+    })
+}

@@ -1,0 +1,211 @@
+//! Symbolic degree inference, AIR compilation and the debug checker's messages.
+
+mod proto_common;
+
+use proto_common::*;
+use zkrv_stark::air::{Air, AirBuilder, AirError, CompiledAir};
+use zkrv_stark::check::{check_traces, CheckError, Source};
+use zkrv_stark::field::{PrimeCharacteristicRing, F};
+use zkrv_stark::symbolic::{Expr, Node};
+
+#[test]
+fn degrees_are_inferred() {
+    let a = Expr::Main {
+        col: 0,
+        next: false,
+    };
+    let b = Expr::Main { col: 1, next: true };
+    assert_eq!(Expr::constant(5).degree(), 0);
+    assert_eq!((a.clone() + 3u64).degree(), 1);
+    assert_eq!((a.clone() * b.clone()).degree(), 2);
+    assert_eq!(
+        (Expr::IsTransition * (a.clone() * b.clone() - a.clone())).degree(),
+        3
+    );
+    assert_eq!((-(a.clone() * a.clone() * a.clone()) + b).degree(), 3);
+}
+
+#[test]
+fn compiled_fib_has_expected_degrees_and_layout() {
+    let fib = CompiledAir::new(&FibAir, 5).unwrap();
+    let degs: Vec<(String, usize)> = fib
+        .constraints
+        .iter()
+        .map(|c| (c.name.clone(), c.degree))
+        .collect();
+    assert_eq!(
+        degs,
+        vec![
+            ("first_a".to_string(), 2),
+            ("first_b".to_string(), 2),
+            ("next_a".to_string(), 2),
+            ("next_b".to_string(), 2),
+            ("carry_bool".to_string(), 2),
+            ("carry_cube".to_string(), 3),
+        ]
+    );
+    // Two linear-fingerprint sends (degree 3 together); the third (multiplicity is_last_row, degree 1)
+    // would make degree 4 > cap 3, so it gets its own column.
+    assert_eq!(fib.logup.groups, vec![vec![0, 1], vec![2]]);
+    assert_eq!(fib.aux_width(), 3 * 3);
+    assert_eq!(fib.degree, 3);
+    assert_eq!(fib.num_quotient_chunks, 2);
+    let bytes = CompiledAir::new(&BytesAir, 5).unwrap();
+    assert_eq!(bytes.logup.groups, vec![vec![0]]);
+    assert_eq!(bytes.degree, 2);
+}
+
+#[test]
+fn shared_subexpressions_are_deduplicated() {
+    struct Dup;
+    impl Air for Dup {
+        fn name(&self) -> &str {
+            "dup"
+        }
+        fn width(&self) -> usize {
+            2
+        }
+        fn eval(&self, b: &mut AirBuilder) {
+            let s = b.main(0) + b.main(1);
+            b.assert_zero("c0", s.clone() * s.clone());
+            b.assert_zero("c1", b.main(0) + b.main(1) - 7u64);
+        }
+    }
+    let c = CompiledAir::new(&Dup, 3).unwrap();
+    let adds = c
+        .circuit
+        .nodes
+        .iter()
+        .filter(|n| matches!(n, Node::Add(..)))
+        .count();
+    assert_eq!(
+        adds, 1,
+        "main[0] + main[1] appears once: {:?}",
+        c.circuit.nodes
+    );
+}
+
+#[test]
+fn degree_above_blowup_plus_one_is_rejected() {
+    struct High;
+    impl Air for High {
+        fn name(&self) -> &str {
+            "high"
+        }
+        fn width(&self) -> usize {
+            1
+        }
+        fn eval(&self, b: &mut AirBuilder) {
+            let x = b.main(0);
+            b.assert_zero("ok", x.clone() * x.clone());
+            b.assert_zero("x^4", x.clone() * x.clone() * x.clone() * x);
+        }
+    }
+    assert_eq!(
+        CompiledAir::new(&High, 3).unwrap_err(),
+        AirError::DegreeTooHigh {
+            table: "high".into(),
+            constraint: "x^4".into(),
+            degree: 4,
+            max: 3
+        }
+    );
+    assert!(CompiledAir::new(&High, 5).is_ok());
+}
+
+fn compiled() -> Vec<CompiledAir> {
+    airs()
+        .into_iter()
+        .map(|a| CompiledAir::new(a, 5).unwrap())
+        .collect()
+}
+
+#[test]
+fn checker_accepts_honest_traces() {
+    let fx = fixture(6);
+    check_traces(&compiled(), &fx.traces, &fx.preprocessed, &fx.public, 32).unwrap();
+}
+
+#[test]
+fn checker_names_table_row_and_constraint() {
+    let mut fx = fixture(6);
+    // Row 10, column b: breaks next_b on row 9 (the first row whose constraint sees it).
+    let v = fx.traces[0].row(10)[1];
+    fx.traces[0].row_mut(10)[1] = v + F::ONE;
+    let err = check_traces(&compiled(), &fx.traces, &fx.preprocessed, &fx.public, 32).unwrap_err();
+    match &err {
+        CheckError::Constraint {
+            table,
+            row,
+            constraint,
+            ..
+        } => {
+            assert_eq!(
+                (table.as_str(), *row, constraint.as_str()),
+                ("fib", 9, "next_b")
+            );
+        }
+        e => panic!("unexpected {e}"),
+    }
+    let msg = err.to_string();
+    assert!(
+        msg.contains("`fib` row 9") && msg.contains("`next_b`"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn checker_names_unbalanced_bus_and_tuples() {
+    let mut fx = fixture(6);
+    // One fewer receive of byte 0 in the bytes table.
+    let m = fx.traces[1].row(0)[0];
+    fx.traces[1].row_mut(0)[0] = m - F::ONE;
+    let err = check_traces(&compiled(), &fx.traces, &fx.preprocessed, &fx.public, 32).unwrap_err();
+    match &err {
+        CheckError::BusImbalance {
+            bus,
+            tuple,
+            net,
+            contributions,
+            unbalanced,
+            ..
+        } => {
+            assert_eq!(
+                (*bus, tuple.as_slice(), *net, *unbalanced),
+                (BYTE_BUS, &[0u64][..], 1, 1)
+            );
+            assert!(!contributions.is_empty());
+            assert!(contributions.iter().all(|c| matches!(&c.source,
+                Source::Row { table, .. } if table == "fib" || table == "bytes")));
+        }
+        e => panic!("unexpected {e}"),
+    }
+    println!("{err}");
+
+    // Wrong public output: the output bus is unbalanced on both tuples.
+    let mut fx = fixture(6);
+    fx.public[0].values[0] += F::ONE;
+    let err = check_traces(&compiled(), &fx.traces, &fx.preprocessed, &fx.public, 32).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CheckError::BusImbalance {
+                bus: OUT_BUS,
+                unbalanced: 2,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn checker_enforces_multiplicity_bound() {
+    let mut fx = fixture(6);
+    fx.traces[1].row_mut(3)[0] = F::from_u64(1 << 20);
+    let err = check_traces(&compiled(), &fx.traces, &fx.preprocessed, &fx.public, 16).unwrap_err();
+    assert!(
+        matches!(err, CheckError::Multiplicity { ref table, row: 3, .. } if table == "bytes"),
+        "{err}"
+    );
+}

@@ -1,0 +1,77 @@
+//! End-to-end: the two-table machine (different heights, a preprocessed column, a bus and a public
+//! interaction) proves and verifies, also through the byte format.
+
+mod proto_common;
+
+use proto_common::*;
+use zkrv_stark::air::{Air, AirBuilder};
+use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::{preprocess, prove, verify, verify_bytes, Proof, StarkConfig};
+
+#[test]
+fn fib_and_bytes_prove_and_verify() {
+    let config = StarkConfig {
+        debug_check: true,
+        ..StarkConfig::default()
+    };
+    for log_n in [3usize, 6, 9] {
+        let fx = fixture(log_n);
+        let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
+        let t0 = std::time::Instant::now();
+        let proof = prove(&config, &airs(), &pre, fx.traces.clone(), &fx.public, b"stmt").unwrap();
+        let prove_time = t0.elapsed();
+        let bytes = proof.to_bytes();
+        let t0 = std::time::Instant::now();
+        verify(&config, &airs(), &pre.commitment, &fx.public, b"stmt", &proof).unwrap();
+        println!(
+            "log_n {log_n}: prove {prove_time:?}, verify {:?}, proof {} bytes",
+            t0.elapsed(),
+            bytes.len()
+        );
+        assert_eq!(Proof::from_bytes(&bytes).unwrap(), proof);
+        verify_bytes(&config, &airs(), &pre.commitment, &fx.public, b"stmt", &bytes).unwrap();
+    }
+}
+
+#[test]
+fn proofs_are_deterministic() {
+    let config = StarkConfig::default();
+    let fx = fixture(5);
+    let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
+    let p1 = prove(&config, &airs(), &pre, fx.traces.clone(), &fx.public, b"s").unwrap();
+    let p2 = prove(&config, &airs(), &pre, fx.traces.clone(), &fx.public, b"s").unwrap();
+    assert_eq!(p1.to_bytes(), p2.to_bytes());
+}
+
+/// A table without interactions or preprocessed columns, alone (no aux round, no preprocessed round).
+struct Square;
+impl Air for Square {
+    fn name(&self) -> &str {
+        "square"
+    }
+    fn width(&self) -> usize {
+        2
+    }
+    fn eval(&self, b: &mut AirBuilder) {
+        let (x, y) = (b.main(0), b.main(1));
+        b.assert_zero("y=x^2", y - x.clone() * x);
+    }
+}
+
+#[test]
+fn single_table_without_buses() {
+    let config = StarkConfig::default();
+    let airs: Vec<&dyn Air> = vec![&Square];
+    let n = 16u64;
+    let trace = RowMajorMatrix::new(
+        (0..n)
+            .flat_map(|i| [i, i * i])
+            .map(zkrv_stark::field::F::new)
+            .collect(),
+        2,
+    );
+    let pre = preprocess(&config, &airs, vec![None]).unwrap();
+    let proof = prove(&config, &airs, &pre, vec![trace], &[], b"").unwrap();
+    assert!(proof.aux_root.is_none());
+    verify(&config, &airs, &pre.commitment, &[], b"", &proof).unwrap();
+}
