@@ -1,0 +1,299 @@
+//! Every kind of tampering is rejected with a specific error.
+
+mod proto_common;
+
+use std::borrow::Cow;
+
+use proto_common::*;
+use zkrv_stark::air::CompiledAir;
+use zkrv_stark::backend::{BackendError, CpuBackend, CpuCommitted, ProverBackend, TraceDims, TraceInput};
+use zkrv_stark::check::CheckError;
+use zkrv_stark::field::{Ext3, PrimeCharacteristicRing, F};
+use zkrv_stark::logup::{LogupChallenges, LogupError};
+use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::merkle::Digest;
+use zkrv_stark::pcs::{FriConfig, OpenedValues, PcsError, PcsProof};
+use zkrv_stark::transcript::Transcript;
+use zkrv_stark::{
+    preprocess, prove, prove_with, verify, PreprocessedData, Proof, ProveError, StarkConfig,
+    VerifyError,
+};
+
+const STMT: &[u8] = b"program=fib;exit=0";
+
+struct Setup {
+    config: StarkConfig,
+    fx: Fixture,
+    pre: PreprocessedData,
+}
+
+fn setup() -> Setup {
+    let config = StarkConfig::default();
+    let fx = fixture(5);
+    let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
+    Setup { config, fx, pre }
+}
+
+fn honest(s: &Setup) -> Proof {
+    prove(&s.config, &airs(), &s.pre, s.fx.traces.clone(), &s.fx.public, STMT).unwrap()
+}
+
+fn check(s: &Setup, p: &Proof) -> Result<(), VerifyError> {
+    verify(&s.config, &airs(), &s.pre.commitment, &s.fx.public, STMT, p)
+}
+
+const ONE: Ext3 = Ext3::ONE;
+
+#[test]
+fn honest_proof_verifies() {
+    let s = setup();
+    check(&s, &honest(&s)).unwrap();
+}
+
+#[test]
+fn trace_cell_is_named_by_checker_and_rejected_by_verifier() {
+    let mut s = setup();
+    let v = s.fx.traces[0].row(7)[0];
+    s.fx.traces[0].row_mut(7)[0] = v + F::ONE; // a on row 7: breaks next_a on row 6
+    s.config.debug_check = true;
+    let err = prove(&s.config, &airs(), &s.pre, s.fx.traces.clone(), &s.fx.public, STMT).unwrap_err();
+    match err {
+        ProveError::Check(CheckError::Constraint {
+            table,
+            row,
+            constraint,
+            ..
+        }) => assert_eq!((table.as_str(), row, constraint.as_str()), ("fib", 6, "next_a")),
+        e => panic!("unexpected {e}"),
+    }
+    s.config.debug_check = false;
+    let p = prove(&s.config, &airs(), &s.pre, s.fx.traces.clone(), &s.fx.public, STMT).unwrap();
+    assert_eq!(
+        check(&s, &p),
+        Err(VerifyError::OodMismatch {
+            table: "fib".into()
+        })
+    );
+}
+
+#[test]
+fn multiplicity_is_rejected_as_bus_imbalance() {
+    let mut s = setup();
+    let m = s.fx.traces[1].row(5)[0];
+    s.fx.traces[1].row_mut(5)[0] = m + F::ONE;
+    let p = prove(&s.config, &airs(), &s.pre, s.fx.traces.clone(), &s.fx.public, STMT).unwrap();
+    assert_eq!(check(&s, &p), Err(VerifyError::BusImbalance));
+}
+
+/// A backend that corrupts one aux cell (table `bytes`, row 3, the running sum's c1) after building it.
+struct AuxTamper;
+
+impl ProverBackend for AuxTamper {
+    type DeviceTrace = std::convert::Infallible;
+    type Committed = CpuCommitted;
+    fn commit(
+        &self,
+        traces: Vec<TraceInput<Self::DeviceTrace>>,
+        log_blowup: usize,
+    ) -> Result<(Digest, CpuCommitted), BackendError> {
+        CpuBackend.commit(traces, log_blowup)
+    }
+    fn trace_dims(&self, c: &CpuCommitted) -> Vec<TraceDims> {
+        CpuBackend.trace_dims(c)
+    }
+    fn host_trace<'a>(&self, c: &'a CpuCommitted, i: usize) -> Cow<'a, RowMajorMatrix> {
+        CpuBackend.host_trace(c, i)
+    }
+    fn host_lde<'a>(&self, c: &'a CpuCommitted, i: usize) -> Cow<'a, RowMajorMatrix> {
+        CpuBackend.host_lde(c, i)
+    }
+    fn build_aux(
+        &self,
+        air: &CompiledAir,
+        main: &RowMajorMatrix,
+        prep: Option<&RowMajorMatrix>,
+        ch: &LogupChallenges,
+        bits: u32,
+    ) -> Result<(RowMajorMatrix, Ext3), LogupError> {
+        let (mut aux, sum) = CpuBackend.build_aux(air, main, prep, ch, bits)?;
+        if air.name == "bytes" {
+            let w = aux.width;
+            aux.row_mut(3)[w - 2] += F::ONE;
+        }
+        Ok((aux, sum))
+    }
+    fn open(
+        &self,
+        fri: &FriConfig,
+        rounds: &[(&CpuCommitted, Vec<Vec<Ext3>>)],
+        t: &mut Transcript,
+    ) -> (OpenedValues, PcsProof) {
+        CpuBackend.open(fri, rounds, t)
+    }
+}
+
+#[test]
+fn aux_cell_is_rejected() {
+    let s = setup();
+    let traces = s.fx.traces.iter().cloned().map(TraceInput::Host).collect();
+    let p = prove_with(&AuxTamper, &s.config, &airs(), &s.pre, traces, &s.fx.public, STMT).unwrap();
+    assert_eq!(
+        check(&s, &p),
+        Err(VerifyError::OodMismatch {
+            table: "bytes".into()
+        })
+    );
+}
+
+#[test]
+fn merkle_path_is_rejected() {
+    let s = setup();
+    let mut p = honest(&s);
+    // Round 1 is the main round (round 0 is the preprocessed one).
+    p.pcs.queries[3].round_openings[1].proof.siblings[2][0] ^= 1;
+    assert!(
+        matches!(check(&s, &p), Err(VerifyError::Pcs(PcsError::Merkle { round: 1, query: 3, .. }))),
+        "{:?}",
+        check(&s, &p)
+    );
+    let mut p = honest(&s);
+    p.pcs.queries[0].round_openings[2].rows[0][1] += F::ONE;
+    assert!(matches!(
+        check(&s, &p),
+        Err(VerifyError::Pcs(PcsError::Merkle { round: 2, query: 0, .. }))
+    ));
+}
+
+#[test]
+fn ood_value_is_rejected() {
+    let s = setup();
+    for (round, mat, point, col, table) in [(1, 0, 0, 1, "fib"), (1, 1, 0, 0, "bytes"), (0, 0, 0, 0, "bytes"), (2, 0, 1, 4, "fib"), (3, 1, 0, 2, "bytes")] {
+        let mut p = honest(&s);
+        p.opened[round][mat][point][col] += ONE;
+        assert_eq!(
+            check(&s, &p),
+            Err(VerifyError::OodMismatch { table: table.into() }),
+            "opened[{round}][{mat}][{point}][{col}]"
+        );
+    }
+    // A value no constraint reads (bytes' main column at zeta * omega) is still bound by the opening proof:
+    // the opened values are absorbed before grinding.
+    let mut p = honest(&s);
+    p.opened[1][1][1][0] += ONE;
+    assert_eq!(check(&s, &p), Err(VerifyError::Grinding));
+}
+
+#[test]
+fn bus_sum_is_rejected() {
+    let s = setup();
+    let mut p = honest(&s);
+    // Shift value between the two tables' sums: balance holds, the last-row constraints do not.
+    p.bus_sums[0] += ONE;
+    p.bus_sums[1] -= ONE;
+    assert_eq!(check(&s, &p), Err(VerifyError::OodMismatch { table: "fib".into() }));
+}
+
+#[test]
+fn fri_layer_value_is_rejected() {
+    let s = setup();
+    let mut p = honest(&s);
+    p.pcs.queries[2].fri_openings[1].pair[0] += ONE;
+    let r = check(&s, &p);
+    assert!(
+        matches!(
+            r,
+            Err(VerifyError::Pcs(PcsError::FriMerkle { layer: 1, query: 2, .. }))
+                | Err(VerifyError::Pcs(PcsError::FriFold { layer: 1, query: 2 }))
+        ),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn final_polynomial_is_rejected() {
+    let s = setup();
+    let mut p = honest(&s);
+    p.pcs.final_poly[0] += ONE;
+    // The final polynomial is absorbed before grinding, so the (deterministic) nonce no longer works.
+    assert_eq!(check(&s, &p), Err(VerifyError::Grinding));
+
+    // Without grinding, the query phase catches it: the query indices change, so Merkle openings fail
+    // (or, if they happened to match, the final-polynomial check).
+    let mut s = setup();
+    s.config.fri.query_grinding_bits = 0;
+    let mut p = honest(&s);
+    p.pcs.final_poly[0] += ONE;
+    let r = check(&s, &p);
+    assert!(
+        matches!(
+            r,
+            Err(VerifyError::Pcs(PcsError::Merkle { .. } | PcsError::FinalPoly { .. }))
+        ),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn grinding_nonce_is_rejected() {
+    let s = setup();
+    let mut p = honest(&s);
+    p.pcs.pow_nonce = p.pcs.pow_nonce.wrapping_add(1);
+    assert_eq!(check(&s, &p), Err(VerifyError::Grinding));
+}
+
+#[test]
+fn statement_is_rejected() {
+    let s = setup();
+    let p = honest(&s);
+    assert_eq!(
+        verify(&s.config, &airs(), &s.pre.commitment, &s.fx.public, b"program=fib;exit=1", &p),
+        Err(VerifyError::Statement)
+    );
+    let mut public = s.fx.public.clone();
+    public[0].values[0] += F::ONE;
+    assert_eq!(
+        verify(&s.config, &airs(), &s.pre.commitment, &public, STMT, &p),
+        Err(VerifyError::Statement)
+    );
+    // A proof re-labelled for the other statement still fails (the transcript differs).
+    let mut p2 = p.clone();
+    p2.statement_digest = zkrv_stark::statement::statement_digest(b"program=fib;exit=1", &s.fx.public);
+    assert!(verify(&s.config, &airs(), &s.pre.commitment, &s.fx.public, b"program=fib;exit=1", &p2).is_err());
+}
+
+#[test]
+fn shapes_and_heights_are_rejected() {
+    let s = setup();
+    let mut p = honest(&s);
+    p.log_heights[0] += 1;
+    assert!(matches!(check(&s, &p), Err(VerifyError::OodMismatch { .. }) | Err(VerifyError::Pcs(_))));
+    let mut p = honest(&s);
+    p.log_heights[1] += 1; // bytes has a preprocessed column of fixed height
+    assert!(matches!(check(&s, &p), Err(VerifyError::ShapeMismatch(_))));
+    let mut p = honest(&s);
+    p.log_heights[0] = 200;
+    assert!(matches!(check(&s, &p), Err(VerifyError::HeightOutOfRange { .. })));
+    let mut p = honest(&s);
+    p.opened[1][0][0].pop();
+    assert!(matches!(check(&s, &p), Err(VerifyError::ShapeMismatch(_))));
+    let mut p = honest(&s);
+    p.aux_root = None;
+    assert!(matches!(check(&s, &p), Err(VerifyError::ShapeMismatch(_))));
+    // Wrong preprocessed commitment (e.g. another program).
+    let mut other = s.fx.preprocessed.clone();
+    other[1].as_mut().unwrap().row_mut(0)[0] = F::from_u64(9);
+    let pre2 = preprocess(&s.config, &airs(), other).unwrap();
+    let p = honest(&s);
+    assert!(verify(&s.config, &airs(), &pre2.commitment, &s.fx.public, STMT, &p).is_err());
+}
+
+#[test]
+fn too_tall_tables_are_refused_by_the_prover() {
+    let s = setup();
+    let cfg = StarkConfig {
+        log_max_multiplicity: 60,
+        ..StarkConfig::default()
+    };
+    let err = prove(&cfg, &airs(), &s.pre, s.fx.traces.clone(), &s.fx.public, STMT).unwrap_err();
+    assert!(matches!(err, ProveError::MultiplicityBudget), "{err}");
+}
