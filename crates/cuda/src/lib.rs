@@ -1,1 +1,47 @@
-//! zkrv-cuda (skeleton; see docs/architecture.md).
+//! zkrv-cuda: the CUDA backend of zkrv (docs/gpu.md).
+//!
+//! Kernels live in `kernels/*.cu`, mirroring the CPU modules file for file (`field.cuh` <-> `zkrv_stark::field`,
+//! `poly.cu` <-> `zkrv_stark::poly`, `merkle.cu` <-> `zkrv_stark::merkle`), with launchers in the modules of the
+//! same name. They are compiled at run time by NVRTC for the device's compute capability (CUBIN, cached in
+//! memory and on disk), and `libcuda`/`libnvrtc` are loaded at run time, so `--features cuda` builds and its
+//! tests run (printing skips) on machines without CUDA. Without the `cuda` feature only the error and
+//! statistics types exist and [`Device::new`] returns [`CudaError::NotBuilt`].
+
+pub mod error;
+pub mod stats;
+
+pub use error::CudaError;
+pub use stats::{TraceOrigin, TransferBytes, TransferStats};
+
+#[cfg(feature = "cuda")]
+pub mod commit;
+#[cfg(feature = "cuda")]
+pub mod device;
+#[cfg(feature = "cuda")]
+pub mod field;
+#[cfg(feature = "cuda")]
+pub mod merkle;
+#[cfg(feature = "cuda")]
+pub mod nvrtc;
+#[cfg(feature = "cuda")]
+pub mod poly;
+
+#[cfg(feature = "cuda")]
+pub use commit::{commit_lde, DeviceCommitted, TraceInput};
+#[cfg(feature = "cuda")]
+pub use device::{libcuda_available, Device, DeviceBuffer, PinnedBuffer};
+
+/// Stand-in for the device when the crate is built without the `cuda` feature.
+#[cfg(not(feature = "cuda"))]
+#[derive(Debug)]
+pub struct Device {
+    _private: (),
+}
+
+#[cfg(not(feature = "cuda"))]
+impl Device {
+    /// Always fails: this build has no CUDA support.
+    pub fn new() -> Result<Device, CudaError> {
+        Err(CudaError::NotBuilt)
+    }
+}

@@ -1,0 +1,117 @@
+// Batched NTT / inverse NTT and coset LDE over Goldilocks, mirroring crates/stark/src/poly.rs.
+//
+// Data layout everywhere: a row-major matrix of `n_rows x width` u64 (canonical field elements). An NTT of
+// size n = 2^log_n acts on the rows of each contiguous block of n rows (so `n_rows / n` independent batches),
+// every column independently.
+//
+// The transform is decimation in frequency (Gentleman-Sande): natural-order input, bit-reversed output.
+// Stages are fused in groups of up to `k` stages per launch: a block loads 2^k rows spaced `s` apart (the
+// stride of the group's last stage) times a tile of `tile` consecutive (row, column) cells, runs the k stages
+// in shared memory and writes back to the same cells (so src == dst is allowed).
+//
+// Twiddles: table[h + i] = w_{2h}^i for h = 1, 2, 4, ..., N/2 and 0 <= i < h (table[0] unused), where w_m is
+// the canonical primitive m-th root (Plonky3's two_adic_generator) for the forward table, or its inverse.
+#include "field.cuh"
+
+// table[h + i] = root_{2h}^i; roots[j] = primitive 2^j-th root (j = 0..log_max).
+extern "C" __global__ void twiddles_kernel(u64* table, const u64* roots, u32 log_max) {
+    u64 n = 1ULL << log_max;
+    for (u64 idx = blockIdx.x * (u64)blockDim.x + threadIdx.x; idx < n; idx += (u64)gridDim.x * blockDim.x) {
+        if (idx == 0) {
+            table[0] = 0;
+            continue;
+        }
+        u32 l = 63 - __clzll(idx);  // h = 2^l
+        u64 i = idx - (1ULL << l);
+        table[idx] = gl_pow(roots[l + 1], i);
+    }
+}
+
+// One fused group of k DIF stages. Stage half-sizes (in rows): s * 2^(k-1), ..., s * 2, s (s = 2^log_s).
+// Grid: one block per (segment of 2^k * s rows, tile of `tile` cells of the s * width contiguous cells).
+// blockDim.x must be a multiple of `tile` (tile is a power of two <= blockDim.x).
+// Shared memory: 2^k * tile u64.
+extern "C" __global__ void ntt_dif_group_kernel(const u64* __restrict__ src, u64* dst, const u64* __restrict__ twiddles,
+                                                u32 width, u32 log_s, u32 k, u32 tile) {
+    extern __shared__ u64 sm[];
+    const u64 s = 1ULL << log_s;
+    const u64 span = s * width;  // contiguous cells per row-group
+    const u64 ntiles = (span + tile - 1) / tile;
+    const u64 seg = blockIdx.x / ntiles;
+    const u64 t = blockIdx.x % ntiles;
+    const u32 rows = 1u << k;
+    const u64 base = seg * (s << k) * width;  // first cell of this segment
+    const u32 n_cells = rows * tile;
+
+    for (u32 e = threadIdx.x; e < n_cells; e += blockDim.x) {
+        u32 m = e / tile, c = e % tile;
+        u64 inner = t * tile + c;
+        if (inner < span) sm[e] = gl_canon(src[base + m * span + inner]);
+    }
+    __syncthreads();
+
+    const u32 c = threadIdx.x % tile;
+    const u64 inner = t * tile + c;
+    const bool live = inner < span;
+    const u64 lo = inner / width;  // row offset inside the stride
+    const u32 pairs = (rows >> 1) * tile;
+    for (u32 j = 0; j < k; j++) {
+        const u32 hm = rows >> (j + 1);  // half-size in units of s rows
+        const u64 h = (u64)hm << log_s;
+        if (live) {
+            for (u32 b = threadIdx.x; b < pairs; b += blockDim.x) {
+                u32 p = b / tile;
+                u32 pm = p & (hm - 1);
+                u32 m1 = ((p - pm) << 1) + pm;
+                u32 m2 = m1 + hm;
+                u64 w = twiddles[h + ((u64)pm << log_s) + lo];
+                u64 x = sm[m1 * tile + c], y = sm[m2 * tile + c];
+                sm[m1 * tile + c] = gl_add(x, y);
+                sm[m2 * tile + c] = gl_mul(gl_sub(x, y), w);
+            }
+        }
+        __syncthreads();
+    }
+
+    for (u32 e = threadIdx.x; e < n_cells; e += blockDim.x) {
+        u32 m = e / tile, cc = e % tile;
+        u64 in2 = t * tile + cc;
+        if (in2 < span) dst[base + m * span + in2] = sm[e];
+    }
+}
+
+// dst[batch * n + bitrev(i)] = src[batch * n + i] * scale, per row (n = 2^log_n). src != dst.
+extern "C" __global__ void bitrev_rows_scale_kernel(const u64* __restrict__ src, u64* __restrict__ dst, u32 log_n,
+                                                    u32 width, u64 n_cells, u64 scale) {
+    const u64 n_mask = (1ULL << log_n) - 1;
+    for (u64 e = blockIdx.x * (u64)blockDim.x + threadIdx.x; e < n_cells; e += (u64)gridDim.x * blockDim.x) {
+        u64 row = e / width, col = e % width;
+        u64 r = (row & ~n_mask) | bit_reverse((u32)(row & n_mask), log_n);
+        dst[r * width + col] = gl_mul(gl_canon(src[e]), scale);
+    }
+}
+
+// Coset scatter of the LDE. `coeffs`: n x width, the coefficients c_j of each column in bit-reversed order
+// (row i holds c_{bitrev(i)}), not yet divided by n. Writes `dst`: (n * blowup) x width, chunk a (rows
+// a*n .. a*n + n) holds c_j * shifts[a]^j * n_inv in natural order j, ready for a size-n forward DIF NTT.
+// Grid: (ceil(n / 32), blowup); each block writes 32 consecutive rows of one chunk.
+#define SCATTER_ROWS 32
+extern "C" __global__ void lde_scatter_kernel(const u64* __restrict__ coeffs, u64* __restrict__ dst,
+                                              const u64* __restrict__ shifts, u32 log_n, u32 width, u64 n_inv) {
+    __shared__ u64 factor[SCATTER_ROWS];
+    const u64 n = 1ULL << log_n;
+    const u64 j0 = (u64)blockIdx.x * SCATTER_ROWS;
+    const u32 a = blockIdx.y;
+    if (threadIdx.x < SCATTER_ROWS && j0 + threadIdx.x < n) {
+        factor[threadIdx.x] = gl_mul(gl_pow(shifts[a], j0 + threadIdx.x), n_inv);
+    }
+    __syncthreads();
+    const u32 rows = (u32)min((u64)SCATTER_ROWS, n - j0);
+    const u32 cells = rows * width;
+    for (u32 e = threadIdx.x; e < cells; e += blockDim.x) {
+        u32 r = e / width, col = e % width;
+        u64 j = j0 + r;
+        u64 v = gl_canon(coeffs[(u64)bit_reverse((u32)j, log_n) * width + col]);
+        dst[((u64)a * n + j) * width + col] = gl_mul(v, factor[r]);
+    }
+}

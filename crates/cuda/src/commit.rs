@@ -1,0 +1,196 @@
+//! The commit step on the GPU: traces -> coset LDEs (bit-reversed) -> one mixed-height Merkle tree.
+//!
+//! This is the CUDA side of the prover's "commit a set of traces and their LDEs into one Merkle tree" phase
+//! (docs/gpu.md, "The seam"). A trace comes either from the host ([`TraceInput::Host`], uploaded once) or is
+//! already resident on the device ([`TraceInput::Device`], e.g. built there from the execution record; no
+//! upload). Each trace buffer is dropped as soon as its LDE exists (the LDE is its last consumer here). The LDEs
+//! and every tree level stay on the device; phases not on the GPU yet read host copies explicitly through
+//! [`DeviceCommitted::download_lde`] / [`DeviceCommitted::open`], and every such byte is counted in
+//! [`DeviceCommitted::stats`].
+
+use zkrv_stark::field::F;
+use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::merkle::{Digest, MatrixDims, MerkleProof};
+
+use crate::device::{Device, DeviceBuffer};
+use crate::error::CudaError;
+use crate::merkle::{build_tree, DeviceMerkleTree, MatrixRef};
+use crate::poly::coset_lde_batch;
+use crate::stats::{TraceOrigin, TransferStats};
+
+/// Stage names used in [`TransferStats`].
+pub const STAGE_COMMIT: &str = "commit";
+/// Host copies made for phases that still run on the CPU.
+pub const STAGE_HOST_COPY: &str = "host-copy";
+/// Merkle openings (rows + paths) copied to the host.
+pub const STAGE_OPEN: &str = "open";
+
+/// One trace to commit: `2^log_height x width`, row-major, natural row order (row i at `w_n^i`).
+pub enum TraceInput<'a> {
+    /// A host matrix; uploaded once (counted as host->device bytes).
+    Host {
+        name: String,
+        trace: &'a RowMajorMatrix,
+    },
+    /// A trace already on the device (`data.len() == width << log_height`); not copied.
+    Device {
+        name: String,
+        data: DeviceBuffer<u64>,
+        width: usize,
+        log_height: u32,
+    },
+}
+
+impl TraceInput<'_> {
+    fn name(&self) -> &str {
+        match self {
+            TraceInput::Host { name, .. } | TraceInput::Device { name, .. } => name,
+        }
+    }
+}
+
+/// The LDE of one committed trace, resident on the device: `2^log_height x width` row-major, bit-reversed rows
+/// (row i at `g * w_N^{bitrev(i)}`, N = 2^log_height).
+pub struct DeviceLde {
+    pub name: String,
+    pub data: DeviceBuffer<u64>,
+    pub width: usize,
+    pub log_height: u32,
+}
+
+/// Result of [`commit_lde`]: the root, the device LDEs (commit order) and the device Merkle tree.
+pub struct DeviceCommitted {
+    pub root: Digest,
+    pub ldes: Vec<DeviceLde>,
+    pub tree: DeviceMerkleTree,
+    /// Transfers made so far for this commitment (upload, root, host copies, openings).
+    pub stats: TransferStats,
+}
+
+/// Views a host matrix of field elements as canonical-or-not u64 (the kernels reduce on load).
+fn as_u64(values: &[F]) -> &[u64] {
+    // SAFETY: Goldilocks is #[repr(transparent)] over u64.
+    unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u64, values.len()) }
+}
+
+/// Commits `traces` (commit order) with blowup `2^log_blowup`: LDE each on the device, then build the
+/// mixed-height Merkle tree of the LDEs. Byte-identical to `MerkleTree::new(traces.map(|t| lde_batch(t,
+/// log_blowup)))` on the CPU.
+pub fn commit_lde(
+    dev: &Device,
+    traces: Vec<TraceInput<'_>>,
+    log_blowup: u32,
+) -> Result<DeviceCommitted, CudaError> {
+    if traces.is_empty() {
+        return Err(CudaError::InvalidArgument("commit of no traces".into()));
+    }
+    let mut stats = TransferStats::default();
+    let mut ldes = Vec::with_capacity(traces.len());
+    for t in traces {
+        let name = t.name().to_string();
+        let (d_trace, width, log_n) = match t {
+            TraceInput::Host { trace, .. } => {
+                let log_n = trace.log_height().ok_or_else(|| {
+                    CudaError::InvalidArgument(format!(
+                        "trace {name}: height {} not a power of two",
+                        trace.height()
+                    ))
+                })? as u32;
+                let d = dev.upload(as_u64(&trace.values))?;
+                stats.add_h2d(STAGE_COMMIT, &name, (trace.values.len() * 8) as u64);
+                stats.set_origin(&name, TraceOrigin::Uploaded);
+                (d, trace.width, log_n)
+            }
+            TraceInput::Device {
+                data,
+                width,
+                log_height,
+                ..
+            } => {
+                stats.set_origin(&name, TraceOrigin::Resident);
+                (data, width, log_height)
+            }
+        };
+        let lde = coset_lde_batch(dev, &d_trace, log_n, width, log_blowup)?;
+        drop(d_trace); // last consumer of the trace on the device
+        ldes.push(DeviceLde {
+            name,
+            data: lde,
+            width,
+            log_height: log_n + log_blowup,
+        });
+    }
+    let refs: Vec<MatrixRef<'_>> = ldes
+        .iter()
+        .map(|l| MatrixRef {
+            data: &l.data,
+            width: l.width,
+            log_height: l.log_height,
+        })
+        .collect();
+    let tree = build_tree(dev, &refs)?;
+    let root = tree.root(dev)?;
+    stats.add_d2h(STAGE_COMMIT, "", 32);
+    Ok(DeviceCommitted {
+        root,
+        ldes,
+        tree,
+        stats,
+    })
+}
+
+impl DeviceCommitted {
+    /// Shapes of the committed LDE matrices (commit order), as `zkrv_stark::merkle::verify_batch` wants them.
+    pub fn dims(&self) -> Vec<MatrixDims> {
+        self.ldes
+            .iter()
+            .map(|l| MatrixDims {
+                width: l.width,
+                log_height: l.log_height as usize,
+            })
+            .collect()
+    }
+
+    /// Host copy of LDE `i` (for phases not on the GPU yet; counted under stage "host-copy").
+    pub fn download_lde(&mut self, dev: &Device, i: usize) -> Result<RowMajorMatrix, CudaError> {
+        let l = self
+            .ldes
+            .get(i)
+            .ok_or_else(|| CudaError::InvalidArgument(format!("no LDE {i}")))?;
+        let v = dev.download(&l.data)?;
+        self.stats
+            .add_d2h(STAGE_HOST_COPY, &l.name, (v.len() * 8) as u64);
+        Ok(RowMajorMatrix::new(
+            v.into_iter().map(F::new).collect(),
+            l.width,
+        ))
+    }
+
+    /// Opens leaf `index` like `MerkleTree::open`: the row `index >> (L - log_height)` of each LDE (commit
+    /// order) and the `L` siblings, leaf level first. Copies only those rows and digests (stage "open").
+    pub fn open(
+        &mut self,
+        dev: &Device,
+        index: usize,
+    ) -> Result<(Vec<Vec<F>>, MerkleProof), CudaError> {
+        let big_l = self.tree.log_height;
+        if index >> big_l != 0 {
+            return Err(CudaError::InvalidArgument(format!(
+                "index {index} >= 2^{big_l}"
+            )));
+        }
+        let mut rows = Vec::with_capacity(self.ldes.len());
+        for l in &self.ldes {
+            let r = index >> (big_l - l.log_height);
+            let mut row = vec![0u64; l.width];
+            dev.copy_dtoh(&l.data, r * l.width, &mut row)?;
+            self.stats
+                .add_d2h(STAGE_OPEN, &l.name, (l.width * 8) as u64);
+            rows.push(row.into_iter().map(F::new).collect());
+        }
+        let siblings = self.tree.open(dev, index)?;
+        self.stats
+            .add_d2h(STAGE_OPEN, "", (siblings.len() * 32) as u64);
+        Ok((rows, MerkleProof { siblings }))
+    }
+}

@@ -1,0 +1,216 @@
+//! Launchers for `kernels/merkle.cu`: Keccak-256 row hashing and mixed-height Merkle trees (mirrors
+//! `zkrv_stark::merkle`; layout in docs/architecture.md, "Merkle (mixed heights)").
+//!
+//! A digest is 32 bytes, held on the device as 4 little-endian u64.
+
+use crate::device::{cfg, Device, DeviceBuffer, KArg, Program};
+use crate::error::CudaError;
+
+/// A 32-byte Keccak-256 digest.
+pub type Digest = [u8; 32];
+
+/// One matrix of a commitment, resident on the device: `2^log_height x width` row-major u64.
+#[derive(Clone, Copy, Debug)]
+pub struct MatrixRef<'a> {
+    pub data: &'a DeviceBuffer<u64>,
+    pub width: usize,
+    pub log_height: u32,
+}
+
+/// A Merkle tree on the device. `levels[l]` holds the `2^l` digests of level l (`levels[0]` is the root,
+/// `levels[log_height]` the leaves), each `2^l x 4` u64.
+pub struct DeviceMerkleTree {
+    pub log_height: u32,
+    pub levels: Vec<DeviceBuffer<u64>>,
+}
+
+fn digest_from_lanes(l: &[u64]) -> Digest {
+    let mut d = [0u8; 32];
+    for (k, v) in l.iter().take(4).enumerate() {
+        d[8 * k..8 * k + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    d
+}
+
+impl DeviceMerkleTree {
+    /// The root digest (32 bytes copied device -> host).
+    pub fn root(&self, dev: &Device) -> Result<Digest, CudaError> {
+        let mut l = [0u64; 4];
+        dev.copy_dtoh(&self.levels[0], 0, &mut l)?;
+        Ok(digest_from_lanes(&l))
+    }
+
+    /// Sibling digests of leaf `index` from the leaf level up to level 1 (`log_height` digests, 32 bytes each
+    /// copied device -> host).
+    pub fn open(&self, dev: &Device, index: usize) -> Result<Vec<Digest>, CudaError> {
+        if index >> self.log_height != 0 {
+            return Err(CudaError::InvalidArgument(format!(
+                "leaf {index} of 2^{}",
+                self.log_height
+            )));
+        }
+        let mut path = Vec::with_capacity(self.log_height as usize);
+        for l in (1..=self.log_height).rev() {
+            let i = (index >> (self.log_height - l)) ^ 1;
+            let mut lanes = [0u64; 4];
+            dev.copy_dtoh(&self.levels[l as usize], 4 * i, &mut lanes)?;
+            path.push(digest_from_lanes(&lanes));
+        }
+        Ok(path)
+    }
+
+    /// All digests of level `l`, `2^l` of them.
+    pub fn level(&self, dev: &Device, l: u32) -> Result<Vec<Digest>, CudaError> {
+        let lanes = dev.download(&self.levels[l as usize])?;
+        Ok(lanes.chunks(4).map(digest_from_lanes).collect())
+    }
+}
+
+/// Row hashes of matrices of one height: `out[i] = H(row_i(M_0) || row_i(M_1) || ...)`, `height x 4` u64.
+pub fn hash_rows(dev: &Device, mats: &[MatrixRef<'_>]) -> Result<DeviceBuffer<u64>, CudaError> {
+    let Some(first) = mats.first() else {
+        return Err(CudaError::InvalidArgument(
+            "hash_rows of no matrices".into(),
+        ));
+    };
+    let log_h = first.log_height;
+    let height = 1usize << log_h;
+    for m in mats {
+        if m.log_height != log_h || m.data.len() != m.width << m.log_height {
+            return Err(CudaError::InvalidArgument(format!(
+                "matrix of {} elements is not 2^{} x {} (group height 2^{log_h})",
+                m.data.len(),
+                m.log_height,
+                m.width
+            )));
+        }
+    }
+    let ptrs: Vec<u64> = mats.iter().map(|m| m.data.ptr()).collect();
+    let widths: Vec<u32> = mats.iter().map(|m| m.width as u32).collect();
+    let total: u64 = mats.iter().map(|m| m.width as u64).sum();
+    let d_ptrs = dev.upload(&ptrs)?;
+    let d_widths = dev.upload(&widths)?;
+    let out = dev.alloc::<u64>(4 * height)?;
+    // SAFETY: descriptors describe live buffers of height x width u64 each; out is height x 4.
+    unsafe {
+        dev.launch(
+            Program::Merkle,
+            "hash_rows_kernel",
+            cfg(height.div_ceil(128) as u32, 128, 0),
+            &[
+                KArg::U64(d_ptrs.ptr()),
+                KArg::U64(d_widths.ptr()),
+                KArg::U32(mats.len() as u32),
+                KArg::U64(total),
+                KArg::U64(height as u64),
+                KArg::U64(out.ptr()),
+            ],
+        )?;
+    }
+    Ok(out)
+}
+
+/// Builds the mixed-height Merkle tree of `mats` (commit order; heights any powers of two).
+pub fn build_tree(dev: &Device, mats: &[MatrixRef<'_>]) -> Result<DeviceMerkleTree, CudaError> {
+    let Some(log_max) = mats.iter().map(|m| m.log_height).max() else {
+        return Err(CudaError::InvalidArgument(
+            "Merkle tree of no matrices".into(),
+        ));
+    };
+    let group = |l: u32| {
+        mats.iter()
+            .copied()
+            .filter(|m| m.log_height == l)
+            .collect::<Vec<_>>()
+    };
+    let mut levels: Vec<Option<DeviceBuffer<u64>>> = (0..=log_max).map(|_| None).collect();
+    levels[log_max as usize] = Some(hash_rows(dev, &group(log_max))?);
+    for l in (0..log_max).rev() {
+        let g = group(l);
+        let row_hashes = if g.is_empty() {
+            None
+        } else {
+            Some(hash_rows(dev, &g)?)
+        };
+        let n_parents = 1usize << l;
+        let parents = dev.alloc::<u64>(4 * n_parents)?;
+        let children = levels[l as usize + 1]
+            .as_ref()
+            .ok_or_else(|| CudaError::InvalidArgument("level".into()))?;
+        // SAFETY: children 2 * n_parents digests, row_hashes (if any) n_parents, parents n_parents.
+        unsafe {
+            dev.launch(
+                Program::Merkle,
+                "merkle_level_kernel",
+                cfg(n_parents.div_ceil(128) as u32, 128, 0),
+                &[
+                    KArg::U64(children.ptr()),
+                    KArg::U64(row_hashes.as_ref().map_or(0, |r| r.ptr())),
+                    KArg::U64(parents.ptr()),
+                    KArg::U64(n_parents as u64),
+                ],
+            )?;
+        }
+        levels[l as usize] = Some(parents);
+    }
+    let levels = levels
+        .into_iter()
+        .map(|l| l.ok_or_else(|| CudaError::InvalidArgument("level".into())))
+        .collect::<Result<_, _>>()?;
+    Ok(DeviceMerkleTree {
+        log_height: log_max,
+        levels,
+    })
+}
+
+/// Keccak-256 of byte messages, one GPU thread each (parity tests): returns one digest per message.
+pub fn keccak256_many(dev: &Device, msgs: &[&[u8]]) -> Result<Vec<Digest>, CudaError> {
+    let mut bytes = Vec::new();
+    let mut offsets = vec![0u64];
+    for m in msgs {
+        bytes.extend_from_slice(m);
+        offsets.push(bytes.len() as u64);
+    }
+    let n = msgs.len();
+    let d_bytes = dev.upload(&bytes)?;
+    let d_off = dev.upload(&offsets)?;
+    let out = dev.alloc::<u64>(4 * n.max(1))?;
+    // SAFETY: offsets has n + 1 entries bounding `bytes`; out has 4n u64.
+    unsafe {
+        dev.launch(
+            Program::Merkle,
+            "keccak256_bytes_kernel",
+            cfg((n as u32).div_ceil(64).max(1), 64, 0),
+            &[
+                KArg::U64(d_bytes.ptr()),
+                KArg::U64(d_off.ptr()),
+                KArg::U64(out.ptr()),
+                KArg::U32(n as u32),
+            ],
+        )?;
+    }
+    let lanes = dev.download(&out)?;
+    Ok(lanes.chunks(4).take(n).map(digest_from_lanes).collect())
+}
+
+/// Bench helper: permutes `n_states` Keccak states `iters` times each (`states` is `25 x n_states`).
+pub fn keccak_permute_bench(
+    dev: &Device,
+    states: &DeviceBuffer<u64>,
+    iters: u32,
+) -> Result<(), CudaError> {
+    let n = states.len() / 25;
+    // SAFETY: states holds 25 * n u64.
+    unsafe {
+        dev.launch(
+            Program::Merkle,
+            "keccak_perm_bench_kernel",
+            cfg((n as u32).div_ceil(128).max(1), 128, 0),
+            &[
+                KArg::U64(states.ptr()),
+                KArg::U32(n as u32),
+                KArg::U32(iters),
+            ],
+        )
+    }
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs NVRTC 13.0 from PyPI (about 90 MB, no GPU or CUDA toolkit needed) so that the `kernels_compile` test
+# of zkrv-cuda can compile every kernel for sm_90. Pinned to 13.0: newer NVRTC emits code the H200's driver
+# (580) rejects. Prints the LD_LIBRARY_PATH line to use; with --github-env also appends it to $GITHUB_ENV.
+#
+#   scripts/ci-nvrtc.sh                 # install into ~/.cache/zkrv-nvrtc (or $NVRTC_DIR)
+#   export LD_LIBRARY_PATH=<printed dir>:$LD_LIBRARY_PATH
+#   cargo test -p zkrv-cuda --release --features cuda --test kernels_compile
+set -euo pipefail
+dir="${NVRTC_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/zkrv-nvrtc}"
+python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target "$dir" "nvidia-cuda-nvrtc==13.0.*"
+lib="$dir/nvidia/cu13/lib"
+if [ ! -e "$lib/libnvrtc.so.13" ]; then
+    echo "ci-nvrtc: libnvrtc.so.13 not found under $lib" >&2
+    exit 1
+fi
+echo "export LD_LIBRARY_PATH=$lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+if [ "${1:-}" = "--github-env" ] && [ -n "${GITHUB_ENV:-}" ]; then
+    echo "LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" >> "$GITHUB_ENV"
+fi
