@@ -1,0 +1,174 @@
+//! The proof byte format: round trip, typed errors, and a seeded mutation fuzz of `verify_bytes` (it must
+//! never panic and never accept a changed proof). Set `ZKRV_FUZZ_ITERS` / `ZKRV_FUZZ_SEED` for longer runs.
+
+mod proto_common;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use proto_common::*;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use zkrv_stark::proof::{ProofFormatError, MAGIC};
+use zkrv_stark::{preprocess, prove, verify_bytes, Proof, StarkConfig, VerifyError};
+
+const STMT: &[u8] = b"fuzz";
+
+fn proof_bytes() -> (StarkConfig, Fixture, zkrv_stark::PreprocessedCommitment, Vec<u8>) {
+    let config = StarkConfig::default();
+    let fx = fixture(3);
+    let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
+    let proof = prove(&config, &airs(), &pre, fx.traces.clone(), &fx.public, STMT).unwrap();
+    (config, fx, pre.commitment, proof.to_bytes())
+}
+
+#[test]
+fn round_trip_and_typed_errors() {
+    let (_, _, _, bytes) = proof_bytes();
+    let proof = Proof::from_bytes(&bytes).unwrap();
+    assert_eq!(proof.to_bytes(), bytes);
+    assert_eq!(&bytes[..4], MAGIC);
+
+    let mut b = bytes.clone();
+    b[0] = b'X';
+    assert_eq!(Proof::from_bytes(&b), Err(ProofFormatError::Magic));
+    let mut b = bytes.clone();
+    b[4] = 9;
+    assert_eq!(Proof::from_bytes(&b), Err(ProofFormatError::Version(9)));
+    let mut b = bytes.clone();
+    b.push(0);
+    assert_eq!(Proof::from_bytes(&b), Err(ProofFormatError::Trailing(1)));
+    // Every truncation is an error (sampled prefixes to keep the test fast).
+    for len in (0..bytes.len()).step_by(61) {
+        assert!(Proof::from_bytes(&bytes[..len]).is_err(), "prefix {len}");
+    }
+    // A huge length is rejected before allocating: log_heights length at offset 38.
+    let mut b = bytes.clone();
+    b[38..42].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert!(matches!(
+        Proof::from_bytes(&b),
+        Err(ProofFormatError::Length { offset: 38, .. })
+    ));
+    // Non-canonical field element: the first bus sum coefficient.
+    // Layout: 4 magic + 2 version + 32 digest + 4 len + 2 heights + 32 main root + 1 flag + 32 aux root
+    // + 4 bus-sum count = offset 113.
+    let mut b = bytes.clone();
+    b[113..121].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert_eq!(Proof::from_bytes(&b), Err(ProofFormatError::NonCanonical(113)));
+}
+
+#[derive(Debug)]
+enum Mutation {
+    FlipBits(Vec<(usize, u8)>),
+    SetByte(usize, u8),
+    Truncate(usize),
+    Insert(usize, Vec<u8>),
+    Delete(usize, usize),
+    BigLength(usize, u32),
+    NonCanonical(usize),
+    CopyChunk(usize, usize, usize),
+}
+
+fn random_mutation(rng: &mut StdRng, len: usize) -> Mutation {
+    match rng.gen_range(0..8) {
+        0 => Mutation::FlipBits(
+            (0..rng.gen_range(1..8))
+                .map(|_| (rng.gen_range(0..len), 1u8 << rng.gen_range(0..8)))
+                .collect(),
+        ),
+        1 => Mutation::SetByte(rng.gen_range(0..len), rng.gen()),
+        2 => Mutation::Truncate(rng.gen_range(0..len)),
+        3 => {
+            let k = rng.gen_range(1..64);
+            Mutation::Insert(rng.gen_range(0..len), (0..k).map(|_| rng.gen()).collect())
+        }
+        4 => {
+            let at = rng.gen_range(0..len);
+            Mutation::Delete(at, rng.gen_range(1..64).min(len - at))
+        }
+        5 => {
+            let v = match rng.gen_range(0..4) {
+                0 => u32::MAX,
+                1 => rng.gen_range(0..8),
+                2 => rng.gen_range(0..1 << 20),
+                _ => rng.gen(),
+            };
+            Mutation::BigLength(rng.gen_range(0..len.saturating_sub(4)), v)
+        }
+        6 => Mutation::NonCanonical(rng.gen_range(0..len.saturating_sub(8))),
+        _ => {
+            let from = rng.gen_range(0..len);
+            let to = rng.gen_range(0..len);
+            Mutation::CopyChunk(from, to, rng.gen_range(1..256))
+        }
+    }
+}
+
+fn apply(m: &Mutation, b: &[u8]) -> Vec<u8> {
+    let mut v = b.to_vec();
+    match m {
+        Mutation::FlipBits(bits) => {
+            for &(i, mask) in bits {
+                v[i] ^= mask;
+            }
+        }
+        Mutation::SetByte(i, x) => v[*i] = *x,
+        Mutation::Truncate(n) => v.truncate(*n),
+        Mutation::Insert(at, bytes) => {
+            v.splice(*at..*at, bytes.iter().copied());
+        }
+        Mutation::Delete(at, k) => {
+            v.drain(*at..*at + *k);
+        }
+        Mutation::BigLength(at, x) => v[*at..*at + 4].copy_from_slice(&x.to_le_bytes()),
+        Mutation::NonCanonical(at) => {
+            v[*at..*at + 8].copy_from_slice(&(0xffff_ffff_0000_0001u64 + 5).to_le_bytes())
+        }
+        Mutation::CopyChunk(from, to, k) => {
+            let k = (*k).min(v.len() - from).min(v.len() - to);
+            let chunk = v[*from..*from + k].to_vec();
+            v[*to..*to + k].copy_from_slice(&chunk);
+        }
+    }
+    v
+}
+
+#[test]
+fn mutated_proofs_never_panic_nor_verify() {
+    let iters: usize = std::env::var("ZKRV_FUZZ_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3000);
+    let seed: u64 = std::env::var("ZKRV_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| rand::thread_rng().gen());
+    println!("mutation fuzz: seed {seed}, {iters} iterations (ZKRV_FUZZ_SEED={seed} to replay)");
+    let (config, fx, pre, bytes) = proof_bytes();
+    let original = Proof::from_bytes(&bytes).unwrap();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rejected_format = 0usize;
+    let mut accepted_same = 0usize;
+    let t0 = std::time::Instant::now();
+    for i in 0..iters {
+        let m = random_mutation(&mut rng, bytes.len());
+        let mutated = apply(&m, &bytes);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            verify_bytes(&config, &airs(), &pre, &fx.public, STMT, &mutated)
+        }));
+        match r {
+            Err(_) => panic!("seed {seed} iteration {i}: verify_bytes panicked on {m:?}"),
+            Ok(Err(VerifyError::Format(_))) => rejected_format += 1,
+            Ok(Err(_)) => {}
+            Ok(Ok(())) => {
+                // Only a byte-identical proof (e.g. a bit flipped twice) may verify.
+                let p = Proof::from_bytes(&mutated).unwrap();
+                assert_eq!(p, original, "seed {seed} iteration {i}: mutated proof verified: {m:?}");
+                accepted_same += 1;
+            }
+        }
+    }
+    println!(
+        "{iters} mutants in {:?}: {rejected_format} rejected by the decoder, {accepted_same} unchanged",
+        t0.elapsed()
+    );
+}
