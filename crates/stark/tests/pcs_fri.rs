@@ -170,6 +170,22 @@ fn pcs_tampering_is_rejected() {
     let vr = verifier_rounds(&s, &values);
     check(&cfg, &vr, &proof).unwrap();
 
+    // A different opening point with the same claimed values: the PCS does not observe points (the caller
+    // derives them from the transcript), so the queries are the same and a FRI check fails: round 1's LDE
+    // (height 2^6) is rolled in after the first fold of the 2^7 codeword, so layer 1 catches it.
+    let mut bad = vr.clone();
+    bad[1].1[0].1[0].0 += Ext3::ONE;
+    assert_eq!(
+        check(&cfg, &bad, &proof),
+        Err(PcsError::FriFold { layer: 1, query: 0 })
+    );
+    let mut bad = vr.clone();
+    bad[0].1[1].1[1].0 += Ext3::ONE;
+    assert_eq!(
+        check(&cfg, &bad, &proof),
+        Err(PcsError::FriFold { layer: 0, query: 0 })
+    );
+
     // A claimed opened value: changes the transcript, so the proof-of-work no longer holds.
     let mut bad = vr.clone();
     bad[0].1[1].1[0].1[1] += Ext3::ONE;
@@ -305,4 +321,43 @@ fn pcs_security_formulas() {
         ..cfg.clone()
     };
     assert!(more.provable_security_bits(24, 1000) >= prov);
+}
+
+#[test]
+fn pcs_blowups_empty_point_lists_and_transcript_sync() {
+    let mut rng = StdRng::seed_from_u64(seed() ^ 4);
+    for log_blowup in [1usize, 3] {
+        let cfg = FriConfig {
+            log_blowup,
+            num_queries: 8,
+            query_grinding_bits: 2,
+            log_final_poly_len: 0,
+            log_folding_arity: 1,
+        };
+        // Heights 2^6, 2^1 and 2^0 (a constant column), one matrix without opening points.
+        let traces: Vec<RowMajorMatrix> = [(6usize, 2usize), (1, 3), (0, 1), (4, 2)]
+            .iter()
+            .map(|&(lh, w)| RowMajorMatrix::from_fn(1 << lh, w, |_, _| F::new(rng.gen())))
+            .collect();
+        let tree = MerkleTree::new(traces.iter().map(|t| lde_batch(t, log_blowup)).collect());
+        let z = rand_ext(&mut rng);
+        let points = vec![vec![z, z * z], vec![z], vec![z], vec![]];
+        let mut pt = Transcript::new(b"sync");
+        let (values, proof) = open(&cfg, &[(&tree, points.clone())], &mut pt);
+        // The constant column evaluates to its value everywhere.
+        assert_eq!(values[0][2][0][0], Ext3::from_base(traces[2].values[0]));
+        assert!(values[0][3].is_empty());
+        let mats = tree
+            .dims()
+            .into_iter()
+            .zip(&points)
+            .zip(&values[0])
+            .map(|((d, p), v)| (d, p.iter().copied().zip(v.iter().cloned()).collect()))
+            .collect();
+        let vr: Vec<VerifierRound> = vec![(tree.root(), mats)];
+        let mut vt = Transcript::new(b"sync");
+        verify(&cfg, &vr, &proof, &mut vt).unwrap();
+        // Prover and verifier transcripts end in the same state.
+        assert_eq!(pt.sample_ext(), vt.sample_ext());
+    }
 }
