@@ -267,7 +267,9 @@ jump_all:
     lla t1, 12f
     jalr zero, 0(t1)               /* jalr with rd = x0 */
     li t1, -1
-12: sd t1, 56(a0)
+12: lla t2, 12b
+    sub t1, t1, t2                 /* 0 */
+    sd t1, 56(a0)
     ret
 
 /* void x0_all(uint64_t *out): writes to x0 are discarded; fence executes as a no-op (out[0..6)). */

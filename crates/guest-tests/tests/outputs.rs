@@ -1,0 +1,93 @@
+//! Every prebuilt guest run by zkrv's executor on the inputs of `common::cases`: public output and exit code
+//! must equal the host's own computation (`common::expected`, `common::rv64im_expected`).
+
+mod common;
+
+use common::{cases, expected, load, run};
+
+fn check_guest(name: &str) {
+    let program = load(name);
+    for input in cases(name) {
+        let (want_code, want_out) = expected(name, &input);
+        let exec = run(name, &program, &input);
+        assert_eq!(
+            exec.exit_code,
+            want_code,
+            "{name}: exit code on a {}-byte input",
+            input.len()
+        );
+        assert_eq!(
+            exec.public_output,
+            want_out,
+            "{name}: public output on a {}-byte input (input starts {:02x?})",
+            input.len(),
+            &input[..input.len().min(16)]
+        );
+    }
+}
+
+#[test]
+fn fibonacci_matches_host() {
+    check_guest("fibonacci");
+}
+
+#[test]
+fn exitcode_exits_42_with_output_and_debug_text() {
+    check_guest("exitcode");
+    let exec = run("exitcode", &load("exitcode"), b"");
+    assert_eq!(exec.debug_output, b"exitcode: exiting with 42\n");
+}
+
+#[test]
+fn sort_matches_host() {
+    check_guest("sort");
+}
+
+#[test]
+fn matmul_matches_host() {
+    check_guest("matmul");
+}
+
+#[test]
+fn modexp_matches_num_bigint() {
+    check_guest("modexp");
+}
+
+#[test]
+fn sha256_matches_sha2() {
+    check_guest("sha256");
+}
+
+#[test]
+fn keccak_matches_tiny_keccak() {
+    check_guest("keccak");
+}
+
+/// The 1 MiB input of the executor speed benchmark: right digest, and the guest reads it in large chunks
+/// (few cycles per byte beyond the compression function itself).
+#[test]
+fn sha256_one_mib() {
+    let input: Vec<u8> = (0..1u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let exec = run("sha256", &load("sha256"), &input);
+    assert_eq!(exec.exit_code, 0);
+    assert_eq!(exec.public_output, expected("sha256", &input).1);
+    let per_byte = exec.cycles as f64 / input.len() as f64;
+    println!(
+        "sha256 of 1 MiB: {} cycles ({per_byte:.1} per byte)",
+        exec.cycles
+    );
+    assert!(
+        per_byte < 100.0,
+        "sha256 guest takes {per_byte:.1} cycles per byte"
+    );
+}
+
+#[test]
+fn rv64im_matches_isa_semantics() {
+    let exec = run("rv64im", &load("rv64im"), b"");
+    assert_eq!(exec.exit_code, 0);
+    let (want, known) = common::rv64im_expected();
+    common::assert_masked_eq("rv64im under zkrv", &exec.public_output, &want, &known);
+}
