@@ -252,50 +252,67 @@ fn fold_x(log_n: usize, j: usize) -> F {
 // ---------------------------------------------------------------------------------------------------------
 // Prover
 
-/// Evaluate every column of a bit-reversed LDE (`2^lh` rows, degree `< 2^(lh - log_blowup)`) at `z`.
-fn eval_lde_at(mat: &RowMajorMatrix, lh: usize, log_blowup: usize, z: Ext3) -> Vec<Ext3> {
+/// Barycentric evaluation data for one LDE height and point `z`.
+enum Bary {
+    /// `w_k = s · x_k / (z - x_k)` for the first `n` LDE rows, `s = (z^n - g^n) / (n·g^n)`, so that
+    /// `f(z) = Σ_k w_k f(x_k)`.
+    Weights(Vec<Ext3>),
+    /// `z` equals the point of LDE row `k` (`k < n`).
+    InDomain(usize),
+}
+
+/// Weights for evaluating polynomials of degree `< n = 2^(lh - log_blowup)` at `z` from the first `n` rows of
+/// their bit-reversed LDE, which hold the values on `g·H_n` in bit-reversed order (row `k` at
+/// `x_k = g·ω_n^{bitrev(k)}`).
+fn bary_weights(lh: usize, log_blowup: usize, z: Ext3) -> Bary {
     let log_n = lh - log_blowup;
     let n = 1usize << log_n;
-    let w = mat.width;
     let g = coset_shift();
     let mut xs: Vec<F> = domain_generator(log_n).shifted_powers(g).take(n).collect();
     bit_reverse_slice(&mut xs);
-    // Row k < n holds f(x_k) with x_k = g·ω_n^{bitrev(k)}.
-    let diffs: Vec<Ext3> = xs.iter().map(|&x| z - x).collect();
+    let diffs: Vec<Ext3> = xs.par_iter().map(|&x| z - x).collect();
     let Some(inv) = batch_inverse_ext(&diffs) else {
-        // z is a domain point: return that row.
-        let k = diffs
-            .iter()
-            .position(|d| d.is_zero())
-            .expect("a zero difference exists");
-        return mat.row(k).iter().map(|&v| Ext3::from_base(v)).collect();
+        let k = diffs.iter().position(|d| d.is_zero()).unwrap_or(0);
+        return Bary::InDomain(k);
     };
-    // f(z) = (z^n - g^n)/(n·g^n) · Σ_k f(x_k)·x_k/(z - x_k)
     let gn = g.exp_u64(n as u64);
     let scale = (z.pow(n as u64) - gn) * (F::from_u64(n as u64) * gn).inverse();
-    let sums = (0..n)
-        .into_par_iter()
-        .with_min_len(256)
-        .fold(
-            || vec![Ext3::ZERO; w],
-            |mut acc, k| {
-                let wk = inv[k] * xs[k];
-                for (a, &v) in acc.iter_mut().zip(mat.row(k)) {
-                    *a += wk * v;
-                }
-                acc
-            },
-        )
-        .reduce(
-            || vec![Ext3::ZERO; w],
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
-                    *x += y;
-                }
-                a
-            },
-        );
-    sums.into_iter().map(|s| s * scale).collect()
+    Bary::Weights(
+        inv.par_iter()
+            .zip(&xs)
+            .map(|(&i, &x)| i * (scale * x))
+            .collect(),
+    )
+}
+
+/// `f_c(z)` for every column `c` of `mat` (see [`bary_weights`]).
+fn bary_apply(mat: &RowMajorMatrix, bary: &Bary) -> Vec<Ext3> {
+    let w = mat.width;
+    match bary {
+        Bary::InDomain(k) => mat.row(*k).iter().map(|&v| Ext3::from_base(v)).collect(),
+        Bary::Weights(weights) => (0..weights.len())
+            .into_par_iter()
+            .with_min_len(256)
+            .fold(
+                || vec![Ext3::ZERO; w],
+                |mut acc, k| {
+                    let wk = weights[k];
+                    for (a, &v) in acc.iter_mut().zip(mat.row(k)) {
+                        *a += wk * v;
+                    }
+                    acc
+                },
+            )
+            .reduce(
+                || vec![Ext3::ZERO; w],
+                |mut a, b| {
+                    for (x, y) in a.iter_mut().zip(b) {
+                        *x += y;
+                    }
+                    a
+                },
+            ),
+    }
 }
 
 /// Open the committed `rounds` at the given points and prove it with DEEP-FRI.
@@ -306,7 +323,8 @@ fn eval_lde_at(mat: &RowMajorMatrix, lh: usize, log_blowup: usize, z: Ext3) -> V
 ///
 /// # Panics
 /// On caller errors: `points.len()` differing from the number of matrices, a matrix shorter than the blowup,
-/// `log_folding_arity != 1`, or heights above 2^32.
+/// `log_folding_arity != 1`, heights above 2^32, or an opening point inside an LDE domain `g·H_N` (points must be
+/// sampled out of domain; for a random `Ext3` point this has probability about `N / p^3`).
 pub fn open(
     config: &FriConfig,
     rounds: &[(&MerkleTree, Vec<Vec<Ext3>>)],
@@ -329,20 +347,36 @@ pub fn open(
         }
     }
 
-    // 1. Values.
-    let values: OpenedValues = rounds
+    // 1. Values. Matrices are visited height by height so the barycentric weights of a (height, point)
+    // are computed once and dropped before the next height.
+    let mut values: OpenedValues = rounds
         .iter()
-        .map(|(tree, points)| {
-            tree.matrices()
-                .iter()
-                .zip(points)
-                .map(|(mat, pts)| {
-                    let lh = mat.log_height().expect("checked");
-                    pts.iter().map(|&z| eval_lde_at(mat, lh, lb, z)).collect()
-                })
-                .collect()
-        })
+        .map(|(_, points)| points.iter().map(|p| vec![Vec::new(); p.len()]).collect())
         .collect();
+    let mut mats_by_height: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
+    for (r, (tree, _)) in rounds.iter().enumerate() {
+        for (m, mat) in tree.matrices().iter().enumerate() {
+            let lh = mat.log_height().expect("checked");
+            mats_by_height.entry(lh).or_default().push((r, m));
+        }
+    }
+    for (&lh, list) in &mats_by_height {
+        let mut cache: Vec<(Ext3, Bary)> = Vec::new();
+        for &(r, m) in list {
+            let (tree, points) = &rounds[r];
+            let mat = &tree.matrices()[m];
+            for (p, &z) in points[m].iter().enumerate() {
+                let pos = match cache.iter().position(|(q, _)| *q == z) {
+                    Some(pos) => pos,
+                    None => {
+                        cache.push((z, bary_weights(lh, lb, z)));
+                        cache.len() - 1
+                    }
+                };
+                values[r][m][p] = bary_apply(mat, &cache[pos].1);
+            }
+        }
+    }
     for round in &values {
         for mat in round {
             for pt in mat {
