@@ -85,13 +85,21 @@ impl AirBuilder {
 
     /// Main column `col` at the current row.
     pub fn main(&self, col: usize) -> Expr {
-        assert!(col < self.width, "main column {col} >= width {}", self.width);
+        assert!(
+            col < self.width,
+            "main column {col} >= width {}",
+            self.width
+        );
         Expr::Main { col, next: false }
     }
 
     /// Main column `col` at the next row (cyclic).
     pub fn main_next(&self, col: usize) -> Expr {
-        assert!(col < self.width, "main column {col} >= width {}", self.width);
+        assert!(
+            col < self.width,
+            "main column {col} >= width {}",
+            self.width
+        );
         Expr::Main { col, next: true }
     }
 
@@ -170,7 +178,9 @@ impl AirBuilder {
 /// Errors in an AIR definition (found when compiling it).
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum AirError {
-    #[error("table `{table}`: constraint `{constraint}` has degree {degree} > max {max} (= blowup + 1)")]
+    #[error(
+        "table `{table}`: constraint `{constraint}` has degree {degree} > max {max} (= blowup + 1)"
+    )]
     DegreeTooHigh {
         table: String,
         constraint: String,
@@ -363,7 +373,9 @@ impl CompiledAir {
 
 /// Compile several tables with the same degree bound.
 pub fn compile_all(airs: &[&dyn Air], max_degree: usize) -> Result<Vec<CompiledAir>, AirError> {
-    airs.iter().map(|a| CompiledAir::new(*a, max_degree)).collect()
+    airs.iter()
+        .map(|a| CompiledAir::new(*a, max_degree))
+        .collect()
 }
 
 /// Leaf values on row `row` of a natural-order trace of height n (used by the aux builder and the checker).

@@ -290,44 +290,42 @@ pub fn quotient_host(
     let n_ext = air.logup.num_ext_columns();
     const CHUNK: usize = 1 << 10;
     let mut q = vec![Ext3::ZERO; big_n];
-    q.par_chunks_mut(CHUNK)
-        .enumerate()
-        .for_each(|(ci, out)| {
-            let mut scratch: Vec<F> = Vec::new();
-            let mut aux_local = vec![Ext3::ZERO; n_ext];
-            let mut aux_next = vec![Ext3::ZERO; n_ext];
-            for (k, o) in out.iter_mut().enumerate() {
-                let i = ci * CHUNK + k;
-                let nxt = (i + b) % big_n;
-                let z = zh[i % b];
-                let row = TraceRow {
-                    main: main.row(i),
-                    main_next: main.row(nxt),
-                    prep: prep.as_ref().map_or(&empty[..], |p| p.row(i)),
-                    prep_next: prep.as_ref().map_or(&empty[..], |p| p.row(nxt)),
-                    first: z * n_inv * inv_first[i],
-                    last: omega_last * z * n_inv * inv_last[i],
-                    transition: xs[i] - omega_last,
-                };
-                if let Some(a) = &aux {
-                    let (r, rn) = (a.row(i), a.row(nxt));
-                    for c in 0..n_ext {
-                        aux_local[c] = ext_at(r, c);
-                        aux_next[c] = ext_at(rn, c);
-                    }
+    q.par_chunks_mut(CHUNK).enumerate().for_each(|(ci, out)| {
+        let mut scratch: Vec<F> = Vec::new();
+        let mut aux_local = vec![Ext3::ZERO; n_ext];
+        let mut aux_next = vec![Ext3::ZERO; n_ext];
+        for (k, o) in out.iter_mut().enumerate() {
+            let i = ci * CHUNK + k;
+            let nxt = (i + b) % big_n;
+            let z = zh[i % b];
+            let row = TraceRow {
+                main: main.row(i),
+                main_next: main.row(nxt),
+                prep: prep.as_ref().map_or(&empty[..], |p| p.row(i)),
+                prep_next: prep.as_ref().map_or(&empty[..], |p| p.row(nxt)),
+                first: z * n_inv * inv_first[i],
+                last: omega_last * z * n_inv * inv_last[i],
+                transition: xs[i] - omega_last,
+            };
+            if let Some(a) = &aux {
+                let (r, rn) = (a.row(i), a.row(nxt));
+                for c in 0..n_ext {
+                    aux_local[c] = ext_at(r, c);
+                    aux_next[c] = ext_at(rn, c);
                 }
-                let v = air.eval_folded(
-                    &row,
-                    &aux_local,
-                    &aux_next,
-                    challenges,
-                    bus_sum,
-                    alpha,
-                    &mut scratch,
-                );
-                *o = v * zh_inv[i % b];
             }
-        });
+            let v = air.eval_folded(
+                &row,
+                &aux_local,
+                &aux_next,
+                challenges,
+                bus_sum,
+                alpha,
+                &mut scratch,
+            );
+            *o = v * zh_inv[i % b];
+        }
+    });
     let coeffs = coset_idft_ext(&q, g);
     let chunks = air.num_quotient_chunks;
     let mut m = vec![F::ZERO; n * 3 * chunks];

@@ -340,6 +340,9 @@ pub fn with_trace_rows<R: Send>(
         .collect()
 }
 
+/// Per row: fingerprints and signed multiplicities, or `(interaction, value)` of an out-of-range multiplicity.
+type RowInteractions = Result<(Vec<Ext3>, Vec<F>), (usize, u64)>;
+
 /// Build a table's aux trace: `n x aux_width` base columns (natural order), and its bus sum (the last
 /// running-sum value). `main` is the `n x width` trace, `prep` the preprocessed trace if any.
 pub fn build_aux_trace(
@@ -358,25 +361,26 @@ pub fn build_aux_trace(
     }
     // Per row: fingerprints and signed multiplicities (k each), or the first offending multiplicity.
     let bound = 1u64 << log_max_multiplicity;
-    let rows: Vec<Result<(Vec<Ext3>, Vec<F>), (usize, u64)>> = with_trace_rows(main, prep, |_, row| {
-        let mut nodes = Vec::new();
-        air.circuit.eval(row, &mut nodes);
-        let mut fps = Vec::with_capacity(k);
-        let mut ms = Vec::with_capacity(k);
-        for (idx, it) in air.interactions.iter().enumerate() {
-            let m = nodes[it.multiplicity as usize];
-            let mv = m.as_canonical_u64();
-            if mv >= bound {
-                return Err((idx, mv));
+    let rows: Vec<RowInteractions> =
+        with_trace_rows(main, prep, |_, row| {
+            let mut nodes = Vec::new();
+            air.circuit.eval(row, &mut nodes);
+            let mut fps = Vec::with_capacity(k);
+            let mut ms = Vec::with_capacity(k);
+            for (idx, it) in air.interactions.iter().enumerate() {
+                let m = nodes[it.multiplicity as usize];
+                let mv = m.as_canonical_u64();
+                if mv >= bound {
+                    return Err((idx, mv));
+                }
+                fps.push(ch.fingerprint(it.bus, it.values.iter().map(|&v| nodes[v as usize])));
+                ms.push(match it.direction {
+                    Direction::Send => m,
+                    Direction::Receive => -m,
+                });
             }
-            fps.push(ch.fingerprint(it.bus, it.values.iter().map(|&v| nodes[v as usize])));
-            ms.push(match it.direction {
-                Direction::Send => m,
-                Direction::Receive => -m,
-            });
-        }
-        Ok((fps, ms))
-    });
+            Ok((fps, ms))
+        });
     let mut fps = Vec::with_capacity(n * k);
     let mut ms = Vec::with_capacity(n * k);
     for (row, r) in rows.into_iter().enumerate() {
@@ -405,18 +409,12 @@ pub fn build_aux_trace(
         });
     }
     let mut values = vec![F::ZERO; n * w];
-    values
-        .par_chunks_mut(w)
-        .enumerate()
-        .for_each(|(i, out)| {
-            for (c, group) in air.logup.groups.iter().enumerate() {
-                let t: Ext3 = group
-                    .iter()
-                    .map(|&j| fps[i * k + j] * ms[i * k + j])
-                    .sum();
-                out[3 * c..3 * c + 3].copy_from_slice(&t.0);
-            }
-        });
+    values.par_chunks_mut(w).enumerate().for_each(|(i, out)| {
+        for (c, group) in air.logup.groups.iter().enumerate() {
+            let t: Ext3 = group.iter().map(|&j| fps[i * k + j] * ms[i * k + j]).sum();
+            out[3 * c..3 * c + 3].copy_from_slice(&t.0);
+        }
+    });
     // Running sum (sequential prefix over rows).
     let mut s = Ext3::ZERO;
     for i in 0..n {
@@ -442,8 +440,9 @@ pub fn public_sum(public: &[PublicInteraction], ch: &LogupChallenges) -> Result<
     Ok(sum)
 }
 
-/// The no-wrap condition: `sum_t 2^log_height_t * n_interactions_t * 2^log_max_multiplicity
-/// + sum_public m < p`, computed without overflow. `tables` lists `(log_height, n_interactions)`.
+/// The no-wrap condition: every height is at most `2^MAX_LOG_HEIGHT`, every public multiplicity is below
+/// `2^log_max_multiplicity`, and `sum_t 2^log_height_t * n_interactions_t * 2^log_max_multiplicity
+/// + sum_public m < p` (computed without overflow). `tables` lists `(log_height, n_interactions)`.
 pub fn multiplicity_budget_ok(
     tables: &[(usize, usize)],
     public: &[PublicInteraction],
@@ -457,7 +456,11 @@ pub fn multiplicity_budget_ok(
         total += ((k as u128) << log_h) << log_max_multiplicity;
     }
     for p in public {
-        total += p.multiplicity.as_canonical_u64() as u128;
+        let m = p.multiplicity.as_canonical_u64();
+        if m >> log_max_multiplicity != 0 {
+            return false;
+        }
+        total += m as u128;
     }
     total < P as u128
 }

@@ -63,7 +63,9 @@ pub enum ProofFormatError {
         needed: usize,
         remaining: usize,
     },
-    #[error("length {len} at offset {offset} exceeds what the remaining {remaining} bytes can hold")]
+    #[error(
+        "length {len} at offset {offset} exceeds what the remaining {remaining} bytes can hold"
+    )]
     Length {
         offset: usize,
         len: usize,

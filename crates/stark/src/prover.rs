@@ -200,9 +200,12 @@ pub fn prove_with<B: ProverBackend>(
     if !multiplicity_budget_ok(&budget, public, config.log_max_multiplicity) {
         return Err(ProveError::MultiplicityBudget);
     }
-    let host_traces: Vec<_> = (0..airs.len()).map(|t| backend.host_trace(&main, t)).collect();
+    let host_traces: Vec<_> = (0..airs.len())
+        .map(|t| backend.host_trace(&main, t))
+        .collect();
     if config.debug_check {
-        let owned: Vec<RowMajorMatrix> = host_traces.iter().map(|c| c.clone().into_owned()).collect();
+        let owned: Vec<RowMajorMatrix> =
+            host_traces.iter().map(|c| c.clone().into_owned()).collect();
         check_traces(
             &compiled,
             &owned,

@@ -33,9 +33,15 @@ pub enum Expr {
     /// A base-field constant.
     Const(F),
     /// Main trace column `col`, at the current row (`next = false`) or the next row (`next = true`).
-    Main { col: usize, next: bool },
+    Main {
+        col: usize,
+        next: bool,
+    },
     /// Preprocessed column `col`, current or next row.
-    Preprocessed { col: usize, next: bool },
+    Preprocessed {
+        col: usize,
+        next: bool,
+    },
     /// L_0: 1 on the first row, 0 on the others.
     IsFirstRow,
     /// L_{n-1}: 1 on the last row, 0 on the others.
@@ -167,8 +173,14 @@ impl Neg for &Expr {
 pub enum Node {
     /// Constant, canonical value.
     Const(u64),
-    Main { col: usize, next: bool },
-    Preprocessed { col: usize, next: bool },
+    Main {
+        col: usize,
+        next: bool,
+    },
+    Preprocessed {
+        col: usize,
+        next: bool,
+    },
     IsFirstRow,
     IsLastRow,
     IsTransition,

@@ -250,13 +250,13 @@ pub fn verify(
     let widths: Vec<usize> = compiled.iter().map(|a| a.width).collect();
     check_round_shape(&proof.opened[main_round], &widths, 2, "main")?;
     if let Some(ar) = aux_round {
-        let widths: Vec<usize> = bus_tables.iter().map(|&t| compiled[t].aux_width()).collect();
+        let widths: Vec<usize> = bus_tables
+            .iter()
+            .map(|&t| compiled[t].aux_width())
+            .collect();
         check_round_shape(&proof.opened[ar], &widths, 2, "aux")?;
     }
-    let widths: Vec<usize> = compiled
-        .iter()
-        .map(|a| 3 * a.num_quotient_chunks)
-        .collect();
+    let widths: Vec<usize> = compiled.iter().map(|a| 3 * a.num_quotient_chunks).collect();
     check_round_shape(&proof.opened[quotient_round], &widths, 1, "quotient")?;
 
     // Out-of-domain check per table.
@@ -314,7 +314,8 @@ pub fn verify(
     }
 
     // Bus balance.
-    let public_contribution = public_sum(public, &challenges).map_err(|_| VerifyError::BusImbalance)?;
+    let public_contribution =
+        public_sum(public, &challenges).map_err(|_| VerifyError::BusImbalance)?;
     let total: Ext3 = proof.bus_sums.iter().copied().sum::<Ext3>() + public_contribution;
     if !total.is_zero() {
         return Err(VerifyError::BusImbalance);
@@ -323,7 +324,10 @@ pub fn verify(
     // Opening proof.
     let two_points = |t: usize| -> [Ext3; 2] { [zeta, zeta * domain_generator(log_heights[t])] };
     let mut rounds: Vec<VerifierRound> = Vec::with_capacity(n_rounds);
-    let mk = |tables: &[usize], width: &dyn Fn(usize) -> usize, opened: &[Vec<Vec<Ext3>>], pts: usize| {
+    let mk = |tables: &[usize],
+              width: &dyn Fn(usize) -> usize,
+              opened: &[Vec<Vec<Ext3>>],
+              pts: usize| {
         tables
             .iter()
             .zip(opened)
@@ -343,7 +347,12 @@ pub fn verify(
     if let (Some(root), Some(pr)) = (&preprocessed.root, prep_round) {
         rounds.push((
             *root,
-            mk(&prep_tables, &|t| compiled[t].preprocessed_width, &proof.opened[pr], 2),
+            mk(
+                &prep_tables,
+                &|t| compiled[t].preprocessed_width,
+                &proof.opened[pr],
+                2,
+            ),
         ));
     }
     rounds.push((
@@ -353,7 +362,12 @@ pub fn verify(
     if let (Some(root), Some(ar)) = (&proof.aux_root, aux_round) {
         rounds.push((
             *root,
-            mk(&bus_tables, &|t| compiled[t].aux_width(), &proof.opened[ar], 2),
+            mk(
+                &bus_tables,
+                &|t| compiled[t].aux_width(),
+                &proof.opened[ar],
+                2,
+            ),
         ));
     }
     rounds.push((

@@ -13,7 +13,12 @@ use zkrv_stark::{preprocess, prove, verify_bytes, Proof, StarkConfig, VerifyErro
 
 const STMT: &[u8] = b"fuzz";
 
-fn proof_bytes() -> (StarkConfig, Fixture, zkrv_stark::PreprocessedCommitment, Vec<u8>) {
+fn proof_bytes() -> (
+    StarkConfig,
+    Fixture,
+    zkrv_stark::PreprocessedCommitment,
+    Vec<u8>,
+) {
     let config = StarkConfig::default();
     let fx = fixture(3);
     let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
@@ -53,7 +58,10 @@ fn round_trip_and_typed_errors() {
     // + 4 bus-sum count = offset 113.
     let mut b = bytes.clone();
     b[113..121].copy_from_slice(&u64::MAX.to_le_bytes());
-    assert_eq!(Proof::from_bytes(&b), Err(ProofFormatError::NonCanonical(113)));
+    assert_eq!(
+        Proof::from_bytes(&b),
+        Err(ProofFormatError::NonCanonical(113))
+    );
 }
 
 #[derive(Debug)]
@@ -162,7 +170,10 @@ fn mutated_proofs_never_panic_nor_verify() {
             Ok(Ok(())) => {
                 // Only a byte-identical proof (e.g. a bit flipped twice) may verify.
                 let p = Proof::from_bytes(&mutated).unwrap();
-                assert_eq!(p, original, "seed {seed} iteration {i}: mutated proof verified: {m:?}");
+                assert_eq!(
+                    p, original,
+                    "seed {seed} iteration {i}: mutated proof verified: {m:?}"
+                );
                 accepted_same += 1;
             }
         }

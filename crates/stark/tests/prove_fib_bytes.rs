@@ -18,18 +18,42 @@ fn fib_and_bytes_prove_and_verify() {
         let fx = fixture(log_n);
         let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
         let t0 = std::time::Instant::now();
-        let proof = prove(&config, &airs(), &pre, fx.traces.clone(), &fx.public, b"stmt").unwrap();
+        let proof = prove(
+            &config,
+            &airs(),
+            &pre,
+            fx.traces.clone(),
+            &fx.public,
+            b"stmt",
+        )
+        .unwrap();
         let prove_time = t0.elapsed();
         let bytes = proof.to_bytes();
         let t0 = std::time::Instant::now();
-        verify(&config, &airs(), &pre.commitment, &fx.public, b"stmt", &proof).unwrap();
+        verify(
+            &config,
+            &airs(),
+            &pre.commitment,
+            &fx.public,
+            b"stmt",
+            &proof,
+        )
+        .unwrap();
         println!(
             "log_n {log_n}: prove {prove_time:?}, verify {:?}, proof {} bytes",
             t0.elapsed(),
             bytes.len()
         );
         assert_eq!(Proof::from_bytes(&bytes).unwrap(), proof);
-        verify_bytes(&config, &airs(), &pre.commitment, &fx.public, b"stmt", &bytes).unwrap();
+        verify_bytes(
+            &config,
+            &airs(),
+            &pre.commitment,
+            &fx.public,
+            b"stmt",
+            &bytes,
+        )
+        .unwrap();
     }
 }
 
@@ -74,4 +98,19 @@ fn single_table_without_buses() {
     let proof = prove(&config, &airs, &pre, vec![trace], &[], b"").unwrap();
     assert!(proof.aux_root.is_none());
     verify(&config, &airs, &pre.commitment, &[], b"", &proof).unwrap();
+}
+
+#[test]
+fn default_config_security() {
+    let config = StarkConfig::default();
+    assert_eq!(config.max_constraint_degree(), 5);
+    for (log_h, cols) in [(20usize, 200usize), (22, 1000), (26, 4000)] {
+        let r = config.security_report(log_h, cols);
+        println!("{r}");
+        assert!(r.conjectured_bits >= 100.0, "{r}");
+        assert!(
+            r.provable_bits > 0.0 && r.provable_bits <= r.conjectured_bits + 1e-9,
+            "{r}"
+        );
+    }
 }

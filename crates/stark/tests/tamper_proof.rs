@@ -6,7 +6,9 @@ use std::borrow::Cow;
 
 use proto_common::*;
 use zkrv_stark::air::CompiledAir;
-use zkrv_stark::backend::{BackendError, CpuBackend, CpuCommitted, ProverBackend, TraceDims, TraceInput};
+use zkrv_stark::backend::{
+    BackendError, CpuBackend, CpuCommitted, ProverBackend, TraceDims, TraceInput,
+};
 use zkrv_stark::check::CheckError;
 use zkrv_stark::field::{Ext3, PrimeCharacteristicRing, F};
 use zkrv_stark::logup::{LogupChallenges, LogupError};
@@ -35,7 +37,15 @@ fn setup() -> Setup {
 }
 
 fn honest(s: &Setup) -> Proof {
-    prove(&s.config, &airs(), &s.pre, s.fx.traces.clone(), &s.fx.public, STMT).unwrap()
+    prove(
+        &s.config,
+        &airs(),
+        &s.pre,
+        s.fx.traces.clone(),
+        &s.fx.public,
+        STMT,
+    )
+    .unwrap()
 }
 
 fn check(s: &Setup, p: &Proof) -> Result<(), VerifyError> {
@@ -56,18 +66,37 @@ fn trace_cell_is_named_by_checker_and_rejected_by_verifier() {
     let v = s.fx.traces[0].row(7)[0];
     s.fx.traces[0].row_mut(7)[0] = v + F::ONE; // a on row 7: breaks next_a on row 6
     s.config.debug_check = true;
-    let err = prove(&s.config, &airs(), &s.pre, s.fx.traces.clone(), &s.fx.public, STMT).unwrap_err();
+    let err = prove(
+        &s.config,
+        &airs(),
+        &s.pre,
+        s.fx.traces.clone(),
+        &s.fx.public,
+        STMT,
+    )
+    .unwrap_err();
     match err {
         ProveError::Check(CheckError::Constraint {
             table,
             row,
             constraint,
             ..
-        }) => assert_eq!((table.as_str(), row, constraint.as_str()), ("fib", 6, "next_a")),
+        }) => assert_eq!(
+            (table.as_str(), row, constraint.as_str()),
+            ("fib", 6, "next_a")
+        ),
         e => panic!("unexpected {e}"),
     }
     s.config.debug_check = false;
-    let p = prove(&s.config, &airs(), &s.pre, s.fx.traces.clone(), &s.fx.public, STMT).unwrap();
+    let p = prove(
+        &s.config,
+        &airs(),
+        &s.pre,
+        s.fx.traces.clone(),
+        &s.fx.public,
+        STMT,
+    )
+    .unwrap();
     assert_eq!(
         check(&s, &p),
         Err(VerifyError::OodMismatch {
@@ -81,7 +110,15 @@ fn multiplicity_is_rejected_as_bus_imbalance() {
     let mut s = setup();
     let m = s.fx.traces[1].row(5)[0];
     s.fx.traces[1].row_mut(5)[0] = m + F::ONE;
-    let p = prove(&s.config, &airs(), &s.pre, s.fx.traces.clone(), &s.fx.public, STMT).unwrap();
+    let p = prove(
+        &s.config,
+        &airs(),
+        &s.pre,
+        s.fx.traces.clone(),
+        &s.fx.public,
+        STMT,
+    )
+    .unwrap();
     assert_eq!(check(&s, &p), Err(VerifyError::BusImbalance));
 }
 
@@ -136,7 +173,16 @@ impl ProverBackend for AuxTamper {
 fn aux_cell_is_rejected() {
     let s = setup();
     let traces = s.fx.traces.iter().cloned().map(TraceInput::Host).collect();
-    let p = prove_with(&AuxTamper, &s.config, &airs(), &s.pre, traces, &s.fx.public, STMT).unwrap();
+    let p = prove_with(
+        &AuxTamper,
+        &s.config,
+        &airs(),
+        &s.pre,
+        traces,
+        &s.fx.public,
+        STMT,
+    )
+    .unwrap();
     assert_eq!(
         check(&s, &p),
         Err(VerifyError::OodMismatch {
@@ -152,7 +198,14 @@ fn merkle_path_is_rejected() {
     // Round 1 is the main round (round 0 is the preprocessed one).
     p.pcs.queries[3].round_openings[1].proof.siblings[2][0] ^= 1;
     assert!(
-        matches!(check(&s, &p), Err(VerifyError::Pcs(PcsError::Merkle { round: 1, query: 3, .. }))),
+        matches!(
+            check(&s, &p),
+            Err(VerifyError::Pcs(PcsError::Merkle {
+                round: 1,
+                query: 3,
+                ..
+            }))
+        ),
         "{:?}",
         check(&s, &p)
     );
@@ -160,19 +213,31 @@ fn merkle_path_is_rejected() {
     p.pcs.queries[0].round_openings[2].rows[0][1] += F::ONE;
     assert!(matches!(
         check(&s, &p),
-        Err(VerifyError::Pcs(PcsError::Merkle { round: 2, query: 0, .. }))
+        Err(VerifyError::Pcs(PcsError::Merkle {
+            round: 2,
+            query: 0,
+            ..
+        }))
     ));
 }
 
 #[test]
 fn ood_value_is_rejected() {
     let s = setup();
-    for (round, mat, point, col, table) in [(1, 0, 0, 1, "fib"), (1, 1, 0, 0, "bytes"), (0, 0, 0, 0, "bytes"), (2, 0, 1, 4, "fib"), (3, 1, 0, 2, "bytes")] {
+    for (round, mat, point, col, table) in [
+        (1, 0, 0, 1, "fib"),
+        (1, 1, 0, 0, "bytes"),
+        (0, 0, 0, 0, "bytes"),
+        (2, 0, 1, 4, "fib"),
+        (3, 1, 0, 2, "bytes"),
+    ] {
         let mut p = honest(&s);
         p.opened[round][mat][point][col] += ONE;
         assert_eq!(
             check(&s, &p),
-            Err(VerifyError::OodMismatch { table: table.into() }),
+            Err(VerifyError::OodMismatch {
+                table: table.into()
+            }),
             "opened[{round}][{mat}][{point}][{col}]"
         );
     }
@@ -190,7 +255,12 @@ fn bus_sum_is_rejected() {
     // Shift value between the two tables' sums: balance holds, the last-row constraints do not.
     p.bus_sums[0] += ONE;
     p.bus_sums[1] -= ONE;
-    assert_eq!(check(&s, &p), Err(VerifyError::OodMismatch { table: "fib".into() }));
+    assert_eq!(
+        check(&s, &p),
+        Err(VerifyError::OodMismatch {
+            table: "fib".into()
+        })
+    );
 }
 
 #[test]
@@ -202,8 +272,11 @@ fn fri_layer_value_is_rejected() {
     assert!(
         matches!(
             r,
-            Err(VerifyError::Pcs(PcsError::FriMerkle { layer: 1, query: 2, .. }))
-                | Err(VerifyError::Pcs(PcsError::FriFold { layer: 1, query: 2 }))
+            Err(VerifyError::Pcs(PcsError::FriMerkle {
+                layer: 1,
+                query: 2,
+                ..
+            })) | Err(VerifyError::Pcs(PcsError::FriFold { layer: 1, query: 2 }))
         ),
         "{r:?}"
     );
@@ -227,7 +300,9 @@ fn final_polynomial_is_rejected() {
     assert!(
         matches!(
             r,
-            Err(VerifyError::Pcs(PcsError::Merkle { .. } | PcsError::FinalPoly { .. }))
+            Err(VerifyError::Pcs(
+                PcsError::Merkle { .. } | PcsError::FinalPoly { .. }
+            ))
         ),
         "{r:?}"
     );
@@ -246,7 +321,14 @@ fn statement_is_rejected() {
     let s = setup();
     let p = honest(&s);
     assert_eq!(
-        verify(&s.config, &airs(), &s.pre.commitment, &s.fx.public, b"program=fib;exit=1", &p),
+        verify(
+            &s.config,
+            &airs(),
+            &s.pre.commitment,
+            &s.fx.public,
+            b"program=fib;exit=1",
+            &p
+        ),
         Err(VerifyError::Statement)
     );
     let mut public = s.fx.public.clone();
@@ -257,8 +339,17 @@ fn statement_is_rejected() {
     );
     // A proof re-labelled for the other statement still fails (the transcript differs).
     let mut p2 = p.clone();
-    p2.statement_digest = zkrv_stark::statement::statement_digest(b"program=fib;exit=1", &s.fx.public);
-    assert!(verify(&s.config, &airs(), &s.pre.commitment, &s.fx.public, b"program=fib;exit=1", &p2).is_err());
+    p2.statement_digest =
+        zkrv_stark::statement::statement_digest(b"program=fib;exit=1", &s.fx.public);
+    assert!(verify(
+        &s.config,
+        &airs(),
+        &s.pre.commitment,
+        &s.fx.public,
+        b"program=fib;exit=1",
+        &p2
+    )
+    .is_err());
 }
 
 #[test]
@@ -266,13 +357,19 @@ fn shapes_and_heights_are_rejected() {
     let s = setup();
     let mut p = honest(&s);
     p.log_heights[0] += 1;
-    assert!(matches!(check(&s, &p), Err(VerifyError::OodMismatch { .. }) | Err(VerifyError::Pcs(_))));
+    assert!(matches!(
+        check(&s, &p),
+        Err(VerifyError::OodMismatch { .. }) | Err(VerifyError::Pcs(_))
+    ));
     let mut p = honest(&s);
     p.log_heights[1] += 1; // bytes has a preprocessed column of fixed height
     assert!(matches!(check(&s, &p), Err(VerifyError::ShapeMismatch(_))));
     let mut p = honest(&s);
     p.log_heights[0] = 200;
-    assert!(matches!(check(&s, &p), Err(VerifyError::HeightOutOfRange { .. })));
+    assert!(matches!(
+        check(&s, &p),
+        Err(VerifyError::HeightOutOfRange { .. })
+    ));
     let mut p = honest(&s);
     p.opened[1][0][0].pop();
     assert!(matches!(check(&s, &p), Err(VerifyError::ShapeMismatch(_))));
@@ -294,6 +391,14 @@ fn too_tall_tables_are_refused_by_the_prover() {
         log_max_multiplicity: 60,
         ..StarkConfig::default()
     };
-    let err = prove(&cfg, &airs(), &s.pre, s.fx.traces.clone(), &s.fx.public, STMT).unwrap_err();
+    let err = prove(
+        &cfg,
+        &airs(),
+        &s.pre,
+        s.fx.traces.clone(),
+        &s.fx.public,
+        STMT,
+    )
+    .unwrap_err();
     assert!(matches!(err, ProveError::MultiplicityBudget), "{err}");
 }
