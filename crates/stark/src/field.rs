@@ -16,6 +16,11 @@
 //! c2 = a0 b2 + a1 b1 + a2 b0
 //! ```
 //!
+//! Why not Plonky3's own cubic extension: `p3-field 0.9.0-rc.2` has `CubicTrinomialExtensionField<Goldilocks>`
+//! (modulus `X^3 - X - 1`). We keep our own binomial `X^3 - 7` type because the protocol code and the CUDA
+//! kernels (`crates/cuda/kernels/field.cuh`) are written against it; switching means changing
+//! `Mul`/`try_inverse` here, the kernels, and the golden values in `tests/transcript_golden.rs`.
+//!
 //! `Ext3` implements Plonky3's [`PrimeCharacteristicRing`] and [`Algebra<F>`], so generic code written against
 //! `T: Algebra<F>` (e.g. constraint evaluation) runs over both `F` and `Ext3`.
 
