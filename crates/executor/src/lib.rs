@@ -1,1 +1,175 @@
-//! zkrv-executor (skeleton; see docs/architecture.md).
+//! zkrv-executor: ELF loading, the RV64IM interpreter, the guest syscalls (docs/abi.md) and the
+//! execution record (docs/record.md).
+//!
+//! ```no_run
+//! use zkrv_executor::{execute, ExecOptions, Program};
+//! let elf = std::fs::read("guests/bin/sha256.elf").unwrap();
+//! let program = Program::from_elf(&elf).unwrap();
+//! let run = execute(&program, b"input", &ExecOptions::default()).unwrap();
+//! println!("exit {} after {} cycles", run.exit_code, run.cycles);
+//! ```
+
+pub mod asm;
+mod decode;
+mod elf;
+mod exec;
+mod mem;
+mod record;
+mod vm;
+
+pub use decode::{decode, Inst, Op};
+pub use elf::{ElfError, Program, Segment, MAX_EXEC_SPAN, MAX_SEGMENTS};
+pub use exec::{div, divu, divuw, divw, mulh, mulhsu, mulhu, rem, remu, remuw, remw};
+pub use record::{CycleEvent, Record, SyscallEvent};
+pub use vm::Vm;
+
+/// Lowest valid guest address (below it: the unmapped guard page).
+pub const GUEST_MEM_START: u64 = 0x1000;
+/// End (exclusive) of the guest address space: every address is < 2^31.
+pub const GUEST_MEM_END: u64 = 0x8000_0000;
+/// Program segments must lie in `[PROGRAM_START, PROGRAM_END)`.
+pub const PROGRAM_START: u64 = 0x1000;
+/// End (exclusive) of the program region; the stack is `[PROGRAM_END, GUEST_MEM_END)`.
+pub const PROGRAM_END: u64 = 0x7F00_0000;
+/// Initial stack pointer (x2).
+pub const STACK_TOP: u64 = 0x8000_0000;
+/// Page size of [`Record::pages`], bytes.
+pub const PAGE_SIZE: u64 = 4096;
+
+/// Default [`ExecOptions::max_cycles`]: 2^32 instructions (about 20 s of plain execution).
+pub const DEFAULT_MAX_CYCLES: u64 = 1 << 32;
+
+/// Execution options.
+#[derive(Clone, Debug)]
+pub struct ExecOptions {
+    /// Stop with [`ExecError::CycleLimit`] once this many instructions have executed without
+    /// an exit. Default [`DEFAULT_MAX_CYCLES`].
+    pub max_cycles: u64,
+    /// Produce the [`Record`] (40 bytes per cycle plus touched pages; see docs/record.md).
+    pub record: bool,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        ExecOptions {
+            max_cycles: DEFAULT_MAX_CYCLES,
+            record: false,
+        }
+    }
+}
+
+/// Result of a run that reached `exit`.
+#[derive(Clone, Debug)]
+pub struct Execution {
+    /// Bytes written to fd 1 (proven).
+    pub public_output: Vec<u8>,
+    /// Low 32 bits of a0 at `exit` (proven).
+    pub exit_code: u32,
+    /// Instructions executed, including the final ECALL.
+    pub cycles: u64,
+    /// Bytes written to fd 2 (not proven; the CLI copies them to stderr).
+    pub debug_output: Vec<u8>,
+    /// The execution record, if [`ExecOptions::record`] was set.
+    pub record: Option<Record>,
+}
+
+/// Why execution stopped without a clean `exit`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    /// The word at `pc` is not a supported RV64IM instruction.
+    #[error("illegal instruction {word:#010x} at pc {pc:#x}: {reason}")]
+    IllegalInstruction {
+        /// Address of the instruction.
+        pc: u64,
+        /// Raw instruction word.
+        word: u32,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+    /// A load, store or syscall buffer touched memory outside `[0x1000, 0x8000_0000)`.
+    #[error("memory access out of bounds at pc {pc:#x}: address {addr:#x}")]
+    MemoryOutOfBounds {
+        /// Address of the instruction.
+        pc: u64,
+        /// First address of the access.
+        addr: u64,
+    },
+    /// The pc left the executable segments.
+    #[error("instruction fetch at pc {pc:#x} outside the executable segments")]
+    FetchOutOfBounds {
+        /// The bad pc.
+        pc: u64,
+    },
+    /// A jump or taken branch to an address that is not a multiple of 4.
+    #[error("misaligned jump at pc {pc:#x} to {target:#x}")]
+    MisalignedJump {
+        /// Address of the jump/branch.
+        pc: u64,
+        /// The misaligned target.
+        target: u64,
+    },
+    /// ECALL with an unsupported call number in a7.
+    #[error("unknown ecall {num} at pc {pc:#x}")]
+    UnknownEcall {
+        /// Address of the ECALL.
+        pc: u64,
+        /// Call number (a7).
+        num: u64,
+    },
+    /// read/write with a file descriptor other than 0 (read) or 1/2 (write).
+    #[error("ecall {num} at pc {pc:#x}: bad file descriptor {fd}")]
+    BadFd {
+        /// Address of the ECALL.
+        pc: u64,
+        /// Call number (a7).
+        num: u64,
+        /// The fd (a0).
+        fd: u64,
+    },
+    /// `max_cycles` instructions ran without an exit.
+    #[error(
+        "cycle limit of {limit} instructions reached (pc {pc:#x}); raise it with --max-cycles"
+    )]
+    CycleLimit {
+        /// The limit.
+        limit: u64,
+        /// pc of the next instruction.
+        pc: u64,
+    },
+    /// The host could not reserve the 2 GiB guest address space.
+    #[error("host could not allocate the 2 GiB guest memory")]
+    HostOutOfMemory,
+}
+
+/// Runs `program` on the private `input` until it exits.
+pub fn execute(
+    program: &Program,
+    input: &[u8],
+    opts: &ExecOptions,
+) -> Result<Execution, ExecError> {
+    let mut m = exec::Machine::new(program, input)?;
+    let regs = m.regs;
+    let (exit_code, record) = if opts.record {
+        let mut rec = Record {
+            init_regs: regs,
+            ..Record::default()
+        };
+        rec.cycles.reserve(opts.max_cycles.min(1 << 20) as usize);
+        let code = exec::run::<true>(program, &mut m, opts.max_cycles, Some(&mut rec))?;
+        rec.final_regs = m.regs;
+        rec.collect_pages(program, &m.mem);
+        (code, Some(rec))
+    } else {
+        (
+            exec::run::<false>(program, &mut m, opts.max_cycles, None)?,
+            None,
+        )
+    };
+    Ok(Execution {
+        public_output: m.public_output,
+        exit_code,
+        cycles: m.cycles,
+        debug_output: m.debug_output,
+        record,
+    })
+}

@@ -1,0 +1,144 @@
+//! The execution record: what trace generation needs, as plain-old-data `#[repr(C)]` structs
+//! that can be copied to a GPU as they are. Layout and sizes: docs/record.md.
+
+use crate::elf::Program;
+use crate::mem::FlatMem;
+use crate::{GUEST_MEM_END, PAGE_SIZE};
+use bytemuck::{Pod, Zeroable};
+
+/// One executed instruction (one cycle): 40 bytes, 8-byte aligned.
+///
+/// The timestamp of the event is its index in [`Record::cycles`] (cycle 0 is the first
+/// instruction). Register *indices* come from `word` (rd = bits 11:7, rs1 = 19:15, rs2 = 24:20);
+/// for formats without a field the value slot is 0 (U/J: no rs1/rs2; I: no rs2; S/B: no rd).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct CycleEvent {
+    /// Address of the instruction (< 2^31).
+    pub pc: u32,
+    /// Raw 32-bit instruction word.
+    pub word: u32,
+    /// Value of register rs1 before the instruction (0 if the format has no rs1).
+    /// ECALL: the call number (a7).
+    pub rs1_val: u64,
+    /// Value of register rs2 before the instruction (0 if the format has no rs2).
+    /// ECALL: a0 before the call.
+    pub rs2_val: u64,
+    /// The value the instruction produced for rd, *even when rd = x0* (the register file
+    /// discards it then): ALU result, loaded value after extension, link address for JAL/JALR.
+    /// Stores: the **previous** memory contents of the `width` bytes written (zero-extended).
+    /// Branches/FENCE: 0. ECALL: a0 after the call.
+    pub rd_val: u64,
+    /// Loads and stores: the effective address (rs1 + imm, < 2^31); otherwise 0 (0 is never a
+    /// valid data address, since `[0, 0x1000)` is unmapped).
+    pub mem_addr: u32,
+    /// ECALL: index into [`Record::syscalls`]; otherwise 0.
+    pub aux: u32,
+}
+
+impl CycleEvent {
+    /// Width in bytes (1, 2, 4, 8) of the memory access of a load/store word.
+    pub fn mem_width(&self) -> u64 {
+        1 << ((self.word >> 12) & 3)
+    }
+
+    /// Whether this is a store (opcode 0x23).
+    pub fn is_store(&self) -> bool {
+        self.word & 0x7f == 0x23
+    }
+}
+
+/// One system call (ECALL): 64 bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct SyscallEvent {
+    /// Cycle index of the ECALL in [`Record::cycles`].
+    pub cycle: u64,
+    /// Call number (a7): 93/94 exit, 64 write, 63 read.
+    pub num: u64,
+    /// a0, a1, a2 before the call.
+    pub args: [u64; 3],
+    /// a0 after the call (exit: unchanged a0).
+    pub ret: u64,
+    /// Offset of this call's bytes in [`Record::syscall_data`].
+    pub data_offset: u64,
+    /// Number of bytes transferred between memory at `args[1]` and the host: write: bytes read
+    /// from guest memory; read: bytes written into guest memory. For read, `syscall_data`
+    /// holds the `data_len` new bytes followed by the `data_len` bytes they overwrote.
+    pub data_len: u64,
+}
+
+/// Everything trace generation needs about one execution.
+#[derive(Clone, Debug, Default)]
+pub struct Record {
+    /// One event per executed instruction, in execution order (index = timestamp).
+    pub cycles: Vec<CycleEvent>,
+    /// One event per ECALL, in execution order.
+    pub syscalls: Vec<SyscallEvent>,
+    /// Bytes moved by syscalls (see [`SyscallEvent::data_len`]).
+    pub syscall_data: Vec<u8>,
+    /// Registers before cycle 0 (x2 = sp = 0x8000_0000, others 0).
+    pub init_regs: [u64; 32],
+    /// Registers after the last cycle.
+    pub final_regs: [u64; 32],
+    /// Sorted base addresses of the 4 KiB data pages touched by loads, stores and syscall
+    /// buffers (instruction fetches come from the program image and are not included).
+    pub pages: Vec<u32>,
+    /// Initial contents of `pages`: `pages.len() x 4096` bytes, page-major, same order.
+    pub init_pages: Vec<u8>,
+    /// Final contents of `pages`, same layout as `init_pages`.
+    pub final_pages: Vec<u8>,
+}
+
+impl Record {
+    /// Average record size in bytes per cycle (cycle events, syscall events and data, pages).
+    pub fn bytes_per_cycle(&self) -> f64 {
+        let bytes = self.cycles.len() * size_of::<CycleEvent>()
+            + self.syscalls.len() * size_of::<SyscallEvent>()
+            + self.syscall_data.len()
+            + self.pages.len() * (4 + 2 * PAGE_SIZE as usize);
+        bytes as f64 / self.cycles.len().max(1) as f64
+    }
+
+    /// Fills `pages`, `init_pages`, `final_pages` from the events.
+    pub(crate) fn collect_pages(&mut self, program: &Program, mem: &FlatMem) {
+        let n_pages = (GUEST_MEM_END / PAGE_SIZE) as usize;
+        let mut bits = vec![0u64; n_pages.div_ceil(64)];
+        let mut mark = |addr: u64, len: u64| {
+            if len == 0 {
+                return;
+            }
+            let (first, last) = (addr / PAGE_SIZE, (addr + len - 1) / PAGE_SIZE);
+            for p in first..=last.min(n_pages as u64 - 1) {
+                bits[(p / 64) as usize] |= 1 << (p % 64);
+            }
+        };
+        for ev in &self.cycles {
+            if ev.mem_addr != 0 {
+                mark(ev.mem_addr as u64, ev.mem_width());
+            }
+        }
+        for sc in &self.syscalls {
+            mark(sc.args[1], sc.data_len);
+        }
+        self.pages.clear();
+        for (i, &w) in bits.iter().enumerate() {
+            let mut w = w;
+            while w != 0 {
+                let b = w.trailing_zeros() as u64;
+                self.pages.push(((i as u64 * 64 + b) * PAGE_SIZE) as u32);
+                w &= w - 1;
+            }
+        }
+        let ps = PAGE_SIZE as usize;
+        self.init_pages = vec![0u8; self.pages.len() * ps];
+        self.final_pages = vec![0u8; self.pages.len() * ps];
+        for (k, &p) in self.pages.iter().enumerate() {
+            let dst = &mut self.init_pages[k * ps..(k + 1) * ps];
+            program.initial_bytes(p as u64, dst);
+            if let Some(src) = mem.slice(p as u64, PAGE_SIZE) {
+                self.final_pages[k * ps..(k + 1) * ps].copy_from_slice(src);
+            }
+        }
+    }
+}
