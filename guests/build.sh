@@ -74,7 +74,7 @@ build_rust() {
         cd rust
         RUSTC="$DEB_RUSTC" RUSTC_BOOTSTRAP=1 \
             CARGO_TARGET_DIR="$GUESTS_DIR/rust/target" \
-            RUSTFLAGS="-C link-arg=-T$GUESTS_DIR/link.ld --remap-path-prefix=$HOME/.cargo/registry/src=/cargo --remap-path-prefix=$GUESTS_DIR=/guests" \
+            RUSTFLAGS="-C link-arg=-T$GUESTS_DIR/link.ld -C link-arg=-znorelro --remap-path-prefix=$HOME/.cargo/registry/src=/cargo --remap-path-prefix=$GUESTS_DIR=/guests" \
             "$DEB_CARGO" build --release -p "$name" -q
     )
     cp "rust/target/riscv64im-unknown-none-elf/release/$name" "bin/$name.elf"

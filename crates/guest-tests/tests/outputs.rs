@@ -10,6 +10,7 @@ fn check_guest(name: &str) {
     for input in cases(name) {
         let (want_code, want_out) = expected(name, &input);
         let exec = run(name, &program, &input);
+        println!("{name}: {}-byte input, {} cycles", input.len(), exec.cycles);
         assert_eq!(
             exec.exit_code,
             want_code,
