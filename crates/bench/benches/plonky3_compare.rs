@@ -12,7 +12,8 @@
 //! cargo bench -p zkrv-bench --bench plonky3_compare -- [--log-height 16] [--width 64] [--log-blowup 2]
 //!     [--queries N] [--pow-bits B] [--runs 5] [--only plonky3|zkrv]
 //! ```
-//! Prints each run's prove time, the median per prover and the ratio zkrv / Plonky3 (> 1: zkrv slower).
+//! Runs alternate in ABBA order (Plonky3 = A, zkrv = B) so that drift hits both alike. Prints each run's prove
+//! time, the median per prover and the ratio zkrv / Plonky3 (> 1: zkrv slower).
 //! Results are recorded in docs/PERF.md `## Plonky3 comparison`.
 
 use std::time::Instant;
@@ -22,7 +23,7 @@ use p3_challenger::{HashChallenger, SerializingChallenger64};
 use p3_commit::ExtensionMmcs;
 use p3_dft::Radix2DitParallel;
 use p3_field::extension::CubicTrinomialExtensionField;
-use p3_field::{PrimeCharacteristicRing, PrimeField64};
+use p3_field::PrimeCharacteristicRing;
 use p3_fri::{FriParameters, TwoAdicFriPcs};
 use p3_goldilocks::Goldilocks;
 use p3_keccak::Keccak256Hash;
@@ -30,6 +31,8 @@ use p3_matrix::dense::RowMajorMatrix;
 use p3_merkle_tree::MerkleTreeMmcs;
 use p3_symmetric::{CompressionFunctionFromHasher, SerializingHasher};
 use p3_uni_stark::StarkConfig;
+use zkrv_bench::abba::{abba_schedule, Side};
+use zkrv_bench::stats::{coefficient_of_variation, median};
 
 /// Benchmark parameters (command line, see the module docs).
 #[derive(Clone, Debug)]
@@ -39,18 +42,22 @@ struct Params {
     log_blowup: usize,
     queries: usize,
     pow_bits: usize,
+    log_final_poly_len: usize,
     runs: usize,
     only: Option<String>,
 }
 
 impl Params {
     fn from_args() -> Result<Self, String> {
+        // Defaults: zkrv's default configuration.
+        let fri = zkrv_stark::config::StarkConfig::default().fri;
         let mut p = Params {
             log_height: 16,
             width: 64,
-            log_blowup: 2,
-            queries: DEFAULT_QUERIES,
-            pow_bits: DEFAULT_POW_BITS,
+            log_blowup: fri.log_blowup,
+            queries: fri.num_queries,
+            pow_bits: fri.query_grinding_bits as usize,
+            log_final_poly_len: fri.log_final_poly_len,
             runs: 5,
             only: None,
         };
@@ -68,6 +75,7 @@ impl Params {
                 "--log-blowup" => p.log_blowup = num()?,
                 "--queries" => p.queries = num()?,
                 "--pow-bits" => p.pow_bits = num()?,
+                "--log-final-poly-len" => p.log_final_poly_len = num()?,
                 "--runs" => p.runs = num()?,
                 "--only" => p.only = Some(v.clone()),
                 _ => return Err(format!("unknown option {a}")),
@@ -83,10 +91,6 @@ impl Params {
         self.only.as_deref().is_none_or(|o| o == which)
     }
 }
-
-/// Query count and grinding bits used when not given on the command line (zkrv's default configuration).
-const DEFAULT_QUERIES: usize = 100;
-const DEFAULT_POW_BITS: usize = 0;
 
 type Val = Goldilocks;
 
@@ -162,7 +166,7 @@ fn plonky3_config(p: &Params) -> P3Config {
     let challenge_mmcs = ChallengeMmcs::new(val_mmcs.clone());
     let fri_params = FriParameters {
         log_blowup: p.log_blowup,
-        log_final_poly_len: 0,
+        log_final_poly_len: p.log_final_poly_len,
         max_log_arity: 1,
         num_queries: p.queries,
         batch_proof_of_work_bits: 0,
@@ -174,70 +178,166 @@ fn plonky3_config(p: &Params) -> P3Config {
     P3Config::new(pcs, Challenger::from_hasher(vec![], ByteHash {}))
 }
 
-/// Proves `runs` times with Plonky3 (verifying the first proof), returning the prove times in seconds.
-fn bench_plonky3(p: &Params, trace: &[Val]) -> Result<Vec<f64>, String> {
-    let config = plonky3_config(p);
+/// One Plonky3 proof of `trace`; returns the prove time in seconds (verifying the proof when `verify`).
+fn prove_plonky3(
+    config: &P3Config,
+    p: &Params,
+    trace: &[Val],
+    verify: bool,
+) -> Result<f64, String> {
     let air = SquareChainAir { width: p.width };
-    let mut times = Vec::with_capacity(p.runs);
-    for run in 0..p.runs {
-        let m = RowMajorMatrix::new(trace.to_vec(), p.width);
-        let t0 = Instant::now();
-        let proof = p3_uni_stark::prove(&config, &air, m, &[])
-            .map_err(|e| format!("plonky3 prove: {e:?}"))?;
-        let dt = t0.elapsed().as_secs_f64();
-        if run == 0 {
-            p3_uni_stark::verify(&config, &air, &proof, &[])
-                .map_err(|e| format!("plonky3 verify: {e:?}"))?;
-        }
-        println!("plonky3 run {run}: prove {dt:.4} s");
-        times.push(dt);
+    let m = RowMajorMatrix::new(trace.to_vec(), p.width);
+    let t0 = Instant::now();
+    let proof =
+        p3_uni_stark::prove(config, &air, m, &[]).map_err(|e| format!("plonky3 prove: {e:?}"))?;
+    let dt = t0.elapsed().as_secs_f64();
+    if verify {
+        p3_uni_stark::verify(config, &air, &proof, &[])
+            .map_err(|e| format!("plonky3 verify: {e:?}"))?;
     }
-    Ok(times)
+    Ok(dt)
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// zkrv side.
+
+/// The square-chain AIR on zkrv's AIR builder (same constraints, same order as [`SquareChainAir`]).
+struct ZkSquareChainAir {
+    width: usize,
+}
+
+impl zkrv_stark::air::Air for ZkSquareChainAir {
+    fn name(&self) -> &str {
+        "square-chain"
+    }
+
+    fn width(&self) -> usize {
+        self.width
+    }
+
+    fn eval(&self, b: &mut zkrv_stark::air::AirBuilder) {
+        let w = self.width;
+        for i in 0..w {
+            let e = b.is_first_row() * (b.main(i) - (i as u64 + 1));
+            b.assert_zero(format!("first_x{i}"), e);
+        }
+        for i in 0..w {
+            let x = b.main(i);
+            let e = b.is_transition() * (b.main_next(i) - (x.clone() * x + b.main((i + 1) % w)));
+            b.assert_zero(format!("step_x{i}"), e);
+        }
+    }
+}
+
+/// zkrv configuration: the default [`zkrv_stark::config::StarkConfig`] with the benchmark's blowup, query
+/// count and grinding bits.
+fn zkrv_config(p: &Params) -> zkrv_stark::config::StarkConfig {
+    let mut c = zkrv_stark::config::StarkConfig::default();
+    c.fri.log_blowup = p.log_blowup;
+    c.fri.num_queries = p.queries;
+    c.fri.query_grinding_bits = p.pow_bits as u32;
+    c.fri.log_final_poly_len = p.log_final_poly_len;
+    c
+}
+
+/// One zkrv CPU proof of `trace`; returns the prove time in seconds and the proof size in bytes (verifying
+/// the proof when `verify`).
+fn prove_zkrv(
+    config: &zkrv_stark::config::StarkConfig,
+    p: &Params,
+    trace: &[Val],
+    verify: bool,
+) -> Result<(f64, usize), String> {
+    use zkrv_stark::air::Air;
+    let air = ZkSquareChainAir { width: p.width };
+    let airs: [&dyn Air; 1] = [&air];
+    let pre = zkrv_stark::prover::preprocess(config, &airs, vec![None])
+        .map_err(|e| format!("zkrv preprocess: {e}"))?;
+    let statement = b"plonky3_compare";
+    let m = zkrv_stark::matrix::RowMajorMatrix::new(trace.to_vec(), p.width);
+    let t0 = Instant::now();
+    let proof = zkrv_stark::prover::prove(config, &airs, &pre, vec![m], &[], statement)
+        .map_err(|e| format!("zkrv prove: {e}"))?;
+    let dt = t0.elapsed().as_secs_f64();
+    let bytes = proof.to_bytes();
+    if verify {
+        zkrv_stark::verifier::verify_bytes(config, &airs, &pre.commitment, &[], statement, &bytes)
+            .map_err(|e| format!("zkrv verify: {e}"))?;
+    }
+    Ok((dt, bytes.len()))
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 
-fn median(v: &[f64]) -> f64 {
-    zkrv_bench::stats::median(v)
-}
-
-fn main() {
-    let p = match Params::from_args() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("plonky3_compare: {e}");
-            std::process::exit(2);
-        }
-    };
+fn run(p: &Params) -> Result<(), String> {
     println!(
-        "square-chain AIR: width {}, height 2^{}, blowup 2^{}, {} queries, {} pow bits, {} runs, {} threads",
+        "square-chain AIR: width {}, height 2^{}, blowup 2^{}, {} queries, {} grinding bits, final poly 2^{}, \
+         {} runs, {} threads",
         p.width,
         p.log_height,
         p.log_blowup,
         p.queries,
         p.pow_bits,
+        p.log_final_poly_len,
         p.runs,
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     );
     let t0 = Instant::now();
     let trace = square_chain_trace(p.log_height, p.width);
     println!(
-        "trace generation: {:.3} s (not timed below); x_0 of the last row = {}",
-        t0.elapsed().as_secs_f64(),
-        trace[trace.len() - p.width].as_canonical_u64()
+        "trace generation: {:.3} s (not timed below)",
+        t0.elapsed().as_secs_f64()
     );
 
-    let mut medians = Vec::new();
-    if p.wants("plonky3") {
-        match bench_plonky3(&p, &trace) {
-            Ok(t) => medians.push(("plonky3", median(&t))),
-            Err(e) => {
-                eprintln!("{e}");
-                std::process::exit(1);
+    let p3_config = plonky3_config(p);
+    let zk_config = zkrv_config(p);
+    let (mut t_p3, mut t_zk) = (Vec::new(), Vec::new());
+    // ABBA order across runs (zkrv-abba's schedule), so that drift hits both provers alike.
+    for (run, side) in abba_schedule(p.runs) {
+        let verify = run == 0;
+        match side {
+            Side::A if p.wants("plonky3") => {
+                let dt = prove_plonky3(&p3_config, p, &trace, verify)?;
+                println!(
+                    "run {run} plonky3: prove {dt:.4} s{}",
+                    if verify { " (verified)" } else { "" }
+                );
+                t_p3.push(dt);
             }
+            Side::B if p.wants("zkrv") => {
+                let (dt, bytes) = prove_zkrv(&zk_config, p, &trace, verify)?;
+                println!(
+                    "run {run} zkrv:    prove {dt:.4} s, {bytes} proof bytes{}",
+                    if verify { " (verified)" } else { "" }
+                );
+                t_zk.push(dt);
+            }
+            _ => {}
         }
     }
-    for (name, m) in &medians {
-        println!("median prove {name}: {m:.4} s");
+    let (m_p3, m_zk) = (median(&t_p3), median(&t_zk));
+    if !t_p3.is_empty() {
+        println!(
+            "median prove plonky3: {m_p3:.4} s (CV {:.1}%)",
+            100.0 * coefficient_of_variation(&t_p3)
+        );
+    }
+    if !t_zk.is_empty() {
+        println!(
+            "median prove zkrv:    {m_zk:.4} s (CV {:.1}%)",
+            100.0 * coefficient_of_variation(&t_zk)
+        );
+    }
+    if !t_p3.is_empty() && !t_zk.is_empty() {
+        println!("ratio zkrv / plonky3 (medians): {:.3}", m_zk / m_p3);
+    }
+    Ok(())
+}
+
+fn main() {
+    let result = Params::from_args().and_then(|p| run(&p));
+    if let Err(e) = result {
+        eprintln!("plonky3_compare: {e}");
+        std::process::exit(1);
     }
 }
