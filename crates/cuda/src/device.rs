@@ -436,11 +436,11 @@ impl Device {
     pub fn time_ms(&self, f: impl FnOnce() -> Result<(), CudaError>) -> Result<f32, CudaError> {
         let start = self
             .ctx
-            .new_event(None)
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(|e| driver_err("cuEventCreate", e))?;
         let end = self
             .ctx
-            .new_event(None)
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(|e| driver_err("cuEventCreate", e))?;
         start
             .record(&self.stream)

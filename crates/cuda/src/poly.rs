@@ -128,7 +128,10 @@ pub(crate) unsafe fn dif_raw(
     let tw = twiddles(dev, log_n)?;
     let table = if inverse { tw.inv.ptr() } else { tw.fwd.ptr() };
     let kmax = env_u32("ZKRV_NTT_KMAX", 8).clamp(1, 12);
-    let tile_elems = env_u32("ZKRV_NTT_TILE", 4096).clamp(256, 12288) as usize;
+    let tile_elems = env_u32("ZKRV_NTT_TILE", 4096).clamp(256, 16384) as usize;
+    let block = env_u32("ZKRV_NTT_BLOCK", 256)
+        .clamp(256, 1024)
+        .next_power_of_two();
     let passes = log_n.div_ceil(kmax);
     let mut remaining = log_n;
     let mut from = src;
@@ -150,12 +153,12 @@ pub(crate) unsafe fn dif_raw(
             ));
         }
         let smem = ((1usize << k) * tile * 8) as u32;
-        // SAFETY: shapes checked above; block = 256 is a multiple of tile (a power of two <= 256).
+        // SAFETY: shapes checked above; block (a power of two >= 256) is a multiple of tile (a power of two <= 256).
         unsafe {
             dev.launch(
                 Program::Poly,
                 "ntt_dif_group_kernel",
-                cfg(blocks as u32, 256, smem),
+                cfg(blocks as u32, block, smem),
                 &[
                     KArg::U64(from),
                     KArg::U64(dst),
@@ -171,6 +174,27 @@ pub(crate) unsafe fn dif_raw(
         remaining -= k;
     }
     Ok(())
+}
+
+/// In-place DIF NTT of every block of `2^log_n` rows of `d` (`rows x width`, row-major): natural-order input,
+/// **bit-reversed** output, no 1/n factor; `inverse` uses the inverse roots. The building block of
+/// [`coset_lde_batch`], exposed for benchmarks and for callers that want bit-reversed evaluations.
+pub fn ntt_dif_in_place(
+    dev: &Device,
+    d: &DeviceBuffer<u64>,
+    rows: usize,
+    width: usize,
+    log_n: u32,
+    inverse: bool,
+) -> Result<(), CudaError> {
+    if d.len() != rows * width {
+        return Err(CudaError::InvalidArgument(format!(
+            "buffer of {} is not {rows} x {width}",
+            d.len()
+        )));
+    }
+    // SAFETY: d holds rows * width u64 (checked).
+    unsafe { dif_raw(dev, d.ptr(), d.ptr(), rows, width, log_n, inverse) }
 }
 
 /// Row bit-reversal within blocks of `2^log_n` rows, times `scale`: `dst[bitrev(i)] = src[i] * scale`.

@@ -219,6 +219,9 @@ fn merkle_case(dev: &Device, r: &mut StdRng, shapes: &[(u32, usize)]) {
     let leaves = tree.level(dev, big_l as u32).unwrap();
     assert_eq!(leaves.len(), 1 << big_l);
     for q in [0usize, 1, (1 << big_l) - 1, r.gen_range(0..1 << big_l)] {
+        if q >> big_l != 0 {
+            continue;
+        }
         let (rows, proof) = cpu_tree.open(q);
         assert_eq!(
             tree.open(dev, q).unwrap(),
