@@ -1,6 +1,7 @@
 /* Leaf routines for the rv64im guest: each executes RV64IM instructions on its arguments (lp64 calling
  * convention) so that rv64im.c can record every result. Assembled with -march=rv64im (no C extension).
  */
+    .file "rv64im_ops.S"
     .option norvc
     .text
 

@@ -3,6 +3,7 @@
  * (0x8000_0000 in zkrv, the process stack under qemu; argc/argv are ignored), so _start only sets gp and tp,
  * calls main(0, NULL) and exits with its return value.
  */
+    .file "crt0.S"
     .section .text.init.enter, "ax", @progbits
     .globl _start
     .type _start, @function
