@@ -1,1 +1,304 @@
-//! zkrv-machine: the RV64IM tables (design in docs/tables.md).
+//! zkrv-machine: the RV64IM machine tables (design: docs/tables.md) and `prove`/`verify` of a program run.
+//!
+//! ```no_run
+//! use zkrv_executor::Program;
+//! use zkrv_stark::StarkConfig;
+//! let program = Program::from_elf(&std::fs::read("prog.elf").unwrap()).unwrap();
+//! let config = StarkConfig::default();
+//! let (statement, proof) = zkrv_machine::prove(&program, b"", &config).unwrap();
+//! zkrv_machine::verify(&program, &statement, &proof, &config).unwrap();
+//! ```
+//!
+//! Status (first vertical slice): tables CPU, DECODE, BITWISE, REGFILE (+ the public register init and the
+//! HALT statement). Programs may use the instructions of [`supported`]; any other instruction is refused
+//! by [`prove`] with [`MachineError::Unsupported`].
+
+pub mod bus;
+mod cols;
+pub mod tables;
+pub mod trace;
+
+use thiserror::Error;
+use tiny_keccak::{Hasher, Keccak};
+use zkrv_executor::{decode, execute, ExecError, ExecOptions, Op, Program};
+use zkrv_stark::air::{Air, Direction};
+use zkrv_stark::field::{PrimeCharacteristicRing, F};
+use zkrv_stark::logup::PublicInteraction;
+use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::{preprocess, ProveError, StarkConfig};
+
+use tables::bitwise::{bitwise_preprocessed, BitwiseAir};
+use tables::cpu::CpuAir;
+use tables::decode::{words, DecodeAir, DecodeTable};
+use tables::regfile::RegfileAir;
+
+/// Smallest table height (rows); every table is padded to a power of two at least this.
+pub const MIN_HEIGHT: usize = 8;
+
+/// What a proof proves: the program (by commitment) ran on some private input, wrote `output` to the
+/// public output and exited with `exit_code`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Statement {
+    /// [`program_commitment`] of the program.
+    pub program: [u8; 32],
+    /// Low 32 bits of a0 at `exit`.
+    pub exit_code: u32,
+    /// Bytes written to fd 1.
+    pub output: Vec<u8>,
+}
+
+impl Statement {
+    /// Canonical bytes (absorbed by the transcript): `program (32) || exit_code (u32 LE) ||
+    /// output length (u64 LE) || output`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(44 + self.output.len());
+        v.extend_from_slice(&self.program);
+        v.extend_from_slice(&self.exit_code.to_le_bytes());
+        v.extend_from_slice(&(self.output.len() as u64).to_le_bytes());
+        v.extend_from_slice(&self.output);
+        v
+    }
+}
+
+/// A machine proof: one STARK proof over all tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Proof {
+    pub stark: zkrv_stark::Proof,
+}
+
+impl Proof {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.stark.to_bytes()
+    }
+    pub fn from_bytes(bytes: &[u8]) -> Result<Proof, VerifyError> {
+        zkrv_stark::Proof::from_bytes(bytes)
+            .map(|stark| Proof { stark })
+            .map_err(|e| VerifyError::Format(e.to_string()))
+    }
+}
+
+/// Why proving failed.
+#[derive(Debug, Error)]
+pub enum MachineError {
+    #[error("execution failed: {0}")]
+    Exec(#[from] ExecError),
+    #[error("bad program: {0}")]
+    BadProgram(String),
+    #[error("instruction {op:?} at pc {pc:#x} is not supported by this version of the machine")]
+    Unsupported { pc: u32, op: Op },
+    #[error("pc {pc:#x} has no DECODE row")]
+    NotInDecode { pc: u32 },
+    #[error("{cycles} cycles need a CPU table taller than 2^{max_log} rows")]
+    TooManyCycles { cycles: usize, max_log: usize },
+    #[error("prover: {0}")]
+    Prove(#[from] ProveError),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Why verification failed.
+#[derive(Debug, Error)]
+pub enum VerifyError {
+    #[error("the statement is for another program")]
+    WrongProgram,
+    #[error("bad program: {0}")]
+    BadProgram(String),
+    #[error("proof format: {0}")]
+    Format(String),
+    #[error("preprocessing: {0}")]
+    Preprocess(String),
+    #[error(transparent)]
+    Stark(#[from] zkrv_stark::VerifyError),
+}
+
+/// Keccak-256 of the program: entry (u64 LE), number of segments (u64 LE), then per segment vaddr, memsz
+/// (u64 LE), executable (1 byte), data length (u64 LE) and data.
+pub fn program_commitment(program: &Program) -> [u8; 32] {
+    let mut h = Keccak::v256();
+    h.update(&program.entry.to_le_bytes());
+    h.update(&(program.segments.len() as u64).to_le_bytes());
+    for s in &program.segments {
+        h.update(&s.vaddr.to_le_bytes());
+        h.update(&s.memsz.to_le_bytes());
+        h.update(&[s.executable as u8]);
+        h.update(&(s.data.len() as u64).to_le_bytes());
+        h.update(&s.data);
+    }
+    let mut out = [0u8; 32];
+    h.finalize(&mut out);
+    out
+}
+
+/// Whether this version of the machine can prove executions of `op`.
+pub fn supported(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Add
+            | Op::Addi
+            | Op::Sub
+            | Op::Lui
+            | Op::Auipc
+            | Op::Jal
+            | Op::Jalr
+            | Op::Fence
+            | Op::Ecall
+    )
+}
+
+/// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE.
+struct Machine {
+    cpu: CpuAir,
+    decode: DecodeAir,
+    bitwise: BitwiseAir,
+    regfile: RegfileAir,
+}
+
+impl Machine {
+    fn new(program: &Program) -> Result<Self, String> {
+        let entry = u32::try_from(program.entry)
+            .map_err(|_| format!("entry {:#x} >= 2^32", program.entry))?;
+        Ok(Machine {
+            cpu: CpuAir { entry },
+            decode: DecodeAir,
+            bitwise: BitwiseAir,
+            regfile: RegfileAir,
+        })
+    }
+
+    fn airs(&self) -> Vec<&dyn Air> {
+        vec![&self.cpu, &self.decode, &self.bitwise, &self.regfile]
+    }
+
+    /// Preprocessed traces in table order (DECODE and BITWISE).
+    fn preprocessed(decode: &DecodeTable) -> Vec<Option<RowMajorMatrix>> {
+        vec![
+            None,
+            Some(decode.preprocessed_trace(MIN_HEIGHT)),
+            Some(bitwise_preprocessed()),
+            None,
+        ]
+    }
+}
+
+/// The public interactions of a statement: the initial register tokens (sent) and the exit code (received).
+pub fn public_interactions(statement: &Statement) -> Vec<PublicInteraction> {
+    let mut v = Vec::new();
+    for r in 0..bus::NUM_REG_CELLS as u64 {
+        let init = if r == 2 { zkrv_executor::STACK_TOP } else { 0 };
+        let [lo, hi] = words(init);
+        v.push(PublicInteraction {
+            bus: bus::REG_TOKEN,
+            values: vec![F::from_u64(r), F::ZERO, F::from_u64(lo), F::from_u64(hi)],
+            multiplicity: F::ONE,
+            direction: Direction::Send,
+        });
+    }
+    v.push(PublicInteraction {
+        bus: bus::HALT,
+        values: vec![F::from_u64(statement.exit_code as u64)],
+        multiplicity: F::ONE,
+        direction: Direction::Receive,
+    });
+    v
+}
+
+/// Everything the prover commits to for one run: the statement and the main traces in table order
+/// (CPU, DECODE, BITWISE, REGFILE). Exposed so that tests can tamper with a witness cell.
+#[derive(Clone, Debug)]
+pub struct Witness {
+    pub statement: Statement,
+    /// Main traces, `n_t x width_t`, natural row order, in table order.
+    pub traces: Vec<RowMajorMatrix>,
+}
+
+/// Runs `program` on the private `input` and builds the witness (traces) of the run.
+pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError> {
+    let max_cycles = (1u64 << zkrv_stark::logup::MAX_LOG_HEIGHT) - 1;
+    let run = execute(
+        program,
+        input,
+        &ExecOptions {
+            max_cycles,
+            record: true,
+        },
+    )?;
+    let rec = run
+        .record
+        .ok_or_else(|| MachineError::Internal("no record".into()))?;
+    let decode_table = DecodeTable::new(program)?;
+    for ev in &rec.cycles {
+        let op = decode(ev.word).map(|i| i.op).unwrap_or(Op::Illegal);
+        let exit = op == Op::Ecall && (ev.rs1_val == 93 || ev.rs1_val == 94);
+        if !supported(op) || (op == Op::Ecall && !exit) {
+            return Err(MachineError::Unsupported { pc: ev.pc, op });
+        }
+    }
+    let statement = Statement {
+        program: program_commitment(program),
+        exit_code: run.exit_code,
+        output: run.public_output,
+    };
+    let t = trace::generate(&decode_table, &rec, MIN_HEIGHT)?;
+    let traces = vec![t.cpu, t.decode, t.lookups.trace(), t.regfile];
+    Ok(Witness { statement, traces })
+}
+
+/// Proves a witness of `program` (from [`witness`], possibly modified by a test).
+pub fn prove_witness(
+    program: &Program,
+    witness: Witness,
+    config: &StarkConfig,
+) -> Result<(Statement, Proof), MachineError> {
+    let decode_table = DecodeTable::new(program)?;
+    let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
+    let airs = machine.airs();
+    let pre = preprocess(config, &airs, Machine::preprocessed(&decode_table))?;
+    let public = public_interactions(&witness.statement);
+    let stark = zkrv_stark::prove(
+        config,
+        &airs,
+        &pre,
+        witness.traces,
+        &public,
+        &witness.statement.to_bytes(),
+    )?;
+    Ok((witness.statement, Proof { stark }))
+}
+
+/// Runs `program` on the private `input` and proves the run. Returns the statement and the proof.
+pub fn prove(
+    program: &Program,
+    input: &[u8],
+    config: &StarkConfig,
+) -> Result<(Statement, Proof), MachineError> {
+    prove_witness(program, witness(program, input)?, config)
+}
+
+/// Verifies `proof` of `statement` for `program` (the verifier rebuilds DECODE and BITWISE itself).
+/// `config` must be the prover's (it is part of the transcript).
+pub fn verify(
+    program: &Program,
+    statement: &Statement,
+    proof: &Proof,
+    config: &StarkConfig,
+) -> Result<(), VerifyError> {
+    if statement.program != program_commitment(program) {
+        return Err(VerifyError::WrongProgram);
+    }
+    let decode_table =
+        DecodeTable::new(program).map_err(|e| VerifyError::BadProgram(e.to_string()))?;
+    let machine = Machine::new(program).map_err(VerifyError::BadProgram)?;
+    let airs = machine.airs();
+    let pre = preprocess(config, &airs, Machine::preprocessed(&decode_table))
+        .map_err(|e| VerifyError::Preprocess(e.to_string()))?;
+    let public = public_interactions(statement);
+    zkrv_stark::verify(
+        config,
+        &airs,
+        &pre.commitment,
+        &public,
+        &statement.to_bytes(),
+        &proof.stark,
+    )?;
+    Ok(())
+}

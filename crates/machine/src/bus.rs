@@ -1,0 +1,98 @@
+//! Bus ids and operation codes (docs/tables.md §1.5 and §2). Changing a value changes the proof system:
+//! keep this file and the design document in step.
+
+/// `RANGE16[x]`: x ∈ [0, 2^16).
+pub const RANGE16: u32 = 1;
+/// `BYTE[op, a, b, c]`: byte operations and byte range checks (ops [`BYTE_AND`] .. [`BYTE_MSB`]).
+pub const BYTE: u32 = 2;
+/// `DECODE[pc, op, rs1, rs2, rd, imm_lo, imm_hi, target, 15 flags]`.
+pub const DECODE: u32 = 3;
+/// `REG_TOKEN[reg, ts, lo, hi]`: register memory tokens.
+pub const REG_TOKEN: u32 = 4;
+/// `MEM_TOKEN[cell, ts, lo, hi]`: memory (doubleword cell) tokens.
+pub const MEM_TOKEN: u32 = 5;
+/// `ALU[op, a_lo, a_hi, b_lo, b_hi, r_lo, r_hi]`.
+pub const ALU: u32 = 6;
+/// `MEMOP[ts, base_lo, base_hi, imm_lo, imm_hi, val_lo, val_hi, op]`: CPU -> LOAD/STORE.
+pub const MEMOP: u32 = 7;
+/// `MEMW[addr, ts, w, v_lo, v_hi, top, is_write]`: LOAD/STORE -> MEMW_A/MEMW.
+pub const MEMW: u32 = 8;
+/// `ECALL[ts, a7_lo, a7_hi, a0_lo, a0_hi, ret_lo, ret_hi]`: CPU -> SYSIO.
+pub const ECALL: u32 = 9;
+/// `HALT[exit_code]`: CPU -> public.
+pub const HALT: u32 = 10;
+/// `OUTPUT[index, byte]`: SYSIO -> public.
+pub const OUTPUT: u32 = 11;
+/// `INPUT[index, byte]`: INPUT -> SYSIO.
+pub const INPUT: u32 = 12;
+/// `POW2[k, p_lo, p_hi, q_lo, q_hi, z]`: SHIFT -> POW2.
+pub const POW2: u32 = 13;
+/// `MSB16[x, s]`: x ∈ [0, 2^16) and s = x >> 15.
+pub const MSB16: u32 = 14;
+
+/// BYTE op: `[0, a, b, a & b]`.
+pub const BYTE_AND: u64 = 0;
+/// BYTE op: `[1, a, b, a | b]`.
+pub const BYTE_OR: u64 = 1;
+/// BYTE op: `[2, a, b, a ^ b]`.
+pub const BYTE_XOR: u64 = 2;
+/// BYTE op: `[3, a, b, 0]` (range check of two bytes).
+pub const BYTE_PAIR: u64 = 3;
+/// BYTE op: `[4, a, b, a >> 7]`.
+pub const BYTE_MSB: u64 = 4;
+
+/// ALU op codes (tuple element 0 of [`ALU`]).
+pub mod alu {
+    pub const SLT: u64 = 1;
+    pub const SLTU: u64 = 2;
+    pub const EQ: u64 = 3;
+    pub const AND: u64 = 4;
+    pub const OR: u64 = 5;
+    pub const XOR: u64 = 6;
+    pub const SLL: u64 = 7;
+    pub const SRL: u64 = 8;
+    pub const SRA: u64 = 9;
+    pub const SLL5: u64 = 10;
+    pub const SRL5: u64 = 11;
+    pub const SRA5: u64 = 12;
+    pub const MUL: u64 = 13;
+    pub const MULH: u64 = 14;
+    pub const MULHSU: u64 = 15;
+    pub const MULHU: u64 = 16;
+    pub const DIV: u64 = 17;
+    pub const DIVU: u64 = 18;
+    pub const REM: u64 = 19;
+    pub const REMU: u64 = 20;
+    pub const ADDW: u64 = 21;
+    pub const SUBW: u64 = 22;
+    pub const SLLW: u64 = 23;
+    pub const SRLW: u64 = 24;
+    pub const SRAW: u64 = 25;
+    pub const MULW: u64 = 26;
+    pub const DIVW: u64 = 27;
+    pub const DIVUW: u64 = 28;
+    pub const REMW: u64 = 29;
+    pub const REMUW: u64 = 30;
+}
+
+/// MEMOP codes: `w2 + 2 w4 + 3 w8 + 4 unsigned + 8 store`.
+pub mod memop {
+    pub const LB: u64 = 0;
+    pub const LH: u64 = 1;
+    pub const LW: u64 = 2;
+    pub const LD: u64 = 3;
+    pub const LBU: u64 = 4;
+    pub const LHU: u64 = 5;
+    pub const LWU: u64 = 6;
+    pub const SB: u64 = 8;
+    pub const SH: u64 = 9;
+    pub const SW: u64 = 10;
+    pub const SD: u64 = 11;
+}
+
+/// Register cells on [`REG_TOKEN`]: x0..x31, then the two I/O cursors.
+pub const NUM_REG_CELLS: usize = 34;
+/// Cursor register: bytes of private input consumed so far.
+pub const REG_INPUT_CURSOR: u64 = 32;
+/// Cursor register: bytes of public output written so far.
+pub const REG_OUTPUT_CURSOR: u64 = 33;

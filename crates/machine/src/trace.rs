@@ -1,0 +1,169 @@
+//! Trace generation on the CPU: from the execution record to the main traces (docs/tables.md, "Fill"
+//! paragraphs). One sequential pass over the cycles does the register walk (old timestamps and values).
+
+use zkrv_executor::{decode, Op, Record};
+use zkrv_stark::field::{PrimeCharacteristicRing, F};
+use zkrv_stark::matrix::RowMajorMatrix;
+
+use crate::bus::{alu, NUM_REG_CELLS};
+use crate::tables::bitwise::Lookups;
+use crate::tables::cpu::{CpuCols, NUM_CPU_COLS};
+use crate::tables::decode::{words, DecodeTable, NUM_DECODE_COLS};
+use crate::tables::regfile::regfile_trace;
+use crate::MachineError;
+
+/// Main traces of the slice's tables, natural row order.
+pub struct Traces {
+    /// CPU: `n x 44`, n = next power of two > cycles.
+    pub cpu: RowMajorMatrix,
+    /// DECODE main (`m`): `decode.height() x 1`.
+    pub decode: RowMajorMatrix,
+    /// REGFILE: `64 x 5`.
+    pub regfile: RowMajorMatrix,
+    /// What the tables looked up in BITWISE (fill BITWISE last, with [`Lookups::trace`]).
+    pub lookups: Lookups,
+}
+
+fn f(v: u64) -> F {
+    F::from_u64(v)
+}
+
+/// Splits a 64-bit value into four 16-bit halves.
+fn halves(x: u64) -> [u64; 4] {
+    [x & 0xffff, (x >> 16) & 0xffff, (x >> 32) & 0xffff, x >> 48]
+}
+
+/// Builds the CPU, DECODE (counts), REGFILE traces and the BITWISE lookups of `rec`.
+/// `min_height` is the smallest table height (a power of two).
+pub fn generate(
+    decode_table: &DecodeTable,
+    rec: &Record,
+    min_height: usize,
+) -> Result<Traces, MachineError> {
+    let cycles = rec.cycles.len();
+    let height = (cycles + 1).next_power_of_two().max(min_height);
+    let mut lookups = Lookups::new();
+    let mut decode_counts = vec![0u64; decode_table.height(min_height)];
+    let mut cpu = Vec::with_capacity(height * NUM_CPU_COLS);
+
+    // Register walk: current value and last-access timestamp of every register cell.
+    let mut reg_val = [0u64; NUM_REG_CELLS];
+    reg_val[..32].copy_from_slice(&rec.init_regs);
+    let mut reg_ts = [0u64; NUM_REG_CELLS];
+
+    for (i, ev) in rec.cycles.iter().enumerate() {
+        let row_idx = decode_table
+            .row_of(ev.pc)
+            .ok_or(MachineError::NotInDecode { pc: ev.pc })?;
+        decode_counts[row_idx] += 1;
+        let d = decode_table.rows[row_idx].dec;
+        let fl = d.flags;
+        let op = decode(ev.word).map(|x| x.op).unwrap_or(Op::Illegal);
+        let mut r = CpuCols::<u64> {
+            pc: ev.pc as u64,
+            clk: i as u64,
+            dec: d,
+            ..Default::default()
+        };
+        let ts = 4 * i as u64;
+
+        let rv1 = if fl.rr1 == 1 { ev.rs1_val } else { 0 };
+        let rv2 = if fl.rr2 == 1 { ev.rs2_val } else { 0 };
+        r.rv1 = words(rv1);
+        r.rv2 = words(rv2);
+        let res = if fl.is_store == 1 {
+            ev.rs2_val
+        } else if fl.is_branch == 1 {
+            (match d.op {
+                alu::EQ => ev.rs1_val == ev.rs2_val,
+                alu::SLT => (ev.rs1_val as i64) < (ev.rs2_val as i64),
+                _ => ev.rs1_val < ev.rs2_val,
+            }) as u64
+        } else {
+            ev.rd_val
+        };
+        r.res = halves(res);
+        for h in r.res {
+            lookups.u16(h);
+        }
+
+        let next_pc = rec
+            .cycles
+            .get(i + 1)
+            .map(|e| e.pc as u64)
+            .unwrap_or(ev.pc as u64 + 4);
+        r.next_pc = next_pc;
+        r.taken = ((fl.is_branch == 1 && res == 1 - fl.neg) || fl.is_jal == 1) as u64;
+        if fl.is_jalr == 1 {
+            let imm = d.imm[0] | (d.imm[1] << 32);
+            r.jalr_bit0 = rv1.wrapping_add(imm) & 1;
+        }
+        r.is_halt = (op == Op::Ecall && (ev.rs1_val == 93 || ev.rs1_val == 94)) as u64;
+
+        // Register accesses (MEMW_R group).
+        if fl.rr1 == 1 {
+            let reg = d.rs1 as usize;
+            debug_assert_eq!(reg_val[reg], rv1, "rs1 value at cycle {i}");
+            r.r1.old_ts = reg_ts[reg];
+            r.r1.d0 = lookups.lt32(reg_ts[reg], ts + 1);
+            reg_ts[reg] = ts + 1;
+        }
+        if fl.rr2 == 1 {
+            let reg = d.rs2 as usize;
+            debug_assert_eq!(reg_val[reg], rv2, "rs2 value at cycle {i}");
+            r.r2.old_ts = reg_ts[reg];
+            r.r2.d0 = lookups.lt32(reg_ts[reg], ts + 2);
+            reg_ts[reg] = ts + 2;
+        }
+        if fl.wr == 1 {
+            let reg = d.rd as usize;
+            r.w.old_ts = reg_ts[reg];
+            r.w.old = words(reg_val[reg]);
+            r.w.d0 = lookups.lt32(reg_ts[reg], ts + 3);
+            reg_ts[reg] = ts + 3;
+            reg_val[reg] = res;
+        }
+        push_row(&mut cpu, &r);
+    }
+
+    // Padding rows: pc = 0 (DECODE's padding entry, row 0), next_pc = 4 (the "next pc" constraint holds on
+    // every row), clk continuing, res = 0.
+    for i in cycles..height {
+        let mut r = CpuCols::<u64> {
+            clk: i as u64,
+            next_pc: 4,
+            ..Default::default()
+        };
+        r.dec.flags.is_pad = 1;
+        decode_counts[0] += 1;
+        for _ in 0..4 {
+            lookups.u16(0);
+        }
+        push_row(&mut cpu, &r);
+    }
+
+    for (reg, (&v, &want)) in reg_val.iter().zip(rec.final_regs.iter()).enumerate() {
+        if v != want {
+            return Err(MachineError::Internal(format!(
+                "register walk: x{reg} ends at {v:#x}, the executor says {want:#x}"
+            )));
+        }
+    }
+    let regs: Vec<(u64, u64)> = reg_val
+        .iter()
+        .copied()
+        .zip(reg_ts.iter().copied())
+        .collect();
+    Ok(Traces {
+        cpu: RowMajorMatrix::new(cpu, NUM_CPU_COLS),
+        decode: RowMajorMatrix::new(decode_counts.into_iter().map(f).collect(), NUM_DECODE_COLS),
+        regfile: regfile_trace(&regs),
+        lookups,
+    })
+}
+
+fn push_row(out: &mut Vec<F>, r: &CpuCols<u64>) {
+    let mut flat = [0u64; NUM_CPU_COLS];
+    *CpuCols::from_row_mut(&mut flat) = *r;
+    out.extend(flat.iter().map(|&v| f(v)));
+}
