@@ -92,3 +92,30 @@ fn rv64im_matches_isa_semantics() {
     let (want, known) = common::rv64im_expected();
     common::assert_masked_eq("rv64im under zkrv", &exec.public_output, &want, &known);
 }
+
+/// The example inputs committed in guests/inputs/<name>.bin give the host model's output.
+#[test]
+fn example_inputs_match_host() {
+    for name in common::GUESTS {
+        let path = common::guests_dir().join(format!("inputs/{name}.bin"));
+        let input = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        let exec = run(name, &load(name), &input);
+        println!(
+            "{name}: example input ({} bytes): {} cycles",
+            input.len(),
+            exec.cycles
+        );
+        if name == "rv64im" {
+            let (want, known) = common::rv64im_expected();
+            common::assert_masked_eq("rv64im", &exec.public_output, &want, &known);
+            assert_eq!(exec.exit_code, 0);
+        } else {
+            assert_eq!(
+                (exec.exit_code, exec.public_output),
+                expected(name, &input),
+                "{name} on {}",
+                path.display()
+            );
+        }
+    }
+}

@@ -27,11 +27,14 @@ pub const GUESTS: [&str; 8] = [
     "keccak",
 ];
 
+/// The `guests/` folder of this repository.
+pub fn guests_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../guests")
+}
+
 /// `guests/bin/<name>.elf` in this repository.
 pub fn elf_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../guests/bin")
-        .join(format!("{name}.elf"))
+    guests_dir().join("bin").join(format!("{name}.elf"))
 }
 
 /// Reads and loads `guests/bin/<name>.elf`.
