@@ -361,3 +361,96 @@ fn pcs_blowups_empty_point_lists_and_transcript_sync() {
         assert_eq!(pt.sample_ext(), vt.sample_ext());
     }
 }
+
+/// Random structural mutations of the proof and of the verifier's shapes: `verify` must return an error (or,
+/// for a harmless mutation, Ok), never panic.
+#[test]
+fn pcs_malformed_inputs_never_panic() {
+    let seed = seed() ^ 5;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let cfg = config(2);
+    let s = setup(&mut rng, &cfg);
+    let (values, proof) = prove(&cfg, &s);
+    let vr = verifier_rounds(&s, &values);
+    let mut rejected = 0;
+    for iter in 0..300 {
+        let mut p = proof.clone();
+        let mut v = vr.clone();
+        let q = rng.gen_range(0..p.queries.len());
+        match rng.gen_range(0..12) {
+            0 => {
+                let n = rng.gen_range(0..8);
+                p.fri_roots.resize(n, [1; 32]);
+            }
+            1 => {
+                let n = rng.gen_range(0..6);
+                p.final_poly.resize(n, Ext3::ONE);
+            }
+            2 => {
+                let n = rng.gen_range(0..20);
+                p.queries.truncate(n);
+            }
+            3 => {
+                let r = rng.gen_range(0..2);
+                let n = rng.gen_range(0..10);
+                p.queries[q].round_openings[r]
+                    .proof
+                    .siblings
+                    .resize(n, [0; 32]);
+            }
+            4 => {
+                let r = rng.gen_range(0..2);
+                let rows = &mut p.queries[q].round_openings[r].rows;
+                let m = rng.gen_range(0..rows.len());
+                let n = rng.gen_range(0..10);
+                rows[m].resize(n, F::ONE);
+            }
+            5 => {
+                let n = rng.gen_range(0..4);
+                p.queries[q].round_openings.truncate(n);
+            }
+            6 => {
+                let l = rng.gen_range(0..p.queries[q].fri_openings.len());
+                let n = rng.gen_range(0..10);
+                p.queries[q].fri_openings[l]
+                    .proof
+                    .siblings
+                    .resize(n, [0; 32]);
+            }
+            7 => {
+                let n = rng.gen_range(0..6);
+                p.queries[q].fri_openings.truncate(n);
+            }
+            8 => {
+                let r = rng.gen_range(0..2);
+                let m = rng.gen_range(0..v[r].1.len());
+                v[r].1[m].0.log_height = rng.gen_range(0..70);
+            }
+            9 => {
+                let r = rng.gen_range(0..2);
+                let m = rng.gen_range(0..v[r].1.len());
+                v[r].1[m].0.width = rng.gen_range(0..9);
+            }
+            10 => {
+                let r = rng.gen_range(0..2);
+                let m = rng.gen_range(0..v[r].1.len());
+                v[r].1[m].1.clear();
+            }
+            _ => {
+                p.pow_nonce = rng.gen();
+                let r = rng.gen_range(0..2);
+                v[r].1.truncate(rng.gen_range(0..3));
+            }
+        }
+        if check(&cfg, &v, &p).is_err() {
+            rejected += 1;
+        } else {
+            // Only no-op mutations may pass (e.g. resizing to the same length).
+            assert!(
+                p == proof && v == vr,
+                "iteration {iter} (seed {seed}): a mutated proof verified"
+            );
+        }
+    }
+    assert!(rejected > 200, "{rejected}");
+}
