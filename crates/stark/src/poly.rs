@@ -146,6 +146,11 @@ pub fn coset_idft_batch(evals: RowMajorMatrix, shift: F) -> RowMajorMatrix {
 /// Output: `(n·2^log_blowup) x w` evaluations of the same polynomials (degree `< n`) on `g·H_{n·2^log_blowup}`,
 /// rows in **bit-reversed** order: output row `i` is the value at `coset_point(log_n + log_blowup, i)`.
 pub fn lde_batch(trace: &RowMajorMatrix, log_blowup: usize) -> RowMajorMatrix {
+    lde_batch_owned(trace.clone(), log_blowup)
+}
+
+/// [`lde_batch`] consuming its input (saves a copy of the trace).
+pub fn lde_batch_owned(trace: RowMajorMatrix, log_blowup: usize) -> RowMajorMatrix {
     let h = trace.height();
     let log_h = log2_strict(h);
     if log_h == 0 {
@@ -159,7 +164,7 @@ pub fn lde_batch(trace: &RowMajorMatrix, log_blowup: usize) -> RowMajorMatrix {
             .collect();
         return RowMajorMatrix::new(values, trace.width);
     }
-    let out = dft().coset_lde_batch(to_p3(trace.clone()), log_blowup, coset_shift());
+    let out = dft().coset_lde_batch(to_p3(trace), log_blowup, coset_shift());
     // `out` is a bit-reversal view over a matrix stored in bit-reversed order; take the storage.
     from_p3(out.bit_reverse_rows())
 }
