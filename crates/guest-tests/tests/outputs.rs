@@ -86,6 +86,29 @@ fn sha256_one_mib() {
 }
 
 #[test]
+fn rustalloc_matches_host() {
+    check_guest("rustalloc");
+}
+
+/// The Rust runtime's panic handler: message on the debug output, exit code 101.
+#[test]
+fn rust_panics_report_on_debug_output() {
+    let program = load("rustalloc");
+    for (n, msg) in [
+        (2_000_000u64, "n = 2000000 is too large"),
+        (100_000, "memory allocation of"),
+    ] {
+        let exec = run("rustalloc", &program, &common::le_words(&[n, 1]));
+        assert_eq!(exec.exit_code, 101);
+        let text = String::from_utf8_lossy(&exec.debug_output);
+        assert!(
+            text.starts_with("guest panicked at ") && text.contains(msg),
+            "n = {n}: debug output {text:?}"
+        );
+    }
+}
+
+#[test]
 fn rv64im_matches_isa_semantics() {
     let exec = run("rv64im", &load("rv64im"), b"");
     assert_eq!(exec.exit_code, 0);

@@ -16,7 +16,7 @@ pub const MAX_CYCLES: u64 = 1 << 30;
 pub const GUEST_HEAP_BYTES: u64 = 1 << 20;
 
 /// Every prebuilt guest in guests/bin.
-pub const GUESTS: [&str; 8] = [
+pub const GUESTS: [&str; 9] = [
     "fibonacci",
     "exitcode",
     "sort",
@@ -25,6 +25,7 @@ pub const GUESTS: [&str; 8] = [
     "rv64im",
     "sha256",
     "keccak",
+    "rustalloc",
 ];
 
 /// The `guests/` folder of this repository.
@@ -164,6 +165,23 @@ pub fn expected(name: &str, input: &[u8]) -> (u32, Vec<u8>) {
             (0, le_words(&[checksum(&c), first, last]))
         }
         "modexp" => expected_modexp(input),
+        "rustalloc" => {
+            let n = input_u64(input, 0, 1000);
+            let seed = input_u64(input, 1, 1);
+            if n > 65_536 {
+                return (101, Vec::new()); // panics: too large, or out of heap
+            }
+            let mut rng = XorShift::new(seed);
+            let values: Vec<u64> = (0..n).map(|_| rng.next()).collect();
+            let mut counts = std::collections::BTreeMap::<u64, u64>::new();
+            for v in &values {
+                *counts.entry(v % 97).or_insert(0) += 1;
+            }
+            let pairs: Vec<u64> = counts.iter().flat_map(|(&k, &c)| [k, c]).collect();
+            let mut out = le_words(&[checksum(&values), counts.len() as u64, checksum(&pairs)]);
+            out.extend_from_slice(format!("n={n} seed={seed}").as_bytes());
+            (0, out)
+        }
         "sha256" => (0, Sha256::digest(input).to_vec()),
         "keccak" => {
             let mut k = Keccak::v256();
@@ -269,6 +287,15 @@ pub fn cases(name: &str) -> Vec<Vec<u8>> {
             v
         }
         "rv64im" => vec![Vec::new()],
+        "rustalloc" => vec![
+            Vec::new(),
+            pair(0, 0),
+            pair(1, 7),
+            pair(50_000, 3),
+            pair(65_536, 7),
+            pair(65_537, 7),    // Vec capacity 2^17 words: out of heap, panic
+            pair(2_000_000, 1), // explicit panic
+        ],
         "sha256" | "keccak" => {
             let mut v: Vec<Vec<u8>> = [0usize, 55, 56, 64, 136, 137, 16385, 100_000]
                 .iter()

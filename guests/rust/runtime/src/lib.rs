@@ -4,7 +4,8 @@
 //! [`entry!`]. The runtime provides `_start` (sets `gp`/`tp`, calls the entry, exits 0 when it returns), the
 //! system calls ([`read_input`], [`write_output`], [`debug`], [`exit`]), a panic handler (message to fd 2,
 //! exit code 101) and a bump global allocator over the linker script's `.heap` section
-//! (`__heap_start..__heap_end`, 1 MiB by default; freed memory is never reused).
+//! (`__heap_start..__heap_end`, 1 MiB by default; freed memory is never reused, but the most recent block
+//! grows in place). Allocation failure panics ("memory allocation of N bytes failed"), so exits 101.
 #![no_std]
 
 extern crate alloc;
@@ -156,18 +157,21 @@ struct BumpAlloc {
 // SAFETY: a zkrv guest has a single hart and no interrupts.
 unsafe impl Sync for BumpAlloc {}
 
-unsafe impl GlobalAlloc for BumpAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let start = core::ptr::addr_of_mut!(__heap_start) as usize;
-        let end = core::ptr::addr_of_mut!(__heap_end) as usize;
-        let next = &mut *self.next.get();
+impl BumpAlloc {
+    /// Reserves `size` bytes aligned to `align` (a power of two); null when the heap is exhausted.
+    fn bump(&self, size: usize, align: usize) -> *mut u8 {
+        // Only the addresses of the linker-script symbols are taken.
+        let (start, end) =
+            (core::ptr::addr_of_mut!(__heap_start) as usize, core::ptr::addr_of_mut!(__heap_end) as usize);
+        // SAFETY: single-threaded guest, no reentrancy: no other reference to `next` is live.
+        let next = unsafe { &mut *self.next.get() };
         if *next == 0 {
             *next = start;
         }
-        let Some(aligned) = next.checked_add(layout.align() - 1).map(|a| a & !(layout.align() - 1)) else {
+        let Some(aligned) = next.checked_add(align - 1).map(|a| a & !(align - 1)) else {
             return core::ptr::null_mut();
         };
-        match aligned.checked_add(layout.size()) {
+        match aligned.checked_add(size) {
             Some(new_next) if new_next <= end => {
                 *next = new_next;
                 aligned as *mut u8
@@ -175,8 +179,36 @@ unsafe impl GlobalAlloc for BumpAlloc {
             _ => core::ptr::null_mut(),
         }
     }
+}
+
+// SAFETY: `alloc` returns fresh, suitably aligned, non-overlapping blocks inside the heap section (or null);
+// `realloc` only extends the most recent block in place or copies into a fresh one.
+unsafe impl GlobalAlloc for BumpAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        self.bump(layout.size(), layout.align())
+    }
 
     unsafe fn dealloc(&self, _ptr: *mut u8, _layout: Layout) {}
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let next = &mut *self.next.get();
+        let end = core::ptr::addr_of_mut!(__heap_end) as usize;
+        // The most recent block grows (or shrinks) in place, so a growing Vec does not leak its old buffers.
+        if ptr as usize + layout.size() == *next {
+            if let Some(new_next) = (ptr as usize).checked_add(new_size) {
+                if new_next <= end {
+                    *next = new_next;
+                    return ptr;
+                }
+            }
+            return core::ptr::null_mut();
+        }
+        let new = self.bump(new_size, layout.align());
+        if !new.is_null() {
+            core::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+        }
+        new
+    }
 }
 
 #[global_allocator]
