@@ -89,6 +89,19 @@ if [[ "$multilib" != "rv64im/lp64" ]]; then
     exit 1
 fi
 
+# Runs a built guest on its example input under qemu (if installed) and checks the exit code.
+smoke_qemu() {
+    local name=$1 want=0
+    command -v qemu-riscv64 > /dev/null || return 0
+    [[ "$name" == exitcode ]] && want=42
+    local code=0
+    qemu-riscv64 -cpu rv64,c=false,a=false,f=false,d=false "bin/$name.elf" < "inputs/$name.bin" > /dev/null 2>&1 || code=$?
+    if [[ $code -ne $want ]]; then
+        echo "error: bin/$name.elf exits $code under qemu-riscv64 on inputs/$name.bin (want $want)" >&2
+        exit 1
+    fi
+}
+
 mkdir -p bin
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then targets=("${C_GUESTS[@]}" "${RUST_GUESTS[@]}"); fi
@@ -96,4 +109,5 @@ for t in "${targets[@]}"; do
     if [[ " ${C_GUESTS[*]} " == *" $t "* ]]; then build_c "$t";
     elif [[ " ${RUST_GUESTS[*]} " == *" $t "* ]]; then build_rust "$t";
     else echo "error: unknown guest $t" >&2; exit 1; fi
+    smoke_qemu "$t"
 done
