@@ -142,3 +142,37 @@ fn example_inputs_match_host() {
         }
     }
 }
+
+/// Recording the execution (what the prover consumes) changes nothing the guest sees: same output, exit
+/// code and cycle count, one cycle event per executed instruction, and the last event is the exit ECALL.
+#[test]
+fn recorded_runs_match_plain_runs() {
+    for name in common::GUESTS {
+        let input = std::fs::read(common::guests_dir().join(format!("inputs/{name}.bin")))
+            .expect("example input");
+        let program = load(name);
+        let plain = run(name, &program, &input);
+        let opts = zkrv_executor::ExecOptions {
+            max_cycles: common::MAX_CYCLES,
+            record: true,
+        };
+        let recorded = zkrv_executor::execute(&program, &input, &opts)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(recorded.public_output, plain.public_output, "{name}");
+        assert_eq!(recorded.exit_code, plain.exit_code, "{name}");
+        assert_eq!(recorded.cycles, plain.cycles, "{name}");
+        let record = recorded
+            .record
+            .unwrap_or_else(|| panic!("{name}: no record"));
+        assert_eq!(
+            record.cycles.len() as u64,
+            plain.cycles,
+            "{name}: one event per cycle"
+        );
+        assert_eq!(
+            record.cycles.last().map(|e| e.word),
+            Some(0x0000_0073),
+            "{name}: ends with ECALL"
+        );
+    }
+}
