@@ -377,9 +377,18 @@ pub fn decode(w: u32) -> Result<Inst, &'static str> {
     Ok(inst)
 }
 
-/// Decodes `w`, mapping an invalid word to [`Op::Illegal`].
+/// Register slot that receives writes to x0 in the interpreter's 64-entry register array
+/// (so x0 never needs resetting; the slot doubles as the record's "produced value").
+pub(crate) const X0_SINK: u8 = 32;
+
+/// Decodes `w` for the interpreter: an invalid word becomes [`Op::Illegal`], and `rd = x0`
+/// (including formats without rd) becomes [`X0_SINK`].
 pub(crate) fn decode_or_illegal(w: u32) -> Inst {
-    decode(w).unwrap_or(Inst::ILLEGAL)
+    let mut inst = decode(w).unwrap_or(Inst::ILLEGAL);
+    if inst.rd == 0 {
+        inst.rd = X0_SINK;
+    }
+    inst
 }
 
 #[cfg(test)]

@@ -1,11 +1,17 @@
 //! The RV64IM interpreter loop (one copy with and one without recording, chosen at compile
 //! time through `REC`).
 
-use crate::decode::{decode, Op};
+use crate::decode::{decode, Op, X0_SINK};
 use crate::elf::Program;
 use crate::mem::FlatMem;
-use crate::record::{CycleEvent, Record, SyscallEvent};
+use crate::record::{CycleEvent, PageBitmap, Record, SyscallEvent};
 use crate::ExecError;
+
+/// What a recording run accumulates: the record and the touched-page bitmap.
+pub(crate) struct Recorder {
+    pub record: Record,
+    pub touched: PageBitmap,
+}
 
 /// Mutable machine state plus syscall I/O.
 pub(crate) struct Machine<'a> {
@@ -33,7 +39,7 @@ impl Machine<'_> {
     /// Handles an ECALL at `pc`. In record mode, pushes a [`SyscallEvent`].
     #[cold]
     #[inline(never)]
-    fn ecall(&mut self, pc: u64, rec: Option<&mut Record>) -> Result<Sys, ExecError> {
+    fn ecall(&mut self, pc: u64, rec: Option<&mut Recorder>) -> Result<Sys, ExecError> {
         let num = self.regs[17];
         let [a0, a1, a2] = [self.regs[10], self.regs[11], self.regs[12]];
         let mut ev = SyscallEvent {
@@ -83,7 +89,8 @@ impl Machine<'_> {
             }
             _ => return Err(ExecError::UnknownEcall { pc, num }),
         };
-        if let Some(rec) = rec {
+        if let Some(Recorder { record: rec, touched }) = rec {
+            touched.mark(a1, data.len() as u64);
             ev.ret = self.regs[10];
             ev.data_offset = rec.syscall_data.len() as u64;
             ev.data_len = data.len() as u64;
@@ -113,18 +120,21 @@ pub(crate) fn run<const REC: bool>(
     program: &Program,
     m: &mut Machine,
     max_cycles: u64,
-    mut rec: Option<&mut Record>,
+    mut rec: Option<&mut Recorder>,
 ) -> Result<u32, ExecError> {
     let code = &program.code[..];
     let words = &program.words[..];
     let base = program.code_base;
-    let mut regs = m.regs;
+    // x0..x31, then X0_SINK (32) receiving writes to x0; 64 entries so `& 63` elides bounds checks.
+    let mut regs = [0u64; 64];
+    regs[..32].copy_from_slice(&m.regs);
+    regs[0] = 0;
     let mut pc = m.pc;
     let mut cycles = m.cycles;
     // Writes the local state back into `m` (on exit, on error, around ECALL).
     macro_rules! sync {
         () => {
-            m.regs = regs;
+            m.regs.copy_from_slice(&regs[..32]);
             m.pc = pc;
             m.cycles = cycles;
         };
@@ -146,15 +156,17 @@ pub(crate) fn run<const REC: bool>(
         let Some(&inst) = code.get(idx) else {
             fail!(fetch_error(program, pc))
         };
-        let rd = (inst.rd & 31) as usize;
+        let rd = (inst.rd & 63) as usize;
         let rs1v = regs[(inst.rs1 & 31) as usize];
         let rs2v = regs[(inst.rs2 & 31) as usize];
         let imm = inst.imm as i64 as u64;
         let mut next = pc.wrapping_add(4);
-        let mut mem_addr = 0u64;
         // ECALL overrides of the event's fields.
         let mut ev_rs = (rs1v, rs2v);
-        let mut aux = 0u32;
+        if REC {
+            // formats without rd (branches, FENCE) record 0
+            regs[X0_SINK as usize] = 0;
+        }
 
         macro_rules! branch {
             ($cond:expr) => {
@@ -175,7 +187,9 @@ pub(crate) fn run<const REC: bool>(
                     None => fail!(ExecError::MemoryOutOfBounds { pc, addr: a }),
                 }
                 if REC {
-                    mem_addr = a;
+                    if let Some(r) = rec.as_deref_mut() {
+                        r.touched.mark_access::<$n>(a);
+                    }
                 }
             }};
         }
@@ -183,12 +197,16 @@ pub(crate) fn run<const REC: bool>(
             ($n:literal) => {{
                 let a = rs1v.wrapping_add(imm);
                 if REC {
-                    // rd of a store is x0: the event's rd_val slot takes the old contents.
-                    regs[0] = m.mem.read::<$n>(a).unwrap_or(0);
-                    mem_addr = a;
+                    // rd of a store is the x0 sink: the event's rd_val takes the old contents.
+                    regs[X0_SINK as usize] = m.mem.read::<$n>(a).unwrap_or(0);
                 }
                 if !m.mem.write::<$n>(a, rs2v) {
                     fail!(ExecError::MemoryOutOfBounds { pc, addr: a });
+                }
+                if REC {
+                    if let Some(r) = rec.as_deref_mut() {
+                        r.touched.mark_access::<$n>(a);
+                    }
                 }
             }};
         }
@@ -276,21 +294,18 @@ pub(crate) fn run<const REC: bool>(
                 sync!();
                 if REC {
                     ev_rs = (regs[17], regs[10]);
-                    aux = rec.as_ref().map_or(0, |r| r.syscalls.len() as u32);
                 }
                 let res = m.ecall(pc, rec.as_deref_mut())?;
-                regs = m.regs;
+                regs[..32].copy_from_slice(&m.regs);
                 if let Sys::Exit(code) = res {
                     if REC {
                         if let Some(r) = rec.as_deref_mut() {
-                            r.cycles.push(CycleEvent {
+                            r.record.cycles.push(CycleEvent {
                                 pc: pc as u32,
                                 word: words[idx],
                                 rs1_val: ev_rs.0,
                                 rs2_val: ev_rs.1,
                                 rd_val: regs[10],
-                                mem_addr: 0,
-                                aux,
                             });
                         }
                     }
@@ -299,24 +314,19 @@ pub(crate) fn run<const REC: bool>(
                     return Ok(code);
                 }
                 // the ECALL's "result" for the event is a0 after the call
-                regs[0] = regs[10];
+                regs[X0_SINK as usize] = regs[10];
             }
             Op::Illegal | Op::NoCode => fail!(fetch_error(program, pc)),
         }
         if REC {
             if let Some(r) = rec.as_deref_mut() {
-                r.cycles.push(CycleEvent {
-                    pc: pc as u32,
-                    word: words[idx],
-                    rs1_val: ev_rs.0,
-                    rs2_val: ev_rs.1,
-                    rd_val: regs[rd],
-                    mem_addr: mem_addr as u32,
-                    aux,
-                });
+                let cycles = &mut r.record.cycles;
+                if cycles.len() == cycles.capacity() {
+                    crate::record::grow_events(cycles, 1);
+                }
+                cycles.push(CycleEvent { pc: pc as u32, word: words[idx], rs1_val: ev_rs.0, rs2_val: ev_rs.1, rd_val: regs[rd] });
             }
         }
-        regs[0] = 0;
         pc = next;
         cycles += 1;
     }

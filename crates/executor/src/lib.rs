@@ -45,7 +45,7 @@ pub struct ExecOptions {
     /// Stop with [`ExecError::CycleLimit`] once this many instructions have executed without
     /// an exit. Default [`DEFAULT_MAX_CYCLES`].
     pub max_cycles: u64,
-    /// Produce the [`Record`] (40 bytes per cycle plus touched pages; see docs/record.md).
+    /// Produce the [`Record`] (32 bytes per cycle plus touched pages; see docs/record.md).
     pub record: bool,
 }
 
@@ -150,14 +150,15 @@ pub fn execute(
     let mut m = exec::Machine::new(program, input)?;
     let regs = m.regs;
     let (exit_code, record) = if opts.record {
-        let mut rec = Record {
-            init_regs: regs,
-            ..Record::default()
+        let mut r = exec::Recorder {
+            record: Record { init_regs: regs, ..Record::default() },
+            touched: record::PageBitmap::new(),
         };
-        rec.cycles.reserve(opts.max_cycles.min(1 << 20) as usize);
-        let code = exec::run::<true>(program, &mut m, opts.max_cycles, Some(&mut rec))?;
+        record::grow_events(&mut r.record.cycles, opts.max_cycles.min(1 << 22) as usize);
+        let code = exec::run::<true>(program, &mut m, opts.max_cycles, Some(&mut r))?;
+        let mut rec = r.record;
         rec.final_regs = m.regs;
-        rec.collect_pages(program, &m.mem);
+        rec.collect_pages(&r.touched, program, &m.mem);
         (code, Some(rec))
     } else {
         (

@@ -6,11 +6,13 @@ use crate::mem::FlatMem;
 use crate::{GUEST_MEM_END, PAGE_SIZE};
 use bytemuck::{Pod, Zeroable};
 
-/// One executed instruction (one cycle): 40 bytes, 8-byte aligned.
+/// One executed instruction (one cycle): 32 bytes, 8-byte aligned, no padding.
 ///
 /// The timestamp of the event is its index in [`Record::cycles`] (cycle 0 is the first
-/// instruction). Register *indices* come from `word` (rd = bits 11:7, rs1 = 19:15, rs2 = 24:20);
-/// for formats without a field the value slot is 0 (U/J: no rs1/rs2; I: no rs2; S/B: no rd).
+/// instruction). Register *indices*, the immediate and the operation come from `word`
+/// (rd = bits 11:7, rs1 = 19:15, rs2 = 24:20); for formats without a field the value slot is 0
+/// (U/J: no rs1/rs2; I: no rs2). Derived quantities (memory address, width, next pc, syscall
+/// index) are recomputed with the helper methods, not stored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct CycleEvent {
@@ -25,26 +27,45 @@ pub struct CycleEvent {
     /// ECALL: a0 before the call.
     pub rs2_val: u64,
     /// The value the instruction produced for rd, *even when rd = x0* (the register file
-    /// discards it then): ALU result, loaded value after extension, link address for JAL/JALR.
-    /// Stores: the **previous** memory contents of the `width` bytes written (zero-extended).
-    /// Branches/FENCE: 0. ECALL: a0 after the call.
+    /// discards it then): ALU result, loaded value after sign/zero extension, link address
+    /// pc + 4 for JAL/JALR. Stores: the **previous** memory contents of the `width` bytes
+    /// written (little-endian, zero-extended). Branches and FENCE: 0. ECALL: a0 after the call
+    /// (exit: a0 unchanged).
     pub rd_val: u64,
-    /// Loads and stores: the effective address (rs1 + imm, < 2^31); otherwise 0 (0 is never a
-    /// valid data address, since `[0, 0x1000)` is unmapped).
-    pub mem_addr: u32,
-    /// ECALL: index into [`Record::syscalls`]; otherwise 0.
-    pub aux: u32,
 }
 
 impl CycleEvent {
-    /// Width in bytes (1, 2, 4, 8) of the memory access of a load/store word.
-    pub fn mem_width(&self) -> u64 {
-        1 << ((self.word >> 12) & 3)
+    /// Major opcode (bits 6:0).
+    pub fn opcode(&self) -> u32 {
+        self.word & 0x7f
+    }
+
+    /// Whether this is a load (opcode 0x03).
+    pub fn is_load(&self) -> bool {
+        self.opcode() == 0x03
     }
 
     /// Whether this is a store (opcode 0x23).
     pub fn is_store(&self) -> bool {
-        self.word & 0x7f == 0x23
+        self.opcode() == 0x23
+    }
+
+    /// Loads and stores: the effective address `rs1 + imm` (inside the guest address space,
+    /// since the access succeeded). Other instructions: `None`.
+    pub fn mem_addr(&self) -> Option<u64> {
+        let imm = if self.is_load() {
+            (self.word as i32) >> 20
+        } else if self.is_store() {
+            ((self.word as i32) >> 25 << 5) | ((self.word >> 7) & 31) as i32
+        } else {
+            return None;
+        };
+        Some(self.rs1_val.wrapping_add(imm as i64 as u64))
+    }
+
+    /// Width in bytes (1, 2, 4, 8) of the memory access of a load/store.
+    pub fn mem_width(&self) -> u64 {
+        1 << ((self.word >> 12) & 3)
     }
 }
 
@@ -52,7 +73,7 @@ impl CycleEvent {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct SyscallEvent {
-    /// Cycle index of the ECALL in [`Record::cycles`].
+    /// Cycle index of the ECALL in [`Record::cycles`] (the k-th ECALL event is `syscalls[k]`).
     pub cycle: u64,
     /// Call number (a7): 93/94 exit, 64 write, 63 read.
     pub num: u64,
@@ -90,6 +111,49 @@ pub struct Record {
     pub final_pages: Vec<u8>,
 }
 
+/// One bit per 4 KiB page of the guest address space: pages touched by loads, stores and
+/// syscall buffers.
+pub(crate) struct PageBitmap(pub Vec<u64>);
+
+impl PageBitmap {
+    pub(crate) fn new() -> PageBitmap {
+        PageBitmap(vec![0u64; (GUEST_MEM_END / PAGE_SIZE).div_ceil(64) as usize])
+    }
+
+    /// Marks the pages of `[addr, addr + len)` (which lies inside the guest address space).
+    #[inline(always)]
+    pub(crate) fn mark(&mut self, addr: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        let (first, last) = (addr / PAGE_SIZE, (addr + len - 1) / PAGE_SIZE);
+        for p in first..=last {
+            if let Some(w) = self.0.get_mut((p / 64) as usize) {
+                *w |= 1 << (p % 64);
+            }
+        }
+    }
+
+    /// Marks the page of `addr` and of `addr + n - 1` (an access of n <= 4096 bytes).
+    #[inline(always)]
+    pub(crate) fn mark_access<const N: u64>(&mut self, addr: u64) {
+        for a in [addr, addr + N - 1] {
+            let p = a / PAGE_SIZE;
+            if let Some(w) = self.0.get_mut((p / 64) as usize) {
+                *w |= 1 << (p % 64);
+            }
+        }
+    }
+}
+
+/// Grows `v` to at least `len + extra` (at least doubling).
+#[cold]
+#[inline(never)]
+pub(crate) fn grow_events(v: &mut Vec<CycleEvent>, extra: usize) {
+    let want = (v.len() + extra).max(2 * v.capacity()).max(1 << 16);
+    v.reserve_exact(want - v.len());
+}
+
 impl Record {
     /// Average record size in bytes per cycle (cycle events, syscall events and data, pages).
     pub fn bytes_per_cycle(&self) -> f64 {
@@ -100,27 +164,9 @@ impl Record {
         bytes as f64 / self.cycles.len().max(1) as f64
     }
 
-    /// Fills `pages`, `init_pages`, `final_pages` from the events.
-    pub(crate) fn collect_pages(&mut self, program: &Program, mem: &FlatMem) {
-        let n_pages = (GUEST_MEM_END / PAGE_SIZE) as usize;
-        let mut bits = vec![0u64; n_pages.div_ceil(64)];
-        let mut mark = |addr: u64, len: u64| {
-            if len == 0 {
-                return;
-            }
-            let (first, last) = (addr / PAGE_SIZE, (addr + len - 1) / PAGE_SIZE);
-            for p in first..=last.min(n_pages as u64 - 1) {
-                bits[(p / 64) as usize] |= 1 << (p % 64);
-            }
-        };
-        for ev in &self.cycles {
-            if ev.mem_addr != 0 {
-                mark(ev.mem_addr as u64, ev.mem_width());
-            }
-        }
-        for sc in &self.syscalls {
-            mark(sc.args[1], sc.data_len);
-        }
+    /// Fills `pages`, `init_pages`, `final_pages` from the touched-page bitmap.
+    pub(crate) fn collect_pages(&mut self, touched: &PageBitmap, program: &Program, mem: &FlatMem) {
+        let bits = &touched.0;
         self.pages.clear();
         for (i, &w) in bits.iter().enumerate() {
             let mut w = w;
