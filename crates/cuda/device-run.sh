@@ -14,10 +14,12 @@ rc=0
 if [ "$mode" = tests ] || [ "$mode" = all ]; then
     timeout 120 .device/kernels_compile --nocapture 2>&1 | tee "$out/kernels_compile.log" || rc=1
     ZKRV_CUDA_BIG=1 timeout 300 .device/parity --test-threads=1 --nocapture 2>&1 | tee "$out/parity.log" || rc=1
+    timeout 120 .device/proof_parity --nocapture 2>&1 | tee "$out/proof_parity.log" || rc=1
 fi
 if [ "$mode" = bench ] || [ "$mode" = all ]; then
     timeout 300 .device/gpu 2>&1 | tee "$out/bench.log" || rc=1
-    for v in "11 16384 1024" "11 16384 512" "10 8192 512" "9 8192 512"; do
+    for v in ${ZKRV_NTT_VARIANTS:-}; do
+        v="${v//,/ }"
         set -- $v
         ZKRV_BENCH_ONLY_NTT=1 ZKRV_NTT_KMAX=$1 ZKRV_NTT_TILE=$2 ZKRV_NTT_BLOCK=$3 timeout 60 .device/gpu 2>&1 | tee -a "$out/bench-ntt.log" || rc=1
     done

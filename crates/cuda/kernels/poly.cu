@@ -28,55 +28,53 @@ extern "C" __global__ void twiddles_kernel(u64* table, const u64* roots, u32 log
 }
 
 // One fused group of k DIF stages. Stage half-sizes (in rows): s * 2^(k-1), ..., s * 2, s (s = 2^log_s).
-// Grid: one block per (segment of 2^k * s rows, tile of `tile` cells of the s * width contiguous cells).
-// blockDim.x must be a multiple of `tile` (tile is a power of two <= blockDim.x).
-// Shared memory: 2^k * tile u64.
+// Grid: one block per (segment of 2^k * s rows, tile of 2^log_tile cells of the s * width contiguous cells).
+// blockDim.x must be a power of two >= 2^log_tile. Shared memory: 2^k * 2^log_tile u64, laid out [row][cell].
 extern "C" __global__ void ntt_dif_group_kernel(const u64* __restrict__ src, u64* dst, const u64* __restrict__ twiddles,
-                                                u32 width, u32 log_s, u32 k, u32 tile) {
+                                                u32 width, u32 log_s, u32 k, u32 log_tile) {
     extern __shared__ u64 sm[];
+    const u32 tile = 1u << log_tile;
     const u64 s = 1ULL << log_s;
     const u64 span = s * width;  // contiguous cells per row-group
-    const u64 ntiles = (span + tile - 1) / tile;
+    const u64 ntiles = (span + tile - 1) >> log_tile;
     const u64 seg = blockIdx.x / ntiles;
-    const u64 t = blockIdx.x % ntiles;
+    const u64 t = blockIdx.x - seg * ntiles;
     const u32 rows = 1u << k;
-    const u64 base = seg * (s << k) * width;  // first cell of this segment
-    const u32 n_cells = rows * tile;
+    const u64 base = seg * (s << k) * width + (t << log_tile);  // first cell of this tile
+    const u32 c = threadIdx.x & (tile - 1);                         // fixed cell of this thread
+    const u32 r0 = threadIdx.x >> log_tile;                         // first row (or pair) of this thread
+    const u32 rstep = blockDim.x >> log_tile;
+    const bool live = (t << log_tile) + c < span;
 
-    for (u32 e = threadIdx.x; e < n_cells; e += blockDim.x) {
-        u32 m = e / tile, c = e % tile;
-        u64 inner = t * tile + c;
-        if (inner < span) sm[e] = gl_canon(src[base + m * span + inner]);
+    if (live) {
+        const u64* p = src + base + c;
+        for (u32 m = r0; m < rows; m += rstep) sm[(m << log_tile) + c] = gl_canon(p[m * span]);
     }
     __syncthreads();
 
-    const u32 c = threadIdx.x % tile;
-    const u64 inner = t * tile + c;
-    const bool live = inner < span;
-    const u64 lo = inner / width;  // row offset inside the stride
-    const u32 pairs = (rows >> 1) * tile;
+    const u64 lo = ((t << log_tile) + c) / width;  // row offset inside the stride
+    const u32 pairs = rows >> 1;
     for (u32 j = 0; j < k; j++) {
-        const u32 hm = rows >> (j + 1);  // half-size in units of s rows
-        const u64 h = (u64)hm << log_s;
+        const u32 log_hm = k - 1 - j;  // half-size 2^log_hm in units of s rows
+        const u32 hm = 1u << log_hm;
+        const u64* tw = twiddles + ((u64)hm << log_s) + lo;
         if (live) {
-            for (u32 b = threadIdx.x; b < pairs; b += blockDim.x) {
-                u32 p = b / tile;
-                u32 pm = p & (hm - 1);
-                u32 m1 = ((p - pm) << 1) + pm;
-                u32 m2 = m1 + hm;
-                u64 w = twiddles[h + ((u64)pm << log_s) + lo];
-                u64 x = sm[m1 * tile + c], y = sm[m2 * tile + c];
-                sm[m1 * tile + c] = gl_add(x, y);
-                sm[m2 * tile + c] = gl_mul(gl_sub(x, y), w);
+            for (u32 p = r0; p < pairs; p += rstep) {
+                const u32 pm = p & (hm - 1);
+                const u32 m1 = ((p - pm) << 1) + pm;
+                const u32 a1 = (m1 << log_tile) + c, a2 = ((m1 + hm) << log_tile) + c;
+                const u64 w = __ldg(tw + ((u64)pm << log_s));
+                const u64 x = sm[a1], y = sm[a2];
+                sm[a1] = gl_add(x, y);
+                sm[a2] = gl_mul(gl_sub(x, y), w);
             }
         }
         __syncthreads();
     }
 
-    for (u32 e = threadIdx.x; e < n_cells; e += blockDim.x) {
-        u32 m = e / tile, cc = e % tile;
-        u64 in2 = t * tile + cc;
-        if (in2 < span) dst[base + m * span + in2] = sm[e];
+    if (live) {
+        u64* q = dst + base + c;
+        for (u32 m = r0; m < rows; m += rstep) q[m * span] = sm[(m << log_tile) + c];
     }
 }
 

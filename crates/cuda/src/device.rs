@@ -301,7 +301,7 @@ impl Device {
             let buf = st.bufs[slot]
                 .as_mut_slice()
                 .map_err(|e| driver_err("pinned", e))?;
-            buf[..chunk.len()].copy_from_slice(chunk);
+            par_copy(&mut buf[..chunk.len()], chunk);
             // SAFETY: pinned source stays untouched until `done[slot]` fires; destination in bounds.
             unsafe {
                 cu::memcpy_htod_async(
@@ -400,7 +400,7 @@ impl Device {
             let src_h = st.bufs[slot]
                 .as_slice()
                 .map_err(|e| driver_err("pinned", e))?;
-            bytes[r.clone()].copy_from_slice(&src_h[..r.len()]);
+            par_copy(&mut bytes[r.clone()], &src_h[..r.len()]);
         }
         Ok(())
     }
@@ -464,6 +464,23 @@ pub(crate) enum KArg {
 }
 
 const STAGE_BYTES: usize = 32 << 20;
+
+/// `dst.copy_from_slice(src)` on up to 8 threads (a single core copies ~6 GB/s, below PCIe's ~55 GB/s).
+fn par_copy(dst: &mut [u8], src: &[u8]) {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if threads <= 1 || src.len() < (4 << 20) {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let part = src.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        for (d, c) in dst.chunks_mut(part).zip(src.chunks(part)) {
+            s.spawn(move || d.copy_from_slice(c));
+        }
+    });
+}
 
 /// Two pinned host buffers of 32 MiB used to stage large host<->device copies.
 struct Staging {

@@ -14,6 +14,8 @@ pub use error::CudaError;
 pub use stats::{TraceOrigin, TransferBytes, TransferStats};
 
 #[cfg(feature = "cuda")]
+pub mod backend;
+#[cfg(feature = "cuda")]
 pub mod commit;
 #[cfg(feature = "cuda")]
 pub mod device;
@@ -26,6 +28,8 @@ pub mod nvrtc;
 #[cfg(feature = "cuda")]
 pub mod poly;
 
+#[cfg(feature = "cuda")]
+pub use backend::{CudaBackend, CudaCommitted, DeviceTrace};
 #[cfg(feature = "cuda")]
 pub use commit::{commit_lde, DeviceCommitted, TraceInput};
 #[cfg(feature = "cuda")]

@@ -166,7 +166,7 @@ pub(crate) unsafe fn dif_raw(
                     KArg::U32(width as u32),
                     KArg::U32(log_s),
                     KArg::U32(k),
-                    KArg::U32(tile as u32),
+                    KArg::U32(tile.trailing_zeros()),
                 ],
             )?;
         }

@@ -1,0 +1,233 @@
+//! [`CudaBackend`]: the CUDA implementation of `zkrv_stark::backend::ProverBackend`.
+//!
+//! On the GPU now: **commit** (LDE + Merkle tree of every round: main, preprocessed, aux, quotient), through
+//! [`commit_lde`]. Still on the host (the trait's defaults and `pcs::open`): aux build, quotient, DEEP/FRI open.
+//! Those phases read host copies, made explicitly and counted in [`CudaBackend::stats`] under stage
+//! "host-copy":
+//! * `host_trace`: the host matrix when the trace came from the host (no copy); a resident trace is copied
+//!   to the host once at commit, before its device buffer is dropped (the LDE is its last device consumer);
+//! * `host_lde`: all LDEs of a round are downloaded once, on first use;
+//! * `open`: `pcs::open` needs a host `MerkleTree`, rebuilt on the CPU from the downloaded LDEs (its root is
+//!   checked against the GPU root in debug builds). A `MerkleTree` constructor taking precomputed layers would
+//!   let the GPU layers be downloaded instead of rehashed.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use zkrv_stark::backend::{BackendError, ProverBackend, TraceDims, TraceInput};
+use zkrv_stark::field::{Ext3, F};
+use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::merkle::{Digest, MerkleTree};
+use zkrv_stark::pcs::{self, FriConfig, OpenedValues, PcsProof};
+use zkrv_stark::transcript::Transcript;
+
+use crate::commit::{self, commit_lde, DeviceCommitted, STAGE_HOST_COPY};
+use crate::device::{Device, DeviceBuffer};
+use crate::error::CudaError;
+use crate::stats::TransferStats;
+
+/// A trace resident on the device: `2^log_height x width` row-major u64, natural row order.
+pub struct DeviceTrace {
+    pub data: DeviceBuffer<u64>,
+    pub width: usize,
+    pub log_height: u32,
+}
+
+/// The CUDA prover backend. Tables are named `c<round>.t<index>` in the transfer statistics (round = the
+/// number of earlier `commit` calls on this backend).
+pub struct CudaBackend {
+    dev: Device,
+    stats: Mutex<TransferStats>,
+    commits: AtomicUsize,
+}
+
+/// One committed round: LDEs and tree on the device, host copies made on demand.
+pub struct CudaCommitted {
+    gpu: DeviceCommitted,
+    dims: Vec<TraceDims>,
+    host_traces: Vec<RowMajorMatrix>,
+    host_ldes: OnceLock<Vec<RowMajorMatrix>>,
+    host_tree: OnceLock<MerkleTree>,
+}
+
+impl CudaCommitted {
+    /// The device side (LDEs, tree levels).
+    pub fn device(&self) -> &DeviceCommitted {
+        &self.gpu
+    }
+}
+
+fn dev_err(e: CudaError) -> BackendError {
+    BackendError::Device(e.to_string())
+}
+
+impl CudaBackend {
+    /// A backend on `dev`.
+    pub fn new(dev: Device) -> Self {
+        CudaBackend {
+            dev,
+            stats: Mutex::new(TransferStats::default()),
+            commits: AtomicUsize::new(0),
+        }
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    /// All transfers so far (every commit, host copy and opening).
+    pub fn stats(&self) -> TransferStats {
+        self.stats.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    fn record(&self, f: impl FnOnce(&mut TransferStats)) {
+        if let Ok(mut s) = self.stats.lock() {
+            f(&mut s);
+        }
+    }
+
+    fn host_ldes<'a>(&self, c: &'a CudaCommitted) -> &'a [RowMajorMatrix] {
+        c.host_ldes.get_or_init(|| {
+            c.gpu
+                .ldes
+                .iter()
+                .map(|l| {
+                    // A failed download here cannot be reported through the trait (it returns a Cow); an
+                    // empty matrix makes the following phase fail its shape checks instead of panicking.
+                    let v = self.dev.download(&l.data).unwrap_or_default();
+                    self.record(|s| s.add_d2h(STAGE_HOST_COPY, &l.name, (v.len() * 8) as u64));
+                    RowMajorMatrix {
+                        values: v.into_iter().map(F::new).collect(),
+                        width: l.width,
+                    }
+                })
+                .collect()
+        })
+    }
+}
+
+impl ProverBackend for CudaBackend {
+    type DeviceTrace = DeviceTrace;
+    type Committed = CudaCommitted;
+
+    fn commit(
+        &self,
+        traces: Vec<TraceInput<DeviceTrace>>,
+        log_blowup: usize,
+    ) -> Result<(Digest, CudaCommitted), BackendError> {
+        if traces.is_empty() {
+            return Err(BackendError::Commit("no traces".into()));
+        }
+        let round = self.commits.fetch_add(1, Ordering::Relaxed);
+        let mut host_traces = Vec::with_capacity(traces.len());
+        let mut resident = Vec::with_capacity(traces.len());
+        let mut dims = Vec::with_capacity(traces.len());
+        for (i, t) in traces.into_iter().enumerate() {
+            let name = format!("c{round}.t{i}");
+            match t {
+                TraceInput::Host(m) => {
+                    let Some(lh) = m.log_height().filter(|_| m.width > 0) else {
+                        return Err(BackendError::Commit(format!(
+                            "trace {i}: {} x {} is not a power-of-two height with width >= 1",
+                            m.height(),
+                            m.width
+                        )));
+                    };
+                    dims.push(TraceDims {
+                        width: m.width,
+                        log_height: lh,
+                    });
+                    host_traces.push(m);
+                    resident.push(None);
+                }
+                TraceInput::Device(d) => {
+                    if d.width == 0 || d.data.len() != d.width << d.log_height {
+                        return Err(BackendError::Commit(format!(
+                            "trace {i}: device buffer of {} is not 2^{} x {}",
+                            d.data.len(),
+                            d.log_height,
+                            d.width
+                        )));
+                    }
+                    // Host copy for the phases still on the CPU (aux build reads the main trace).
+                    let v = self.dev.download(&d.data).map_err(dev_err)?;
+                    self.record(|s| s.add_d2h(STAGE_HOST_COPY, &name, (v.len() * 8) as u64));
+                    host_traces.push(RowMajorMatrix::new(
+                        v.into_iter().map(F::new).collect(),
+                        d.width,
+                    ));
+                    dims.push(TraceDims {
+                        width: d.width,
+                        log_height: d.log_height as usize,
+                    });
+                    resident.push(Some(d));
+                }
+            }
+        }
+        let inputs: Vec<commit::TraceInput<'_>> = resident
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let name = format!("c{round}.t{i}");
+                match r {
+                    None => commit::TraceInput::Host {
+                        name,
+                        trace: &host_traces[i],
+                    },
+                    Some(d) => commit::TraceInput::Device {
+                        name,
+                        data: d.data,
+                        width: d.width,
+                        log_height: d.log_height,
+                    },
+                }
+            })
+            .collect();
+        let gpu = commit_lde(&self.dev, inputs, log_blowup as u32).map_err(dev_err)?;
+        self.record(|s| s.merge(&gpu.stats));
+        let root = gpu.root;
+        Ok((
+            root,
+            CudaCommitted {
+                gpu,
+                dims,
+                host_traces,
+                host_ldes: OnceLock::new(),
+                host_tree: OnceLock::new(),
+            },
+        ))
+    }
+
+    fn trace_dims(&self, c: &CudaCommitted) -> Vec<TraceDims> {
+        c.dims.clone()
+    }
+
+    fn host_trace<'a>(&self, c: &'a CudaCommitted, i: usize) -> Cow<'a, RowMajorMatrix> {
+        Cow::Borrowed(&c.host_traces[i])
+    }
+
+    fn host_lde<'a>(&self, c: &'a CudaCommitted, i: usize) -> Cow<'a, RowMajorMatrix> {
+        Cow::Borrowed(&self.host_ldes(c)[i])
+    }
+
+    fn open(
+        &self,
+        fri: &FriConfig,
+        rounds: &[(&CudaCommitted, Vec<Vec<Ext3>>)],
+        transcript: &mut Transcript,
+    ) -> (OpenedValues, PcsProof) {
+        let trees: Vec<(&MerkleTree, Vec<Vec<Ext3>>)> = rounds
+            .iter()
+            .map(|(c, points)| {
+                let tree = c
+                    .host_tree
+                    .get_or_init(|| MerkleTree::new(self.host_ldes(c).to_vec()));
+                debug_assert_eq!(tree.root(), c.gpu.root, "GPU and CPU Merkle roots differ");
+                (tree, points.clone())
+            })
+            .collect();
+        pcs::open(fri, &trees, transcript)
+    }
+}

@@ -1,0 +1,81 @@
+//! Whole-proof parity on the stark crate's two-table test machine: the proof made with [`CudaBackend`]
+//! (commit phases on the GPU) is byte-identical to the CPU backend's. Skips (passing) without a GPU.
+#![cfg(feature = "cuda")]
+
+#[path = "../../stark/tests/proto_common/mod.rs"]
+mod proto_common;
+
+use proto_common::*;
+use zkrv_cuda::{CudaBackend, Device, TraceOrigin};
+use zkrv_stark::backend::TraceInput;
+use zkrv_stark::{preprocess, prove, prove_with, verify, StarkConfig};
+
+#[test]
+fn gpu_commit_proof_is_byte_identical_to_cpu() {
+    let dev = match Device::new() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("SKIPPED gpu_commit_proof_is_byte_identical_to_cpu: {e}");
+            return;
+        }
+    };
+    dev.set_debug(true);
+    let backend = CudaBackend::new(dev);
+    let config = StarkConfig::default();
+    for log_n in [3usize, 9] {
+        let fx = fixture(log_n);
+        let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
+        let cpu = prove(
+            &config,
+            &airs(),
+            &pre,
+            fx.traces.clone(),
+            &fx.public,
+            b"stmt",
+        )
+        .unwrap();
+        // Table 0 resident on the device, the others from the host.
+        let inputs = fx
+            .traces
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if i == 0 {
+                    let raw: Vec<u64> = t
+                        .values
+                        .iter()
+                        .map(|x| zkrv_stark::field::PrimeField64::as_canonical_u64(x))
+                        .collect();
+                    let data = backend.device().upload(&raw).unwrap();
+                    let log_height = t.log_height().unwrap() as u32;
+                    TraceInput::Device(zkrv_cuda::DeviceTrace {
+                        data,
+                        width: t.width,
+                        log_height,
+                    })
+                } else {
+                    TraceInput::Host(t.clone())
+                }
+            })
+            .collect();
+        let gpu = prove_with(
+            &backend,
+            &config,
+            &airs(),
+            &pre,
+            inputs,
+            &fx.public,
+            b"stmt",
+        )
+        .unwrap();
+        assert_eq!(
+            gpu.to_bytes(),
+            cpu.to_bytes(),
+            "log_n {log_n}: GPU proof differs from CPU proof"
+        );
+        verify(&config, &airs(), &pre.commitment, &fx.public, b"stmt", &gpu).unwrap();
+    }
+    let s = backend.stats();
+    eprintln!("{s}");
+    assert!(s.origin.values().any(|o| *o == TraceOrigin::Resident));
+}
