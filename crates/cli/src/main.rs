@@ -18,7 +18,11 @@ use zkrv_executor::{execute, ExecOptions, Program, DEFAULT_MAX_CYCLES};
 const HOST_ERROR: u8 = 2;
 
 #[derive(Parser)]
-#[command(name = "zkrv", version, about = "zkrv: a zero-knowledge VM for RISC-V RV64IM")]
+#[command(
+    name = "zkrv",
+    version,
+    about = "zkrv: a zero-knowledge VM for RISC-V RV64IM"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -41,16 +45,26 @@ enum Command {
 
 fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
     let bytes = std::fs::read(&elf).with_context(|| format!("reading {}", elf.display()))?;
-    let program = Program::from_elf(&bytes).with_context(|| format!("loading {}", elf.display()))?;
+    let program =
+        Program::from_elf(&bytes).with_context(|| format!("loading {}", elf.display()))?;
     let input = match input {
         Some(p) => std::fs::read(&p).with_context(|| format!("reading input {}", p.display()))?,
         None => Vec::new(),
     };
     let t = Instant::now();
-    let result = execute(&program, &input, &ExecOptions { max_cycles, record: false });
+    let result = execute(
+        &program,
+        &input,
+        &ExecOptions {
+            max_cycles,
+            record: false,
+        },
+    );
     let secs = t.elapsed().as_secs_f64();
     let exec = result.with_context(|| format!("executing {}", elf.display()))?;
-    std::io::stdout().write_all(&exec.public_output).context("writing stdout")?;
+    std::io::stdout()
+        .write_all(&exec.public_output)
+        .context("writing stdout")?;
     std::io::stdout().flush().context("writing stdout")?;
     let mut err = std::io::stderr();
     let _ = err.write_all(&exec.debug_output);
@@ -68,7 +82,11 @@ fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let res = match cli.command {
-        Command::Run { elf, input, max_cycles } => run(elf, input, max_cycles),
+        Command::Run {
+            elf,
+            input,
+            max_cycles,
+        } => run(elf, input, max_cycles),
     };
     match res {
         Ok(code) => ExitCode::from(code),

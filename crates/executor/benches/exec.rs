@@ -44,19 +44,33 @@ fn tight_loop() -> Program {
 }
 
 fn main() {
-    let mib: usize = std::env::var("ZKRV_BENCH_MIB").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let reps: usize = std::env::var("ZKRV_BENCH_REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
-    let path = std::env::var("ZKRV_BENCH_ELF")
-        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../guests/bin/sha256.elf").to_string());
+    let mib: usize = std::env::var("ZKRV_BENCH_MIB")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let reps: usize = std::env::var("ZKRV_BENCH_REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    let path = std::env::var("ZKRV_BENCH_ELF").unwrap_or_else(|_| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../guests/bin/sha256.elf").to_string()
+    });
     let (name, program, input) = match std::fs::read(&path) {
         Ok(elf) => (
             format!("sha256.elf, {mib} MiB input"),
             Program::from_elf(&elf).expect("sha256.elf loads"),
             input(mib << 20),
         ),
-        Err(_) => ("tight loop (sha256.elf missing)".to_string(), tight_loop(), Vec::new()),
+        Err(_) => (
+            "tight loop (sha256.elf missing)".to_string(),
+            tight_loop(),
+            Vec::new(),
+        ),
     };
-    let plain = ExecOptions { record: false, ..Default::default() };
+    let plain = ExecOptions {
+        record: false,
+        ..Default::default()
+    };
     let mut best = f64::MAX;
     let mut cycles = 0;
     for _ in 0..reps {
@@ -66,10 +80,22 @@ fn main() {
         cycles = e.cycles;
     }
     println!("{name}: {cycles} cycles");
-    println!("plain:  best of {reps}: {:.3} s, {:.1} M instructions/s", best, cycles as f64 / best / 1e6);
+    println!(
+        "plain:  best of {reps}: {:.3} s, {:.1} M instructions/s",
+        best,
+        cycles as f64 / best / 1e6
+    );
 
     let t = Instant::now();
-    let e = execute(&program, &input, &ExecOptions { record: true, ..Default::default() }).expect("recorded run");
+    let e = execute(
+        &program,
+        &input,
+        &ExecOptions {
+            record: true,
+            ..Default::default()
+        },
+    )
+    .expect("recorded run");
     let secs = t.elapsed().as_secs_f64();
     let rec = e.record.expect("record");
     println!(

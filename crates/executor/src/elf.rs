@@ -190,7 +190,7 @@ impl Program {
             if memsz == 0 {
                 continue;
             }
-            if vaddr < PROGRAM_START || vaddr > PROGRAM_END || memsz > PROGRAM_END - vaddr {
+            if !(PROGRAM_START..=PROGRAM_END).contains(&vaddr) || memsz > PROGRAM_END - vaddr {
                 return Err(ElfError::SegmentOutOfRange {
                     index,
                     vaddr,
@@ -225,7 +225,8 @@ impl Program {
                     memsz: s.memsz,
                 });
             }
-            if s.vaddr < PROGRAM_START || s.vaddr > PROGRAM_END || s.memsz > PROGRAM_END - s.vaddr {
+            if !(PROGRAM_START..=PROGRAM_END).contains(&s.vaddr) || s.memsz > PROGRAM_END - s.vaddr
+            {
                 return Err(ElfError::SegmentOutOfRange {
                     index,
                     vaddr: s.vaddr,
@@ -244,8 +245,8 @@ impl Program {
                 });
             }
         }
-        debug_assert!(PROGRAM_END <= GUEST_MEM_END);
-        let entry_ok = entry % 4 == 0
+        const { assert!(PROGRAM_END <= GUEST_MEM_END) };
+        let entry_ok = entry.is_multiple_of(4)
             && segments.iter().any(|s| {
                 s.executable && entry >= s.vaddr && entry < s.end() && s.end() - entry >= 4
             });

@@ -11,6 +11,8 @@ use crate::ExecError;
 pub(crate) struct Recorder {
     pub record: Record,
     pub touched: PageBitmap,
+    /// `record.cycles` is pre-faulted up to this length (see `record::grow_events`).
+    pub soft_cap: usize,
 }
 
 /// Mutable machine state plus syscall I/O.
@@ -89,7 +91,12 @@ impl Machine<'_> {
             }
             _ => return Err(ExecError::UnknownEcall { pc, num }),
         };
-        if let Some(Recorder { record: rec, touched }) = rec {
+        if let Some(Recorder {
+            record: rec,
+            touched,
+            ..
+        }) = rec
+        {
             touched.mark(a1, data.len() as u64);
             ev.ret = self.regs[10];
             ev.data_offset = rec.syscall_data.len() as u64;
@@ -321,10 +328,16 @@ pub(crate) fn run<const REC: bool>(
         if REC {
             if let Some(r) = rec.as_deref_mut() {
                 let cycles = &mut r.record.cycles;
-                if cycles.len() == cycles.capacity() {
-                    crate::record::grow_events(cycles, 1);
+                if cycles.len() >= r.soft_cap {
+                    crate::record::grow_events(cycles, &mut r.soft_cap);
                 }
-                cycles.push(CycleEvent { pc: pc as u32, word: words[idx], rs1_val: ev_rs.0, rs2_val: ev_rs.1, rd_val: regs[rd] });
+                cycles.push(CycleEvent {
+                    pc: pc as u32,
+                    word: words[idx],
+                    rs1_val: ev_rs.0,
+                    rs2_val: ev_rs.1,
+                    rd_val: regs[rd],
+                });
             }
         }
         pc = next;
@@ -384,11 +397,8 @@ pub fn divw(a: u64, b: u64) -> u64 {
 /// DIVUW (32-bit unsigned, result sign-extended): x/0 = -1.
 pub fn divuw(a: u64, b: u64) -> u64 {
     let (a, b) = (a as u32, b as u32);
-    if b == 0 {
-        u64::MAX
-    } else {
-        (a / b) as i32 as i64 as u64
-    }
+    a.checked_div(b)
+        .map_or(u64::MAX, |q| q as i32 as i64 as u64)
 }
 /// REMW (32-bit signed, result sign-extended): x%0 = x, MIN32%-1 = 0.
 pub fn remw(a: u64, b: u64) -> u64 {

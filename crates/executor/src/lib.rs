@@ -151,10 +151,13 @@ pub fn execute(
     let regs = m.regs;
     let (exit_code, record) = if opts.record {
         let mut r = exec::Recorder {
-            record: Record { init_regs: regs, ..Record::default() },
+            record: Record {
+                init_regs: regs,
+                ..Record::default()
+            },
             touched: record::PageBitmap::new(),
+            soft_cap: 0,
         };
-        record::grow_events(&mut r.record.cycles, opts.max_cycles.min(1 << 22) as usize);
         let code = exec::run::<true>(program, &mut m, opts.max_cycles, Some(&mut r))?;
         let mut rec = r.record;
         rec.final_regs = m.regs;

@@ -33,7 +33,7 @@ impl FlatMem {
     /// Whether `[addr, addr + len)` lies inside the guest address space.
     #[inline(always)]
     pub(crate) fn in_bounds(addr: u64, len: u64) -> bool {
-        addr >= GUEST_MEM_START && addr <= GUEST_MEM_END && len <= GUEST_MEM_END - addr
+        (GUEST_MEM_START..=GUEST_MEM_END).contains(&addr) && len <= GUEST_MEM_END - addr
     }
 
     /// Reads `N <= 8` bytes at `addr` (little-endian, zero-extended), or `None` if out of bounds.

@@ -117,7 +117,10 @@ pub(crate) struct PageBitmap(pub Vec<u64>);
 
 impl PageBitmap {
     pub(crate) fn new() -> PageBitmap {
-        PageBitmap(vec![0u64; (GUEST_MEM_END / PAGE_SIZE).div_ceil(64) as usize])
+        PageBitmap(vec![
+            0u64;
+            (GUEST_MEM_END / PAGE_SIZE).div_ceil(64) as usize
+        ])
     }
 
     /// Marks the pages of `[addr, addr + len)` (which lies inside the guest address space).
@@ -146,13 +149,49 @@ impl PageBitmap {
     }
 }
 
-/// Grows `v` to at least `len + extra` (at least doubling).
+/// Events are pre-faulted in chunks of this many (64 MiB).
+const POPULATE_CHUNK: usize = 2 << 20;
+
+/// Called when `v.len()` reaches `*soft_cap`: grows `v` (doubling) if it is full, then moves
+/// `*soft_cap` one chunk further and, on Linux, pre-faults that chunk with
+/// `MADV_POPULATE_WRITE`. Recording writes 32 bytes per cycle into fresh memory, and taking
+/// one page fault per 4 KiB costs several times the interpreter's own work.
 #[cold]
 #[inline(never)]
-pub(crate) fn grow_events(v: &mut Vec<CycleEvent>, extra: usize) {
-    let want = (v.len() + extra).max(2 * v.capacity()).max(1 << 16);
-    v.reserve_exact(want - v.len());
+pub(crate) fn grow_events(v: &mut Vec<CycleEvent>, soft_cap: &mut usize) {
+    // Pre-fault ahead as much as has been used so far (at least 64 Ki events, at most a chunk),
+    // so that short runs stay small.
+    let ahead = v.len().clamp(1 << 16, POPULATE_CHUNK);
+    if v.len() + ahead > v.capacity() {
+        let want = (2 * v.capacity()).max(v.len() + ahead);
+        v.reserve_exact(want - v.len());
+    }
+    *soft_cap = v.len() + ahead;
+    let size = size_of::<CycleEvent>();
+    let base = v.as_mut_ptr() as usize;
+    populate(base + v.len() * size, base + *soft_cap * size);
 }
+
+#[cfg(target_os = "linux")]
+fn populate(start: usize, end: usize) {
+    const PAGE: usize = 4096;
+    let (start, end) = (start.next_multiple_of(PAGE), end / PAGE * PAGE);
+    if end > start {
+        // SAFETY: [start, end) lies inside a live allocation (the caller's Vec buffer).
+        // MADV_POPULATE_WRITE only pre-faults pages and never changes their contents; if the
+        // kernel lacks it (before 5.14) the call fails harmlessly and pages fault on demand.
+        unsafe {
+            libc::madvise(
+                start as *mut libc::c_void,
+                end - start,
+                23, /* MADV_POPULATE_WRITE */
+            );
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn populate(_start: usize, _end: usize) {}
 
 impl Record {
     /// Average record size in bytes per cycle (cycle events, syscall events and data, pages).

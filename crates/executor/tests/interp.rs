@@ -429,7 +429,10 @@ fn record_contents() {
     // second store: old 7
     assert_eq!((c[3].rd_val, c[3].rs2_val), (7, 9));
     // load into x0 still records the loaded value; add into x0 records the sum
-    assert_eq!((c[4].mem_addr(), c[4].rd_val, c[4].mem_width()), (Some(0x40000), 9, 8));
+    assert_eq!(
+        (c[4].mem_addr(), c[4].rd_val, c[4].mem_width()),
+        (Some(0x40000), 9, 8)
+    );
     assert_eq!((c[5].mem_addr(), c[5].rd_val), (None, 18));
     assert_eq!(c[0].pc as u64, BASE + 4 * n0 as u64);
     assert_eq!(c[0].word, addi(6, 0, 7));

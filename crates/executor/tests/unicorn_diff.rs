@@ -268,9 +268,9 @@ fn unicorn_differential() {
         let ur = uc_regs(&uc);
         let upc = uc.reg_read(UC_PC).expect("uc pc");
         if ur != *vm.regs() || upc != vm.pc() {
-            for i in 0..32 {
-                if ur[i] != vm.regs()[i] {
-                    eprintln!("x{i}: ours {:#x} unicorn {:#x}", vm.regs()[i], ur[i]);
+            for (i, (u, o)) in ur.iter().zip(vm.regs()).enumerate() {
+                if u != o {
+                    eprintln!("x{i}: ours {o:#x} unicorn {u:#x}");
                 }
             }
             panic!("{}\npc ours {:#x} unicorn {upc:#x}", ctx(), vm.pc());
@@ -304,6 +304,9 @@ fn unicorn_differential() {
     // every RV64IM operation (Op::Lui ..= Op::Fence) was exercised
     if steps >= 100_000 {
         let n_ops = Op::Fence as usize + 1;
-        assert!(counts[..n_ops].iter().all(|&c| c > 0), "seed {seed}: some operation never generated: {counts:?}");
+        assert!(
+            counts[..n_ops].iter().all(|&c| c > 0),
+            "seed {seed}: some operation never generated: {counts:?}"
+        );
     }
 }
