@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! cargo bench -p zkrv-bench --bench plonky3_compare -- [--log-height 16] [--width 64] [--log-blowup 2]
-//!     [--queries N] [--pow-bits B] [--runs 5] [--only plonky3|zkrv]
+//!     [--queries N] [--pow-bits B] [--log-final-poly-len L] [--runs 5] [--only plonky3|zkrv] [--phases]
 //! ```
 //! Runs alternate in ABBA order (Plonky3 = A, zkrv = B) so that drift hits both alike. Prints each run's prove
 //! time, the median per prover and the ratio zkrv / Plonky3 (> 1: zkrv slower).
@@ -45,6 +45,8 @@ struct Params {
     log_final_poly_len: usize,
     runs: usize,
     only: Option<String>,
+    /// Also time the proving phases of both provers (extra runs after the ABBA runs).
+    phases: bool,
 }
 
 impl Params {
@@ -60,11 +62,16 @@ impl Params {
             log_final_poly_len: fri.log_final_poly_len,
             runs: 5,
             only: None,
+            phases: false,
         };
         let mut args = std::env::args().skip(1);
         while let Some(a) = args.next() {
             // `cargo bench` passes `--bench`; ignore it and any filter-like word.
             if a == "--bench" || !a.starts_with("--") {
+                continue;
+            }
+            if a == "--phases" {
+                p.phases = true;
                 continue;
             }
             let v = args.next().ok_or(format!("{a} needs a value"))?;
@@ -269,7 +276,202 @@ fn prove_zkrv(
 
 // ---------------------------------------------------------------------------------------------------------------
 
-fn run(p: &Params) -> Result<(), String> {
+// ---------------------------------------------------------------------------------------------------------------
+// Phase timing (--phases).
+
+/// A minimal `tracing` subscriber that adds up the wall time (creation to close) of every span by name.
+/// Plonky3's prover is instrumented with spans ("commit to trace data", "commit to quotient poly chunks",
+/// "open", ...); zkrv's phases are timed by calling its backend directly ([`zkrv_phases`]).
+mod span_timer {
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Mutex;
+    use std::time::Instant;
+
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata, Subscriber};
+
+    #[derive(Default)]
+    pub struct SpanTimer {
+        next: AtomicU64,
+        /// id -> (name, start, reference count)
+        live: Mutex<HashMap<u64, (&'static str, Instant, usize)>>,
+        /// name -> total seconds
+        pub totals: Mutex<HashMap<&'static str, f64>>,
+    }
+
+    impl SpanTimer {
+        pub fn take(&self) -> HashMap<&'static str, f64> {
+            std::mem::take(&mut *self.totals.lock().unwrap_or_else(|e| e.into_inner()))
+        }
+    }
+
+    impl Subscriber for SpanTimer {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, span: &Attributes<'_>) -> Id {
+            let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+            let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            live.insert(id, (span.metadata().name(), Instant::now(), 1));
+            Id::from_u64(id)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, _: &Event<'_>) {}
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+        fn clone_span(&self, id: &Id) -> Id {
+            if let Some(e) = self
+                .live
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_mut(&id.into_u64())
+            {
+                e.2 += 1;
+            }
+            id.clone()
+        }
+        fn try_close(&self, id: Id) -> bool {
+            let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(e) = live.get_mut(&id.into_u64()) else {
+                return false;
+            };
+            e.2 -= 1;
+            if e.2 > 0 {
+                return false;
+            }
+            let (name, start, _) = *e;
+            live.remove(&id.into_u64());
+            drop(live);
+            *self
+                .totals
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(name)
+                .or_default() += start.elapsed().as_secs_f64();
+            true
+        }
+    }
+}
+
+/// Named phase durations in seconds, in protocol order.
+type Phases = Vec<(&'static str, f64)>;
+
+/// Plonky3's phases from its tracing spans; the quotient phase (LDE onto the quotient domain + constraint
+/// evaluation) is what is left of `prove` after the three named spans.
+fn plonky3_phases(
+    timer: &span_timer::SpanTimer,
+    config: &P3Config,
+    p: &Params,
+    trace: &[Val],
+) -> Result<Phases, String> {
+    timer.take();
+    let total = prove_plonky3(config, p, trace, false)?;
+    let t = timer.take();
+    let get = |k: &str| t.get(k).copied().unwrap_or(0.0);
+    let (c, q, o) = (
+        get("commit to trace data"),
+        get("commit to quotient poly chunks"),
+        get("open"),
+    );
+    Ok(vec![
+        ("commit main (LDE + Merkle)", c),
+        ("quotient (LDE + constraints)", total - c - q - o),
+        ("commit quotient", q),
+        ("open (DEEP + FRI)", o),
+        ("total", total),
+    ])
+}
+
+/// zkrv's phases, each timed around the backend call the prover makes (main commit, quotient, quotient
+/// commit, DEEP+FRI opening at the prover's points); "other" is a full `prove` minus their sum.
+fn zkrv_phases(
+    config: &zkrv_stark::config::StarkConfig,
+    p: &Params,
+    trace: &[Val],
+) -> Result<Phases, String> {
+    use zkrv_stark::backend::{CpuBackend, ProverBackend, TraceInput};
+    use zkrv_stark::field::Ext3;
+    let (total, _) = prove_zkrv(config, p, trace, false)?;
+    let lb = config.fri.log_blowup;
+    let air = ZkSquareChainAir { width: p.width };
+    let compiled = zkrv_stark::air::CompiledAir::new(&air, config.max_constraint_degree())
+        .map_err(|e| e.to_string())?;
+    let backend = CpuBackend;
+    let m = zkrv_stark::matrix::RowMajorMatrix::new(trace.to_vec(), p.width);
+    let t0 = Instant::now();
+    let (_, main) = backend
+        .commit(vec![TraceInput::Host(m)], lb)
+        .map_err(|e| e.to_string())?;
+    let t_commit = t0.elapsed().as_secs_f64();
+    let e = |a: u64, b: u64, c: u64| Ext3::from_u64s([a, b, c]);
+    let challenges = zkrv_stark::logup::LogupChallenges::new(e(3, 5, 7), e(11, 13, 17), 1);
+    let t0 = Instant::now();
+    let lde = backend.host_lde(&main, 0);
+    let q = backend.quotient(
+        &compiled,
+        lb,
+        &lde,
+        None,
+        None,
+        &challenges,
+        Ext3::ZERO,
+        e(19, 23, 29),
+    );
+    let t_quot = t0.elapsed().as_secs_f64();
+    let t0 = Instant::now();
+    let (_, quotient) = backend
+        .commit(vec![TraceInput::Host(q)], lb)
+        .map_err(|e| e.to_string())?;
+    let t_qcommit = t0.elapsed().as_secs_f64();
+    let zeta = e(31, 37, 41);
+    let zeta_next = zeta * Ext3::from_base(zkrv_stark::poly::domain_generator(p.log_height));
+    let rounds = vec![
+        (&main, vec![vec![zeta, zeta_next]]),
+        (&quotient, vec![vec![zeta]]),
+    ];
+    let mut transcript = zkrv_stark::transcript::Transcript::new(b"plonky3_compare phases");
+    let t0 = Instant::now();
+    let _ = backend.open(&config.fri, &rounds, &mut transcript);
+    let t_open = t0.elapsed().as_secs_f64();
+    Ok(vec![
+        ("commit main (LDE + Merkle)", t_commit),
+        ("quotient (LDE + constraints)", t_quot),
+        ("commit quotient", t_qcommit),
+        ("open (DEEP + FRI)", t_open),
+        (
+            "other (prove - phases)",
+            total - t_commit - t_quot - t_qcommit - t_open,
+        ),
+        ("total", total),
+    ])
+}
+
+/// Medians per phase over `runs` runs of each prover, printed as a table.
+fn report_phases(timer: &span_timer::SpanTimer, p: &Params, trace: &[Val]) -> Result<(), String> {
+    let (p3_config, zk_config) = (plonky3_config(p), zkrv_config(p));
+    let (mut p3, mut zk): (Vec<Phases>, Vec<Phases>) = (Vec::new(), Vec::new());
+    for _ in 0..p.runs {
+        if p.wants("plonky3") {
+            p3.push(plonky3_phases(timer, &p3_config, p, trace)?);
+        }
+        if p.wants("zkrv") {
+            zk.push(zkrv_phases(&zk_config, p, trace)?);
+        }
+    }
+    for (name, runs) in [("plonky3", &p3), ("zkrv", &zk)] {
+        let Some(first) = runs.first() else { continue };
+        println!("phases {name} (median of {} runs):", runs.len());
+        for (i, (phase, _)) in first.iter().enumerate() {
+            let v: Vec<f64> = runs.iter().map(|r| r[i].1).collect();
+            println!("  {phase:<30} {:>9.4} s", median(&v));
+        }
+    }
+    Ok(())
+}
+
+fn run(p: &Params, timer: Option<&span_timer::SpanTimer>) -> Result<(), String> {
     println!(
         "square-chain AIR: width {}, height 2^{}, blowup 2^{}, {} queries, {} grinding bits, final poly 2^{}, \
          {} runs, {} threads",
@@ -331,11 +533,22 @@ fn run(p: &Params) -> Result<(), String> {
     if !t_p3.is_empty() && !t_zk.is_empty() {
         println!("ratio zkrv / plonky3 (medians): {:.3}", m_zk / m_p3);
     }
+    if let Some(timer) = timer {
+        report_phases(timer, p, &trace)?;
+    }
     Ok(())
 }
 
 fn main() {
-    let result = Params::from_args().and_then(|p| run(&p));
+    let result = Params::from_args().and_then(|p| {
+        if p.phases {
+            let timer = std::sync::Arc::new(span_timer::SpanTimer::default());
+            tracing::subscriber::set_global_default(timer.clone()).map_err(|e| e.to_string())?;
+            run(&p, Some(&timer))
+        } else {
+            run(&p, None)
+        }
+    });
     if let Err(e) = result {
         eprintln!("plonky3_compare: {e}");
         std::process::exit(1);
