@@ -31,7 +31,8 @@ use crate::matrix::RowMajorMatrix;
 use crate::merkle::{Digest, MerkleTree};
 use crate::pcs::{self, FriConfig, OpenedValues, PcsProof};
 use crate::poly::{
-    bit_reverse_rows, coset_idft_ext, coset_shift, dft_batch, domain_generator, lde_batch,
+    bit_reverse_slice, coset_idft_ext, coset_shift, dft_batch, domain_generator, lde_batch,
+    reverse_bits,
 };
 use crate::transcript::Transcript;
 
@@ -229,19 +230,13 @@ fn batch_inverse_f(v: &mut [F]) {
     });
 }
 
-fn natural(lde: &RowMajorMatrix) -> RowMajorMatrix {
-    let mut m = lde.clone();
-    bit_reverse_rows(&mut m);
-    m
-}
-
 #[inline]
 fn ext_at(row: &[F], c: usize) -> Ext3 {
     Ext3([row[3 * c], row[3 * c + 1], row[3 * c + 2]])
 }
 
-/// Host quotient (see [`ProverBackend::quotient`]). LDEs are `nB x w`, bit-reversed; on the natural-order
-/// coset `x_i = g ω_{nB}^i`, the next row of `x_i` is `x_i ω_n = x_{i+B}`. The quotient values
+/// Host quotient (see [`ProverBackend::quotient`]). LDEs are `nB x w`, bit-reversed (read in place); on the
+/// natural-order coset `x_i = g ω_{nB}^i`, the next row of `x_i` is `x_i ω_n = x_{i+B}`. The quotient values
 /// `C(x_i) / Z_H(x_i)` are interpolated (coset IDFT), the coefficients split into `c` chunks of `n`
 /// (coefficients at index `>= c n` are dropped; they are zero when the constraints hold), and each chunk is
 /// evaluated on `H_n`.
@@ -261,9 +256,10 @@ pub fn quotient_host(
     let log_n = log_big_n - log_blowup;
     let n = 1usize << log_n;
     let b = 1usize << log_blowup;
-    let main = natural(main_lde);
-    let prep = preprocessed_lde.map(natural);
-    let aux = aux_lde.map(natural);
+    // LDE rows are stored bit-reversed: natural row i lives at storage row bitrev(i). `q` is computed in
+    // storage order, then permuted to natural order for the interpolation.
+    let (main, prep, aux) = (main_lde, preprocessed_lde, aux_lde);
+    let br = |i: usize| reverse_bits(i, log_big_n);
     let g = coset_shift();
     let omega_big = domain_generator(log_big_n);
     let omega_last = domain_generator(log_n).exp_u64(n as u64 - 1);
@@ -295,20 +291,23 @@ pub fn quotient_host(
         let mut aux_local = vec![Ext3::ZERO; n_ext];
         let mut aux_next = vec![Ext3::ZERO; n_ext];
         for (k, o) in out.iter_mut().enumerate() {
-            let i = ci * CHUNK + k;
-            let nxt = (i + b) % big_n;
+            // Storage row `cur` (bit-reversed) holds natural point `i`; its next point `i + B` lies in the
+            // same block of n storage rows (one coset of H_n), which keeps the reads local.
+            let cur = ci * CHUNK + k;
+            let i = br(cur);
             let z = zh[i % b];
+            let nxt = br((i + b) % big_n);
             let row = TraceRow {
-                main: main.row(i),
+                main: main.row(cur),
                 main_next: main.row(nxt),
-                prep: prep.as_ref().map_or(&empty[..], |p| p.row(i)),
-                prep_next: prep.as_ref().map_or(&empty[..], |p| p.row(nxt)),
+                prep: prep.map_or(&empty[..], |p| p.row(cur)),
+                prep_next: prep.map_or(&empty[..], |p| p.row(nxt)),
                 first: z * n_inv * inv_first[i],
                 last: omega_last * z * n_inv * inv_last[i],
                 transition: xs[i] - omega_last,
             };
-            if let Some(a) = &aux {
-                let (r, rn) = (a.row(i), a.row(nxt));
+            if let Some(a) = aux {
+                let (r, rn) = (a.row(cur), a.row(nxt));
                 for c in 0..n_ext {
                     aux_local[c] = ext_at(r, c);
                     aux_next[c] = ext_at(rn, c);
@@ -326,6 +325,7 @@ pub fn quotient_host(
             *o = v * zh_inv[i % b];
         }
     });
+    bit_reverse_slice(&mut q);
     let coeffs = coset_idft_ext(&q, g);
     let chunks = air.num_quotient_chunks;
     let mut m = vec![F::ZERO; n * 3 * chunks];
