@@ -205,7 +205,7 @@ fn synthetic_program_record_replays() {
     assert_eq!(e.public_output, b"wxyz");
     let rec = e.record.unwrap();
     assert_eq!(rec.pages, vec![0x40000, 0x41000]);
-    assert_eq!(replay(&rec, &e.public_output), 50 * 4);
+    assert_eq!(replay(&rec, &e.public_output), 50 * 5);
 }
 
 #[test]
