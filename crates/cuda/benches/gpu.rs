@@ -183,7 +183,7 @@ fn run() -> Result<(), CudaError> {
         let raw: Vec<u64> = host
             .values
             .iter()
-            .map(|x| zkrv_stark::field::PrimeField64::as_canonical_u64(x))
+            .map(zkrv_stark::field::PrimeField64::as_canonical_u64)
             .collect();
         dev.upload(&raw)?
     };

@@ -105,7 +105,7 @@ pub(crate) unsafe fn dif_raw(
     inverse: bool,
 ) -> Result<(), CudaError> {
     let n = 1usize << log_n;
-    if rows % n != 0 || width == 0 || rows == 0 {
+    if !rows.is_multiple_of(n) || width == 0 || rows == 0 {
         return Err(CudaError::InvalidArgument(format!(
             "NTT of size 2^{log_n} over {rows} rows x {width}"
         )));

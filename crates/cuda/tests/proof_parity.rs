@@ -44,7 +44,7 @@ fn gpu_commit_proof_is_byte_identical_to_cpu() {
                     let raw: Vec<u64> = t
                         .values
                         .iter()
-                        .map(|x| zkrv_stark::field::PrimeField64::as_canonical_u64(x))
+                        .map(zkrv_stark::field::PrimeField64::as_canonical_u64)
                         .collect();
                     let data = backend.device().upload(&raw).unwrap();
                     let log_height = t.log_height().unwrap() as u32;
