@@ -1,0 +1,57 @@
+//! `zkrv run` end to end on the prebuilt guests (skipped when guests/bin is absent).
+
+use std::process::Command;
+
+const GUESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../guests/bin");
+
+fn zkrv(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_zkrv")).args(args).output().expect("zkrv runs")
+}
+
+#[test]
+fn run_prints_output_and_exits_with_guest_code() {
+    let elf = format!("{GUESTS}/exitcode.elf");
+    if !std::path::Path::new(&elf).exists() {
+        eprintln!("skipping: {elf} not built");
+        return;
+    }
+    let out = zkrv(&["run", &elf]);
+    assert_eq!(out.status.code(), Some(42));
+    assert_eq!(out.stdout, b"bye");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("exit code 42") && err.contains("cycles"), "{err}");
+}
+
+#[test]
+fn run_with_input_file() {
+    let elf = format!("{GUESTS}/fibonacci.elf");
+    if !std::path::Path::new(&elf).exists() {
+        eprintln!("skipping: {elf} not built");
+        return;
+    }
+    let input = std::env::temp_dir().join(format!("zkrv-cli-test-{}.bin", std::process::id()));
+    std::fs::write(&input, 10u64.to_le_bytes()).unwrap();
+    let out = zkrv(&["run", &elf, "--input", input.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&input);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, 55u64.to_le_bytes()); // fib(10)
+}
+
+#[test]
+fn host_errors_exit_2() {
+    let out = zkrv(&["run", "/nonexistent.elf"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("zkrv: error"));
+    let not_elf = std::env::temp_dir().join(format!("zkrv-cli-test-{}.txt", std::process::id()));
+    std::fs::write(&not_elf, b"hello").unwrap();
+    let out = zkrv(&["run", not_elf.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&not_elf);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("64-byte ELF64 header"));
+    let elf = format!("{GUESTS}/sort.elf");
+    if std::path::Path::new(&elf).exists() {
+        let out = zkrv(&["run", &elf, "--max-cycles", "100"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("cycle limit of 100"));
+    }
+}
