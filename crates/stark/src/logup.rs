@@ -37,6 +37,9 @@ use crate::poly::domain_generator;
 /// `2^(MAX_LOG_HEIGHT + log_blowup)` <= 2^32).
 pub const MAX_LOG_HEIGHT: usize = 26;
 
+/// Most interactions batched into one term column.
+pub const MAX_GROUP: usize = 8;
+
 /// Values that can be combined with extension elements: `F` (LDE rows) and `Ext3` (out-of-domain point).
 pub trait ExtMul: Algebra<F> + Copy + Send + Sync {
     fn to_ext(self) -> Ext3;
@@ -144,14 +147,14 @@ pub fn group_degree(group: &[&CompiledInteraction]) -> usize {
 
 impl LogupLayout {
     /// Greedy batching in declaration order: an interaction joins the current group while the group's
-    /// constraint degree stays `<= cap`.
+    /// constraint degree stays `<= cap` and the group has at most [`MAX_GROUP`] interactions.
     pub fn new(interactions: &[CompiledInteraction], cap: usize) -> Self {
         let mut groups: Vec<Vec<usize>> = Vec::new();
         let mut cur: Vec<usize> = Vec::new();
         for k in 0..interactions.len() {
             cur.push(k);
             let refs: Vec<&CompiledInteraction> = cur.iter().map(|&i| &interactions[i]).collect();
-            if cur.len() > 1 && group_degree(&refs) > cap {
+            if cur.len() > 1 && (cur.len() > MAX_GROUP || group_degree(&refs) > cap) {
                 cur.pop();
                 groups.push(std::mem::take(&mut cur));
                 cur.push(k);
@@ -225,12 +228,12 @@ pub fn fold_constraints<T: ExtMul>(
     acc: &mut Ext3,
 ) {
     let g = layout.groups.len();
-    let mut fps: Vec<Ext3> = Vec::with_capacity(4);
+    let mut fp_buf = [Ext3::ZERO; MAX_GROUP];
     for (c, group) in layout.groups.iter().enumerate() {
-        fps.clear();
-        for &k in group {
+        let fps = &mut fp_buf[..group.len()];
+        for (fp, &k) in fps.iter_mut().zip(group) {
             let it = &interactions[k];
-            fps.push(ch.fingerprint(it.bus, it.values.iter().map(|&v| nodes[v as usize])));
+            *fp = ch.fingerprint(it.bus, it.values.iter().map(|&v| nodes[v as usize]));
         }
         let prod: Ext3 = fps.iter().copied().product();
         let mut rhs = Ext3::ZERO;
@@ -361,26 +364,25 @@ pub fn build_aux_trace(
     }
     // Per row: fingerprints and signed multiplicities (k each), or the first offending multiplicity.
     let bound = 1u64 << log_max_multiplicity;
-    let rows: Vec<RowInteractions> =
-        with_trace_rows(main, prep, |_, row| {
-            let mut nodes = Vec::new();
-            air.circuit.eval(row, &mut nodes);
-            let mut fps = Vec::with_capacity(k);
-            let mut ms = Vec::with_capacity(k);
-            for (idx, it) in air.interactions.iter().enumerate() {
-                let m = nodes[it.multiplicity as usize];
-                let mv = m.as_canonical_u64();
-                if mv >= bound {
-                    return Err((idx, mv));
-                }
-                fps.push(ch.fingerprint(it.bus, it.values.iter().map(|&v| nodes[v as usize])));
-                ms.push(match it.direction {
-                    Direction::Send => m,
-                    Direction::Receive => -m,
-                });
+    let rows: Vec<RowInteractions> = with_trace_rows(main, prep, |_, row| {
+        let mut nodes = Vec::new();
+        air.circuit.eval(row, &mut nodes);
+        let mut fps = Vec::with_capacity(k);
+        let mut ms = Vec::with_capacity(k);
+        for (idx, it) in air.interactions.iter().enumerate() {
+            let m = nodes[it.multiplicity as usize];
+            let mv = m.as_canonical_u64();
+            if mv >= bound {
+                return Err((idx, mv));
             }
-            Ok((fps, ms))
-        });
+            fps.push(ch.fingerprint(it.bus, it.values.iter().map(|&v| nodes[v as usize])));
+            ms.push(match it.direction {
+                Direction::Send => m,
+                Direction::Receive => -m,
+            });
+        }
+        Ok((fps, ms))
+    });
     let mut fps = Vec::with_capacity(n * k);
     let mut ms = Vec::with_capacity(n * k);
     for (row, r) in rows.into_iter().enumerate() {
