@@ -3,7 +3,7 @@
 //! Only `PT_LOAD` program headers matter; sections are ignored. Every check that can fail on
 //! untrusted bytes returns an [`ElfError`] naming the cause; nothing here allocates more than
 //! the file's size plus the pre-decoded executable span (at most [`MAX_EXEC_SPAN`] bytes of
-//! code, 2 bytes of [`Inst`] per code byte).
+//! code, 3 bytes of decoded [`Inst`] and raw word per code byte: at most 48 MiB).
 
 use crate::decode::{decode_or_illegal, Inst};
 use crate::{GUEST_MEM_END, PROGRAM_END, PROGRAM_START};
@@ -12,7 +12,7 @@ use object::read::elf::{FileHeader, ProgramHeader};
 use object::LittleEndian as LE;
 
 /// Largest span (bytes, from the lowest to the highest executable address) the loader accepts:
-/// 16 MiB of code, i.e. 4 Mi instructions, pre-decoded into 32 MiB.
+/// 16 MiB of code, i.e. 4 Mi instructions, pre-decoded into 48 MiB (8-byte `Inst` + raw word).
 pub const MAX_EXEC_SPAN: u64 = 16 << 20;
 
 /// Largest number of `PT_LOAD` segments accepted.

@@ -45,7 +45,8 @@ pub struct ExecOptions {
     /// Stop with [`ExecError::CycleLimit`] once this many instructions have executed without
     /// an exit. Default [`DEFAULT_MAX_CYCLES`].
     pub max_cycles: u64,
-    /// Produce the [`Record`] (32 bytes per cycle plus touched pages; see docs/record.md).
+    /// Produce the [`Record`] (32 bytes per cycle plus touched pages; see docs/record.md): size
+    /// `max_cycles` to the host memory when recording.
     pub record: bool,
 }
 
