@@ -9,8 +9,8 @@
 //! zkrv_machine::verify(&program, &statement, &proof, &config).unwrap();
 //! ```
 //!
-//! Status (first vertical slice): tables CPU, DECODE, BITWISE, REGFILE (+ the public register init and the
-//! HALT statement). Programs may use the instructions of [`supported`]; any other instruction is refused
+//! Status (first vertical slice): tables CPU, DECODE, BITWISE, REGFILE, EQ, LT (+ the public register init
+//! and the HALT statement). Programs may use the instructions of [`supported`]; any other instruction is refused
 //! by [`prove`] with [`MachineError::Unsupported`].
 
 pub mod bus;
@@ -30,6 +30,8 @@ use zkrv_stark::{preprocess, ProveError, StarkConfig};
 use tables::bitwise::{bitwise_preprocessed, BitwiseAir};
 use tables::cpu::CpuAir;
 use tables::decode::{words, DecodeAir, DecodeTable};
+use tables::eq::EqAir;
+use tables::lt::LtAir;
 use tables::regfile::RegfileAir;
 
 /// Smallest table height (rows); every table is padded to a power of two at least this.
@@ -131,26 +133,38 @@ pub fn program_commitment(program: &Program) -> [u8; 32] {
 
 /// Whether this version of the machine can prove executions of `op`.
 pub fn supported(op: Op) -> bool {
+    use Op::*;
     matches!(
         op,
-        Op::Add
-            | Op::Addi
-            | Op::Sub
-            | Op::Lui
-            | Op::Auipc
-            | Op::Jal
-            | Op::Jalr
-            | Op::Fence
-            | Op::Ecall
+        Add | Addi
+            | Sub
+            | Lui
+            | Auipc
+            | Jal
+            | Jalr
+            | Fence
+            | Ecall
+            | Beq
+            | Bne
+            | Blt
+            | Bge
+            | Bltu
+            | Bgeu
+            | Slt
+            | Sltu
+            | Slti
+            | Sltiu
     )
 }
 
-/// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE.
+/// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE, EQ, LT.
 struct Machine {
     cpu: CpuAir,
     decode: DecodeAir,
     bitwise: BitwiseAir,
     regfile: RegfileAir,
+    eq: EqAir,
+    lt: LtAir,
 }
 
 impl Machine {
@@ -162,11 +176,20 @@ impl Machine {
             decode: DecodeAir,
             bitwise: BitwiseAir,
             regfile: RegfileAir,
+            eq: EqAir,
+            lt: LtAir,
         })
     }
 
     fn airs(&self) -> Vec<&dyn Air> {
-        vec![&self.cpu, &self.decode, &self.bitwise, &self.regfile]
+        vec![
+            &self.cpu,
+            &self.decode,
+            &self.bitwise,
+            &self.regfile,
+            &self.eq,
+            &self.lt,
+        ]
     }
 
     /// Preprocessed traces in table order (DECODE and BITWISE).
@@ -175,6 +198,8 @@ impl Machine {
             None,
             Some(decode.preprocessed_trace(MIN_HEIGHT)),
             Some(bitwise_preprocessed()),
+            None,
+            None,
             None,
         ]
     }
@@ -203,7 +228,7 @@ pub fn public_interactions(statement: &Statement) -> Vec<PublicInteraction> {
 }
 
 /// Everything the prover commits to for one run: the statement and the main traces in table order
-/// (CPU, DECODE, BITWISE, REGFILE). Exposed so that tests can tamper with a witness cell.
+/// (CPU, DECODE, BITWISE, REGFILE, EQ, LT). Exposed so that tests can tamper with a witness cell.
 #[derive(Clone, Debug)]
 pub struct Witness {
     pub statement: Statement,
@@ -239,7 +264,7 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
         output: run.public_output,
     };
     let t = trace::generate(&decode_table, &rec, MIN_HEIGHT)?;
-    let traces = vec![t.cpu, t.decode, t.lookups.trace(), t.regfile];
+    let traces = vec![t.cpu, t.decode, t.lookups.trace(), t.regfile, t.eq, t.lt];
     Ok(Witness { statement, traces })
 }
 
@@ -264,6 +289,87 @@ pub fn prove_witness(
     )?;
     Ok((witness.statement, Proof { stark }))
 }
+
+/// Recomputes the BITWISE multiplicities (table 2) from the lookups that the other tables' traces make, as
+/// any prover could after editing a trace. Tamper tests call this so that they exercise the constraint or
+/// bus they target instead of tripping over stale lookup counts. Lookups of out-of-range values are left
+/// uncounted (the bus then stays unbalanced, which is the right outcome). Slow (symbolic evaluation per
+/// row): for tests on small traces.
+pub fn recount_lookups(program: &Program, witness: &mut Witness) -> Result<(), MachineError> {
+    use tables::bitwise::{LookupKind, Lookups};
+    use zkrv_stark::air::AirBuilder;
+    use zkrv_stark::field::PrimeField64;
+    use zkrv_stark::symbolic::Expr;
+
+    let decode_table = DecodeTable::new(program)?;
+    let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
+    let prep = Machine::preprocessed(&decode_table);
+    let mut lookups = Lookups::new();
+    for (t, air) in machine.airs().iter().enumerate() {
+        if t == BITWISE_TABLE {
+            continue;
+        }
+        let mut b = AirBuilder::new(air.width(), air.preprocessed_width());
+        air.eval(&mut b);
+        let main = &witness.traces[t];
+        let n = main.height();
+        for row in 0..n {
+            let leaf = |e: &Expr| -> F {
+                let r = |next: bool| if next { (row + 1) % n } else { row };
+                match e {
+                    Expr::Main { col, next } => main.row(r(*next))[*col],
+                    Expr::Preprocessed { col, next } => prep[t]
+                        .as_ref()
+                        .map(|p| p.row(r(*next))[*col])
+                        .unwrap_or(F::ZERO),
+                    Expr::IsFirstRow => F::from_bool(row == 0),
+                    Expr::IsLastRow => F::from_bool(row == n - 1),
+                    Expr::IsTransition => F::from_bool(row != n - 1),
+                    _ => F::ZERO,
+                }
+            };
+            for it in &b.interactions {
+                if it.direction != Direction::Send {
+                    continue;
+                }
+                let m = it.multiplicity.eval(&leaf).as_canonical_u64();
+                let v: Vec<u64> = it
+                    .values
+                    .iter()
+                    .map(|e| e.eval(&leaf).as_canonical_u64())
+                    .collect();
+                let (kind, x) = match (it.bus, v.as_slice()) {
+                    (bus::RANGE16, [x]) => (LookupKind::U16, *x),
+                    (bus::MSB16, [x, s]) if *x < 1 << 16 && *s == *x >> 15 => {
+                        (LookupKind::Msb16, *x)
+                    }
+                    (bus::BYTE, [op, a, b, c]) if *a < 256 && *b < 256 => {
+                        let kind = match *op {
+                            bus::BYTE_AND if *c == a & b => LookupKind::And,
+                            bus::BYTE_OR if *c == a | b => LookupKind::Or,
+                            bus::BYTE_XOR if *c == a ^ b => LookupKind::Xor,
+                            bus::BYTE_PAIR if *c == 0 => LookupKind::Pair,
+                            bus::BYTE_MSB if *c == a >> 7 => LookupKind::Msb8,
+                            _ => continue,
+                        };
+                        (kind, (a << 8) | b)
+                    }
+                    _ => continue,
+                };
+                if x < 1 << 16 {
+                    for _ in 0..m.min(1 << 32) {
+                        lookups.add(kind, x);
+                    }
+                }
+            }
+        }
+    }
+    witness.traces[BITWISE_TABLE] = lookups.trace();
+    Ok(())
+}
+
+/// Index of BITWISE in the table order.
+const BITWISE_TABLE: usize = 2;
 
 /// Runs `program` on the private `input` and proves the run. Returns the statement and the proof.
 pub fn prove(

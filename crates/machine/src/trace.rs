@@ -1,6 +1,8 @@
 //! Trace generation on the CPU: from the execution record to the main traces (docs/tables.md, "Fill"
 //! paragraphs). One sequential pass over the cycles does the register walk (old timestamps and values).
 
+use std::collections::BTreeMap;
+
 use zkrv_executor::{decode, Op, Record};
 use zkrv_stark::field::{PrimeCharacteristicRing, F};
 use zkrv_stark::matrix::RowMajorMatrix;
@@ -9,6 +11,8 @@ use crate::bus::{alu, NUM_REG_CELLS};
 use crate::tables::bitwise::Lookups;
 use crate::tables::cpu::{CpuCols, NUM_CPU_COLS};
 use crate::tables::decode::{words, DecodeTable, NUM_DECODE_COLS};
+use crate::tables::eq::eq_trace;
+use crate::tables::lt::lt_trace;
 use crate::tables::regfile::regfile_trace;
 use crate::MachineError;
 
@@ -20,6 +24,10 @@ pub struct Traces {
     pub decode: RowMajorMatrix,
     /// REGFILE: `64 x 5`.
     pub regfile: RowMajorMatrix,
+    /// EQ: one row per distinct (a, b) compared.
+    pub eq: RowMajorMatrix,
+    /// LT: one row per distinct (a, b, signed) compared.
+    pub lt: RowMajorMatrix,
     /// What the tables looked up in BITWISE (fill BITWISE last, with [`Lookups::trace`]).
     pub lookups: Lookups,
 }
@@ -50,6 +58,9 @@ pub fn generate(
     let mut reg_val = [0u64; NUM_REG_CELLS];
     reg_val[..32].copy_from_slice(&rec.init_regs);
     let mut reg_ts = [0u64; NUM_REG_CELLS];
+    // ALU requests answered by the deduplicated tables.
+    let mut eq_req: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    let mut lt_req: BTreeMap<(u64, u64, bool), u64> = BTreeMap::new();
 
     for (i, ev) in rec.cycles.iter().enumerate() {
         let row_idx = decode_table
@@ -83,6 +94,18 @@ pub fn generate(
             ev.rd_val
         };
         r.res = halves(res);
+        if fl.is_alu == 1 {
+            let b = rv2.wrapping_add(d.imm[0] | (d.imm[1] << 32));
+            match d.op {
+                alu::EQ => *eq_req.entry((rv1, b)).or_default() += 1,
+                alu::SLT | alu::SLTU => *lt_req.entry((rv1, b, d.op == alu::SLT)).or_default() += 1,
+                op => {
+                    return Err(MachineError::Internal(format!(
+                        "ALU op {op} has no table yet"
+                    )))
+                }
+            }
+        }
         for h in r.res {
             lookups.u16(h);
         }
@@ -154,7 +177,11 @@ pub fn generate(
         .copied()
         .zip(reg_ts.iter().copied())
         .collect();
+    let eq = eq_trace(&eq_req, min_height);
+    let lt = lt_trace(&lt_req, min_height, &mut lookups);
     Ok(Traces {
+        eq,
+        lt,
         cpu: RowMajorMatrix::new(cpu, NUM_CPU_COLS),
         decode: RowMajorMatrix::new(decode_counts.into_iter().map(f).collect(), NUM_DECODE_COLS),
         regfile: regfile_trace(&regs),

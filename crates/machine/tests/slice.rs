@@ -6,10 +6,11 @@ use zkrv_executor::asm::*;
 use zkrv_executor::Program;
 use zkrv_machine::tables::cpu::{CpuCols, NUM_CPU_COLS};
 use zkrv_machine::{
-    program_commitment, prove, prove_witness, verify, witness, MachineError, Proof, Statement,
+    program_commitment, prove, prove_witness, recount_lookups, verify, witness, MachineError,
+    Proof, Statement,
 };
 use zkrv_stark::field::{PrimeCharacteristicRing, F};
-use zkrv_stark::StarkConfig;
+use zkrv_stark::{ProveError, StarkConfig};
 
 const BASE: u64 = 0x1000;
 
@@ -108,10 +109,11 @@ fn expect_rejected(pc: u64, what: &str, tamper: impl Fn(&mut CpuCols<F>)) {
         .unwrap_or_else(|| panic!("no row with pc {pc:#x}"));
     tamper(CpuCols::from_row_mut(cpu.row_mut(row)));
     assert_eq!(cpu.width, NUM_CPU_COLS);
+    recount_lookups(&p, &mut w).unwrap();
     let checked = prove_witness(&p, w.clone(), &config(true));
     println!("{what}: {checked:?}");
     assert!(
-        matches!(checked, Err(MachineError::Prove(_))),
+        matches!(checked, Err(MachineError::Prove(ProveError::Check(_)))),
         "{what}: debug checker accepted: {checked:?}"
     );
     if let Ok((st, proof)) = prove_witness(&p, w, &config(false)) {
@@ -120,6 +122,15 @@ fn expect_rejected(pc: u64, what: &str, tamper: impl Fn(&mut CpuCols<F>)) {
             "{what}: verifier accepted"
         );
     }
+}
+
+#[test]
+fn recount_of_an_untouched_witness_is_identity() {
+    let p = program();
+    let w = witness(&p, b"").unwrap();
+    let mut w2 = w.clone();
+    recount_lookups(&p, &mut w2).unwrap();
+    assert_eq!(w.traces[2], w2.traces[2]);
 }
 
 #[test]
@@ -163,10 +174,82 @@ fn wrong_exit_code_witness_is_rejected() {
     let checked = prove_witness(&p, w.clone(), &config(true));
     println!("exit code: {checked:?}");
     assert!(
-        matches!(checked, Err(MachineError::Prove(_))),
+        matches!(checked, Err(MachineError::Prove(ProveError::Check(_)))),
         "debug checker accepted"
     );
     if let Ok((st, proof)) = prove_witness(&p, w, &config(false)) {
         assert!(verify(&p, &st, &proof, &config(false)).is_err());
     }
+}
+
+/// A loop with every branch kind and the set-less-than ops: sum of 1..=10 (= 55), checked with
+/// BLT/BGE/BLTU/BGEU/BEQ/SLT/SLTU/SLTI/SLTIU on signed and unsigned edge values; exits with 55 + errors.
+fn loop_program() -> Program {
+    let words = vec![
+        addi(5, 0, 10),   // 0x00 t0 = 10
+        addi(6, 0, 0),    // 0x04 t1 = 0 (sum)
+        add(6, 6, 5),     // 0x08 loop: sum += t0
+        addi(5, 5, -1),   // 0x0c t0 -= 1
+        bne(5, 0, -8),    // 0x10 -> 0x08 while t0 != 0
+        addi(7, 0, -1),   // 0x14 t2 = -1 (u64::MAX)
+        addi(28, 0, 1),   // 0x18 t3 = 1
+        blt(7, 28, 8),    // 0x1c -1 < 1 signed: taken -> 0x24
+        addi(6, 6, 100),  // 0x20 (error marker, skipped)
+        bltu(7, 28, 8),   // 0x24 u64::MAX < 1 unsigned: not taken
+        bge(7, 28, 8),    // 0x28 -1 >= 1: not taken
+        bgeu(7, 28, 8),   // 0x2c MAX >= 1 unsigned: taken -> 0x34
+        addi(6, 6, 100),  // 0x30 (skipped)
+        beq(28, 28, 8),   // 0x34 taken -> 0x3c
+        addi(6, 6, 100),  // 0x38 (skipped)
+        slt(29, 7, 28),   // 0x3c t4 = (-1 < 1) = 1
+        sltu(30, 7, 28),  // 0x40 t5 = (MAX < 1) = 0
+        slti(31, 28, -5), // 0x44 t6 = (1 < -5) = 0
+        sltiu(8, 28, -5), // 0x48 s0 = (1 <u MAX-4) = 1
+        add(6, 6, 29),    // 0x4c sum += 1
+        add(6, 6, 30),    // 0x50 sum += 0
+        add(6, 6, 31),    // 0x54 sum += 0
+        add(6, 6, 8),     // 0x58 sum += 1
+        addi(10, 6, 0),   // 0x5c a0 = sum = 57
+        addi(17, 0, 93),  // 0x60
+        ECALL,            // 0x64
+    ];
+    Program::from_words(BASE, &words).unwrap()
+}
+
+#[test]
+fn loop_with_branches_proves_and_verifies() {
+    let p = loop_program();
+    let (st, proof) = prove(&p, b"", &config(true)).unwrap();
+    assert_eq!(st.exit_code, 57);
+    verify(&p, &st, &proof, &config(false)).unwrap();
+}
+
+#[test]
+fn wrong_branch_outcome_is_rejected() {
+    // blt at 0x101c is taken; claim it falls through (taken = 0, next pc = 0x1020, comparison result 0).
+    let p = loop_program();
+    let mut w = witness(&p, b"").unwrap();
+    let cpu = &mut w.traces[0];
+    let row = (0..cpu.height())
+        .find(|&r| cpu.row(r)[0] == F::from_u64(0x101c))
+        .unwrap();
+    let r = CpuCols::from_row_mut(cpu.row_mut(row));
+    r.taken = F::ZERO;
+    r.next_pc = F::from_u64(0x1020);
+    r.res[0] = F::ZERO;
+    recount_lookups(&p, &mut w).unwrap();
+    let checked = prove_witness(&p, w, &config(true));
+    println!("branch: {checked:?}");
+    assert!(matches!(
+        checked,
+        Err(MachineError::Prove(ProveError::Check(_)))
+    ));
+}
+
+const fn slt(rd: u32, rs1: u32, rs2: u32) -> u32 {
+    op(0, 2, rd, rs1, rs2)
+}
+
+const fn sltu(rd: u32, rs1: u32, rs2: u32) -> u32 {
+    op(0, 3, rd, rs1, rs2)
 }

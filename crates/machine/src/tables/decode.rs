@@ -306,7 +306,7 @@ impl DecodeTable {
                         {
                             index.insert(pc32, rows.len());
                             rows.push(DecodePrepCols {
-                                pc: pc as u64,
+                                pc,
                                 dec: decode_fields(pc32, &inst),
                             });
                         }

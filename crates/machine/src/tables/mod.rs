@@ -3,4 +3,6 @@
 pub mod bitwise;
 pub mod cpu;
 pub mod decode;
+pub mod eq;
+pub mod lt;
 pub mod regfile;
