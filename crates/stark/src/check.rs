@@ -45,6 +45,17 @@ fn fmt_contribs(c: &[Contribution]) -> String {
         .join(", ")
 }
 
+fn fmt_more(more: &[(u32, Vec<u64>, i128)]) -> String {
+    if more.is_empty() {
+        return String::new();
+    }
+    let items: Vec<String> = more
+        .iter()
+        .map(|(b, t, n)| format!("bus {b} {t:?}: {n:+}"))
+        .collect();
+    format!("; also {}", items.join(", "))
+}
+
 /// What the checker found.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum CheckError {
@@ -67,7 +78,7 @@ pub enum CheckError {
         value: u64,
         bits: u32,
     },
-    #[error("bus {bus} unbalanced: tuple {tuple:?} has net multiplicity {net} (sends positive) from [{}]{}; {unbalanced} unbalanced tuple(s) in all", fmt_contribs(.contributions), if *.truncated { ", ..." } else { "" })]
+    #[error("bus {bus} unbalanced: tuple {tuple:?} has net multiplicity {net} (sends positive) from [{}]{}; {unbalanced} unbalanced tuple(s) in all{}", fmt_contribs(.contributions), if *.truncated { ", ..." } else { "" }, fmt_more(.more))]
     BusImbalance {
         bus: u32,
         tuple: Vec<u64>,
@@ -76,6 +87,8 @@ pub enum CheckError {
         contributions: Vec<Contribution>,
         truncated: bool,
         unbalanced: usize,
+        /// Further unbalanced `(bus, tuple, net)` (at most [`MAX_REPORTED`]).
+        more: Vec<(u32, Vec<u64>, i128)>,
     },
 }
 
@@ -208,17 +221,17 @@ pub fn check_traces(
         let tuple = p.values.iter().map(|v| v.as_canonical_u64()).collect();
         add_contribution(&mut tuples, p.bus, tuple, signed, Source::Public { index });
     }
-    let unbalanced = tuples.values().filter(|e| e.0 != 0).count();
-    if let Some(((bus, tuple), (net, contributions, truncated))) =
-        tuples.into_iter().find(|(_, e)| e.0 != 0)
-    {
+    let mut bad = tuples.into_iter().filter(|(_, e)| e.0 != 0);
+    if let Some(((bus, tuple), (net, contributions, truncated))) = bad.next() {
+        let rest: Vec<(u32, Vec<u64>, i128)> = bad.map(|((b, t), e)| (b, t, e.0)).collect();
         return Err(CheckError::BusImbalance {
             bus,
             tuple,
             net,
             contributions,
             truncated,
-            unbalanced,
+            unbalanced: 1 + rest.len(),
+            more: rest.into_iter().take(MAX_REPORTED).collect(),
         });
     }
     Ok(())

@@ -168,6 +168,18 @@ impl Neg for &Expr {
     }
 }
 
+impl std::iter::Sum for Expr {
+    fn sum<I: Iterator<Item = Expr>>(iter: I) -> Expr {
+        iter.reduce(|a, b| a + b).unwrap_or_else(Expr::zero)
+    }
+}
+
+impl std::iter::Product for Expr {
+    fn product<I: Iterator<Item = Expr>>(iter: I) -> Expr {
+        iter.reduce(|a, b| a * b).unwrap_or_else(Expr::one)
+    }
+}
+
 /// One node of a flattened [`Circuit`]; operands are indices of earlier nodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Node {
