@@ -136,6 +136,14 @@ impl Device {
         self.sync_launches.store(on, Ordering::Relaxed);
     }
 
+    /// Makes this device's context current on the calling thread (raw driver calls need it; the prover may
+    /// call in from any thread).
+    pub(crate) fn bind(&self) -> Result<(), CudaError> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| driver_err("cuCtxSetCurrent", e))
+    }
+
     /// Waits for all queued work; reports asynchronous kernel failures.
     pub fn synchronize(&self) -> Result<(), CudaError> {
         self.stream
@@ -209,6 +217,7 @@ impl Device {
 
     /// Allocates `len` elements; in debug mode every byte is set to 0xff.
     pub fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<DeviceBuffer<T>, CudaError> {
+        self.bind()?;
         let bytes = len.max(1) * std::mem::size_of::<T>();
         // SAFETY: the memory is uninitialised; callers write it before reading (poisoned in debug mode).
         let slice =
@@ -265,6 +274,7 @@ impl Device {
         d: &DeviceBuffer<T>,
         offset: usize,
     ) -> Result<(), CudaError> {
+        self.bind()?;
         if offset + h.len() > d.len() {
             return Err(CudaError::InvalidArgument(format!(
                 "copy of {} elements at {offset} into a buffer of {}",
@@ -337,6 +347,7 @@ impl Device {
         offset: usize,
         h: &mut [T],
     ) -> Result<(), CudaError> {
+        self.bind()?;
         if offset + h.len() > d.len() {
             return Err(CudaError::InvalidArgument(format!(
                 "copy of {} elements at {offset} from a buffer of {}",
@@ -414,6 +425,7 @@ impl Device {
         dst_off: usize,
         len: usize,
     ) -> Result<(), CudaError> {
+        self.bind()?;
         if src_off + len > src.len() || dst_off + len > dst.len() {
             return Err(CudaError::InvalidArgument(
                 "device copy out of bounds".into(),
@@ -434,6 +446,7 @@ impl Device {
 
     /// Runs `f` between two events on the stream and returns the elapsed device time in milliseconds.
     pub fn time_ms(&self, f: impl FnOnce() -> Result<(), CudaError>) -> Result<f32, CudaError> {
+        self.bind()?;
         let start = self
             .ctx
             .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))

@@ -112,6 +112,7 @@ pub(crate) unsafe fn dif_raw(
     }
     if log_n == 0 {
         if src != dst {
+            dev.bind()?;
             // SAFETY: caller guarantees both buffers hold rows * width u64.
             unsafe {
                 cudarc::driver::result::memcpy_dtod_async(

@@ -307,3 +307,22 @@ fn commit_lde_matches_cpu_and_counts_transfers() {
     assert_eq!(s.total_h2d(), ((13 << 10) + (1 << 10)) * 8);
     assert_eq!(s.table("t1").d2h, (64 << 10) * 8 + 64 * 8 * 3);
 }
+
+#[test]
+fn device_is_usable_from_other_threads() {
+    let Some(dev) = device("device_is_usable_from_other_threads") else {
+        return;
+    };
+    let mut r = rng("device_is_usable_from_other_threads");
+    let m = rand_matrix(&mut r, 1 << 10, 3);
+    let want = canon(&cpu::lde_batch(&m, 1));
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                let d = upload(&dev, &m);
+                let lde = poly::coset_lde_batch(&dev, &d, 10, 3, 1).unwrap();
+                assert_eq!(dev.download(&lde).unwrap(), want);
+            });
+        }
+    });
+}
