@@ -324,10 +324,21 @@ impl CompiledAir {
         self.constraints.len() + self.logup.num_constraints()
     }
 
-    /// Fold all constraints at one point: `sum_i alpha^(N-1-i) C_i` (Horner), where the main/preprocessed
-    /// leaves have type `T` (`F` on LDE rows, `Ext3` at the out-of-domain point), the aux values are
-    /// extension elements (`aux_local`/`aux_next`, one per extension column) and `bus_sum` is the table's
-    /// claimed LogUp sum. `scratch` receives the circuit node values.
+    /// The folding challenge with the powers of `alpha` this table needs (computed once per proof).
+    pub fn fold_challenge(&self, alpha: Ext3) -> FoldChallenge {
+        let n = self.constraints.len();
+        let l = self.logup.num_constraints();
+        // Constraint i gets alpha^(N - 1 - i), N = n + l (the LogUp constraints come last).
+        let powers = (0..n).map(|i| alpha.pow((l + n - 1 - i) as u64)).collect();
+        FoldChallenge { alpha, powers }
+    }
+
+    /// Fold all constraints at one point: `sum_i alpha^(N-1-i) C_i` over the `N` folded constraints (the
+    /// table's own, then the LogUp ones), where the main/preprocessed leaves have type `T` (`F` on LDE rows,
+    /// `Ext3` at the out-of-domain point), the aux values are extension elements (`aux_local`/`aux_next`,
+    /// one per extension column) and `bus_sum` is the table's claimed LogUp sum. The table's own constraints
+    /// are combined with precomputed powers (an `Ext3 x F` product each on LDE rows), the LogUp ones by
+    /// Horner; the value is the same as Horner over all `N`. `scratch` receives the circuit node values.
     #[allow(clippy::too_many_arguments)]
     pub fn eval_folded<T, L>(
         &self,
@@ -336,7 +347,7 @@ impl CompiledAir {
         aux_next: &[Ext3],
         challenges: &LogupChallenges,
         bus_sum: Ext3,
-        alpha: Ext3,
+        fold: &FoldChallenge,
         scratch: &mut Vec<T>,
     ) -> Ext3
     where
@@ -345,8 +356,8 @@ impl CompiledAir {
     {
         self.circuit.eval(leaves, scratch);
         let mut acc = Ext3::ZERO;
-        for c in &self.constraints {
-            acc = scratch[c.node as usize].add_to_ext(acc * alpha);
+        for (c, p) in self.constraints.iter().zip(&fold.powers) {
+            acc += scratch[c.node as usize].mul_ext(*p);
         }
         if !self.interactions.is_empty() {
             let sel = [
@@ -354,6 +365,7 @@ impl CompiledAir {
                 leaves.is_last_row(),
                 leaves.is_transition(),
             ];
+            let mut acc_logup = Ext3::ZERO;
             logup::fold_constraints(
                 &self.logup,
                 &self.interactions,
@@ -363,12 +375,21 @@ impl CompiledAir {
                 aux_next,
                 challenges,
                 bus_sum,
-                alpha,
-                &mut acc,
+                fold.alpha,
+                &mut acc_logup,
             );
+            acc += acc_logup;
         }
         acc
     }
+}
+
+/// The constraint-folding challenge `alpha` and, per own constraint `i` of a table,
+/// `alpha^(N - 1 - i)` (see [`CompiledAir::fold_challenge`]).
+#[derive(Clone, Debug)]
+pub struct FoldChallenge {
+    pub alpha: Ext3,
+    pub powers: Vec<Ext3>,
 }
 
 /// Compile several tables with the same degree bound.

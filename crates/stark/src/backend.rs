@@ -284,6 +284,7 @@ pub fn quotient_host(
     batch_inverse_f(&mut inv_last);
     let empty: [F; 0] = [];
     let n_ext = air.logup.num_ext_columns();
+    let fold = air.fold_challenge(alpha);
     const CHUNK: usize = 1 << 10;
     let mut q = vec![Ext3::ZERO; big_n];
     q.par_chunks_mut(CHUNK).enumerate().for_each(|(ci, out)| {
@@ -319,7 +320,7 @@ pub fn quotient_host(
                 &aux_next,
                 challenges,
                 bus_sum,
-                alpha,
+                &fold,
                 &mut scratch,
             );
             *o = v * zh_inv[i % b];

@@ -299,7 +299,7 @@ pub fn verify(
             &aux_next,
             &challenges,
             bus_sum,
-            alpha,
+            &air.fold_challenge(alpha),
             &mut scratch,
         );
         let q_open = &proof.opened[quotient_round][t][0];
