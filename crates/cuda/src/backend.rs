@@ -6,7 +6,8 @@
 //! "host-copy":
 //! * `host_trace`: the host matrix when the trace came from the host (no copy); a resident trace is copied
 //!   to the host once at commit, before its device buffer is dropped (the LDE is its last device consumer);
-//! * `host_lde`: all LDEs of a round are downloaded once, on first use;
+//! * `host_lde`: all LDEs of a round are downloaded once, on first use (a device failure there panics with
+//!   the CUDA error, since the trait method cannot return one);
 //! * `open`: `pcs::open` needs a host `MerkleTree`, rebuilt on the CPU from the downloaded LDEs (its root is
 //!   checked against the GPU root in debug builds). A `MerkleTree` constructor taking precomputed layers would
 //!   let the GPU layers be downloaded instead of rehashed.
@@ -94,9 +95,12 @@ impl CudaBackend {
                 .ldes
                 .iter()
                 .map(|l| {
-                    // A failed download here cannot be reported through the trait (it returns a Cow); an
-                    // empty matrix makes the following phase fail its shape checks instead of panicking.
-                    let v = self.dev.download(&l.data).unwrap_or_default();
+                    // The trait's `host_lde` cannot return an error; a device failure here (not reachable
+                    // from prover input) stops the proof loudly rather than feeding a placeholder matrix on.
+                    let v = match self.dev.download(&l.data) {
+                        Ok(v) => v,
+                        Err(e) => panic!("zkrv-cuda: host copy of LDE {} failed: {e}", l.name),
+                    };
                     self.record(|s| s.add_d2h(STAGE_HOST_COPY, &l.name, (v.len() * 8) as u64));
                     RowMajorMatrix {
                         values: v.into_iter().map(F::new).collect(),
