@@ -153,28 +153,28 @@ pub fn check_traces(
         }
         // Per row: the first failing constraint, and the interaction tuples.
         type RowResult = (Option<(usize, u64)>, Vec<(Vec<u64>, u64)>);
-        let rows: Vec<RowResult> = with_trace_rows(main, prep, |_, row| {
-            let mut nodes: Vec<F> = Vec::new();
-            air.circuit.eval(row, &mut nodes);
-            let fail = air.constraints.iter().enumerate().find_map(|(i, c)| {
-                let v = nodes[c.node as usize].as_canonical_u64();
-                (v != 0).then_some((i, v))
+        let rows: Vec<RowResult> =
+            with_trace_rows(main, prep, Vec::new, |nodes: &mut Vec<F>, _, row| {
+                air.circuit.eval(row, nodes);
+                let fail = air.constraints.iter().enumerate().find_map(|(i, c)| {
+                    let v = nodes[c.node as usize].as_canonical_u64();
+                    (v != 0).then_some((i, v))
+                });
+                let its = air
+                    .interactions
+                    .iter()
+                    .map(|it| {
+                        (
+                            it.values
+                                .iter()
+                                .map(|&v| nodes[v as usize].as_canonical_u64())
+                                .collect(),
+                            nodes[it.multiplicity as usize].as_canonical_u64(),
+                        )
+                    })
+                    .collect();
+                (fail, its)
             });
-            let its = air
-                .interactions
-                .iter()
-                .map(|it| {
-                    (
-                        it.values
-                            .iter()
-                            .map(|&v| nodes[v as usize].as_canonical_u64())
-                            .collect(),
-                        nodes[it.multiplicity as usize].as_canonical_u64(),
-                    )
-                })
-                .collect();
-            (fail, its)
-        });
         for (row, (fail, its)) in rows.into_iter().enumerate() {
             if let Some((index, value)) = fail {
                 return Err(CheckError::Constraint {

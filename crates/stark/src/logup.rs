@@ -305,46 +305,59 @@ pub fn batch_inverse(v: &mut [Ext3]) -> Result<(), usize> {
     Ok(())
 }
 
-/// Leaf values of every trace row, evaluated through `f(row, &TraceRow)`; shared by the aux builder and
-/// the debug checker. `prep` is an `n x preprocessed_width` matrix or `None` when the width is 0.
-pub fn with_trace_rows<R: Send>(
+/// Rows per parallel work item when walking a trace.
+const ROW_CHUNK: usize = 1 << 10;
+
+/// The leaves of row `i` of a natural-order trace of height `n`; `x = ω^i`.
+#[inline]
+fn trace_row<'a>(
+    main: &'a RowMajorMatrix,
+    prep: Option<&'a RowMajorMatrix>,
+    i: usize,
+    x: F,
+    omega_last: F,
+) -> TraceRow<'a> {
+    let n = main.height();
+    let nxt = (i + 1) % n;
+    TraceRow {
+        main: main.row(i),
+        main_next: main.row(nxt),
+        prep: prep.map_or(&[][..], |p| p.row(i)),
+        prep_next: prep.map_or(&[][..], |p| p.row(nxt)),
+        first: if i == 0 { F::ONE } else { F::ZERO },
+        last: if i == n - 1 { F::ONE } else { F::ZERO },
+        transition: x - omega_last,
+    }
+}
+
+/// Evaluate `f(scratch, row_index, &TraceRow)` on every row of a trace (in parallel chunks of rows, one
+/// `init()` scratch per chunk) and collect the results in row order; shared by the aux builder and the
+/// debug checker. `prep` is an `n x preprocessed_width` matrix or `None` when the width is 0.
+pub fn with_trace_rows<S, R: Send>(
     main: &RowMajorMatrix,
     prep: Option<&RowMajorMatrix>,
-    f: impl Fn(usize, &TraceRow) -> R + Sync,
+    init: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, usize, &TraceRow) -> R + Sync,
 ) -> Vec<R> {
     let n = main.height();
-    let log_n = n.trailing_zeros() as usize;
-    let omega = domain_generator(log_n);
+    let omega = domain_generator(n.trailing_zeros() as usize);
     let omega_last = omega.exp_u64(n as u64 - 1);
-    const CHUNK: usize = 1 << 10;
-    let empty: [F; 0] = [];
-    (0..n.div_ceil(CHUNK))
+    (0..n.div_ceil(ROW_CHUNK))
         .into_par_iter()
         .flat_map_iter(|c| {
-            let start = c * CHUNK;
-            let end = (start + CHUNK).min(n);
+            let start = c * ROW_CHUNK;
+            let end = (start + ROW_CHUNK).min(n);
             let mut x = omega.exp_u64(start as u64);
+            let mut scratch = init();
             let f = &f;
             (start..end).map(move |i| {
-                let nxt = (i + 1) % n;
-                let row = TraceRow {
-                    main: main.row(i),
-                    main_next: main.row(nxt),
-                    prep: prep.map_or(&empty[..], |p| p.row(i)),
-                    prep_next: prep.map_or(&empty[..], |p| p.row(nxt)),
-                    first: if i == 0 { F::ONE } else { F::ZERO },
-                    last: if i == n - 1 { F::ONE } else { F::ZERO },
-                    transition: x - omega_last,
-                };
+                let row = trace_row(main, prep, i, x, omega_last);
                 x *= omega;
-                f(i, &row)
+                f(&mut scratch, i, &row)
             })
         })
         .collect()
 }
-
-/// Per row: fingerprints and signed multiplicities, or `(interaction, value)` of an out-of-range multiplicity.
-type RowInteractions = Result<(Vec<Ext3>, Vec<F>), (usize, u64)>;
 
 /// Build a table's aux trace: `n x aux_width` base columns (natural order), and its bus sum (the last
 /// running-sum value). `main` is the `n x width` trace, `prep` the preprocessed trace if any.
@@ -362,46 +375,53 @@ pub fn build_aux_trace(
     if k == 0 {
         return Ok((RowMajorMatrix::zeros(n, 1), Ext3::ZERO));
     }
-    // Per row: fingerprints and signed multiplicities (k each), or the first offending multiplicity.
+    // Fingerprints and signed multiplicities, `n x k` each (row-major), and the first out-of-range
+    // multiplicity `(row, interaction, value)` if any.
     let bound = 1u64 << log_max_multiplicity;
-    let rows: Vec<RowInteractions> = with_trace_rows(main, prep, |_, row| {
-        let mut nodes = Vec::new();
-        air.circuit.eval(row, &mut nodes);
-        let mut fps = Vec::with_capacity(k);
-        let mut ms = Vec::with_capacity(k);
-        for (idx, it) in air.interactions.iter().enumerate() {
-            let m = nodes[it.multiplicity as usize];
-            let mv = m.as_canonical_u64();
-            if mv >= bound {
-                return Err((idx, mv));
+    let omega = domain_generator(n.trailing_zeros() as usize);
+    let omega_last = omega.exp_u64(n as u64 - 1);
+    let mut fps = vec![Ext3::ZERO; n * k];
+    let mut ms = vec![F::ZERO; n * k];
+    let bad: Option<(usize, usize, u64)> = fps
+        .par_chunks_mut(ROW_CHUNK * k)
+        .zip(ms.par_chunks_mut(ROW_CHUNK * k))
+        .enumerate()
+        .map(|(c, (fc, mc))| {
+            let start = c * ROW_CHUNK;
+            let mut x = omega.exp_u64(start as u64);
+            let mut nodes: Vec<F> = Vec::new();
+            for r in 0..fc.len() / k {
+                let i = start + r;
+                air.circuit
+                    .eval(&trace_row(main, prep, i, x, omega_last), &mut nodes);
+                x *= omega;
+                for (idx, it) in air.interactions.iter().enumerate() {
+                    let m = nodes[it.multiplicity as usize];
+                    let mv = m.as_canonical_u64();
+                    if mv >= bound {
+                        return Some((i, idx, mv));
+                    }
+                    fc[r * k + idx] =
+                        ch.fingerprint(it.bus, it.values.iter().map(|&v| nodes[v as usize]));
+                    mc[r * k + idx] = match it.direction {
+                        Direction::Send => m,
+                        Direction::Receive => -m,
+                    };
+                }
             }
-            fps.push(ch.fingerprint(it.bus, it.values.iter().map(|&v| nodes[v as usize])));
-            ms.push(match it.direction {
-                Direction::Send => m,
-                Direction::Receive => -m,
-            });
-        }
-        Ok((fps, ms))
-    });
-    let mut fps = Vec::with_capacity(n * k);
-    let mut ms = Vec::with_capacity(n * k);
-    for (row, r) in rows.into_iter().enumerate() {
-        match r {
-            Ok((f, m)) => {
-                fps.extend(f);
-                ms.extend(m);
-            }
-            Err((interaction, value)) => {
-                return Err(LogupError::MultiplicityTooLarge {
-                    table: air.name.clone(),
-                    row,
-                    interaction,
-                    bus: air.interactions[interaction].bus,
-                    value,
-                    bits: log_max_multiplicity,
-                })
-            }
-        }
+            None
+        })
+        .find_first(|r| r.is_some())
+        .flatten();
+    if let Some((row, interaction, value)) = bad {
+        return Err(LogupError::MultiplicityTooLarge {
+            table: air.name.clone(),
+            row,
+            interaction,
+            bus: air.interactions[interaction].bus,
+            value,
+            bits: log_max_multiplicity,
+        });
     }
     if let Err(pos) = batch_inverse(&mut fps) {
         return Err(LogupError::ZeroFingerprint {
