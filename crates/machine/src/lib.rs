@@ -31,8 +31,12 @@ use tables::bitwise::{bitwise_preprocessed, BitwiseAir};
 use tables::cpu::CpuAir;
 use tables::decode::{words, DecodeAir, DecodeTable};
 use tables::eq::EqAir;
+use tables::load::LoadAir;
 use tables::lt::LtAir;
+use tables::memw_a::MemwAAir;
+use tables::page::{PageAir, CELLS_PER_PAGE};
 use tables::regfile::RegfileAir;
+use tables::store::StoreAir;
 
 /// Smallest table height (rows); every table is padded to a power of two at least this.
 pub const MIN_HEIGHT: usize = 8;
@@ -62,20 +66,44 @@ impl Statement {
     }
 }
 
-/// A machine proof: one STARK proof over all tables.
+/// A machine proof: the touched-page list (public: the verifier derives the memory init tokens from it and
+/// the ELF) and one STARK proof over all tables.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Proof {
+    /// Sorted base addresses of the touched 4 KiB pages.
+    pub pages: Vec<u32>,
     pub stark: zkrv_stark::Proof,
 }
 
 impl Proof {
+    /// `#pages (u64 LE) || pages (u32 LE each) || STARK proof bytes`.
     pub fn to_bytes(&self) -> Vec<u8> {
-        self.stark.to_bytes()
+        let mut v = (self.pages.len() as u64).to_le_bytes().to_vec();
+        for p in &self.pages {
+            v.extend_from_slice(&p.to_le_bytes());
+        }
+        v.extend_from_slice(&self.stark.to_bytes());
+        v
     }
+
+    /// Parses [`Proof::to_bytes`]; never panics.
     pub fn from_bytes(bytes: &[u8]) -> Result<Proof, VerifyError> {
-        zkrv_stark::Proof::from_bytes(bytes)
-            .map(|stark| Proof { stark })
-            .map_err(|e| VerifyError::Format(e.to_string()))
+        let bad = |m: &str| VerifyError::Format(m.to_string());
+        let n = bytes.get(..8).ok_or_else(|| bad("truncated page count"))?;
+        let n = u64::from_le_bytes(n.try_into().map_err(|_| bad("page count"))?);
+        let len = usize::try_from(n)
+            .ok()
+            .and_then(|n| n.checked_mul(4))
+            .ok_or_else(|| bad("page count"))?;
+        let body = bytes.get(8..).ok_or_else(|| bad("truncated"))?;
+        let list = body.get(..len).ok_or_else(|| bad("truncated page list"))?;
+        let pages = list
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let stark = zkrv_stark::Proof::from_bytes(&body[len..])
+            .map_err(|e| VerifyError::Format(e.to_string()))?;
+        Ok(Proof { pages, stark })
     }
 }
 
@@ -105,6 +133,8 @@ pub enum VerifyError {
     WrongProgram,
     #[error("bad program: {0}")]
     BadProgram(String),
+    #[error("bad page list: {0}")]
+    BadPages(String),
     #[error("proof format: {0}")]
     Format(String),
     #[error("preprocessing: {0}")]
@@ -154,10 +184,21 @@ pub fn supported(op: Op) -> bool {
             | Sltu
             | Slti
             | Sltiu
+            | Lb
+            | Lh
+            | Lw
+            | Ld
+            | Lbu
+            | Lhu
+            | Lwu
+            | Sb
+            | Sh
+            | Sw
+            | Sd
     )
 }
 
-/// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE, EQ, LT.
+/// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE.
 struct Machine {
     cpu: CpuAir,
     decode: DecodeAir,
@@ -165,6 +206,10 @@ struct Machine {
     regfile: RegfileAir,
     eq: EqAir,
     lt: LtAir,
+    load: LoadAir,
+    store: StoreAir,
+    memw_a: MemwAAir,
+    page: PageAir,
 }
 
 impl Machine {
@@ -178,6 +223,10 @@ impl Machine {
             regfile: RegfileAir,
             eq: EqAir,
             lt: LtAir,
+            load: LoadAir,
+            store: StoreAir,
+            memw_a: MemwAAir,
+            page: PageAir,
         })
     }
 
@@ -189,6 +238,10 @@ impl Machine {
             &self.regfile,
             &self.eq,
             &self.lt,
+            &self.load,
+            &self.store,
+            &self.memw_a,
+            &self.page,
         ]
     }
 
@@ -201,11 +254,61 @@ impl Machine {
             None,
             None,
             None,
+            None,
+            None,
+            None,
+            None,
         ]
     }
 }
 
+/// The memory init tokens (docs/tables.md §3.2): `MEM_TOKEN[cell, 0, init_lo, init_hi]` sent for every cell
+/// of every page, the initial bytes taken from the program. Refuses a page list that is not strictly
+/// increasing, not page-aligned or outside the guest space `[0x1000, 2^31)`.
+pub fn memory_init_interactions(
+    program: &Program,
+    pages: &[u32],
+) -> Result<Vec<PublicInteraction>, String> {
+    let mut v = Vec::with_capacity(pages.len() * CELLS_PER_PAGE);
+    let mut prev: Option<u32> = None;
+    let mut buf = vec![0u8; 4096];
+    for &p in pages {
+        if p % 4096 != 0
+            || (p as u64) < zkrv_executor::GUEST_MEM_START
+            || p as u64 >= zkrv_executor::GUEST_MEM_END
+        {
+            return Err(format!(
+                "page {p:#x} is not an aligned page of the guest space"
+            ));
+        }
+        if prev.is_some_and(|q| q >= p) {
+            return Err(format!("page list is not strictly increasing at {p:#x}"));
+        }
+        prev = Some(p);
+        program.initial_bytes(p as u64, &mut buf);
+        for (j, cell_bytes) in buf.chunks_exact(8).enumerate() {
+            let lo =
+                u32::from_le_bytes([cell_bytes[0], cell_bytes[1], cell_bytes[2], cell_bytes[3]]);
+            let hi =
+                u32::from_le_bytes([cell_bytes[4], cell_bytes[5], cell_bytes[6], cell_bytes[7]]);
+            v.push(PublicInteraction {
+                bus: bus::MEM_TOKEN,
+                values: vec![
+                    F::from_u64(p as u64 / 8 + j as u64),
+                    F::ZERO,
+                    F::from_u64(lo as u64),
+                    F::from_u64(hi as u64),
+                ],
+                multiplicity: F::ONE,
+                direction: Direction::Send,
+            });
+        }
+    }
+    Ok(v)
+}
+
 /// The public interactions of a statement: the initial register tokens (sent) and the exit code (received).
+/// Memory init tokens come separately ([`memory_init_interactions`]).
 pub fn public_interactions(statement: &Statement) -> Vec<PublicInteraction> {
     let mut v = Vec::new();
     for r in 0..bus::NUM_REG_CELLS as u64 {
@@ -228,12 +331,14 @@ pub fn public_interactions(statement: &Statement) -> Vec<PublicInteraction> {
 }
 
 /// Everything the prover commits to for one run: the statement and the main traces in table order
-/// (CPU, DECODE, BITWISE, REGFILE, EQ, LT). Exposed so that tests can tamper with a witness cell.
+/// (CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE). Exposed so that tests can tamper with a witness cell.
 #[derive(Clone, Debug)]
 pub struct Witness {
     pub statement: Statement,
     /// Main traces, `n_t x width_t`, natural row order, in table order.
     pub traces: Vec<RowMajorMatrix>,
+    /// Touched 4 KiB pages (sorted base addresses): their cells get public init tokens.
+    pub pages: Vec<u32>,
 }
 
 /// Runs `program` on the private `input` and builds the witness (traces) of the run.
@@ -264,8 +369,23 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
         output: run.public_output,
     };
     let t = trace::generate(&decode_table, &rec, MIN_HEIGHT)?;
-    let traces = vec![t.cpu, t.decode, t.lookups.trace(), t.regfile, t.eq, t.lt];
-    Ok(Witness { statement, traces })
+    let traces = vec![
+        t.cpu,
+        t.decode,
+        t.lookups.trace(),
+        t.regfile,
+        t.eq,
+        t.lt,
+        t.load,
+        t.store,
+        t.memw_a,
+        t.page,
+    ];
+    Ok(Witness {
+        statement,
+        traces,
+        pages: t.pages,
+    })
 }
 
 /// Proves a witness of `program` (from [`witness`], possibly modified by a test).
@@ -278,7 +398,11 @@ pub fn prove_witness(
     let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
     let airs = machine.airs();
     let pre = preprocess(config, &airs, Machine::preprocessed(&decode_table))?;
-    let public = public_interactions(&witness.statement);
+    let mut public = public_interactions(&witness.statement);
+    public.extend(
+        memory_init_interactions(program, &witness.pages).map_err(MachineError::BadProgram)?,
+    );
+    let pages = witness.pages;
     let stark = zkrv_stark::prove(
         config,
         &airs,
@@ -287,7 +411,7 @@ pub fn prove_witness(
         &public,
         &witness.statement.to_bytes(),
     )?;
-    Ok((witness.statement, Proof { stark }))
+    Ok((witness.statement, Proof { pages, stark }))
 }
 
 /// Recomputes the BITWISE multiplicities (table 2) from the lookups that the other tables' traces make, as
@@ -397,7 +521,8 @@ pub fn verify(
     let airs = machine.airs();
     let pre = preprocess(config, &airs, Machine::preprocessed(&decode_table))
         .map_err(|e| VerifyError::Preprocess(e.to_string()))?;
-    let public = public_interactions(statement);
+    let mut public = public_interactions(statement);
+    public.extend(memory_init_interactions(program, &proof.pages).map_err(VerifyError::BadPages)?);
     zkrv_stark::verify(
         config,
         &airs,

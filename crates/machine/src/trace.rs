@@ -1,7 +1,7 @@
 //! Trace generation on the CPU: from the execution record to the main traces (docs/tables.md, "Fill"
 //! paragraphs). One sequential pass over the cycles does the register walk (old timestamps and values).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use zkrv_executor::{decode, Op, Record};
 use zkrv_stark::field::{PrimeCharacteristicRing, F};
@@ -12,8 +12,12 @@ use crate::tables::bitwise::Lookups;
 use crate::tables::cpu::{CpuCols, NUM_CPU_COLS};
 use crate::tables::decode::{words, DecodeTable, NUM_DECODE_COLS};
 use crate::tables::eq::eq_trace;
+use crate::tables::load::{load_trace, LoadEvent};
 use crate::tables::lt::lt_trace;
+use crate::tables::memw_a::{memw_a_trace, MemwAEvent};
+use crate::tables::page::{page_trace, CELLS_PER_PAGE};
 use crate::tables::regfile::regfile_trace;
+use crate::tables::store::{store_trace, StoreEvent};
 use crate::MachineError;
 
 /// Main traces of the slice's tables, natural row order.
@@ -28,6 +32,14 @@ pub struct Traces {
     pub eq: RowMajorMatrix,
     /// LT: one row per distinct (a, b, signed) compared.
     pub lt: RowMajorMatrix,
+    /// LOAD, STORE, MEMW_A: one row per load / store / in-cell access.
+    pub load: RowMajorMatrix,
+    pub store: RowMajorMatrix,
+    pub memw_a: RowMajorMatrix,
+    /// PAGE: one row per cell of the touched pages.
+    pub page: RowMajorMatrix,
+    /// The touched 4 KiB pages (sorted base addresses), as in the record.
+    pub pages: Vec<u32>,
     /// What the tables looked up in BITWISE (fill BITWISE last, with [`Lookups::trace`]).
     pub lookups: Lookups,
 }
@@ -61,6 +73,21 @@ pub fn generate(
     // ALU requests answered by the deduplicated tables.
     let mut eq_req: BTreeMap<(u64, u64), u64> = BTreeMap::new();
     let mut lt_req: BTreeMap<(u64, u64, bool), u64> = BTreeMap::new();
+    // Memory walk: cell -> (bytes, last access ts), lazily seeded from the record's initial pages.
+    let page_index: HashMap<u64, usize> = rec
+        .pages
+        .iter()
+        .enumerate()
+        .map(|(k, &p)| (p as u64, k))
+        .collect();
+    let init_cell = |cell: u64| -> Option<[u8; 8]> {
+        let addr = cell * 8;
+        let k = *page_index.get(&(addr & !4095))?;
+        let off = k * 4096 + (addr & 4095) as usize;
+        rec.init_pages.get(off..off + 8)?.try_into().ok()
+    };
+    let mut mem: HashMap<u64, ([u8; 8], u64)> = HashMap::new();
+    let (mut loads, mut stores, mut accesses) = (Vec::new(), Vec::new(), Vec::new());
 
     for (i, ev) in rec.cycles.iter().enumerate() {
         let row_idx = decode_table
@@ -121,6 +148,65 @@ pub fn generate(
             let imm = d.imm[0] | (d.imm[1] << 32);
             r.jalr_bit0 = rv1.wrapping_add(imm) & 1;
         }
+        if fl.is_load == 1 || fl.is_store == 1 {
+            let addr = ev
+                .mem_addr()
+                .ok_or_else(|| MachineError::Internal(format!("no address at cycle {i}")))?;
+            let width = ev.mem_width() as usize;
+            let offset = (addr & 7) as usize;
+            if offset + width > 8 {
+                // Cell-crossing accesses need the MEMW table (not in this slice).
+                return Err(MachineError::Unsupported { pc: ev.pc, op });
+            }
+            let cell = addr >> 3;
+            let width_idx = width.trailing_zeros() as usize;
+            let (old, old_ts) = match mem.get(&cell) {
+                Some(&x) => x,
+                None => (
+                    init_cell(cell).ok_or_else(|| {
+                        MachineError::Internal(format!("cell {cell:#x} outside the record's pages"))
+                    })?,
+                    0,
+                ),
+            };
+            let mut new = old;
+            let imm = d.imm[0] | (d.imm[1] << 32);
+            let mts = ts + 1;
+            if fl.is_store == 1 {
+                new[offset..offset + width].copy_from_slice(&ev.rs2_val.to_le_bytes()[..width]);
+                stores.push(StoreEvent {
+                    ts: mts,
+                    base: rv1,
+                    imm,
+                    width_idx,
+                    val: ev.rs2_val,
+                    top: new[offset + width - 1] as u64,
+                });
+            } else {
+                let mut v = [0u8; 8];
+                v[..width].copy_from_slice(&old[offset..offset + width]);
+                loads.push(LoadEvent {
+                    ts: mts,
+                    base: rv1,
+                    imm,
+                    width_idx,
+                    unsigned: matches!(op, Op::Lbu | Op::Lhu | Op::Lwu),
+                    v: u64::from_le_bytes(v),
+                    r: ev.rd_val,
+                });
+            }
+            accesses.push(MemwAEvent {
+                cell,
+                ts: mts,
+                offset,
+                width_idx,
+                is_write: fl.is_store == 1,
+                old,
+                new,
+                old_ts,
+            });
+            mem.insert(cell, (new, mts));
+        }
         r.is_halt = (op == Op::Ecall && (ev.rs1_val == 93 || ev.rs1_val == 94)) as u64;
 
         // Register accesses (MEMW_R group).
@@ -179,9 +265,36 @@ pub fn generate(
         .collect();
     let eq = eq_trace(&eq_req, min_height);
     let lt = lt_trace(&lt_req, min_height, &mut lookups);
+    let load = load_trace(&loads, min_height, &mut lookups);
+    let store = store_trace(&stores, min_height, &mut lookups);
+    let memw_a = memw_a_trace(&accesses, min_height, &mut lookups);
+    // PAGE: every cell of every touched page, with its final value and last-access timestamp.
+    let mut cells = Vec::with_capacity(rec.pages.len() * CELLS_PER_PAGE);
+    for (k, &p) in rec.pages.iter().enumerate() {
+        for j in 0..CELLS_PER_PAGE {
+            let cell = p as u64 / 8 + j as u64;
+            let (bytes, ts) = match mem.get(&cell) {
+                Some(&x) => x,
+                None => (init_cell(cell).unwrap_or_default(), 0),
+            };
+            let off = k * 4096 + j * 8;
+            if rec.final_pages.get(off..off + 8) != Some(&bytes[..]) {
+                return Err(MachineError::Internal(format!(
+                    "memory walk: cell {cell:#x} disagrees with the executor's final memory"
+                )));
+            }
+            cells.push((cell, u64::from_le_bytes(bytes), ts));
+        }
+    }
+    let page = page_trace(&cells, min_height);
     Ok(Traces {
         eq,
         lt,
+        load,
+        store,
+        memw_a,
+        page,
+        pages: rec.pages.clone(),
         cpu: RowMajorMatrix::new(cpu, NUM_CPU_COLS),
         decode: RowMajorMatrix::new(decode_counts.into_iter().map(f).collect(), NUM_DECODE_COLS),
         regfile: regfile_trace(&regs),

@@ -253,3 +253,74 @@ const fn slt(rd: u32, rs1: u32, rs2: u32) -> u32 {
 const fn sltu(rd: u32, rs1: u32, rs2: u32) -> u32 {
     op(0, 3, rd, rs1, rs2)
 }
+
+/// Loads and stores of every width on the stack (and a load from the program image): exit code
+/// 255 + 298 - 2 - 2 - 1 = 548.
+fn memory_program() -> Program {
+    let words = vec![
+        addi(2, 2, -64),     // 0x00 sp -= 64
+        addi(5, 0, -2),      // 0x04 t0 = -2
+        sd(5, 2, 0),         // 0x08 [sp] = -2
+        ld(6, 2, 0),         // 0x0c t1 = -2
+        load(2, 7, 2, 0),    // 0x10 lw t2 = -2
+        load(6, 28, 2, 0),   // 0x14 lwu t3 = 0xfffffffe
+        load(0, 29, 2, 1),   // 0x18 lb t4 = -1
+        load(4, 30, 2, 1),   // 0x1c lbu t5 = 255
+        addi(11, 0, 0x12a),  // 0x20 a1 = 298
+        store(0, 11, 2, 8),  // 0x24 sb [sp+8] = 0x2a
+        store(1, 11, 2, 10), // 0x28 sh [sp+10] = 0x012a
+        load(1, 12, 2, 10),  // 0x2c lh a2 = 298
+        load(5, 13, 2, 10),  // 0x30 lhu a3 = 298
+        store(2, 5, 2, 16),  // 0x34 sw [sp+16] = 0xfffffffe
+        auipc(9, 0),         // 0x38 s1 = 0x1038
+        ld(18, 9, -0x38),    // 0x3c s2 = first 8 bytes of the program
+        load(4, 19, 2, 8),   // 0x40 lbu s3 = 0x2a
+        add(10, 30, 12),     // 0x44 a0 = 255 + 298
+        add(10, 10, 6),      // 0x48 a0 -= 2
+        add(10, 10, 7),      // 0x4c a0 -= 2
+        add(10, 10, 29),     // 0x50 a0 -= 1
+        addi(17, 0, 93),     // 0x54
+        ECALL,               // 0x58
+    ];
+    Program::from_words(BASE, &words).unwrap()
+}
+
+#[test]
+fn loads_and_stores_prove_and_verify() {
+    let p = memory_program();
+    let (st, proof) = prove(&p, b"", &config(true)).unwrap();
+    assert_eq!(st.exit_code, 548);
+    assert_eq!(proof.pages, vec![0x1000, 0x7fff_f000]);
+    verify(&p, &st, &proof, &config(false)).unwrap();
+    let back = Proof::from_bytes(&proof.to_bytes()).unwrap();
+    assert_eq!(back, proof);
+    // A page list that differs from the proven one is rejected.
+    let mut bad = proof.clone();
+    bad.pages.reverse();
+    assert!(verify(&p, &st, &bad, &config(false)).is_err());
+}
+
+#[test]
+fn wrong_loaded_value_is_rejected() {
+    // ld t1 at 0x100c loads -2; claim 5 in the CPU and in LOAD (consistent), so only the memory argument
+    // (MEMW request and cell token) can object.
+    let p = memory_program();
+    let mut w = witness(&p, b"").unwrap();
+    let cpu = &mut w.traces[0];
+    let row = (0..cpu.height())
+        .find(|&r| cpu.row(r)[0] == F::from_u64(0x100c))
+        .unwrap();
+    CpuCols::from_row_mut(cpu.row_mut(row)).res = [5, 0, 0, 0].map(F::from_u64);
+    let load = &mut w.traces[6];
+    // LOAD rows are in execution order: the ld is the first load.
+    let lr = zkrv_machine::tables::load::LoadCols::from_row_mut(load.row_mut(0));
+    lr.r = [F::from_u64(5), F::ZERO];
+    lr.v = [F::from_u64(5), F::ZERO];
+    recount_lookups(&p, &mut w).unwrap();
+    let checked = prove_witness(&p, w, &config(true));
+    println!("load: {checked:?}");
+    assert!(matches!(
+        checked,
+        Err(MachineError::Prove(ProveError::Check(_)))
+    ));
+}

@@ -1,0 +1,69 @@
+//! PAGE (docs/tables.md §6.17): consumes the final token of every 8-byte cell of every touched 4 KiB page.
+//! The initial tokens are public interactions computed by the verifier from the ELF and the page list
+//! ([`crate::memory_init_interactions`]).
+
+use zkrv_stark::air::{Air, AirBuilder};
+use zkrv_stark::field::{PrimeCharacteristicRing, F};
+use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::symbolic::Expr;
+
+use crate::bus;
+use crate::cols::columns;
+
+/// Cells per 4 KiB page.
+pub const CELLS_PER_PAGE: usize = 512;
+
+/// PAGE row (5 columns).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageCols<T> {
+    pub cell: T,
+    /// Final cell value, two words of 4 bytes (little-endian).
+    pub fin: [T; 2],
+    /// Timestamp of the last access (0 if never accessed).
+    pub fin_ts: T,
+    pub is_real: T,
+}
+columns!(PageCols, NUM_PAGE_COLS);
+
+/// The PAGE AIR.
+pub struct PageAir;
+
+impl Air for PageAir {
+    fn name(&self) -> &str {
+        "PAGE"
+    }
+    fn width(&self) -> usize {
+        NUM_PAGE_COLS
+    }
+    fn eval(&self, b: &mut AirBuilder) {
+        let m: Vec<Expr> = (0..NUM_PAGE_COLS).map(|i| b.main(i)).collect();
+        let l = PageCols::from_row(&m);
+        b.assert_bool("is_real bool", l.is_real.clone());
+        b.receive(
+            bus::MEM_TOKEN,
+            vec![
+                l.cell.clone(),
+                l.fin_ts.clone(),
+                l.fin[0].clone(),
+                l.fin[1].clone(),
+            ],
+            l.is_real.clone(),
+        );
+    }
+}
+
+/// The PAGE trace from `(cell, final value, final ts)` rows (`n x 5`, n = next power of two).
+pub fn page_trace(cells: &[(u64, u64, u64)], min_height: usize) -> RowMajorMatrix {
+    let n = cells.len().next_power_of_two().max(min_height);
+    let mut values = vec![F::ZERO; n * NUM_PAGE_COLS];
+    for (chunk, &(cell, v, ts)) in values.chunks_mut(NUM_PAGE_COLS).zip(cells) {
+        *PageCols::from_row_mut(chunk) = PageCols {
+            cell: F::from_u64(cell),
+            fin: [F::from_u64(v & 0xffff_ffff), F::from_u64(v >> 32)],
+            fin_ts: F::from_u64(ts),
+            is_real: F::ONE,
+        };
+    }
+    RowMajorMatrix::new(values, NUM_PAGE_COLS)
+}
