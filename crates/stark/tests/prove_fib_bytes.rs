@@ -114,3 +114,46 @@ fn default_config_security() {
         );
     }
 }
+
+/// Degree 5 = blowup + 1 (4 quotient chunks, the maximum), with a transition constraint.
+struct Pow5;
+impl Air for Pow5 {
+    fn name(&self) -> &str {
+        "pow5"
+    }
+    fn width(&self) -> usize {
+        2
+    }
+    fn eval(&self, b: &mut AirBuilder) {
+        let (x, y) = (b.main(0), b.main(1));
+        let x5: zkrv_stark::symbolic::Expr = (0..5).map(|_| x.clone()).product();
+        b.assert_zero("y=x^5", y - x5);
+        b.assert_zero(
+            "x'=x+1",
+            b.is_transition() * (b.main_next(0) - x.clone() - 1u64),
+        );
+    }
+}
+
+#[test]
+fn max_degree_table_proves() {
+    use zkrv_stark::air::CompiledAir;
+    use zkrv_stark::field::{PrimeCharacteristicRing, F};
+    let config = StarkConfig::default();
+    assert_eq!(CompiledAir::new(&Pow5, 5).unwrap().num_quotient_chunks, 4);
+    let airs: Vec<&dyn Air> = vec![&Pow5];
+    let trace = RowMajorMatrix::new(
+        (0..64u64)
+            .flat_map(|i| [F::from_u64(i), F::from_u64(i).exp_u64(5)])
+            .collect(),
+        2,
+    );
+    let pre = preprocess(&config, &airs, vec![None]).unwrap();
+    let proof = prove(&config, &airs, &pre, vec![trace.clone()], &[], b"").unwrap();
+    verify(&config, &airs, &pre.commitment, &[], b"", &proof).unwrap();
+    // With blowup 2 the max degree is 3: the AIR is refused.
+    let mut small = StarkConfig::default();
+    small.fri.log_blowup = 1;
+    let err = prove(&small, &airs, &pre, vec![trace], &[], b"").unwrap_err();
+    assert!(matches!(err, zkrv_stark::ProveError::Air(_)), "{err}");
+}
