@@ -5,6 +5,7 @@
 //! imbalance names the bus, the tuple, the net multiplicity and the first contributing (table, row) pairs.
 //! The prover runs it first when `StarkConfig::debug_check` is set.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -113,9 +114,9 @@ fn add_contribution(map: &mut TupleMap, bus: u32, tuple: Vec<u64>, m: i128, sour
 /// Check all tables: shapes, every constraint on every row, multiplicity bounds, then bus balance (with the
 /// public interactions). `traces[t]` is the `n_t x width_t` natural-order trace of table `t`;
 /// `preprocessed[t]` its preprocessed trace (`None` iff the preprocessed width is 0).
-pub fn check_traces(
+pub fn check_traces<M: Borrow<RowMajorMatrix>>(
     airs: &[CompiledAir],
-    traces: &[RowMajorMatrix],
+    traces: &[M],
     preprocessed: &[Option<RowMajorMatrix>],
     public: &[PublicInteraction],
     log_max_multiplicity: u32,
@@ -126,9 +127,10 @@ pub fn check_traces(
             table: air.name.clone(),
             reason,
         };
-        let main = traces
+        let main: &RowMajorMatrix = traces
             .get(t)
-            .ok_or_else(|| shape("no trace given".into()))?;
+            .ok_or_else(|| shape("no trace given".into()))?
+            .borrow();
         let n = main.height();
         if main.width != air.width || !n.is_power_of_two() {
             return Err(shape(format!(

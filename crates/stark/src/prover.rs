@@ -200,15 +200,13 @@ pub fn prove_with<B: ProverBackend>(
     if !multiplicity_budget_ok(&budget, public, config.log_max_multiplicity) {
         return Err(ProveError::MultiplicityBudget);
     }
-    let host_traces: Vec<_> = (0..airs.len())
-        .map(|t| backend.host_trace(&main, t))
-        .collect();
     if config.debug_check {
-        let owned: Vec<RowMajorMatrix> =
-            host_traces.iter().map(|c| c.clone().into_owned()).collect();
+        let host: Vec<_> = (0..airs.len())
+            .map(|t| backend.host_trace(&main, t))
+            .collect();
         check_traces(
             &compiled,
-            &owned,
+            &host,
             &preprocessed.traces,
             public,
             config.log_max_multiplicity,
@@ -251,9 +249,12 @@ pub fn prove_with<B: ProverBackend>(
     let mut bus_sums = vec![Ext3::ZERO; airs.len()];
     for &t in &bus_tables {
         let prep_trace = preprocessed.traces[t].as_ref();
+        // Host view of the main trace (a device backend downloads it here; tables without
+        // interactions are never downloaded).
+        let host_main = backend.host_trace(&main, t);
         let (aux, sum) = backend.build_aux(
             &compiled[t],
-            &host_traces[t],
+            &host_main,
             prep_trace,
             &challenges,
             config.log_max_multiplicity,
@@ -261,7 +262,6 @@ pub fn prove_with<B: ProverBackend>(
         aux_traces.push(TraceInput::Host(aux));
         bus_sums[t] = sum;
     }
-    drop(host_traces);
     let aux = if bus_tables.is_empty() {
         None
     } else {
