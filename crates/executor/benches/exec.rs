@@ -79,12 +79,14 @@ fn main() {
         best = best.min(t.elapsed().as_secs_f64());
         cycles = e.cycles;
     }
-    println!("{name}: {cycles} cycles");
-    println!(
-        "plain:  best of {reps}: {:.3} s, {:.1} M instructions/s",
-        best,
-        cycles as f64 / best / 1e6
-    );
+    if reps > 0 {
+        println!("{name}: {cycles} cycles");
+        println!(
+            "plain:  best of {reps}: {:.3} s, {:.1} M instructions/s",
+            best,
+            cycles as f64 / best / 1e6
+        );
+    }
 
     let t = Instant::now();
     let e = execute(
@@ -98,6 +100,7 @@ fn main() {
     .expect("recorded run");
     let secs = t.elapsed().as_secs_f64();
     let rec = e.record.expect("record");
+    let cycles = e.cycles;
     println!(
         "record: {:.3} s, {:.1} M instructions/s, {:.2} bytes/cycle ({} cycle events, {} syscalls, {} pages)",
         secs,

@@ -138,12 +138,36 @@ pub(crate) fn run<const REC: bool>(
     regs[0] = 0;
     let mut pc = m.pc;
     let mut cycles = m.cycles;
-    // Writes the local state back into `m` (on exit, on error, around ECALL).
+    // Recording state lives in locals (registers) during the loop and goes back into `rec`
+    // at every exit from the loop and around ECALL.
+    let mut events: Vec<CycleEvent> = Vec::new();
+    let mut soft_cap = 0usize;
+    let mut touched = PageBitmap::default();
+    macro_rules! unstash {
+        () => {
+            if REC {
+                if let Some(r) = rec.as_deref_mut() {
+                    events = std::mem::take(&mut r.record.cycles);
+                    touched = std::mem::take(&mut r.touched);
+                    soft_cap = r.soft_cap;
+                }
+            }
+        };
+    }
+    unstash!();
+    // Writes the local state back into `m` and `rec` (on exit, on error, around ECALL).
     macro_rules! sync {
         () => {
             m.regs.copy_from_slice(&regs[..32]);
             m.pc = pc;
             m.cycles = cycles;
+            if REC {
+                if let Some(r) = rec.as_deref_mut() {
+                    r.record.cycles = std::mem::take(&mut events);
+                    r.touched = std::mem::take(&mut touched);
+                    r.soft_cap = soft_cap;
+                }
+            }
         };
     }
     macro_rules! fail {
@@ -194,9 +218,7 @@ pub(crate) fn run<const REC: bool>(
                     None => fail!(ExecError::MemoryOutOfBounds { pc, addr: a }),
                 }
                 if REC {
-                    if let Some(r) = rec.as_deref_mut() {
-                        r.touched.mark_access::<$n>(a);
-                    }
+                    touched.mark_access::<$n>(a);
                 }
             }};
         }
@@ -211,9 +233,7 @@ pub(crate) fn run<const REC: bool>(
                     fail!(ExecError::MemoryOutOfBounds { pc, addr: a });
                 }
                 if REC {
-                    if let Some(r) = rec.as_deref_mut() {
-                        r.touched.mark_access::<$n>(a);
-                    }
+                    touched.mark_access::<$n>(a);
                 }
             }};
         }
@@ -304,17 +324,16 @@ pub(crate) fn run<const REC: bool>(
                 }
                 let res = m.ecall(pc, rec.as_deref_mut())?;
                 regs[..32].copy_from_slice(&m.regs);
+                unstash!();
                 if let Sys::Exit(code) = res {
                     if REC {
-                        if let Some(r) = rec.as_deref_mut() {
-                            r.record.cycles.push(CycleEvent {
-                                pc: pc as u32,
-                                word: words[idx],
-                                rs1_val: ev_rs.0,
-                                rs2_val: ev_rs.1,
-                                rd_val: regs[10],
-                            });
-                        }
+                        events.push(CycleEvent {
+                            pc: pc as u32,
+                            word: words[idx],
+                            rs1_val: ev_rs.0,
+                            rs2_val: ev_rs.1,
+                            rd_val: regs[10],
+                        });
                     }
                     cycles += 1;
                     sync!();
@@ -326,19 +345,16 @@ pub(crate) fn run<const REC: bool>(
             Op::Illegal | Op::NoCode => fail!(fetch_error(program, pc)),
         }
         if REC {
-            if let Some(r) = rec.as_deref_mut() {
-                let cycles = &mut r.record.cycles;
-                if cycles.len() >= r.soft_cap {
-                    crate::record::grow_events(cycles, &mut r.soft_cap);
-                }
-                cycles.push(CycleEvent {
-                    pc: pc as u32,
-                    word: words[idx],
-                    rs1_val: ev_rs.0,
-                    rs2_val: ev_rs.1,
-                    rd_val: regs[rd],
-                });
+            if events.len() >= soft_cap {
+                crate::record::grow_events(&mut events, &mut soft_cap);
             }
+            events.push(CycleEvent {
+                pc: pc as u32,
+                word: words[idx],
+                rs1_val: ev_rs.0,
+                rs2_val: ev_rs.1,
+                rd_val: regs[rd],
+            });
         }
         pc = next;
         cycles += 1;

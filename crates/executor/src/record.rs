@@ -113,6 +113,7 @@ pub struct Record {
 
 /// One bit per 4 KiB page of the guest address space: pages touched by loads, stores and
 /// syscall buffers.
+#[derive(Default)]
 pub(crate) struct PageBitmap(pub Vec<u64>);
 
 impl PageBitmap {
