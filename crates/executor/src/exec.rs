@@ -67,6 +67,9 @@ impl Machine<'_> {
                 } else {
                     &mut self.debug_output
                 };
+                if out.len() as u64 + a2 > crate::MAX_OUTPUT {
+                    return Err(ExecError::OutputLimit { pc, fd: a0 });
+                }
                 out.extend_from_slice(bytes);
                 data = bytes;
                 self.regs[10] = a2;

@@ -36,6 +36,10 @@ pub const STACK_TOP: u64 = 0x8000_0000;
 /// Page size of [`Record::pages`], bytes.
 pub const PAGE_SIZE: u64 = 4096;
 
+/// Most bytes a guest may write to each of fd 1 and fd 2 (256 MiB), so that a guest cannot
+/// exhaust host memory through `write`.
+pub const MAX_OUTPUT: u64 = 256 << 20;
+
 /// Default [`ExecOptions::max_cycles`]: 2^32 instructions (about 20 s of plain execution).
 pub const DEFAULT_MAX_CYCLES: u64 = 1 << 32;
 
@@ -136,6 +140,14 @@ pub enum ExecError {
         limit: u64,
         /// pc of the next instruction.
         pc: u64,
+    },
+    /// The guest wrote more than [`MAX_OUTPUT`] bytes to fd 1 or fd 2.
+    #[error("ecall write at pc {pc:#x}: more than {MAX_OUTPUT} bytes written to fd {fd}")]
+    OutputLimit {
+        /// Address of the ECALL.
+        pc: u64,
+        /// The fd (1 or 2).
+        fd: u64,
     },
     /// The host could not reserve the 2 GiB guest address space.
     #[error("host could not allocate the 2 GiB guest memory")]

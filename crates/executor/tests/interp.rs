@@ -382,6 +382,22 @@ fn syscalls() {
 }
 
 #[test]
+fn output_limit() {
+    // write(1, 0x1000, MAX_OUTPUT - 0x1000) twice: the second call exceeds the limit
+    let mut w = Vec::new();
+    for _ in 0..2 {
+        w.extend(li(17, 64));
+        w.extend(li(10, 1));
+        w.extend(li(11, 0x1000));
+        w.extend(li(12, zkrv_executor::MAX_OUTPUT as i64 - 0x1000));
+        w.push(ECALL);
+    }
+    let prog = Program::from_words(BASE, &with_exit(&w)).unwrap();
+    let e = execute(&prog, &[], &ExecOptions::default()).unwrap_err();
+    assert!(matches!(e, ExecError::OutputLimit { fd: 1, .. }), "{e}");
+}
+
+#[test]
 fn cycle_limit() {
     let prog = Program::from_words(BASE, &[jal(0, 0)]).unwrap();
     for record in [false, true] {
