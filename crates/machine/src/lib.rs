@@ -28,6 +28,7 @@ use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::{preprocess, ProveError, StarkConfig};
 
 use tables::bitwise::{bitwise_preprocessed, BitwiseAir};
+use tables::bytewise::BytewiseAir;
 use tables::cpu::CpuAir;
 use tables::decode::{words, DecodeAir, DecodeTable};
 use tables::eq::EqAir;
@@ -195,10 +196,16 @@ pub fn supported(op: Op) -> bool {
             | Sh
             | Sw
             | Sd
+            | And
+            | Andi
+            | Or
+            | Ori
+            | Xor
+            | Xori
     )
 }
 
-/// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE.
+/// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE.
 struct Machine {
     cpu: CpuAir,
     decode: DecodeAir,
@@ -210,6 +217,7 @@ struct Machine {
     store: StoreAir,
     memw_a: MemwAAir,
     page: PageAir,
+    bytewise: BytewiseAir,
 }
 
 impl Machine {
@@ -227,6 +235,7 @@ impl Machine {
             store: StoreAir,
             memw_a: MemwAAir,
             page: PageAir,
+            bytewise: BytewiseAir,
         })
     }
 
@@ -242,6 +251,7 @@ impl Machine {
             &self.store,
             &self.memw_a,
             &self.page,
+            &self.bytewise,
         ]
     }
 
@@ -251,6 +261,7 @@ impl Machine {
             None,
             Some(decode.preprocessed_trace(MIN_HEIGHT)),
             Some(bitwise_preprocessed()),
+            None,
             None,
             None,
             None,
@@ -331,7 +342,7 @@ pub fn public_interactions(statement: &Statement) -> Vec<PublicInteraction> {
 }
 
 /// Everything the prover commits to for one run: the statement and the main traces in table order
-/// (CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE). Exposed so that tests can tamper with a witness cell.
+/// (CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE). Exposed so that tests can tamper with a witness cell.
 #[derive(Clone, Debug)]
 pub struct Witness {
     pub statement: Statement,
@@ -380,6 +391,7 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
         t.store,
         t.memw_a,
         t.page,
+        t.bytewise,
     ];
     Ok(Witness {
         statement,

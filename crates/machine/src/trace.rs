@@ -9,6 +9,7 @@ use zkrv_stark::matrix::RowMajorMatrix;
 
 use crate::bus::{alu, NUM_REG_CELLS};
 use crate::tables::bitwise::Lookups;
+use crate::tables::bytewise::bytewise_trace;
 use crate::tables::cpu::{CpuCols, NUM_CPU_COLS};
 use crate::tables::decode::{words, DecodeTable, NUM_DECODE_COLS};
 use crate::tables::eq::eq_trace;
@@ -32,6 +33,8 @@ pub struct Traces {
     pub eq: RowMajorMatrix,
     /// LT: one row per distinct (a, b, signed) compared.
     pub lt: RowMajorMatrix,
+    /// BYTEWISE: one row per distinct (op, a, b) of AND/OR/XOR.
+    pub bytewise: RowMajorMatrix,
     /// LOAD, STORE, MEMW_A: one row per load / store / in-cell access.
     pub load: RowMajorMatrix,
     pub store: RowMajorMatrix,
@@ -73,6 +76,7 @@ pub fn generate(
     // ALU requests answered by the deduplicated tables.
     let mut eq_req: BTreeMap<(u64, u64), u64> = BTreeMap::new();
     let mut lt_req: BTreeMap<(u64, u64, bool), u64> = BTreeMap::new();
+    let mut bw_req: BTreeMap<(u64, u64, u64), u64> = BTreeMap::new();
     // Memory walk: cell -> (bytes, last access ts), lazily seeded from the record's initial pages.
     let page_index: HashMap<u64, usize> = rec
         .pages
@@ -126,6 +130,7 @@ pub fn generate(
             match d.op {
                 alu::EQ => *eq_req.entry((rv1, b)).or_default() += 1,
                 alu::SLT | alu::SLTU => *lt_req.entry((rv1, b, d.op == alu::SLT)).or_default() += 1,
+                alu::AND | alu::OR | alu::XOR => *bw_req.entry((d.op, rv1, b)).or_default() += 1,
                 op => {
                     return Err(MachineError::Internal(format!(
                         "ALU op {op} has no table yet"
@@ -265,6 +270,7 @@ pub fn generate(
         .collect();
     let eq = eq_trace(&eq_req, min_height);
     let lt = lt_trace(&lt_req, min_height, &mut lookups);
+    let bytewise = bytewise_trace(&bw_req, min_height, &mut lookups);
     let load = load_trace(&loads, min_height, &mut lookups);
     let store = store_trace(&stores, min_height, &mut lookups);
     let memw_a = memw_a_trace(&accesses, min_height, &mut lookups);
@@ -290,6 +296,7 @@ pub fn generate(
     Ok(Traces {
         eq,
         lt,
+        bytewise,
         load,
         store,
         memw_a,

@@ -324,3 +324,32 @@ fn wrong_loaded_value_is_rejected() {
         Err(MachineError::Prove(ProveError::Check(_)))
     ));
 }
+
+#[test]
+fn bitwise_ops_prove_and_verify() {
+    // a0 = ((0x0ff0 & 0x3c3c) | 0x1001) ^ -1 ... computed by the executor; AND/OR/XOR and immediates.
+    let words = vec![
+        lui(5, 0xf0f0f),     // t0 = 0xffff_ffff_f0f0_f000
+        addi(6, 0, 0x3c3),   // t1 = 0x3c3
+        and(7, 5, 6),        // t2 = t0 & t1
+        or(28, 5, 6),        // t3 = t0 | t1
+        xor(29, 5, 6),       // t4 = t0 ^ t1
+        andi(30, 28, 0x7ff), // t5 = t3 & 0x7ff
+        ori(31, 7, -16),     // t6 = t2 | -16
+        xori(10, 29, -1),    // a0 = !t4
+        add(10, 10, 30),     // a0 += t5
+        add(10, 10, 31),     // a0 += t6
+        and(10, 10, 10),     // same request as... (distinct)
+        and(7, 5, 6),        // duplicate request: deduplicated row, m = 2
+        addi(17, 0, 93),
+        ECALL,
+    ];
+    let p = Program::from_words(BASE, &words).unwrap();
+    let (st, proof) = prove(&p, b"", &config(true)).unwrap();
+    let (t0, t1) = (0xffff_ffff_f0f0_f000u64, 0x3c3u64);
+    let a0 = (!(t0 ^ t1))
+        .wrapping_add((t0 | t1) & 0x7ff)
+        .wrapping_add((t0 & t1) | (-16i64 as u64));
+    assert_eq!(st.exit_code, a0 as u32);
+    verify(&p, &st, &proof, &config(false)).unwrap();
+}

@@ -1,6 +1,7 @@
 //! The machine tables (docs/tables.md §6). Each module holds the column struct(s), the AIR and the CPU fill.
 
 pub mod bitwise;
+pub mod bytewise;
 pub mod cpu;
 pub mod decode;
 pub mod eq;
