@@ -78,6 +78,80 @@ extern "C" __global__ void ntt_dif_group_kernel(const u64* __restrict__ src, u64
     }
 }
 
+// Same contract as ntt_dif_group_kernel, but two stages at a time in registers (radix-4): each thread loads 4
+// cells of one column (rows m, m + hm/2, m + hm, m + 3hm/2), runs both stages, stores them back; a final odd
+// stage is radix-2. Half the shared-memory traffic, index arithmetic and barriers of the radix-2 kernel; the
+// same multiplications, so the same canonical results.
+extern "C" __global__ void ntt_dif_group_r4_kernel(const u64* __restrict__ src, u64* dst,
+                                                   const u64* __restrict__ twiddles, u32 width, u32 log_s, u32 k,
+                                                   u32 log_tile) {
+    extern __shared__ u64 sm[];
+    const u32 tile = 1u << log_tile;
+    const u64 s = 1ULL << log_s;
+    const u64 span = s * width;
+    const u64 ntiles = (span + tile - 1) >> log_tile;
+    const u64 seg = blockIdx.x / ntiles;
+    const u64 t = blockIdx.x - seg * ntiles;
+    const u32 rows = 1u << k;
+    const u64 base = seg * (s << k) * width + (t << log_tile);
+    const u32 c = threadIdx.x & (tile - 1);
+    const u32 r0 = threadIdx.x >> log_tile;
+    const u32 rstep = blockDim.x >> log_tile;
+    const bool live = (t << log_tile) + c < span;
+
+    if (live) {
+        const u64* p = src + base + c;
+        for (u32 m = r0; m < rows; m += rstep) sm[(m << log_tile) + c] = gl_canon(p[m * span]);
+    }
+    __syncthreads();
+
+    const u64 lo = ((t << log_tile) + c) / width;
+    u32 j = 0;
+    for (; j + 1 < k; j += 2) {
+        const u32 log_hm = k - 1 - j;  // stage j half-size 2^log_hm (units of s rows); stage j+1: 2^(log_hm-1)
+        const u32 hm = 1u << log_hm, hq = hm >> 1;
+        const u64* tw_a = twiddles + ((u64)hm << log_s) + lo;
+        const u64* tw_b = twiddles + ((u64)hq << log_s) + lo;
+        if (live) {
+            for (u32 qd = r0; qd < (rows >> 2); qd += rstep) {
+                const u32 pm = qd & (hq - 1);
+                const u32 m0 = ((qd - pm) << 2) + pm;  // block of 2hm rows: (qd / hq) * 2hm
+                const u32 i0 = (m0 << log_tile) + c, i1 = ((m0 + hq) << log_tile) + c;
+                const u32 i2 = ((m0 + hm) << log_tile) + c, i3 = ((m0 + hm + hq) << log_tile) + c;
+                const u64 w1 = __ldg(tw_a + ((u64)pm << log_s));
+                const u64 w2 = __ldg(tw_a + ((u64)(pm + hq) << log_s));
+                const u64 w3 = __ldg(tw_b + ((u64)pm << log_s));
+                const u64 x0 = sm[i0], x1 = sm[i1], x2 = sm[i2], x3 = sm[i3];
+                const u64 a0 = gl_add(x0, x2), a2 = gl_mul(gl_sub(x0, x2), w1);
+                const u64 a1 = gl_add(x1, x3), a3 = gl_mul(gl_sub(x1, x3), w2);
+                sm[i0] = gl_add(a0, a1);
+                sm[i1] = gl_mul(gl_sub(a0, a1), w3);
+                sm[i2] = gl_add(a2, a3);
+                sm[i3] = gl_mul(gl_sub(a2, a3), w3);
+            }
+        }
+        __syncthreads();
+    }
+    if (j < k) {  // last stage, half-size 1 (unit s)
+        const u64* tw = twiddles + (1ULL << log_s) + lo;
+        if (live) {
+            const u64 w = __ldg(tw);
+            for (u32 p = r0; p < (rows >> 1); p += rstep) {
+                const u32 a1 = ((p << 1) << log_tile) + c, a2 = (((p << 1) + 1) << log_tile) + c;
+                const u64 x = sm[a1], y = sm[a2];
+                sm[a1] = gl_add(x, y);
+                sm[a2] = gl_mul(gl_sub(x, y), w);
+            }
+        }
+        __syncthreads();
+    }
+
+    if (live) {
+        u64* q = dst + base + c;
+        for (u32 m = r0; m < rows; m += rstep) q[m * span] = sm[(m << log_tile) + c];
+    }
+}
+
 // dst[batch * n + bitrev(i)] = src[batch * n + i] * scale, per row (n = 2^log_n). src != dst.
 extern "C" __global__ void bitrev_rows_scale_kernel(const u64* __restrict__ src, u64* __restrict__ dst, u32 log_n,
                                                     u32 width, u64 n_cells, u64 scale) {

@@ -134,6 +134,11 @@ pub(crate) unsafe fn dif_raw(
         .clamp(256, 1024)
         .next_power_of_two();
     let passes = log_n.div_ceil(kmax);
+    let kernel = if env_u32("ZKRV_NTT_RADIX", 4) == 4 {
+        "ntt_dif_group_r4_kernel"
+    } else {
+        "ntt_dif_group_kernel"
+    };
     let mut remaining = log_n;
     let mut from = src;
     for p in 0..passes {
@@ -158,7 +163,7 @@ pub(crate) unsafe fn dif_raw(
         unsafe {
             dev.launch(
                 Program::Poly,
-                "ntt_dif_group_kernel",
+                kernel,
                 cfg(blocks as u32, block, smem),
                 &[
                     KArg::U64(from),
