@@ -37,6 +37,10 @@ use crate::poly::domain_generator;
 /// `2^(MAX_LOG_HEIGHT + log_blowup)` <= 2^32).
 pub const MAX_LOG_HEIGHT: usize = 26;
 
+/// Smallest allowed table height, `2^MIN_LOG_HEIGHT = 2` rows. (On a 1-row table `is_transition = x - 1`
+/// has degree 1 > n - 1, which breaks the quotient degree bound `(d - 1) n` for products of selectors.)
+pub const MIN_LOG_HEIGHT: usize = 1;
+
 /// Most interactions batched into one term column.
 pub const MAX_GROUP: usize = 8;
 
@@ -472,7 +476,7 @@ pub fn multiplicity_budget_ok(
 ) -> bool {
     let mut total: u128 = 0;
     for &(log_h, k) in tables {
-        if log_h > MAX_LOG_HEIGHT {
+        if !(MIN_LOG_HEIGHT..=MAX_LOG_HEIGHT).contains(&log_h) {
             return false;
         }
         total += ((k as u128) << log_h) << log_max_multiplicity;

@@ -17,7 +17,7 @@ use crate::config::StarkConfig;
 use crate::field::Ext3;
 use crate::logup::{
     max_tuple_len, multiplicity_budget_ok, LogupChallenges, LogupError, PublicInteraction,
-    MAX_LOG_HEIGHT,
+    MAX_LOG_HEIGHT, MIN_LOG_HEIGHT,
 };
 use crate::matrix::RowMajorMatrix;
 use crate::merkle::Digest;
@@ -32,8 +32,8 @@ pub enum ProveError {
     Air(#[from] AirError),
     #[error("{0}")]
     Shape(String),
-    #[error("table `{table}`: log height {log_height} > max {max}")]
-    HeightTooLarge {
+    #[error("table `{table}`: log height {log_height} outside [{MIN_LOG_HEIGHT}, {max}]")]
+    HeightOutOfRange {
         table: String,
         log_height: usize,
         max: usize,
@@ -92,8 +92,8 @@ pub fn preprocess(
                         m.height()
                     ))
                 })?;
-                if lh > MAX_LOG_HEIGHT {
-                    return Err(ProveError::HeightTooLarge {
+                if !(MIN_LOG_HEIGHT..=MAX_LOG_HEIGHT).contains(&lh) {
+                    return Err(ProveError::HeightOutOfRange {
                         table: air.name().into(),
                         log_height: lh,
                         max: MAX_LOG_HEIGHT,
@@ -175,8 +175,8 @@ pub fn prove_with<B: ProverBackend>(
                 air.name, d.width, air.width
             )));
         }
-        if d.log_height > MAX_LOG_HEIGHT {
-            return Err(ProveError::HeightTooLarge {
+        if !(MIN_LOG_HEIGHT..=MAX_LOG_HEIGHT).contains(&d.log_height) {
+            return Err(ProveError::HeightOutOfRange {
                 table: air.name.clone(),
                 log_height: d.log_height,
                 max: MAX_LOG_HEIGHT,

@@ -9,7 +9,7 @@ use crate::config::StarkConfig;
 use crate::field::{Ext3, PrimeCharacteristicRing, F};
 use crate::logup::{
     max_tuple_len, multiplicity_budget_ok, public_sum, LogupChallenges, PublicInteraction,
-    MAX_LOG_HEIGHT,
+    MAX_LOG_HEIGHT, MIN_LOG_HEIGHT,
 };
 use crate::merkle::MatrixDims;
 use crate::pcs::{self, PcsError, VerifierRound};
@@ -30,7 +30,7 @@ pub enum VerifyError {
     Air(#[from] AirError),
     #[error("proof shape does not match the tables: {0}")]
     ShapeMismatch(String),
-    #[error("table {table}: log height {log_height} out of range [0, {max}]")]
+    #[error("table {table}: log height {log_height} out of range [{MIN_LOG_HEIGHT}, {max}]")]
     HeightOutOfRange {
         table: String,
         log_height: usize,
@@ -153,7 +153,7 @@ pub fn verify(
     let log_heights: Vec<usize> = proof.log_heights.iter().map(|&h| h as usize).collect();
     for (t, air) in compiled.iter().enumerate() {
         let lh = log_heights[t];
-        if lh > MAX_LOG_HEIGHT {
+        if !(MIN_LOG_HEIGHT..=MAX_LOG_HEIGHT).contains(&lh) {
             return Err(VerifyError::HeightOutOfRange {
                 table: air.name.clone(),
                 log_height: lh,

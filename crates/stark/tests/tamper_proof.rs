@@ -365,6 +365,12 @@ fn shapes_and_heights_are_rejected() {
     p.log_heights[1] += 1; // bytes has a preprocessed column of fixed height
     assert!(matches!(check(&s, &p), Err(VerifyError::ShapeMismatch(_))));
     let mut p = honest(&s);
+    p.log_heights[0] = 0;
+    assert!(matches!(
+        check(&s, &p),
+        Err(VerifyError::HeightOutOfRange { .. })
+    ));
+    let mut p = honest(&s);
     p.log_heights[0] = 200;
     assert!(matches!(
         check(&s, &p),
