@@ -16,13 +16,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 # NVRTC (no GPU needed) so that the kernel compile-check test really compiles every .cu file.
-if [ -f scripts/ci-nvrtc.sh ]; then
-  NVRTC_LIB=$(bash scripts/ci-nvrtc.sh | tail -n 1) || NVRTC_LIB=""
-  if [ -n "$NVRTC_LIB" ] && [ -d "$NVRTC_LIB" ]; then
-    export LD_LIBRARY_PATH="$NVRTC_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    export ZKRV_REQUIRE_NVRTC=1
-  fi
-fi
+eval "$(bash scripts/ci-nvrtc.sh)"
+export ZKRV_REQUIRE_NVRTC=1
 
 echo "== cargo test --workspace --release"
 cargo test --workspace --release --features zkrv-cuda/cuda "$@"
