@@ -95,6 +95,15 @@ pub enum ElfError {
     /// The entry point is not 4-byte aligned or not inside an executable segment.
     #[error("entry point {0:#x} is not a 4-byte aligned address inside an executable segment")]
     BadEntry(u64),
+    /// The segments' file bytes add up to more than twice the file: their file ranges alias,
+    /// and copying them would make a small file cost a lot of memory.
+    #[error("segments' file bytes total {total:#x}, more than twice the {file_len}-byte file")]
+    AliasedSegmentData {
+        /// Sum of `p_filesz`.
+        total: u64,
+        /// File length.
+        file_len: usize,
+    },
     /// The executable segments span more than [`MAX_EXEC_SPAN`] bytes.
     #[error("executable segments span {0:#x} bytes (at most {MAX_EXEC_SPAN:#x})")]
     ExecSpanTooLarge(u64),
@@ -164,6 +173,7 @@ impl Program {
             .program_headers(e, bytes)
             .map_err(|err| ElfError::BadProgramHeaders(err.to_string()))?;
         let mut segments = Vec::new();
+        let mut total_filesz = 0u64;
         for (index, ph) in phdrs.iter().enumerate() {
             if ph.p_type(e) != elf::PT_LOAD {
                 continue;
@@ -199,6 +209,13 @@ impl Program {
             }
             if segments.len() == MAX_SEGMENTS {
                 return Err(ElfError::TooManySegments(phdrs.len()));
+            }
+            total_filesz += filesz;
+            if total_filesz > 2 * bytes.len() as u64 {
+                return Err(ElfError::AliasedSegmentData {
+                    total: total_filesz,
+                    file_len: bytes.len(),
+                });
             }
             segments.push(Segment {
                 vaddr,

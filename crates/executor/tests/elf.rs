@@ -158,6 +158,26 @@ fn rejects_with_named_causes() {
         Program::from_elf(&e).unwrap_err(),
         ElfError::ExecSpanTooLarge(_)
     ));
+    // three segments aliasing the same file bytes (more than twice the file) are rejected
+    let big = vec![0x13u8; 0x3000];
+    let segs: Vec<Seg> = (0..3u64)
+        .map(|k| Seg {
+            vaddr: 0x100000 * (k + 1),
+            data: big.clone(),
+            memsz: 0x3000,
+            flags: RX,
+        })
+        .collect();
+    let mut e = build_elf(0x100000, &segs);
+    let first_off = u64::from_le_bytes(e[64 + 8..64 + 16].try_into().unwrap());
+    e.truncate(first_off as usize + big.len());
+    for k in 1..3 {
+        set(&mut e, 64 + 56 * k + 8, &first_off.to_le_bytes());
+    }
+    assert!(matches!(
+        Program::from_elf(&e).unwrap_err(),
+        ElfError::AliasedSegmentData { .. }
+    ));
     // the messages name the cause
     assert!(err(&|e| e[4] = 1).to_string().contains("class"));
     assert!(err(&|e| set(e, 24, &0x20000u64.to_le_bytes()))
