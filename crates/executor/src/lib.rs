@@ -1,6 +1,13 @@
 //! zkrv-executor: ELF loading, the RV64IM interpreter, the guest syscalls (docs/abi.md) and the
 //! execution record (docs/record.md).
 //!
+//! - [`Program::from_elf`] validates and loads an ELF (checks in docs/abi.md) and pre-decodes its
+//!   executable segments; [`execute`] runs it on a private input and returns the public output,
+//!   exit code, cycle count and, with [`ExecOptions::record`], the [`Record`] (one 32-byte
+//!   [`CycleEvent`] per instruction, syscalls, touched pages before/after).
+//! - [`Vm`] steps the same interpreter one instruction at a time (debugging, differential tests).
+//! - [`asm`] encodes RV64IM instructions for tests and benchmarks; [`decode`] is the decoder.
+//!
 //! ```no_run
 //! use zkrv_executor::{execute, ExecOptions, Program};
 //! let elf = std::fs::read("guests/bin/sha256.elf").unwrap();
