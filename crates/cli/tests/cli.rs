@@ -5,7 +5,10 @@ use std::process::Command;
 const GUESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../guests/bin");
 
 fn zkrv(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_zkrv")).args(args).output().expect("zkrv runs")
+    Command::new(env!("CARGO_BIN_EXE_zkrv"))
+        .args(args)
+        .output()
+        .expect("zkrv runs")
 }
 
 #[test]
@@ -19,7 +22,10 @@ fn run_prints_output_and_exits_with_guest_code() {
     assert_eq!(out.status.code(), Some(42));
     assert_eq!(out.stdout, b"bye");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("exit code 42") && err.contains("cycles"), "{err}");
+    assert!(
+        err.contains("exit code 42") && err.contains("cycles"),
+        "{err}"
+    );
 }
 
 #[test]
