@@ -235,11 +235,15 @@ fn ext_at(row: &[F], c: usize) -> Ext3 {
     Ext3([row[3 * c], row[3 * c + 1], row[3 * c + 2]])
 }
 
-/// Host quotient (see [`ProverBackend::quotient`]). LDEs are `nB x w`, bit-reversed (read in place); on the
-/// natural-order coset `x_i = g ω_{nB}^i`, the next row of `x_i` is `x_i ω_n = x_{i+B}`. The quotient values
-/// `C(x_i) / Z_H(x_i)` are interpolated (coset IDFT), the coefficients split into `c` chunks of `n`
-/// (coefficients at index `>= c n` are dropped; they are zero when the constraints hold), and each chunk is
-/// evaluated on `H_n`.
+/// Host quotient (see [`ProverBackend::quotient`]). LDEs are `nB x w`, bit-reversed, read in place.
+///
+/// With `c` chunks, `q = C / Z_H` has degree `< c n`, so it is evaluated only on the quotient domain
+/// `g·H_M`, `M = n · 2^ceil(log2 c)` (`<= nB`): the first `M` storage rows of every bit-reversed LDE are
+/// exactly `g·H_M` in bit-reversed order (row `s` holds `x = g ω_M^{bitrev_M(s)}`). On the natural-order
+/// points `x_i = g ω_M^i`, the next row of `x_i` is `x_i ω_n = x_{i + M/n}`. The values `C(x_i) / Z_H(x_i)`
+/// are interpolated (coset IDFT of size `M`), the coefficients split into `c` chunks of `n` (coefficients
+/// at index `>= c n` are dropped; they are zero when the constraints hold), and each chunk is evaluated on
+/// `H_n`.
 #[allow(clippy::too_many_arguments)]
 pub fn quotient_host(
     air: &CompiledAir,
@@ -251,30 +255,32 @@ pub fn quotient_host(
     bus_sum: Ext3,
     alpha: Ext3,
 ) -> RowMajorMatrix {
-    let big_n = main_lde.height();
-    let log_big_n = big_n.trailing_zeros() as usize;
-    let log_n = log_big_n - log_blowup;
+    let log_n = (main_lde.height().trailing_zeros() as usize) - log_blowup;
     let n = 1usize << log_n;
-    let b = 1usize << log_blowup;
-    // LDE rows are stored bit-reversed: natural row i lives at storage row bitrev(i). `q` is computed in
-    // storage order, then permuted to natural order for the interpolation.
+    let chunks = air.num_quotient_chunks;
+    let log_q = (chunks.next_power_of_two().trailing_zeros() as usize).min(log_blowup);
+    let log_m = log_n + log_q;
+    let m_size = 1usize << log_m;
+    let bq = 1usize << log_q;
+    // Storage row s < M holds natural point bitrev_M(s). `q` is computed in storage order, then permuted
+    // to natural order for the interpolation.
     let (main, prep, aux) = (main_lde, preprocessed_lde, aux_lde);
-    let br = |i: usize| reverse_bits(i, log_big_n);
+    let br = |i: usize| reverse_bits(i, log_m);
     let g = coset_shift();
-    let omega_big = domain_generator(log_big_n);
+    let omega_m = domain_generator(log_m);
     let omega_last = domain_generator(log_n).exp_u64(n as u64 - 1);
     let n_inv = F::from_u64(n as u64).inverse();
-    // Points, Z_H (period B), selector denominators.
-    let mut xs = Vec::with_capacity(big_n);
+    // Points, Z_H (period M/n), selector denominators.
+    let mut xs = Vec::with_capacity(m_size);
     let mut x = g;
-    for _ in 0..big_n {
+    for _ in 0..m_size {
         xs.push(x);
-        x *= omega_big;
+        x *= omega_m;
     }
     let g_n = g.exp_u64(n as u64);
-    let omega_b = domain_generator(log_blowup);
-    let zh: Vec<F> = (0..b)
-        .map(|i| g_n * omega_b.exp_u64(i as u64) - F::ONE)
+    let omega_q = domain_generator(log_q);
+    let zh: Vec<F> = (0..bq)
+        .map(|i| g_n * omega_q.exp_u64(i as u64) - F::ONE)
         .collect();
     let mut zh_inv = zh.clone();
     batch_inverse_f(&mut zh_inv);
@@ -286,18 +292,18 @@ pub fn quotient_host(
     let n_ext = air.logup.num_ext_columns();
     let fold = air.fold_challenge(alpha);
     const CHUNK: usize = 1 << 10;
-    let mut q = vec![Ext3::ZERO; big_n];
+    let mut q = vec![Ext3::ZERO; m_size];
     q.par_chunks_mut(CHUNK).enumerate().for_each(|(ci, out)| {
         let mut scratch: Vec<F> = Vec::new();
         let mut aux_local = vec![Ext3::ZERO; n_ext];
         let mut aux_next = vec![Ext3::ZERO; n_ext];
         for (k, o) in out.iter_mut().enumerate() {
-            // Storage row `cur` (bit-reversed) holds natural point `i`; its next point `i + B` lies in the
-            // same block of n storage rows (one coset of H_n), which keeps the reads local.
+            // Storage row `cur` (bit-reversed) holds natural point `i`; its next point `i + M/n` lies in
+            // the same block of n storage rows (one coset of H_n), which keeps the reads local.
             let cur = ci * CHUNK + k;
             let i = br(cur);
-            let z = zh[i % b];
-            let nxt = br((i + b) % big_n);
+            let z = zh[i % bq];
+            let nxt = br((i + bq) % m_size);
             let row = TraceRow {
                 main: main.row(cur),
                 main_next: main.row(nxt),
@@ -323,12 +329,11 @@ pub fn quotient_host(
                 &fold,
                 &mut scratch,
             );
-            *o = v * zh_inv[i % b];
+            *o = v * zh_inv[i % bq];
         }
     });
     bit_reverse_slice(&mut q);
     let coeffs = coset_idft_ext(&q, g);
-    let chunks = air.num_quotient_chunks;
     let mut m = vec![F::ZERO; n * 3 * chunks];
     for j in 0..chunks {
         for r in 0..n {
