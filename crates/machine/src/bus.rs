@@ -29,6 +29,8 @@ pub const INPUT: u32 = 12;
 pub const POW2: u32 = 13;
 /// `MSB16[x, s]`: x ∈ [0, 2^16) and s = x >> 15.
 pub const MSB16: u32 = 14;
+/// `IO_CHAIN[ts, addr, pos, rem]`: SYSCALL -> SYSIO -> ... -> SYSCALL, the bytes of one read/write call.
+pub const IO_CHAIN: u32 = 15;
 
 /// BYTE op: `[0, a, b, a & b]`.
 pub const BYTE_AND: u64 = 0;

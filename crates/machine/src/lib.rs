@@ -38,6 +38,7 @@ use tables::memw_a::MemwAAir;
 use tables::page::{PageAir, CELLS_PER_PAGE};
 use tables::regfile::RegfileAir;
 use tables::store::StoreAir;
+use tables::sysio::{SyscallAir, SysioAir};
 
 /// Smallest table height (rows); every table is padded to a power of two at least this.
 pub const MIN_HEIGHT: usize = 8;
@@ -205,7 +206,7 @@ pub fn supported(op: Op) -> bool {
     )
 }
 
-/// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE.
+/// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO.
 struct Machine {
     cpu: CpuAir,
     decode: DecodeAir,
@@ -218,6 +219,8 @@ struct Machine {
     memw_a: MemwAAir,
     page: PageAir,
     bytewise: BytewiseAir,
+    syscall: SyscallAir,
+    sysio: SysioAir,
 }
 
 impl Machine {
@@ -236,6 +239,8 @@ impl Machine {
             memw_a: MemwAAir,
             page: PageAir,
             bytewise: BytewiseAir,
+            syscall: SyscallAir,
+            sysio: SysioAir,
         })
     }
 
@@ -252,6 +257,8 @@ impl Machine {
             &self.memw_a,
             &self.page,
             &self.bytewise,
+            &self.syscall,
+            &self.sysio,
         ]
     }
 
@@ -261,6 +268,8 @@ impl Machine {
             None,
             Some(decode.preprocessed_trace(MIN_HEIGHT)),
             Some(bitwise_preprocessed()),
+            None,
+            None,
             None,
             None,
             None,
@@ -318,7 +327,8 @@ pub fn memory_init_interactions(
     Ok(v)
 }
 
-/// The public interactions of a statement: the initial register tokens (sent) and the exit code (received).
+/// The public interactions of a statement: the initial register tokens (sent), the public output bytes
+/// `OUTPUT[i, byte_i]` and the exit code (received).
 /// Memory init tokens come separately ([`memory_init_interactions`]).
 pub fn public_interactions(statement: &Statement) -> Vec<PublicInteraction> {
     let mut v = Vec::new();
@@ -332,6 +342,14 @@ pub fn public_interactions(statement: &Statement) -> Vec<PublicInteraction> {
             direction: Direction::Send,
         });
     }
+    for (i, &byte) in statement.output.iter().enumerate() {
+        v.push(PublicInteraction {
+            bus: bus::OUTPUT,
+            values: vec![F::from_u64(i as u64), F::from_u64(byte as u64)],
+            multiplicity: F::ONE,
+            direction: Direction::Receive,
+        });
+    }
     v.push(PublicInteraction {
         bus: bus::HALT,
         values: vec![F::from_u64(statement.exit_code as u64)],
@@ -342,7 +360,7 @@ pub fn public_interactions(statement: &Statement) -> Vec<PublicInteraction> {
 }
 
 /// Everything the prover commits to for one run: the statement and the main traces in table order
-/// (CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE). Exposed so that tests can tamper with a witness cell.
+/// (CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO). Exposed so that tests can tamper with a witness cell.
 #[derive(Clone, Debug)]
 pub struct Witness {
     pub statement: Statement,
@@ -369,8 +387,8 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
     let decode_table = DecodeTable::new(program)?;
     for ev in &rec.cycles {
         let op = decode(ev.word).map(|i| i.op).unwrap_or(Op::Illegal);
-        let exit = op == Op::Ecall && (ev.rs1_val == 93 || ev.rs1_val == 94);
-        if !supported(op) || (op == Op::Ecall && !exit) {
+        let known = op != Op::Ecall || matches!(ev.rs1_val, 93 | 94 | 64);
+        if !supported(op) || !known {
             return Err(MachineError::Unsupported { pc: ev.pc, op });
         }
     }
@@ -392,6 +410,8 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
         t.memw_a,
         t.page,
         t.bytewise,
+        t.syscall,
+        t.sysio,
     ];
     Ok(Witness {
         statement,

@@ -7,6 +7,7 @@ use zkrv_executor::{decode, Op, Record};
 use zkrv_stark::field::{PrimeCharacteristicRing, F};
 use zkrv_stark::matrix::RowMajorMatrix;
 
+use crate::bus::REG_OUTPUT_CURSOR;
 use crate::bus::{alu, NUM_REG_CELLS};
 use crate::tables::bitwise::Lookups;
 use crate::tables::bytewise::bytewise_trace;
@@ -19,6 +20,7 @@ use crate::tables::memw_a::{memw_a_trace, MemwAEvent};
 use crate::tables::page::{page_trace, CELLS_PER_PAGE};
 use crate::tables::regfile::regfile_trace;
 use crate::tables::store::{store_trace, StoreEvent};
+use crate::tables::sysio::{syscall_trace, sysio_trace, SyscallEventRow, SysioEventRow, SYS_WRITE};
 use crate::MachineError;
 
 /// Main traces of the slice's tables, natural row order.
@@ -41,6 +43,9 @@ pub struct Traces {
     pub memw_a: RowMajorMatrix,
     /// PAGE: one row per cell of the touched pages.
     pub page: RowMajorMatrix,
+    /// SYSCALL: one row per `write` ECALL; SYSIO: one row per cell written to fd 1.
+    pub syscall: RowMajorMatrix,
+    pub sysio: RowMajorMatrix,
     /// The touched 4 KiB pages (sorted base addresses), as in the record.
     pub pages: Vec<u32>,
     /// What the tables looked up in BITWISE (fill BITWISE last, with [`Lookups::trace`]).
@@ -92,6 +97,8 @@ pub fn generate(
     };
     let mut mem: HashMap<u64, ([u8; 8], u64)> = HashMap::new();
     let (mut loads, mut stores, mut accesses) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut syscall_rows, mut sysio_rows) = (Vec::new(), Vec::new());
+    let mut ecalls = 0usize;
 
     for (i, ev) in rec.cycles.iter().enumerate() {
         let row_idx = decode_table
@@ -212,6 +219,80 @@ pub fn generate(
             });
             mem.insert(cell, (new, mts));
         }
+        if op == Op::Ecall && !(ev.rs1_val == 93 || ev.rs1_val == 94) {
+            let sc = rec
+                .syscalls
+                .get(ecalls)
+                .ok_or_else(|| MachineError::Internal(format!("no syscall event at cycle {i}")))?;
+            let fd = sc.args[0];
+            if sc.num != SYS_WRITE || !(fd == 1 || fd == 2) {
+                return Err(MachineError::Unsupported { pc: ev.pc, op });
+            }
+            let ts1 = ts + 1;
+            let (buf, len) = (sc.args[1], sc.args[2]);
+            let mut row = SyscallEventRow {
+                ts: ts1,
+                fd,
+                buf,
+                len,
+                a1_old_ts: reg_ts[11],
+                a2_old_ts: reg_ts[12],
+                ..Default::default()
+            };
+            reg_ts[11] = ts1;
+            reg_ts[12] = ts1;
+            if fd == 1 {
+                let cur = REG_OUTPUT_CURSOR as usize;
+                row.cursor = reg_val[cur];
+                row.cursor_old_ts = reg_ts[cur];
+                let (mut addr, mut pos, mut rem) = (buf, reg_val[cur], len);
+                reg_val[cur] += len;
+                reg_ts[cur] = ts1 + 2;
+                let data = rec
+                    .syscall_data
+                    .get(sc.data_offset as usize..(sc.data_offset + sc.data_len) as usize)
+                    .ok_or_else(|| MachineError::Internal("syscall data out of range".into()))?;
+                while rem > 0 {
+                    let (cell, offset) = (addr >> 3, (addr & 7) as usize);
+                    let n = (rem as usize).min(8 - offset);
+                    let (bytes, old_ts) = match mem.get(&cell) {
+                        Some(&x) => x,
+                        None => (
+                            init_cell(cell).ok_or_else(|| {
+                                MachineError::Internal(format!(
+                                    "cell {cell:#x} outside the record's pages"
+                                ))
+                            })?,
+                            0,
+                        ),
+                    };
+                    let k = (pos - row.cursor) as usize;
+                    if data.get(k..k + n) != Some(&bytes[offset..offset + n]) {
+                        return Err(MachineError::Internal(format!(
+                            "write at cycle {i}: memory walk disagrees"
+                        )));
+                    }
+                    sysio_rows.push(SysioEventRow {
+                        ts: ts1,
+                        cell,
+                        offset,
+                        n,
+                        bytes,
+                        pos,
+                        rem,
+                        old_ts,
+                    });
+                    mem.insert(cell, (bytes, ts1));
+                    addr += n as u64;
+                    pos += n as u64;
+                    rem -= n as u64;
+                }
+            }
+            syscall_rows.push(row);
+        }
+        if op == Op::Ecall {
+            ecalls += 1;
+        }
         r.is_halt = (op == Op::Ecall && (ev.rs1_val == 93 || ev.rs1_val == 94)) as u64;
 
         // Register accesses (MEMW_R group).
@@ -293,6 +374,8 @@ pub fn generate(
         }
     }
     let page = page_trace(&cells, min_height);
+    let syscall = syscall_trace(&syscall_rows, min_height, &mut lookups);
+    let sysio = sysio_trace(&sysio_rows, min_height, &mut lookups);
     Ok(Traces {
         eq,
         lt,
@@ -302,6 +385,8 @@ pub fn generate(
         memw_a,
         page,
         pages: rec.pages.clone(),
+        syscall,
+        sysio,
         cpu: RowMajorMatrix::new(cpu, NUM_CPU_COLS),
         decode: RowMajorMatrix::new(decode_counts.into_iter().map(f).collect(), NUM_DECODE_COLS),
         regfile: regfile_trace(&regs),

@@ -11,3 +11,4 @@ pub mod memw_a;
 pub mod page;
 pub mod regfile;
 pub mod store;
+pub mod sysio;
