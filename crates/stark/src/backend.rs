@@ -34,6 +34,7 @@ use crate::poly::{
     bit_reverse_slice, coset_idft_ext, coset_shift, dft_batch, domain_generator, lde_batch,
     reverse_bits,
 };
+use crate::profile::span;
 use crate::transcript::Transcript;
 
 /// A trace handed to [`ProverBackend::commit`]: on the host, or already resident on the backend.
@@ -173,11 +174,16 @@ impl ProverBackend for CpuBackend {
                 )));
             }
         }
+        let s_lde = span("LDE");
         let ldes: Vec<RowMajorMatrix> = traces
             .par_iter()
             .map(|t| lde_batch(t, log_blowup))
             .collect();
-        let tree = MerkleTree::new(ldes);
+        drop(s_lde);
+        let tree = {
+            let _s = span("Merkle");
+            MerkleTree::new(ldes)
+        };
         Ok((tree.root(), CpuCommitted { traces, tree }))
     }
 

@@ -16,6 +16,7 @@ pub mod check;
 pub mod config;
 pub mod logup;
 pub mod proof;
+pub mod profile;
 pub mod prover;
 pub mod statement;
 pub mod symbolic;

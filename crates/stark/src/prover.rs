@@ -22,6 +22,7 @@ use crate::logup::{
 use crate::matrix::RowMajorMatrix;
 use crate::merkle::Digest;
 use crate::poly::domain_generator;
+use crate::profile::span;
 use crate::proof::Proof;
 use crate::statement::{sample_zeta, start_transcript, statement_digest};
 
@@ -164,7 +165,10 @@ pub fn prove_with<B: ProverBackend>(
     }
 
     // Main commitment (before the transcript: it does not depend on any challenge).
-    let (main_root, main) = backend.commit(traces, lb)?;
+    let (main_root, main) = {
+        let _s = span("main commit");
+        backend.commit(traces, lb)?
+    };
     let dims = backend.trace_dims(&main);
     let mut log_heights = Vec::with_capacity(airs.len());
     for (t, air) in compiled.iter().enumerate() {
@@ -201,6 +205,7 @@ pub fn prove_with<B: ProverBackend>(
         return Err(ProveError::MultiplicityBudget);
     }
     if config.debug_check {
+        let _s = span("debug check");
         let host: Vec<_> = (0..airs.len())
             .map(|t| backend.host_trace(&main, t))
             .collect();
@@ -222,6 +227,7 @@ pub fn prove_with<B: ProverBackend>(
     let prep = if prep_tables.is_empty() {
         None
     } else {
+        let _s = span("preprocessed commit");
         let inputs = prep_tables
             .iter()
             .filter_map(|&t| preprocessed.traces[t].clone().map(TraceInput::Host))
@@ -247,6 +253,7 @@ pub fn prove_with<B: ProverBackend>(
     let prep_index = |t: usize| prep_tables.iter().position(|&p| p == t);
     let mut aux_traces = Vec::with_capacity(bus_tables.len());
     let mut bus_sums = vec![Ext3::ZERO; airs.len()];
+    let s_aux = span("LogUp aux");
     for &t in &bus_tables {
         let prep_trace = preprocessed.traces[t].as_ref();
         // Host view of the main trace (a device backend downloads it here; tables without
@@ -262,9 +269,11 @@ pub fn prove_with<B: ProverBackend>(
         aux_traces.push(TraceInput::Host(aux));
         bus_sums[t] = sum;
     }
+    drop(s_aux);
     let aux = if bus_tables.is_empty() {
         None
     } else {
+        let _s = span("aux commit");
         let (root, c) = backend.commit(aux_traces, lb)?;
         transcript.observe_digest(&root);
         Some((root, c))
@@ -274,6 +283,7 @@ pub fn prove_with<B: ProverBackend>(
 
     // Quotient.
     let alpha = transcript.sample_ext();
+    let s_quotient = span("quotient");
     let mut quotients = Vec::with_capacity(airs.len());
     for (t, air) in compiled.iter().enumerate() {
         let main_lde = backend.host_lde(&main, t);
@@ -297,7 +307,11 @@ pub fn prove_with<B: ProverBackend>(
         );
         quotients.push(TraceInput::Host(q));
     }
-    let (quotient_root, quotient) = backend.commit(quotients, lb)?;
+    drop(s_quotient);
+    let (quotient_root, quotient) = {
+        let _s = span("quotient commit");
+        backend.commit(quotients, lb)?
+    };
     transcript.observe_digest(&quotient_root);
 
     // Openings.
@@ -313,7 +327,10 @@ pub fn prove_with<B: ProverBackend>(
         rounds.push((c, bus_tables.iter().map(|&t| two_points(t)).collect()));
     }
     rounds.push((&quotient, vec![vec![zeta]; airs.len()]));
-    let (opened, pcs) = backend.open(&config.fri, &rounds, &mut transcript);
+    let (opened, pcs) = {
+        let _s = span("DEEP/FRI open");
+        backend.open(&config.fri, &rounds, &mut transcript)
+    };
 
     Ok(Proof {
         statement_digest: statement_digest(statement, public),
