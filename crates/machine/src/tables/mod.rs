@@ -3,7 +3,9 @@
 pub mod bitwise;
 pub mod bytewise;
 pub mod cpu;
+pub mod cpu32;
 pub mod decode;
+pub mod dvrm;
 pub mod eq;
 pub mod load;
 pub mod lt;
