@@ -39,8 +39,12 @@ fn mul_row(w: &W, a: u64, b: u64, sa: bool, sb: bool) -> usize {
     find_row(
         w,
         MUL,
-        &[i.a[0], i.a[1], i.a[2], i.a[3], i.b[0], i.b[1], i.b[2], i.b[3], i.sa_en, i.sb_en],
-        &[la[0], la[1], la[2], la[3], lb[0], lb[1], lb[2], lb[3], sa as u64, sb as u64],
+        &[
+            i.a[0], i.a[1], i.a[2], i.a[3], i.b[0], i.b[1], i.b[2], i.b[3], i.sa_en, i.sb_en,
+        ],
+        &[
+            la[0], la[1], la[2], la[3], lb[0], lb[1], lb[2], lb[3], sa as u64, sb as u64,
+        ],
     )
 }
 

@@ -189,10 +189,7 @@ impl Air for MulAir {
         }
         b.assert_bool("sa_en bool", l.sa_en.clone());
         b.assert_bool("sb_en bool", l.sb_en.clone());
-        b.assert_zero(
-            "sb_en implies sa_en",
-            l.sb_en.clone() * (one() - &l.sa_en),
-        );
+        b.assert_zero("sb_en implies sa_en", l.sb_en.clone() * (one() - &l.sa_en));
         b.assert_eq("sa", l.sa.clone(), l.sa_en.clone() * &l.sa_raw);
         b.assert_eq("sb", l.sb.clone(), l.sb_en.clone() * &l.sb_raw);
         for p in &l.p {
@@ -257,7 +254,8 @@ impl Air for MulAir {
             ),
             l.m_lo.clone(),
         );
-        let hi_op = c(alu::MULHU) - l.sa_en.clone() * c(alu::MULHU - alu::MULHSU)
+        let hi_op = c(alu::MULHU)
+            - l.sa_en.clone() * c(alu::MULHU - alu::MULHSU)
             - l.sb_en.clone() * c(alu::MULHSU - alu::MULH);
         b.receive(
             bus::ALU,
@@ -336,7 +334,11 @@ fn fill_row(
 /// The MUL trace from the deduplicated requests: `n x 32` (row-major, natural order), n = next power of
 /// two >= max(requests, min_height), one row per key of `requests` in key order, then padding rows (the
 /// fact 0 x 0 = 0, unsigned, with both counters 0). Adds the rows' BITWISE lookups to `lookups`.
-pub fn mul_trace(requests: &MulRequests, min_height: usize, lookups: &mut Lookups) -> RowMajorMatrix {
+pub fn mul_trace(
+    requests: &MulRequests,
+    min_height: usize,
+    lookups: &mut Lookups,
+) -> RowMajorMatrix {
     let n = requests.len().next_power_of_two().max(min_height);
     let mut values = vec![F::ZERO; n * NUM_MUL_COLS];
     let rows = requests

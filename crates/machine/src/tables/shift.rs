@@ -161,18 +161,15 @@ impl Air for ShiftAir {
         b.assert_bool("is_srl bool", l.is_srl.clone());
         b.assert_bool("is_sra bool", l.is_sra.clone());
         b.assert_bool("w5 bool", l.w5.clone());
-        b.assert_eq(
-            "one kind",
-            l.is_sll.clone() + &l.is_srl + &l.is_sra,
-            one(),
-        );
+        b.assert_eq("one kind", l.is_sll.clone() + &l.is_srl + &l.is_sra, one());
         // Shift amount: b_lo = s + (64 - 32 w5)(q0 + 2^16 q1); both sides < 2^39 (R4).
         b.send(bus::RANGE16, vec![l.q0.clone()], one());
         b.send(bus::RANGE16, vec![l.q1.clone()], one());
         b.assert_eq(
             "shift amount",
             l.b[0].clone(),
-            l.s.clone() + (c(64) - l.w5.clone() * c(32)) * (l.q0.clone() + l.q1.clone() * c(1 << 16)),
+            l.s.clone()
+                + (c(64) - l.w5.clone() * c(32)) * (l.q0.clone() + l.q1.clone() * c(1 << 16)),
         );
         b.send(
             bus::POW2,
@@ -287,9 +284,7 @@ impl Air for Pow2Air {
         NUM_POW2_PREP_COLS
     }
     fn eval(&self, b: &mut AirBuilder) {
-        let values = (0..NUM_POW2_PREP_COLS)
-            .map(|i| b.preprocessed(i))
-            .collect();
+        let values = (0..NUM_POW2_PREP_COLS).map(|i| b.preprocessed(i)).collect();
         let m = b.main(0);
         b.receive(bus::POW2, values, m);
     }
