@@ -32,6 +32,7 @@ use tables::bytewise::BytewiseAir;
 use tables::cpu::CpuAir;
 use tables::decode::{words, DecodeAir, DecodeTable};
 use tables::eq::EqAir;
+use tables::input::InputAir;
 use tables::load::LoadAir;
 use tables::lt::LtAir;
 use tables::memw_a::MemwAAir;
@@ -206,7 +207,7 @@ pub fn supported(op: Op) -> bool {
     )
 }
 
-/// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO.
+/// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO, INPUT.
 struct Machine {
     cpu: CpuAir,
     decode: DecodeAir,
@@ -221,6 +222,7 @@ struct Machine {
     bytewise: BytewiseAir,
     syscall: SyscallAir,
     sysio: SysioAir,
+    input: InputAir,
 }
 
 impl Machine {
@@ -241,6 +243,7 @@ impl Machine {
             bytewise: BytewiseAir,
             syscall: SyscallAir,
             sysio: SysioAir,
+            input: InputAir,
         })
     }
 
@@ -259,26 +262,16 @@ impl Machine {
             &self.bytewise,
             &self.syscall,
             &self.sysio,
+            &self.input,
         ]
     }
 
     /// Preprocessed traces in table order (DECODE and BITWISE).
-    fn preprocessed(decode: &DecodeTable) -> Vec<Option<RowMajorMatrix>> {
-        vec![
-            None,
-            Some(decode.preprocessed_trace(MIN_HEIGHT)),
-            Some(bitwise_preprocessed()),
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-        ]
+    fn preprocessed(&self, decode: &DecodeTable) -> Vec<Option<RowMajorMatrix>> {
+        let mut v = vec![None; self.airs().len()];
+        v[DECODE_TABLE] = Some(decode.preprocessed_trace(MIN_HEIGHT));
+        v[BITWISE_TABLE] = Some(bitwise_preprocessed());
+        v
     }
 }
 
@@ -360,7 +353,7 @@ pub fn public_interactions(statement: &Statement) -> Vec<PublicInteraction> {
 }
 
 /// Everything the prover commits to for one run: the statement and the main traces in table order
-/// (CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO). Exposed so that tests can tamper with a witness cell.
+/// (CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO, INPUT). Exposed so that tests can tamper with a witness cell.
 #[derive(Clone, Debug)]
 pub struct Witness {
     pub statement: Statement,
@@ -387,7 +380,7 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
     let decode_table = DecodeTable::new(program)?;
     for ev in &rec.cycles {
         let op = decode(ev.word).map(|i| i.op).unwrap_or(Op::Illegal);
-        let known = op != Op::Ecall || matches!(ev.rs1_val, 93 | 94 | 64);
+        let known = op != Op::Ecall || matches!(ev.rs1_val, 93 | 94 | 64 | 63);
         if !supported(op) || !known {
             return Err(MachineError::Unsupported { pc: ev.pc, op });
         }
@@ -397,7 +390,7 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
         exit_code: run.exit_code,
         output: run.public_output,
     };
-    let t = trace::generate(&decode_table, &rec, MIN_HEIGHT)?;
+    let t = trace::generate(&decode_table, &rec, input, MIN_HEIGHT)?;
     let traces = vec![
         t.cpu,
         t.decode,
@@ -412,6 +405,7 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
         t.bytewise,
         t.syscall,
         t.sysio,
+        t.input,
     ];
     Ok(Witness {
         statement,
@@ -429,7 +423,7 @@ pub fn prove_witness(
     let decode_table = DecodeTable::new(program)?;
     let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
     let airs = machine.airs();
-    let pre = preprocess(config, &airs, Machine::preprocessed(&decode_table))?;
+    let pre = preprocess(config, &airs, machine.preprocessed(&decode_table))?;
     let mut public = public_interactions(&witness.statement);
     public.extend(
         memory_init_interactions(program, &witness.pages).map_err(MachineError::BadProgram)?,
@@ -459,7 +453,7 @@ pub fn recount_lookups(program: &Program, witness: &mut Witness) -> Result<(), M
 
     let decode_table = DecodeTable::new(program)?;
     let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
-    let prep = Machine::preprocessed(&decode_table);
+    let prep = machine.preprocessed(&decode_table);
     let mut lookups = Lookups::new();
     for (t, air) in machine.airs().iter().enumerate() {
         if t == BITWISE_TABLE {
@@ -524,7 +518,8 @@ pub fn recount_lookups(program: &Program, witness: &mut Witness) -> Result<(), M
     Ok(())
 }
 
-/// Index of BITWISE in the table order.
+/// Indices of DECODE and BITWISE in the table order.
+const DECODE_TABLE: usize = 1;
 const BITWISE_TABLE: usize = 2;
 
 /// Runs `program` on the private `input` and proves the run. Returns the statement and the proof.
@@ -551,7 +546,7 @@ pub fn verify(
         DecodeTable::new(program).map_err(|e| VerifyError::BadProgram(e.to_string()))?;
     let machine = Machine::new(program).map_err(VerifyError::BadProgram)?;
     let airs = machine.airs();
-    let pre = preprocess(config, &airs, Machine::preprocessed(&decode_table))
+    let pre = preprocess(config, &airs, machine.preprocessed(&decode_table))
         .map_err(|e| VerifyError::Preprocess(e.to_string()))?;
     let mut public = public_interactions(statement);
     public.extend(memory_init_interactions(program, &proof.pages).map_err(VerifyError::BadPages)?);

@@ -7,20 +7,23 @@ use zkrv_executor::{decode, Op, Record};
 use zkrv_stark::field::{PrimeCharacteristicRing, F};
 use zkrv_stark::matrix::RowMajorMatrix;
 
-use crate::bus::REG_OUTPUT_CURSOR;
 use crate::bus::{alu, NUM_REG_CELLS};
+use crate::bus::{REG_INPUT_CURSOR, REG_OUTPUT_CURSOR};
 use crate::tables::bitwise::Lookups;
 use crate::tables::bytewise::bytewise_trace;
 use crate::tables::cpu::{CpuCols, NUM_CPU_COLS};
 use crate::tables::decode::{words, DecodeTable, NUM_DECODE_COLS};
 use crate::tables::eq::eq_trace;
+use crate::tables::input::input_trace;
 use crate::tables::load::{load_trace, LoadEvent};
 use crate::tables::lt::lt_trace;
 use crate::tables::memw_a::{memw_a_trace, MemwAEvent};
 use crate::tables::page::{page_trace, CELLS_PER_PAGE};
 use crate::tables::regfile::regfile_trace;
 use crate::tables::store::{store_trace, StoreEvent};
-use crate::tables::sysio::{syscall_trace, sysio_trace, SyscallEventRow, SysioEventRow, SYS_WRITE};
+use crate::tables::sysio::{
+    syscall_trace, sysio_trace, SyscallEventRow, SysioEventRow, SYS_READ, SYS_WRITE,
+};
 use crate::MachineError;
 
 /// Main traces of the slice's tables, natural row order.
@@ -46,6 +49,8 @@ pub struct Traces {
     /// SYSCALL: one row per `write` ECALL; SYSIO: one row per cell written to fd 1.
     pub syscall: RowMajorMatrix,
     pub sysio: RowMajorMatrix,
+    /// INPUT: the private input stream (one row per byte, then the end row).
+    pub input: RowMajorMatrix,
     /// The touched 4 KiB pages (sorted base addresses), as in the record.
     pub pages: Vec<u32>,
     /// What the tables looked up in BITWISE (fill BITWISE last, with [`Lookups::trace`]).
@@ -61,11 +66,12 @@ fn halves(x: u64) -> [u64; 4] {
     [x & 0xffff, (x >> 16) & 0xffff, (x >> 32) & 0xffff, x >> 48]
 }
 
-/// Builds the CPU, DECODE (counts), REGFILE traces and the BITWISE lookups of `rec`.
+/// Builds the main traces of `rec` (a run on the private `input`) and the BITWISE lookups.
 /// `min_height` is the smallest table height (a power of two).
 pub fn generate(
     decode_table: &DecodeTable,
     rec: &Record,
+    input: &[u8],
     min_height: usize,
 ) -> Result<Traces, MachineError> {
     let cycles = rec.cycles.len();
@@ -98,6 +104,8 @@ pub fn generate(
     let mut mem: HashMap<u64, ([u8; 8], u64)> = HashMap::new();
     let (mut loads, mut stores, mut accesses) = (Vec::new(), Vec::new(), Vec::new());
     let (mut syscall_rows, mut sysio_rows) = (Vec::new(), Vec::new());
+    // INPUT lookups per index (the end-of-input row is index `input.len()`).
+    let mut input_uses = vec![0u64; input.len() + 1];
     let mut ecalls = 0usize;
 
     for (i, ev) in rec.cycles.iter().enumerate() {
@@ -225,14 +233,18 @@ pub fn generate(
                 .get(ecalls)
                 .ok_or_else(|| MachineError::Internal(format!("no syscall event at cycle {i}")))?;
             let fd = sc.args[0];
-            if sc.num != SYS_WRITE || !(fd == 1 || fd == 2) {
+            let ok =
+                (sc.num == SYS_WRITE && (fd == 1 || fd == 2)) || (sc.num == SYS_READ && fd == 0);
+            if !ok {
                 return Err(MachineError::Unsupported { pc: ev.pc, op });
             }
             let ts1 = ts + 1;
             let (buf, len) = (sc.args[1], sc.args[2]);
+            let count = if fd == 0 { sc.ret } else { len };
             let mut row = SyscallEventRow {
                 ts: ts1,
                 fd,
+                count,
                 buf,
                 len,
                 a1_old_ts: reg_ts[11],
@@ -241,21 +253,38 @@ pub fn generate(
             };
             reg_ts[11] = ts1;
             reg_ts[12] = ts1;
-            if fd == 1 {
-                let cur = REG_OUTPUT_CURSOR as usize;
+            if fd != 2 {
+                let is_read = fd == 0;
+                let cur = if is_read {
+                    REG_INPUT_CURSOR
+                } else {
+                    REG_OUTPUT_CURSOR
+                } as usize;
                 row.cursor = reg_val[cur];
                 row.cursor_old_ts = reg_ts[cur];
-                let (mut addr, mut pos, mut rem) = (buf, reg_val[cur], len);
-                reg_val[cur] += len;
+                let (mut addr, mut pos, mut rem) = (buf, reg_val[cur], count);
+                reg_val[cur] += count;
                 reg_ts[cur] = ts1 + 2;
                 let data = rec
                     .syscall_data
                     .get(sc.data_offset as usize..(sc.data_offset + sc.data_len) as usize)
+                    .filter(|d| d.len() as u64 == count)
                     .ok_or_else(|| MachineError::Internal("syscall data out of range".into()))?;
+                if is_read && count < len {
+                    let eof = (row.cursor + count) as usize;
+                    if eof != input.len() {
+                        return Err(MachineError::Internal(format!(
+                            "short read at cycle {i} before the end"
+                        )));
+                    }
+                    *input_uses
+                        .get_mut(eof)
+                        .ok_or_else(|| MachineError::Internal("eof index".into()))? += 1;
+                }
                 while rem > 0 {
                     let (cell, offset) = (addr >> 3, (addr & 7) as usize);
                     let n = (rem as usize).min(8 - offset);
-                    let (bytes, old_ts) = match mem.get(&cell) {
+                    let (old, old_ts) = match mem.get(&cell) {
                         Some(&x) => x,
                         None => (
                             init_cell(cell).ok_or_else(|| {
@@ -267,7 +296,20 @@ pub fn generate(
                         ),
                     };
                     let k = (pos - row.cursor) as usize;
-                    if data.get(k..k + n) != Some(&bytes[offset..offset + n]) {
+                    let chunk = &data[k..k + n];
+                    let mut new = old;
+                    if is_read {
+                        new[offset..offset + n].copy_from_slice(chunk);
+                        for (q, &byte) in chunk.iter().enumerate() {
+                            let idx = pos as usize + q;
+                            if input.get(idx) != Some(&byte) {
+                                return Err(MachineError::Internal(format!(
+                                    "read at cycle {i}: input disagrees"
+                                )));
+                            }
+                            input_uses[idx] += 1;
+                        }
+                    } else if chunk != &old[offset..offset + n] {
                         return Err(MachineError::Internal(format!(
                             "write at cycle {i}: memory walk disagrees"
                         )));
@@ -277,12 +319,14 @@ pub fn generate(
                         cell,
                         offset,
                         n,
-                        bytes,
+                        old,
+                        new,
+                        is_read,
                         pos,
                         rem,
                         old_ts,
                     });
-                    mem.insert(cell, (bytes, ts1));
+                    mem.insert(cell, (new, ts1));
                     addr += n as u64;
                     pos += n as u64;
                     rem -= n as u64;
@@ -376,6 +420,7 @@ pub fn generate(
     let page = page_trace(&cells, min_height);
     let syscall = syscall_trace(&syscall_rows, min_height, &mut lookups);
     let sysio = sysio_trace(&sysio_rows, min_height, &mut lookups);
+    let input_t = input_trace(input, &input_uses, min_height, &mut lookups);
     Ok(Traces {
         eq,
         lt,
@@ -387,6 +432,7 @@ pub fn generate(
         pages: rec.pages.clone(),
         syscall,
         sysio,
+        input: input_t,
         cpu: RowMajorMatrix::new(cpu, NUM_CPU_COLS),
         decode: RowMajorMatrix::new(decode_counts.into_iter().map(f).collect(), NUM_DECODE_COLS),
         regfile: regfile_trace(&regs),

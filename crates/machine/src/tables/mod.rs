@@ -7,6 +7,7 @@ pub mod cpu32;
 pub mod decode;
 pub mod dvrm;
 pub mod eq;
+pub mod input;
 pub mod load;
 pub mod lt;
 pub mod memw_a;

@@ -1,0 +1,103 @@
+//! INPUT (docs/tables.md §6.18): the private input stream, one row per byte index, then one end-of-input
+//! row (byte = 256), then padding. Main trace only: nothing of it is public (its height, a power of two,
+//! bounds the input length). `read` rows of SYSIO look up `INPUT[index, byte]`; the SYSCALL row of a short
+//! read looks up `INPUT[cursor + count, 256]`.
+
+use zkrv_stark::air::{Air, AirBuilder};
+use zkrv_stark::field::{PrimeCharacteristicRing, F};
+use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::symbolic::Expr;
+
+use crate::bus;
+use crate::cols::columns;
+use crate::tables::bitwise::Lookups;
+use crate::tables::cpu::c;
+use crate::tables::sysio::INPUT_EOF;
+
+/// INPUT row (4 columns).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InputCols<T> {
+    /// Row index = byte index (0, 1, 2, ...).
+    pub index: T,
+    /// The byte, or 256 on the end-of-input row.
+    pub byte: T,
+    pub is_eof: T,
+    /// Number of lookups of this row (free counter).
+    pub m: T,
+}
+columns!(InputCols, NUM_INPUT_COLS);
+
+/// The INPUT AIR. Each index has exactly one row (`index' = index + 1` from 0), so the stream is a function
+/// of the index; a prover may put the end marker anywhere: the input is its own choice (a witness).
+pub struct InputAir;
+
+impl Air for InputAir {
+    fn name(&self) -> &str {
+        "INPUT"
+    }
+    fn width(&self) -> usize {
+        NUM_INPUT_COLS
+    }
+    fn eval(&self, b: &mut AirBuilder) {
+        let m: Vec<Expr> = (0..NUM_INPUT_COLS).map(|i| b.main(i)).collect();
+        let n: Vec<Expr> = (0..NUM_INPUT_COLS).map(|i| b.main_next(i)).collect();
+        let (l, n) = (InputCols::from_row(&m), InputCols::from_row(&n));
+        b.assert_zero("first index", b.is_first_row() * &l.index);
+        b.assert_zero(
+            "consecutive",
+            b.is_transition() * (n.index.clone() - &l.index - Expr::one()),
+        );
+        b.assert_bool("eof bool", l.is_eof.clone());
+        b.assert_zero(
+            "eof byte",
+            l.is_eof.clone() * (l.byte.clone() - c(INPUT_EOF)),
+        );
+        // A data byte is a byte (the end row looks up 0).
+        b.send(
+            bus::BYTE,
+            vec![
+                c(bus::BYTE_PAIR),
+                l.byte.clone() - l.is_eof.clone() * c(INPUT_EOF),
+                Expr::zero(),
+                Expr::zero(),
+            ],
+            Expr::one(),
+        );
+        b.receive(
+            bus::INPUT,
+            vec![l.index.clone(), l.byte.clone()],
+            l.m.clone(),
+        );
+    }
+}
+
+/// The INPUT trace (`n x 4`, n = next power of two > input length): `uses[i]` is how many times index i was
+/// looked up (the end row is index `input.len()`).
+pub fn input_trace(
+    input: &[u8],
+    uses: &[u64],
+    min_height: usize,
+    lookups: &mut Lookups,
+) -> RowMajorMatrix {
+    let n = (input.len() + 1).next_power_of_two().max(min_height);
+    let mut values = vec![F::ZERO; n * NUM_INPUT_COLS];
+    for (i, chunk) in values.chunks_mut(NUM_INPUT_COLS).enumerate() {
+        let row = InputCols::from_row_mut(chunk);
+        row.index = F::from_u64(i as u64);
+        row.m = F::from_u64(uses.get(i).copied().unwrap_or(0));
+        match i.cmp(&input.len()) {
+            std::cmp::Ordering::Less => {
+                row.byte = F::from_u64(input[i] as u64);
+                lookups.pair(input[i] as u64, 0);
+            }
+            std::cmp::Ordering::Equal => {
+                row.byte = F::from_u64(INPUT_EOF);
+                row.is_eof = F::ONE;
+                lookups.pair(0, 0);
+            }
+            std::cmp::Ordering::Greater => lookups.pair(0, 0),
+        }
+    }
+    RowMajorMatrix::new(values, NUM_INPUT_COLS)
+}
