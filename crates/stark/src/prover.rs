@@ -115,6 +115,7 @@ pub fn preprocess(
     let root = if inputs.is_empty() {
         None
     } else {
+        let _s = span("preprocess");
         Some(CpuBackend.commit(inputs, config.fri.log_blowup)?.0)
     };
     Ok(PreprocessedData {
@@ -328,7 +329,7 @@ pub fn prove_with<B: ProverBackend>(
     }
     rounds.push((&quotient, vec![vec![zeta]; airs.len()]));
     let (opened, pcs) = {
-        let _s = span("DEEP/FRI open");
+        let _s = span("DEEP+FRI open");
         backend.open(&config.fri, &rounds, &mut transcript)
     };
 
