@@ -369,7 +369,7 @@ impl CompiledAir {
             logup::fold_constraints(
                 &self.logup,
                 &self.interactions,
-                scratch,
+                |i| scratch[i as usize],
                 sel,
                 aux_local,
                 aux_next,

@@ -24,7 +24,7 @@ use std::convert::Infallible;
 use rayon::prelude::*;
 use thiserror::Error;
 
-use crate::air::{CompiledAir, TraceRow};
+use crate::air::CompiledAir;
 use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
 use crate::logup::{self, LogupChallenges, LogupError};
 use crate::matrix::RowMajorMatrix;
@@ -34,6 +34,7 @@ use crate::poly::{
     bit_reverse_slice, coset_idft_ext, coset_shift, dft_batch, domain_generator, lde_batch,
     reverse_bits,
 };
+use crate::symbolic::{BlockLeaves, Node};
 use crate::profile::span;
 use crate::transcript::Transcript;
 
@@ -241,6 +242,45 @@ fn ext_at(row: &[F], c: usize) -> Ext3 {
     Ext3([row[3 * c], row[3 * c + 1], row[3 * c + 2]])
 }
 
+/// Rows per block of the block-wise constraint evaluation in [`quotient_host`].
+const BLOCK: usize = 16;
+
+/// Leaves of a block of quotient-domain rows: storage indices into the bit-reversed LDEs and selectors.
+struct LdeBlock<'a> {
+    main: &'a RowMajorMatrix,
+    prep: Option<&'a RowMajorMatrix>,
+    len: usize,
+    cur: [usize; BLOCK],
+    nxt: [usize; BLOCK],
+    /// `[L_0, L_{n-1}, x - ω^{n-1}]` per row.
+    sel: [[F; BLOCK]; 3],
+}
+
+impl BlockLeaves for LdeBlock<'_> {
+    fn rows(&self) -> usize {
+        self.len
+    }
+    fn fill(&self, node: Node, out: &mut [F]) {
+        let gather = |m: &RowMajorMatrix, col: usize, next: bool, out: &mut [F]| {
+            let idx = if next { &self.nxt } else { &self.cur };
+            for (o, &i) in out.iter_mut().zip(&idx[..self.len]) {
+                *o = m.values[i * m.width + col];
+            }
+        };
+        match node {
+            Node::Main { col, next } => gather(self.main, col, next, out),
+            Node::Preprocessed { col, next } => match self.prep {
+                Some(p) => gather(p, col, next, out),
+                None => out.fill(F::ZERO),
+            },
+            Node::IsFirstRow => out.copy_from_slice(&self.sel[0][..self.len]),
+            Node::IsLastRow => out.copy_from_slice(&self.sel[1][..self.len]),
+            Node::IsTransition => out.copy_from_slice(&self.sel[2][..self.len]),
+            _ => out.fill(F::ZERO),
+        }
+    }
+}
+
 /// Host quotient (see [`ProverBackend::quotient`]). LDEs are `nB x w`, bit-reversed, read in place.
 ///
 /// With `c` chunks, `q = C / Z_H` has degree `< c n`, so it is evaluated only on the quotient domain
@@ -294,48 +334,74 @@ pub fn quotient_host(
     batch_inverse_f(&mut inv_first);
     let mut inv_last: Vec<F> = xs.iter().map(|&x| x - omega_last).collect();
     batch_inverse_f(&mut inv_last);
-    let empty: [F; 0] = [];
     let n_ext = air.logup.num_ext_columns();
     let fold = air.fold_challenge(alpha);
     const CHUNK: usize = 1 << 10;
     let mut q = vec![Ext3::ZERO; m_size];
     q.par_chunks_mut(CHUNK).enumerate().for_each(|(ci, out)| {
-        let mut scratch: Vec<F> = Vec::new();
+        let mut vals: Vec<F> = Vec::new();
         let mut aux_local = vec![Ext3::ZERO; n_ext];
         let mut aux_next = vec![Ext3::ZERO; n_ext];
-        for (k, o) in out.iter_mut().enumerate() {
-            // Storage row `cur` (bit-reversed) holds natural point `i`; its next point `i + M/n` lies in
-            // the same block of n storage rows (one coset of H_n), which keeps the reads local.
-            let cur = ci * CHUNK + k;
-            let i = br(cur);
-            let z = zh[i % bq];
-            let nxt = br((i + bq) % m_size);
-            let row = TraceRow {
-                main: main.row(cur),
-                main_next: main.row(nxt),
-                prep: prep.map_or(&empty[..], |p| p.row(cur)),
-                prep_next: prep.map_or(&empty[..], |p| p.row(nxt)),
-                first: z * n_inv * inv_first[i],
-                last: omega_last * z * n_inv * inv_last[i],
-                transition: xs[i] - omega_last,
+        for (bi, out) in out.chunks_mut(BLOCK).enumerate() {
+            let len = out.len();
+            let mut blk = LdeBlock {
+                main,
+                prep,
+                len,
+                cur: [0; BLOCK],
+                nxt: [0; BLOCK],
+                sel: [[F::ZERO; BLOCK]; 3],
             };
-            if let Some(a) = aux {
-                let (r, rn) = (a.row(cur), a.row(nxt));
-                for c in 0..n_ext {
-                    aux_local[c] = ext_at(r, c);
-                    aux_next[c] = ext_at(rn, c);
+            let mut zinv = [F::ZERO; BLOCK];
+            for (r, zi) in zinv.iter_mut().enumerate().take(len) {
+                // Storage row `cur` (bit-reversed) holds natural point `i`; its next point `i + M/n` lies
+                // in the same block of n storage rows (one coset of H_n), which keeps the reads local.
+                let cur = ci * CHUNK + bi * BLOCK + r;
+                let i = br(cur);
+                let z = zh[i % bq];
+                blk.cur[r] = cur;
+                blk.nxt[r] = br((i + bq) % m_size);
+                blk.sel[0][r] = z * n_inv * inv_first[i];
+                blk.sel[1][r] = omega_last * z * n_inv * inv_last[i];
+                blk.sel[2][r] = xs[i] - omega_last;
+                *zi = zh_inv[i % bq];
+            }
+            air.circuit.eval_block(&blk, &mut vals);
+            // Same fold as `CompiledAir::eval_folded`: own constraints with precomputed powers, then the
+            // LogUp constraints by Horner.
+            let mut acc = [Ext3::ZERO; BLOCK];
+            for (c, p) in air.constraints.iter().zip(&fold.powers) {
+                let v = &vals[c.node as usize * len..(c.node as usize + 1) * len];
+                for (a, x) in acc.iter_mut().zip(v) {
+                    *a += *p * *x;
                 }
             }
-            let v = air.eval_folded(
-                &row,
-                &aux_local,
-                &aux_next,
-                challenges,
-                bus_sum,
-                &fold,
-                &mut scratch,
-            );
-            *o = v * zh_inv[i % bq];
+            if let (Some(a), false) = (aux, air.interactions.is_empty()) {
+                for r in 0..len {
+                    let (row, row_next) = (a.row(blk.cur[r]), a.row(blk.nxt[r]));
+                    for c in 0..n_ext {
+                        aux_local[c] = ext_at(row, c);
+                        aux_next[c] = ext_at(row_next, c);
+                    }
+                    let mut l = Ext3::ZERO;
+                    logup::fold_constraints(
+                        &air.logup,
+                        &air.interactions,
+                        |k| vals[k as usize * len + r],
+                        [blk.sel[0][r], blk.sel[1][r], blk.sel[2][r]],
+                        &aux_local,
+                        &aux_next,
+                        challenges,
+                        bus_sum,
+                        fold.alpha,
+                        &mut l,
+                    );
+                    acc[r] += l;
+                }
+            }
+            for ((o, a), z) in out.iter_mut().zip(acc).zip(zinv) {
+                *o = a * z;
+            }
         }
     });
     bit_reverse_slice(&mut q);

@@ -216,13 +216,13 @@ fn signed<T: ExtMul>(m: T, d: Direction) -> Ext3 {
 }
 
 /// Fold the LogUp constraints into `acc` (Horner with `alpha`), in the order: group constraints, first row,
-/// transition, last row. `nodes` are the circuit node values at the point, `sel` = `[L_0, L_{n-1},
+/// transition, last row. `node(i)` is the value of circuit node `i` at the point, `sel` = `[L_0, L_{n-1},
 /// x - ω^{n-1}]` there, `aux_local`/`aux_next` the extension aux values at x and ω x.
 #[allow(clippy::too_many_arguments)]
 pub fn fold_constraints<T: ExtMul>(
     layout: &LogupLayout,
     interactions: &[CompiledInteraction],
-    nodes: &[T],
+    node: impl Fn(u32) -> T,
     sel: [T; 3],
     aux_local: &[Ext3],
     aux_next: &[Ext3],
@@ -237,13 +237,13 @@ pub fn fold_constraints<T: ExtMul>(
         let fps = &mut fp_buf[..group.len()];
         for (fp, &k) in fps.iter_mut().zip(group) {
             let it = &interactions[k];
-            *fp = ch.fingerprint(it.bus, it.values.iter().map(|&v| nodes[v as usize]));
+            *fp = ch.fingerprint(it.bus, it.values.iter().map(|&v| node(v)));
         }
         let prod: Ext3 = fps.iter().copied().product();
         let mut rhs = Ext3::ZERO;
         for (j, &k) in group.iter().enumerate() {
             let it = &interactions[k];
-            let mut term = signed(nodes[it.multiplicity as usize], it.direction);
+            let mut term = signed(node(it.multiplicity), it.direction);
             for (l, fp) in fps.iter().enumerate() {
                 if l != j {
                     term *= *fp;

@@ -211,6 +211,14 @@ pub trait LeafValues<T> {
     fn is_transition(&self) -> T;
 }
 
+/// Leaf values of a block of rows (base field), for [`Circuit::eval_block`]: the prover's LDE path.
+pub trait BlockLeaves {
+    /// Number of rows in the block.
+    fn rows(&self) -> usize;
+    /// Write the values of leaf `node` (never an operation or a constant) on the block's rows.
+    fn fill(&self, node: Node, out: &mut [F]);
+}
+
 /// A hash-consed expression DAG in topological order (operands before users).
 #[derive(Clone, Debug, Default)]
 pub struct Circuit {
@@ -298,6 +306,43 @@ impl Circuit {
         let id = self.add_expr(e);
         self.by_ptr.clear();
         id
+    }
+
+    /// Evaluate every node on a block of `R = leaves.rows()` rows at once (node-major: `out[k * R + r]` is
+    /// node `k` on row `r`), which amortizes the per-node dispatch of [`Circuit::eval`]. Same values.
+    pub fn eval_block<L: BlockLeaves>(&self, leaves: &L, out: &mut Vec<F>) {
+        let r = leaves.rows();
+        out.clear();
+        out.resize(self.nodes.len() * r, F::ZERO);
+        for (k, node) in self.nodes.iter().enumerate() {
+            let (before, rest) = out.split_at_mut(k * r);
+            let cur = &mut rest[..r];
+            let arg = |a: u32| &before[a as usize * r..(a as usize + 1) * r];
+            match *node {
+                Node::Const(c) => cur.fill(F::new(c)),
+                Node::Add(a, b) => {
+                    for ((o, x), y) in cur.iter_mut().zip(arg(a)).zip(arg(b)) {
+                        *o = *x + *y;
+                    }
+                }
+                Node::Sub(a, b) => {
+                    for ((o, x), y) in cur.iter_mut().zip(arg(a)).zip(arg(b)) {
+                        *o = *x - *y;
+                    }
+                }
+                Node::Mul(a, b) => {
+                    for ((o, x), y) in cur.iter_mut().zip(arg(a)).zip(arg(b)) {
+                        *o = *x * *y;
+                    }
+                }
+                Node::Neg(a) => {
+                    for (o, x) in cur.iter_mut().zip(arg(a)) {
+                        *o = -*x;
+                    }
+                }
+                leaf => leaves.fill(leaf, cur),
+            }
+        }
     }
 
     /// Evaluate every node; `out` is resized to `nodes.len()` and holds node values afterwards.

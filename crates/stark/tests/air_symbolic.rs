@@ -261,7 +261,7 @@ fn folding_matches_horner() {
     fold_constraints(
         &air.logup,
         &air.interactions,
-        &nodes,
+        |i| nodes[i as usize],
         sel,
         &aux_local,
         &aux_next,
@@ -272,4 +272,58 @@ fn folding_matches_horner() {
     );
     assert_eq!(folded, acc);
     assert!(!folded.is_zero());
+}
+
+/// Block evaluation (prover LDE path) gives the same node values as row-by-row evaluation.
+#[test]
+fn block_evaluation_matches_rows() {
+    use zkrv_stark::symbolic::{BlockLeaves, LeafValues};
+    const R: usize = 5;
+    struct Row(usize);
+    impl LeafValues<F> for Row {
+        fn main(&self, col: usize, next: bool) -> F {
+            F::from_u64((self.0 as u64 + 3) * 1_000_003 + (col as u64 + 10 * next as u64) * 7919)
+        }
+        fn preprocessed(&self, _: usize, _: bool) -> F {
+            F::ZERO
+        }
+        fn is_first_row(&self) -> F {
+            F::from_u64(self.0 as u64 + 100)
+        }
+        fn is_last_row(&self) -> F {
+            F::from_u64(self.0 as u64 + 200)
+        }
+        fn is_transition(&self) -> F {
+            F::from_u64(self.0 as u64 + 300)
+        }
+    }
+    struct Block;
+    impl BlockLeaves for Block {
+        fn rows(&self) -> usize {
+            R
+        }
+        fn fill(&self, node: Node, out: &mut [F]) {
+            for (r, o) in out.iter_mut().enumerate() {
+                let row = Row(r);
+                *o = match node {
+                    Node::Main { col, next } => row.main(col, next),
+                    Node::IsFirstRow => row.is_first_row(),
+                    Node::IsLastRow => row.is_last_row(),
+                    Node::IsTransition => row.is_transition(),
+                    _ => F::ZERO,
+                };
+            }
+        }
+    }
+    let air = CompiledAir::new(&FibAir, 5).unwrap();
+    let mut block = Vec::new();
+    air.circuit.eval_block(&Block, &mut block);
+    let k = air.circuit.nodes.len();
+    for r in 0..R {
+        let mut row = Vec::new();
+        air.circuit.eval(&Row(r), &mut row);
+        for node in 0..k {
+            assert_eq!(block[node * R + r], row[node], "row {r} node {node}");
+        }
+    }
 }
