@@ -1,21 +1,38 @@
-//! The `zkrv` command-line tool.
+//! The `zkrv` command-line tool (usage: docs/cli.md).
 //!
-//! `zkrv run prog.elf [--input FILE] [--max-cycles N]` executes a guest: the public output goes
-//! to stdout (raw bytes), the guest's fd-2 debug text and a summary (exit code, cycles, speed)
-//! to stderr. Exit status: the guest's exit code (low 8 bits) on a clean exit; 2 on a host
-//! error (unreadable file, bad ELF, execution error such as an illegal instruction or the cycle
-//! limit).
+//! * `zkrv run prog.elf [--input FILE] [--max-cycles N]` executes a guest: the public output goes to stdout
+//!   (raw bytes), the guest's fd-2 debug text and a summary (exit code, cycles, speed) to stderr. Exit status:
+//!   the guest's exit code (low 8 bits) on a clean exit.
+//! * `zkrv prove prog.elf [--input FILE] -o proof.zkrv [--backend auto|cpu|gpu] [--stats] [--profile]
+//!   [--profile-json FILE]` proves a run and writes the proof file atomically ([`proof_file`] layout).
+//!   Progress and stage times on stderr, the statement and figures on stdout. Exit status 0.
+//! * `zkrv verify proof.zkrv prog.elf` prints the public output and exit code and exits 0, or exits 1 with
+//!   the reason the proof is rejected.
+//!
+//! Exit status 2: a host error (unreadable file, bad ELF, execution or proving error, no GPU for
+//! `--backend gpu`).
 
-use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
-use std::io::Write;
-use std::path::PathBuf;
+mod proof_file;
+
+#[cfg(feature = "cuda")]
+mod gpu;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use zkrv_executor::{execute, ExecOptions, Program, DEFAULT_MAX_CYCLES};
+use zkrv_machine::{Proof, Statement};
+use zkrv_stark::profile::{self, Profile};
+use zkrv_stark::StarkConfig;
 
-/// Exit status for errors of the host (bad arguments, files, ELF, execution errors).
+/// Exit status for errors of the host (bad arguments, files, ELF, execution or proving errors).
 const HOST_ERROR: u8 = 2;
+/// Exit status of `verify` when the proof is rejected.
+const REJECTED: u8 = 1;
 
 #[derive(Parser)]
 #[command(
@@ -26,6 +43,15 @@ const HOST_ERROR: u8 = 2;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum BackendArg {
+    /// The GPU if one is usable, else the CPU.
+    Auto,
+    Cpu,
+    /// The GPU; an error if none is usable.
+    Gpu,
 }
 
 #[derive(Subcommand)]
@@ -41,16 +67,53 @@ enum Command {
         #[arg(long, default_value_t = DEFAULT_MAX_CYCLES)]
         max_cycles: u64,
     },
+    /// Prove a run of a guest ELF and write the proof file.
+    Prove {
+        /// The guest program (RV64IM ELF).
+        elf: PathBuf,
+        /// File whose bytes are the private input. Default: empty.
+        #[arg(long)]
+        input: Option<PathBuf>,
+        /// Where to write the proof (written atomically: the whole file or nothing).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Prover backend.
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
+        /// Print the host<->device transfer statistics (GPU backend).
+        #[arg(long)]
+        stats: bool,
+        /// Print a per-stage time table, peak memory and transfer totals.
+        #[arg(long)]
+        profile: bool,
+        /// Write the profile as JSON to this file.
+        #[arg(long, value_name = "FILE")]
+        profile_json: Option<PathBuf>,
+    },
+    /// Verify a proof file against a guest ELF; prints the public output and exit code.
+    Verify {
+        /// The proof file (from `zkrv prove`).
+        proof: PathBuf,
+        /// The guest program the proof claims to be about.
+        elf: PathBuf,
+    },
+}
+
+fn load_program(elf: &Path) -> Result<Program> {
+    let bytes = std::fs::read(elf).with_context(|| format!("reading {}", elf.display()))?;
+    Program::from_elf(&bytes).with_context(|| format!("loading {}", elf.display()))
+}
+
+fn read_input(input: Option<&Path>) -> Result<Vec<u8>> {
+    match input {
+        Some(p) => std::fs::read(p).with_context(|| format!("reading input {}", p.display())),
+        None => Ok(Vec::new()),
+    }
 }
 
 fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
-    let bytes = std::fs::read(&elf).with_context(|| format!("reading {}", elf.display()))?;
-    let program =
-        Program::from_elf(&bytes).with_context(|| format!("loading {}", elf.display()))?;
-    let input = match input {
-        Some(p) => std::fs::read(&p).with_context(|| format!("reading input {}", p.display()))?,
-        None => Vec::new(),
-    };
+    let program = load_program(&elf)?;
+    let input = read_input(input.as_deref())?;
     let t = Instant::now();
     let result = execute(
         &program,
@@ -79,15 +142,492 @@ fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
     Ok(exec.exit_code as u8)
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// Backends
+
+/// The prover backend chosen by `--backend`.
+enum Engine {
+    Cpu,
+    #[cfg(feature = "cuda")]
+    Gpu(Box<zkrv_cuda::CudaBackend>),
+}
+
+impl Engine {
+    fn name(&self) -> String {
+        match self {
+            Engine::Cpu => "cpu".into(),
+            #[cfg(feature = "cuda")]
+            Engine::Gpu(b) => format!("gpu ({})", b.device().name()),
+        }
+    }
+
+    /// Device memory in use (bytes, `cuMemGetInfo`: total - free), GPU only.
+    fn device_used(&self) -> Option<u64> {
+        match self {
+            Engine::Cpu => None,
+            #[cfg(feature = "cuda")]
+            Engine::Gpu(b) => b
+                .device()
+                .mem_info()
+                .ok()
+                .map(|(free, total)| total.saturating_sub(free) as u64),
+        }
+    }
+}
+
+/// Picks the backend. `auto` falls back to the CPU (with a note on stderr) when no GPU is usable.
+fn select_backend(arg: BackendArg) -> Result<Engine> {
+    if arg == BackendArg::Cpu {
+        return Ok(Engine::Cpu);
+    }
+    match open_gpu() {
+        Ok(e) => Ok(e),
+        Err(e) if arg == BackendArg::Auto => {
+            eprintln!("zkrv: no usable GPU ({e}); proving on the CPU");
+            Ok(Engine::Cpu)
+        }
+        Err(e) => Err(anyhow!("--backend gpu: no usable GPU: {e}")),
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn open_gpu() -> Result<Engine, zkrv_cuda::CudaError> {
+    let dev = zkrv_cuda::Device::new()?;
+    Ok(Engine::Gpu(Box::new(zkrv_cuda::CudaBackend::new(dev))))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn open_gpu() -> Result<Engine, zkrv_cuda::CudaError> {
+    zkrv_cuda::Device::new().map(|_| Engine::Cpu)
+}
+
+fn prove_on(
+    engine: &Engine,
+    program: &Program,
+    witness: zkrv_machine::Witness,
+    config: &StarkConfig,
+) -> Result<(Statement, Proof)> {
+    match engine {
+        Engine::Cpu => Ok(zkrv_machine::prove_witness(program, witness, config)?),
+        #[cfg(feature = "cuda")]
+        Engine::Gpu(b) => {
+            let (statement, proof) = gpu::prove_witness(b, program, witness, config)?;
+            // The GPU path mirrors the machine's table list (see gpu.rs): check the result before writing it.
+            profile::time("self-check (verify)", || {
+                zkrv_machine::verify(program, &statement, &proof, config)
+            })
+            .context("the GPU proof does not verify (GPU path out of date with zkrv_machine?)")?;
+            Ok((statement, proof))
+        }
+    }
+}
+
+/// Runs `f`, turning a panic (e.g. a device failure inside a backend method that cannot return an error)
+/// into an error.
+fn no_panic<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(anyhow!("{what} failed: {msg}"))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Progress
+
+/// A spinner per stage on stderr (hidden when stderr is not a terminal) and a time line per stage.
+struct Progress {
+    bar: ProgressBar,
+    tty: bool,
+}
+
+impl Progress {
+    fn new() -> Self {
+        let tty = std::io::stderr().is_terminal();
+        let bar = if tty {
+            let b = ProgressBar::new_spinner();
+            b.set_style(
+                ProgressStyle::with_template("{spinner} {prefix:<18} {elapsed:>4} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            b.enable_steady_tick(Duration::from_millis(100));
+            b
+        } else {
+            ProgressBar::hidden()
+        };
+        Progress { bar, tty }
+    }
+
+    fn line(&self, s: &str) {
+        if self.tty {
+            self.bar.println(s);
+        } else {
+            eprintln!("{s}");
+        }
+    }
+
+    /// Runs stage `name` inside a profile span, with a spinner and a time line when done.
+    fn stage<T>(&self, name: &str, f: impl FnOnce() -> T) -> T {
+        self.bar.set_prefix(name.to_string());
+        self.bar.set_message("");
+        self.bar.reset_elapsed();
+        let t = Instant::now();
+        let v = profile::time(name, f);
+        self.line(&format!(
+            "  {name:<18} {:>9.3} s",
+            t.elapsed().as_secs_f64()
+        ));
+        v
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// prove
+
+/// Peak resident set of this process (`VmHWM` of /proc/self/status), bytes.
+fn peak_host_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename, fsync of the
+/// directory. On failure nothing is left at `path` (nor the temporary file).
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("{} does not name a file", path.display()))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "cannot write {}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
+    if path.is_dir() {
+        bail!("cannot write {}: it is a directory", path.display());
+    }
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let tmp = dir.join(format!(
+        ".{}.{}.{nonce}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let res = (|| -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)?;
+        // Make the rename durable (best effort: some filesystems refuse fsync on directories).
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("writing {}", path.display()));
+    }
+    Ok(())
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The public output for humans: hex (first 64 bytes), plus the text if it is printable UTF-8.
+fn show_output(out: &[u8]) -> String {
+    let mut s = format!("{} bytes", out.len());
+    if out.is_empty() {
+        return s;
+    }
+    let shown = &out[..out.len().min(64)];
+    s += &format!(
+        ": {}{}",
+        hex(shown),
+        if out.len() > 64 { "..." } else { "" }
+    );
+    if let Ok(t) = std::str::from_utf8(out) {
+        if t.chars().all(|c| !c.is_control() || c == '\n' || c == '\t') {
+            s += &format!(" ({t:?})");
+        }
+    }
+    s
+}
+
+fn print_statement(s: &Statement) {
+    println!("program commitment  {}", hex(&s.program));
+    println!("exit code           {}", s.exit_code);
+    println!("public output       {}", show_output(&s.output));
+}
+
+fn mib(b: u64) -> String {
+    format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
+}
+
+struct ProveArgs {
+    elf: PathBuf,
+    input: Option<PathBuf>,
+    output: PathBuf,
+    backend: BackendArg,
+    stats: bool,
+    profile: bool,
+    profile_json: Option<PathBuf>,
+}
+
+fn prove(a: ProveArgs) -> Result<u8> {
+    let program = load_program(&a.elf)?;
+    let input = read_input(a.input.as_deref())?;
+    // Fail on an unwritable destination before the (long) proof.
+    if let Some(d) = a.output.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !d.is_dir() {
+            bail!(
+                "cannot write {}: directory {} does not exist",
+                a.output.display(),
+                d.display()
+            );
+        }
+    }
+    let engine = select_backend(a.backend)?;
+    let device_base = engine.device_used();
+    let config = StarkConfig::default();
+    let progress = Progress::new();
+    eprintln!(
+        "proving {} on {} (blowup 2^{}, {} queries)",
+        a.elf.display(),
+        engine.name(),
+        config.fri.log_blowup,
+        config.fri.num_queries
+    );
+    let bar = progress.bar.clone();
+    let listener: profile::Listener = Box::new(move |path: &str| {
+        if let Some((_, inner)) = path.split_once('/') {
+            bar.set_message(inner.to_string());
+        }
+    });
+    let t0 = Instant::now();
+    let (res, mut prof) = profile::record(Some(listener), || -> Result<_> {
+        let exec = progress.stage("execute", || {
+            execute(
+                &program,
+                &input,
+                &ExecOptions {
+                    max_cycles: DEFAULT_MAX_CYCLES,
+                    record: false,
+                },
+            )
+        })?;
+        let witness = progress.stage("trace generation", || {
+            zkrv_machine::witness(&program, &input)
+        })?;
+        let (statement, proof) = progress.stage("prove", || {
+            no_panic("proving", || prove_on(&engine, &program, witness, &config))
+        })?;
+        let bytes = progress.stage("serialize", || {
+            proof_file::encode(&config, &statement, &proof)
+        })?;
+        progress.stage("write", || write_atomic(&a.output, &bytes))?;
+        Ok((exec.cycles, statement, bytes.len()))
+    });
+    progress.finish();
+    let (cycles, statement, size) = res?;
+    let total = t0.elapsed().as_secs_f64();
+    prof.add("total", total);
+    let prove_secs = prof.secs("prove").unwrap_or(total);
+
+    print_statement(&statement);
+    println!("cycles              {cycles}");
+    println!("proof               {} ({size} bytes)", a.output.display());
+    println!(
+        "prove time          {prove_secs:.3} s ({:.0} cycles/s; {total:.3} s in all)",
+        cycles as f64 / prove_secs.max(1e-9)
+    );
+
+    let device_peak = engine
+        .device_used()
+        .zip(device_base)
+        .map(|(u, b)| u.saturating_sub(b));
+    #[cfg(feature = "cuda")]
+    let transfers = match &engine {
+        Engine::Gpu(b) => Some(b.stats()),
+        Engine::Cpu => None,
+    };
+    #[cfg(not(feature = "cuda"))]
+    let transfers: Option<zkrv_cuda::TransferStats> = None;
+    if a.stats {
+        match &transfers {
+            Some(s) => {
+                println!("\nhost<->device transfers (bytes):");
+                print!("{s}");
+                println!(
+                    "total: {} host->device, {} device->host",
+                    s.total_h2d(),
+                    s.total_d2h()
+                );
+            }
+            None => println!("\n--stats: CPU backend, no host<->device transfers"),
+        }
+    }
+    let peak_host = peak_host_bytes();
+    if a.profile {
+        println!();
+        print_profile(&prof, total);
+        println!(
+            "cycles/s            {:.0}",
+            cycles as f64 / prove_secs.max(1e-9)
+        );
+        println!("proof size          {size} bytes");
+        if let Some(p) = peak_host {
+            println!("peak host memory    {} (VmHWM)", mib(p));
+        }
+        if let Some(d) = device_peak {
+            println!("peak device memory  {} (memory pool high-water)", mib(d));
+        }
+        if let Some(s) = &transfers {
+            println!(
+                "host<->device       {} host->device, {} device->host",
+                mib(s.total_h2d()),
+                mib(s.total_d2h())
+            );
+        }
+    }
+    if let Some(path) = &a.profile_json {
+        let stages: Vec<_> = prof
+            .stages
+            .iter()
+            .map(|s| {
+                serde_json::json!({"name": s.name, "depth": s.depth, "secs": s.secs, "calls": s.calls})
+            })
+            .collect();
+        let json = serde_json::json!({
+            "elf": a.elf.display().to_string(),
+            "backend": engine.name(),
+            "cycles": cycles,
+            "prove_secs": prove_secs,
+            "total_secs": total,
+            "cycles_per_sec": cycles as f64 / prove_secs.max(1e-9),
+            "proof_bytes": size,
+            "peak_host_bytes": peak_host,
+            "peak_device_bytes": device_peak,
+            "h2d_bytes": transfers.as_ref().map(|s| s.total_h2d()),
+            "d2h_bytes": transfers.as_ref().map(|s| s.total_d2h()),
+            "stages": stages,
+        });
+        let text = serde_json::to_string_pretty(&json).context("encoding the profile")?;
+        write_atomic(path, text.as_bytes())?;
+    }
+    Ok(0)
+}
+
+fn print_profile(p: &Profile, total: f64) {
+    println!(
+        "{:<40} {:>10} {:>7} {:>6}",
+        "stage", "seconds", "%", "calls"
+    );
+    for s in &p.stages {
+        if s.name == "total" {
+            continue;
+        }
+        let leaf = s.name.rsplit('/').next().unwrap_or(&s.name);
+        let label = format!("{}{}", "  ".repeat(s.depth), leaf);
+        println!(
+            "{label:<40} {:>10.4} {:>6.1}% {:>6}",
+            s.secs,
+            100.0 * s.secs / total.max(1e-12),
+            s.calls
+        );
+    }
+    println!("{:<40} {total:>10.4} {:>6.1}%", "total", 100.0);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// verify
+
+fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
+    let bytes =
+        std::fs::read(&proof).with_context(|| format!("reading proof file {}", proof.display()))?;
+    let program = load_program(&elf)?;
+    let config = StarkConfig::default();
+    let reject = |why: String| {
+        eprintln!("zkrv: proof rejected: {why}");
+        Ok(REJECTED)
+    };
+    let (statement, proof) = match proof_file::decode(&bytes, &config) {
+        Ok(v) => v,
+        Err(e) => return reject(e.to_string()),
+    };
+    let res = no_panic("verification", || {
+        Ok(zkrv_machine::verify(&program, &statement, &proof, &config))
+    });
+    match res {
+        Ok(Ok(())) => {
+            println!("proof OK for {}", elf.display());
+            print_statement(&statement);
+            Ok(0)
+        }
+        Ok(Err(zkrv_machine::VerifyError::WrongProgram)) => reject(format!(
+            "the proof is for another program (its program commitment is not that of {})",
+            elf.display()
+        )),
+        Ok(Err(e)) => reject(format!("invalid proof: {e}")),
+        Err(e) => reject(e.to_string()),
+    }
+}
+
 fn main() -> ExitCode {
+    // Panics are turned into errors where they can happen (see `no_panic`); keep their text off the default
+    // hook's output unless asked for.
+    if std::env::var_os("ZKRV_PANIC_TRACE").is_none() {
+        std::panic::set_hook(Box::new(|_| {}));
+    }
     let cli = Cli::parse();
-    let res = match cli.command {
+    let res = no_panic("zkrv", || match cli.command {
         Command::Run {
             elf,
             input,
             max_cycles,
         } => run(elf, input, max_cycles),
-    };
+        Command::Prove {
+            elf,
+            input,
+            output,
+            backend,
+            stats,
+            profile,
+            profile_json,
+        } => prove(ProveArgs {
+            elf,
+            input,
+            output,
+            backend,
+            stats,
+            profile,
+            profile_json,
+        }),
+        Command::Verify { proof, elf } => verify(proof, elf),
+    });
     match res {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

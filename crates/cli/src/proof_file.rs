@@ -1,0 +1,241 @@
+//! The `.zkrv` proof file: what a verifier needs besides the ELF.
+//!
+//! Layout (integers little-endian):
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 8 | magic `ZKRVPRF\0` |
+//! | 4 | format version (u32, [`VERSION`]) |
+//! | 8 | STARK parameters: log_blowup (u8), num_queries (u16), query_grinding_bits (u8), log_final_poly_len (u8), log_folding_arity (u8), log_max_multiplicity (u8), reserved (u8, 0) |
+//! | 8 + s | statement length s (u64), then `zkrv_machine::Statement::to_bytes` (program commitment 32, exit code u32, output length u64, output) |
+//! | 8 + p | proof length p (u64), then `zkrv_machine::Proof::to_bytes` |
+//!
+//! Nothing may follow. [`decode`] never panics: every malformed input is a [`FileError`].
+
+use thiserror::Error;
+use zkrv_machine::{Proof, Statement};
+use zkrv_stark::pcs::FriConfig;
+use zkrv_stark::StarkConfig;
+
+/// File magic.
+pub const MAGIC: [u8; 8] = *b"ZKRVPRF\0";
+/// Format version this build writes and reads.
+pub const VERSION: u32 = 1;
+
+/// Why a file is not a readable zkrv proof.
+#[derive(Debug, Error)]
+pub enum FileError {
+    #[error("not a zkrv proof file (no `ZKRVPRF` magic at the start)")]
+    NotZkrv,
+    #[error("proof file format version {found}, but this zkrv reads version {VERSION} only")]
+    Version { found: u32 },
+    #[error("truncated proof file: {0} is cut short")]
+    Truncated(&'static str),
+    #[error("{0} trailing bytes after the proof")]
+    Trailing(usize),
+    #[error("malformed statement: {0}")]
+    Statement(String),
+    #[error("malformed proof: {0}")]
+    Proof(String),
+    #[error("proof uses STARK parameters {found}, this verifier requires {expected}")]
+    Params { found: String, expected: String },
+    #[error("STARK parameters out of the file format's range: {0}")]
+    Unencodable(String),
+}
+
+/// The 8 parameter bytes of `config` (all fields absorbed by the transcript).
+fn params_bytes(config: &StarkConfig) -> Result<[u8; 8], FileError> {
+    let f = &config.fri;
+    let b = |v: usize, what: &str| u8::try_from(v).map_err(|_| FileError::Unencodable(what.into()));
+    let q = u16::try_from(f.num_queries)
+        .map_err(|_| FileError::Unencodable("num_queries".into()))?
+        .to_le_bytes();
+    Ok([
+        b(f.log_blowup, "log_blowup")?,
+        q[0],
+        q[1],
+        b(f.query_grinding_bits as usize, "query_grinding_bits")?,
+        b(f.log_final_poly_len, "log_final_poly_len")?,
+        b(f.log_folding_arity, "log_folding_arity")?,
+        b(config.log_max_multiplicity as usize, "log_max_multiplicity")?,
+        0,
+    ])
+}
+
+fn params_config(p: &[u8; 8]) -> StarkConfig {
+    StarkConfig {
+        fri: FriConfig {
+            log_blowup: p[0] as usize,
+            num_queries: u16::from_le_bytes([p[1], p[2]]) as usize,
+            query_grinding_bits: p[3] as u32,
+            log_final_poly_len: p[4] as usize,
+            log_folding_arity: p[5] as usize,
+        },
+        log_max_multiplicity: p[6] as u32,
+        debug_check: false,
+    }
+}
+
+fn describe(c: &StarkConfig) -> String {
+    format!(
+        "(blowup 2^{}, {} queries, {} grinding bits, final poly 2^{}, arity 2^{}, multiplicity < 2^{})",
+        c.fri.log_blowup,
+        c.fri.num_queries,
+        c.fri.query_grinding_bits,
+        c.fri.log_final_poly_len,
+        c.fri.log_folding_arity,
+        c.log_max_multiplicity
+    )
+}
+
+/// Serializes a proof file.
+pub fn encode(
+    config: &StarkConfig,
+    statement: &Statement,
+    proof: &Proof,
+) -> Result<Vec<u8>, FileError> {
+    let s = statement.to_bytes();
+    let p = proof.to_bytes();
+    let mut v = Vec::with_capacity(36 + s.len() + p.len());
+    v.extend_from_slice(&MAGIC);
+    v.extend_from_slice(&VERSION.to_le_bytes());
+    v.extend_from_slice(&params_bytes(config)?);
+    v.extend_from_slice(&(s.len() as u64).to_le_bytes());
+    v.extend_from_slice(&s);
+    v.extend_from_slice(&(p.len() as u64).to_le_bytes());
+    v.extend_from_slice(&p);
+    Ok(v)
+}
+
+/// A cursor that reports which field ran out.
+struct Reader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], FileError> {
+        if self.rest.len() < n {
+            return Err(FileError::Truncated(what));
+        }
+        let (a, b) = self.rest.split_at(n);
+        self.rest = b;
+        Ok(a)
+    }
+
+    fn u64(&mut self, what: &'static str) -> Result<u64, FileError> {
+        let b = self.take(8, what)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+
+    /// A length-prefixed section.
+    fn section(&mut self, what: &'static str) -> Result<&'a [u8], FileError> {
+        let n = self.u64(what)?;
+        let n = usize::try_from(n).map_err(|_| FileError::Truncated(what))?;
+        self.take(n, what)
+    }
+}
+
+fn parse_statement(b: &[u8]) -> Result<Statement, FileError> {
+    let bad = |m: &str| FileError::Statement(m.to_string());
+    if b.len() < 44 {
+        return Err(bad("shorter than its 44-byte header"));
+    }
+    let mut program = [0u8; 32];
+    program.copy_from_slice(&b[..32]);
+    let exit_code = u32::from_le_bytes([b[32], b[33], b[34], b[35]]);
+    let mut l = [0u8; 8];
+    l.copy_from_slice(&b[36..44]);
+    let len = u64::from_le_bytes(l);
+    let output = &b[44..];
+    if output.len() as u64 != len {
+        return Err(bad(&format!(
+            "output length field says {len} bytes, {} present",
+            output.len()
+        )));
+    }
+    Ok(Statement {
+        program,
+        exit_code,
+        output: output.to_vec(),
+    })
+}
+
+/// Parses a proof file and checks that its STARK parameters are `expected`. Never panics.
+pub fn decode(bytes: &[u8], expected: &StarkConfig) -> Result<(Statement, Proof), FileError> {
+    if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+        // A prefix of the magic is a truncated proof file, anything else is some other file.
+        if !bytes.is_empty() && MAGIC.starts_with(bytes) {
+            return Err(FileError::Truncated("magic"));
+        }
+        return Err(FileError::NotZkrv);
+    }
+    let mut r = Reader {
+        rest: &bytes[MAGIC.len()..],
+    };
+    let v = r.take(4, "version")?;
+    let found = u32::from_le_bytes([v[0], v[1], v[2], v[3]]);
+    if found != VERSION {
+        return Err(FileError::Version { found });
+    }
+    let mut p = [0u8; 8];
+    p.copy_from_slice(r.take(8, "STARK parameters")?);
+    let config = params_config(&p);
+    let mut want = expected.clone();
+    want.debug_check = false;
+    if config != want || p[7] != 0 {
+        return Err(FileError::Params {
+            found: describe(&config),
+            expected: describe(&want),
+        });
+    }
+    let statement = parse_statement(r.section("statement")?)?;
+    let proof =
+        Proof::from_bytes(r.section("proof")?).map_err(|e| FileError::Proof(e.to_string()))?;
+    if !r.rest.is_empty() {
+        return Err(FileError::Trailing(r.rest.len()));
+    }
+    Ok((statement, proof))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_errors() {
+        let c = StarkConfig::default();
+        assert!(matches!(decode(b"", &c), Err(FileError::NotZkrv)));
+        assert!(matches!(
+            decode(b"\x7fELF....", &c),
+            Err(FileError::NotZkrv)
+        ));
+        assert!(matches!(decode(b"ZKRV", &c), Err(FileError::Truncated(_))));
+        let mut v = MAGIC.to_vec();
+        v.extend_from_slice(&7u32.to_le_bytes());
+        assert!(matches!(
+            decode(&v, &c),
+            Err(FileError::Version { found: 7 })
+        ));
+        let mut v = MAGIC.to_vec();
+        v.extend_from_slice(&VERSION.to_le_bytes());
+        v.extend_from_slice(&params_bytes(&c).unwrap());
+        assert!(matches!(decode(&v, &c), Err(FileError::Truncated(_))));
+        // A huge section length is a truncation, not an allocation.
+        v.extend_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(decode(&v, &c), Err(FileError::Truncated(_))));
+        let mut weak = c.clone();
+        weak.fri.num_queries = 1;
+        let mut v = MAGIC.to_vec();
+        v.extend_from_slice(&VERSION.to_le_bytes());
+        v.extend_from_slice(&params_bytes(&weak).unwrap());
+        assert!(matches!(decode(&v, &c), Err(FileError::Params { .. })));
+    }
+
+    #[test]
+    fn params_roundtrip() {
+        let c = StarkConfig::default();
+        assert_eq!(params_config(&params_bytes(&c).unwrap()), c);
+    }
+}

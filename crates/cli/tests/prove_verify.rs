@@ -1,0 +1,252 @@
+//! `zkrv prove` / `zkrv verify` end to end on the `exitcode` guest (the bundled guest the machine AIR supports
+//! today: 138 cycles, output "bye", exit code 42). One proof is made (about 8 s in release on 2 cores) and
+//! shared by the tests; each tampered copy must be rejected with its own message.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+const GUESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../guests/bin");
+
+fn zkrv(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zkrv"))
+        .args(args)
+        .output()
+        .expect("zkrv runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A fresh directory under the system temp dir.
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("zkrv-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn elf(name: &str) -> String {
+    format!("{GUESTS}/{name}.elf")
+}
+
+/// The shared proof of `exitcode` (path to the proof file, prove's output).
+fn fixture() -> &'static (PathBuf, Output) {
+    static F: OnceLock<(PathBuf, Output)> = OnceLock::new();
+    F.get_or_init(|| {
+        let dir = tempdir("fixture");
+        let proof = dir.join("exitcode.zkrv");
+        let json = dir.join("profile.json");
+        let out = zkrv(&[
+            "prove",
+            &elf("exitcode"),
+            "-o",
+            proof.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--profile",
+            "--stats",
+            "--profile-json",
+            json.to_str().unwrap(),
+        ]);
+        (proof, out)
+    })
+}
+
+fn proof_bytes() -> Vec<u8> {
+    let (path, out) = fixture();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    std::fs::read(path).unwrap()
+}
+
+/// Verifies `bytes` (written to a temp file) against `elf_name`.
+fn verify_bytes(tag: &str, bytes: &[u8], elf_name: &str) -> Output {
+    let dir = tempdir(tag);
+    let p = dir.join("p.zkrv");
+    std::fs::write(&p, bytes).unwrap();
+    let out = zkrv(&["verify", p.to_str().unwrap(), &elf(elf_name)]);
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+fn assert_rejected(out: &Output, msg: &str) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
+    assert!(err.contains("proof rejected"), "{err}");
+    assert!(err.contains(msg), "expected {msg:?} in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn prove_then_verify() {
+    let (path, out) = fixture();
+    let so = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(so.contains("exit code           42"), "{so}");
+    assert!(so.contains("(\"bye\")"), "{so}");
+    assert!(so.contains("cycles              138"), "{so}");
+    assert!(so.contains("cycles/s"), "{so}");
+    // --profile table names the prover stages; --stats on the CPU says there are no transfers.
+    for stage in [
+        "main commit",
+        "LDE",
+        "Merkle",
+        "LogUp aux",
+        "quotient",
+        "DEEP+FRI open",
+    ] {
+        assert!(so.contains(stage), "missing stage {stage}: {so}");
+    }
+    assert!(so.contains("peak host memory"), "{so}");
+    assert!(so.contains("no host<->device transfers"), "{so}");
+    // The directory holds the proof and the profile, no temporary file.
+    let dir = path.parent().unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["exitcode.zkrv", "profile.json"]);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("profile.json")).unwrap()).unwrap();
+    assert_eq!(json["cycles"], 138);
+    assert_eq!(json["proof_bytes"], std::fs::metadata(path).unwrap().len());
+    let stages = json["stages"].as_array().unwrap();
+    assert!(stages
+        .iter()
+        .any(|s| s["name"] == "prove/main commit/LDE" && s["secs"].as_f64().unwrap() > 0.0));
+
+    let out = zkrv(&["verify", path.to_str().unwrap(), &elf("exitcode")]);
+    let so = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(so.contains("proof OK"), "{so}");
+    assert!(so.contains("exit code           42"), "{so}");
+    assert!(so.contains("627965 (\"bye\")"), "{so}");
+}
+
+#[test]
+fn verify_rejects_truncated_proof() {
+    let b = proof_bytes();
+    for cut in [b.len() - 1, b.len() / 2, 40, 10, 3] {
+        let out = verify_bytes("trunc", &b[..cut], "exitcode");
+        assert_rejected(&out, "truncated");
+    }
+}
+
+#[test]
+fn verify_rejects_flipped_byte() {
+    let b = proof_bytes();
+    // A byte deep in the STARK proof (query openings / Merkle paths).
+    let mut t = b.clone();
+    let i = t.len() - 1000;
+    t[i] ^= 0x01;
+    assert_rejected(&verify_bytes("flip", &t, "exitcode"), "invalid proof");
+    // The public output byte: "bye" -> "cye" no longer matches what was proved.
+    let i = b.windows(3).position(|w| w == b"bye").unwrap();
+    let mut t = b.clone();
+    t[i] = b'c';
+    assert_rejected(&verify_bytes("flipout", &t, "exitcode"), "invalid proof");
+}
+
+#[test]
+fn verify_rejects_other_program() {
+    let b = proof_bytes();
+    assert_rejected(
+        &verify_bytes("other", &b, "fibonacci"),
+        "the proof is for another program",
+    );
+}
+
+#[test]
+fn verify_rejects_other_files_and_versions() {
+    let b = proof_bytes();
+    // An ELF is not a proof file.
+    let not_proof = std::fs::read(elf("exitcode")).unwrap();
+    assert_rejected(
+        &verify_bytes("notzkrv", &not_proof, "exitcode"),
+        "not a zkrv proof file",
+    );
+    assert_rejected(
+        &verify_bytes("empty", b"", "exitcode"),
+        "not a zkrv proof file",
+    );
+    let mut t = b.clone();
+    t[8] = 99; // format version
+    assert_rejected(
+        &verify_bytes("version", &t, "exitcode"),
+        "format version 99",
+    );
+    let mut t = b.clone();
+    t.push(0);
+    assert_rejected(&verify_bytes("trailing", &t, "exitcode"), "trailing bytes");
+    let mut t = b.clone();
+    t[13] = 1; // num_queries low byte: weaker parameters are refused
+    assert_rejected(&verify_bytes("params", &t, "exitcode"), "STARK parameters");
+}
+
+#[test]
+fn verify_missing_file_is_a_host_error() {
+    let out = zkrv(&["verify", "/nonexistent/p.zkrv", &elf("exitcode")]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("reading proof file /nonexistent/p.zkrv"),
+        "{err}"
+    );
+}
+
+#[test]
+fn prove_into_missing_directory_fails_cleanly() {
+    let dir = tempdir("nodir");
+    let target = dir.join("missing").join("p.zkrv");
+    let out = zkrv(&["prove", &elf("exitcode"), "-o", target.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(!Path::new(&target).exists());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn prove_failure_leaves_no_file() {
+    // Not an ELF: fails before proving; nothing at the destination.
+    let dir = tempdir("fail");
+    let bad = dir.join("bad.elf");
+    std::fs::write(&bad, b"not an elf").unwrap();
+    let target = dir.join("p.zkrv");
+    let out = zkrv(&[
+        "prove",
+        bad.to_str().unwrap(),
+        "-o",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!target.exists());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn backend_gpu_without_gpu_is_a_clear_error() {
+    let dir = tempdir("gpu");
+    let target = dir.join("p.zkrv");
+    let out = zkrv(&[
+        "prove",
+        &elf("exitcode"),
+        "-o",
+        target.to_str().unwrap(),
+        "--backend",
+        "gpu",
+    ]);
+    let err = text(&out.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+    if out.status.code() == Some(0) {
+        eprintln!("a GPU is present: --backend gpu proved");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--backend gpu: no usable GPU"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
