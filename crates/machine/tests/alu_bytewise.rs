@@ -111,7 +111,7 @@ fn byte_out_of_range_is_rejected() {
     l.a[0] += F::from_u64(256);
     l.a[1] -= F::ONE;
     recount(&mut w);
-    expect_rejected(&w, "byte out of range");
+    expect_check_rejects(&w, "byte out of range");
 }
 
 /// `is_or = is_xor = 1`: byte op 3 (PAIR, result 0) and ALU code AND + 3 = SLL, i.e. a false

@@ -131,7 +131,7 @@ fn product_limb_out_of_range_is_rejected() {
     row.p[0] += F::from_u64(1 << 16);
     row.p[1] -= F::ONE;
     recount(&mut w);
-    expect_rejected(&w, "limb out of range");
+    expect_check_rejects(&w, "limb out of range");
 }
 
 /// An operand limb out of range (the packed operand unchanged).
@@ -144,7 +144,7 @@ fn operand_limb_out_of_range_is_rejected() {
     row.a[0] += F::from_u64(1 << 16);
     row.a[1] -= F::ONE;
     recount(&mut w);
-    expect_rejected(&w, "operand limb out of range");
+    expect_check_rejects(&w, "operand limb out of range");
 }
 
 /// A carry off by one.
@@ -159,12 +159,12 @@ fn carry_off_by_one_is_rejected() {
     row.p[4] += F::ONE;
     let mut w2 = w.clone();
     recount(&mut w2);
-    expect_rejected(&w2, "carry off by one");
+    expect_check_rejects(&w2, "carry off by one");
     // Same with the low half of column 1 lowered to compensate (2^32 too much on the left).
     let row = MulCols::from_row_mut(w.traces[MUL].row_mut(r));
     row.p[4] -= F::ONE;
     recount(&mut w);
-    expect_rejected(&w, "carry off by one (no compensation)");
+    expect_check_rejects(&w, "carry off by one (no compensation)");
 }
 
 /// The wrap of the design's 32-bit carries (docs/tables.md §6.13 as written): `MUL(0, 0) =

@@ -149,7 +149,7 @@ fn zero_amount_lie_is_rejected() {
     l.mop = F::from_u64(alu::MULHU);
     l.r = [F::ZERO, F::ZERO];
     rebuild_mul(&mut w);
-    expect_rejected(&w, "zero amount, z = 0");
+    expect_check_rejects(&w, "zero amount, z = 0");
 }
 
 /// SLL by 67 claimed as `a << 67` reduced differently: s = 67, quotient 0 (no POW2 row (67, 0)).
@@ -168,7 +168,7 @@ fn amount_not_reduced_is_rejected() {
     l.x = [F::ZERO, F::ZERO];
     l.r = [F::ZERO, F::ZERO];
     rebuild_mul(&mut w);
-    expect_rejected(&w, "amount 67 unreduced");
+    expect_check_rejects(&w, "amount 67 unreduced");
 }
 
 /// SRL5 by 40 claimed as `a >> 40` (s = 40 >= 32 with w5 = 1, quotient 0): no POW2 row (40, 1).
@@ -186,7 +186,7 @@ fn five_bit_amount_out_of_range_is_rejected() {
     l.x = words_f(1 << 24);
     l.r = words_f(a >> 40);
     rebuild_mul(&mut w);
-    expect_rejected(&w, "5-bit amount 40");
+    expect_check_rejects(&w, "5-bit amount 40");
 }
 
 /// The design's POW2 lookup `POW2[s + 64 w5, ...]` bounds only the sum: with w5 = 1 and s = 37 - 64,
