@@ -34,8 +34,8 @@ use crate::poly::{
     bit_reverse_slice, coset_idft_ext, coset_shift, dft_batch, domain_generator, lde_batch,
     reverse_bits,
 };
-use crate::symbolic::{BlockLeaves, Node};
 use crate::profile::span;
+use crate::symbolic::{BlockLeaves, Node};
 use crate::transcript::Transcript;
 
 /// A trace handed to [`ProverBackend::commit`]: on the host, or already resident on the backend.
