@@ -249,11 +249,15 @@ pub fn rebuild_mul(w: &mut W) {
 /// could after editing a trace (tuples that are not in the lookup tables stay uncounted, so the bus stays
 /// unbalanced). MUL is left as it is.
 pub fn recount(w: &mut W) {
-    let prep = preprocessed();
+    recount_with(&airs(), &preprocessed(), w)
+}
+
+/// [`recount`] for another set of tables in the same order (a variant AIR in a test).
+pub fn recount_with(airs: &[&dyn Air], prep: &[Option<RowMajorMatrix>], w: &mut W) {
     let pow2 = prep[POW2].as_ref().unwrap();
     let mut pow2_m = vec![0u64; pow2.height()];
     let mut lookups = Lookups::new();
-    for (t, air) in airs().iter().enumerate() {
+    for (t, air) in airs.iter().enumerate() {
         if t == BITWISE || t == POW2 {
             continue;
         }
@@ -319,12 +323,21 @@ pub fn config(debug_check: bool) -> StarkConfig {
 
 /// The debug checker on the witness.
 pub fn check(w: &W) -> Result<(), check::CheckError> {
+    check_with(&airs(), &preprocessed(), w)
+}
+
+/// [`check`] for another set of tables in the same order.
+pub fn check_with(
+    airs: &[&dyn Air],
+    prep: &[Option<RowMajorMatrix>],
+    w: &W,
+) -> Result<(), check::CheckError> {
     let c = config(true);
-    let compiled = compile_all(&airs(), c.max_constraint_degree()).unwrap();
+    let compiled = compile_all(airs, c.max_constraint_degree()).unwrap();
     check::check_traces(
         &compiled,
         &w.traces,
-        &preprocessed(),
+        prep,
         &w.public,
         c.log_max_multiplicity,
     )
