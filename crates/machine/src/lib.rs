@@ -30,14 +30,18 @@ use zkrv_stark::{preprocess, ProveError, StarkConfig};
 use tables::bitwise::{bitwise_preprocessed, BitwiseAir};
 use tables::bytewise::BytewiseAir;
 use tables::cpu::CpuAir;
+use tables::cpu32::Cpu32Air;
 use tables::decode::{words, DecodeAir, DecodeTable};
+use tables::dvrm::DvrmAir;
 use tables::eq::EqAir;
 use tables::input::InputAir;
 use tables::load::LoadAir;
 use tables::lt::LtAir;
 use tables::memw_a::MemwAAir;
+use tables::mul::MulAir;
 use tables::page::{PageAir, CELLS_PER_PAGE};
 use tables::regfile::RegfileAir;
+use tables::shift::{pow2_preprocessed, Pow2Air, ShiftAir};
 use tables::store::StoreAir;
 use tables::sysio::{SyscallAir, SysioAir};
 
@@ -164,50 +168,15 @@ pub fn program_commitment(program: &Program) -> [u8; 32] {
     out
 }
 
-/// Whether this version of the machine can prove executions of `op`.
+/// Whether this version of the machine can prove executions of `op` (ECALL: exit, read, write).
 pub fn supported(op: Op) -> bool {
-    use Op::*;
-    matches!(
-        op,
-        Add | Addi
-            | Sub
-            | Lui
-            | Auipc
-            | Jal
-            | Jalr
-            | Fence
-            | Ecall
-            | Beq
-            | Bne
-            | Blt
-            | Bge
-            | Bltu
-            | Bgeu
-            | Slt
-            | Sltu
-            | Slti
-            | Sltiu
-            | Lb
-            | Lh
-            | Lw
-            | Ld
-            | Lbu
-            | Lhu
-            | Lwu
-            | Sb
-            | Sh
-            | Sw
-            | Sd
-            | And
-            | Andi
-            | Or
-            | Ori
-            | Xor
-            | Xori
-    )
+    // Every RV64IM instruction; cell-crossing (misaligned across 8 bytes) loads/stores are refused by the
+    // trace generator until the MEMW table exists.
+    !matches!(op, Op::Illegal | Op::NoCode)
 }
 
-/// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO, INPUT.
+/// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO, INPUT, CPU32, DVRM,
+/// SHIFT, POW2, MUL.
 struct Machine {
     cpu: CpuAir,
     decode: DecodeAir,
@@ -223,6 +192,11 @@ struct Machine {
     syscall: SyscallAir,
     sysio: SysioAir,
     input: InputAir,
+    cpu32: Cpu32Air,
+    dvrm: DvrmAir,
+    shift: ShiftAir,
+    pow2: Pow2Air,
+    mul: MulAir,
 }
 
 impl Machine {
@@ -244,6 +218,11 @@ impl Machine {
             syscall: SyscallAir,
             sysio: SysioAir,
             input: InputAir,
+            cpu32: Cpu32Air,
+            dvrm: DvrmAir,
+            shift: ShiftAir,
+            pow2: Pow2Air,
+            mul: MulAir,
         })
     }
 
@@ -263,6 +242,11 @@ impl Machine {
             &self.syscall,
             &self.sysio,
             &self.input,
+            &self.cpu32,
+            &self.dvrm,
+            &self.shift,
+            &self.pow2,
+            &self.mul,
         ]
     }
 
@@ -271,6 +255,7 @@ impl Machine {
         let mut v = vec![None; self.airs().len()];
         v[DECODE_TABLE] = Some(decode.preprocessed_trace(MIN_HEIGHT));
         v[BITWISE_TABLE] = Some(bitwise_preprocessed());
+        v[POW2_TABLE] = Some(pow2_preprocessed());
         v
     }
 }
@@ -353,7 +338,7 @@ pub fn public_interactions(statement: &Statement) -> Vec<PublicInteraction> {
 }
 
 /// Everything the prover commits to for one run: the statement and the main traces in table order
-/// (CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO, INPUT). Exposed so that tests can tamper with a witness cell.
+/// (CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO, INPUT, CPU32, DVRM, SHIFT, POW2, MUL). Exposed so that tests can tamper with a witness cell.
 #[derive(Clone, Debug)]
 pub struct Witness {
     pub statement: Statement,
@@ -406,6 +391,11 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
         t.syscall,
         t.sysio,
         t.input,
+        t.cpu32,
+        t.dvrm,
+        t.shift,
+        t.pow2,
+        t.mul,
     ];
     Ok(Witness {
         statement,
@@ -521,6 +511,7 @@ pub fn recount_lookups(program: &Program, witness: &mut Witness) -> Result<(), M
 /// Indices of DECODE and BITWISE in the table order.
 const DECODE_TABLE: usize = 1;
 const BITWISE_TABLE: usize = 2;
+const POW2_TABLE: usize = 17;
 
 /// Runs `program` on the private `input` and proves the run. Returns the statement and the proof.
 pub fn prove(

@@ -12,14 +12,18 @@ use crate::bus::{REG_INPUT_CURSOR, REG_OUTPUT_CURSOR};
 use crate::tables::bitwise::Lookups;
 use crate::tables::bytewise::bytewise_trace;
 use crate::tables::cpu::{CpuCols, NUM_CPU_COLS};
+use crate::tables::cpu32::cpu32_trace;
 use crate::tables::decode::{words, DecodeTable, NUM_DECODE_COLS};
+use crate::tables::dvrm::{add_dvrm_request, dvrm_trace, DvrmRequests};
 use crate::tables::eq::eq_trace;
 use crate::tables::input::input_trace;
 use crate::tables::load::{load_trace, LoadEvent};
 use crate::tables::lt::lt_trace;
 use crate::tables::memw_a::{memw_a_trace, MemwAEvent};
+use crate::tables::mul::{mul_trace, MulRequests};
 use crate::tables::page::{page_trace, CELLS_PER_PAGE};
 use crate::tables::regfile::regfile_trace;
+use crate::tables::shift::{shift_trace, ShiftOp, ShiftRequests, ShiftTraces};
 use crate::tables::store::{store_trace, StoreEvent};
 use crate::tables::sysio::{
     syscall_trace, sysio_trace, SyscallEventRow, SysioEventRow, SYS_READ, SYS_WRITE,
@@ -51,6 +55,12 @@ pub struct Traces {
     pub sysio: RowMajorMatrix,
     /// INPUT: the private input stream (one row per byte, then the end row).
     pub input: RowMajorMatrix,
+    /// CPU32 (one row per W instruction), DVRM, SHIFT, MUL (deduplicated), POW2 counters (`128 x 1`).
+    pub cpu32: RowMajorMatrix,
+    pub dvrm: RowMajorMatrix,
+    pub shift: RowMajorMatrix,
+    pub pow2: RowMajorMatrix,
+    pub mul: RowMajorMatrix,
     /// The touched 4 KiB pages (sorted base addresses), as in the record.
     pub pages: Vec<u32>,
     /// What the tables looked up in BITWISE (fill BITWISE last, with [`Lookups::trace`]).
@@ -88,6 +98,10 @@ pub fn generate(
     let mut eq_req: BTreeMap<(u64, u64), u64> = BTreeMap::new();
     let mut lt_req: BTreeMap<(u64, u64, bool), u64> = BTreeMap::new();
     let mut bw_req: BTreeMap<(u64, u64, u64), u64> = BTreeMap::new();
+    let mut shift_req = ShiftRequests::new();
+    let mut mul_req = MulRequests::new();
+    let mut dvrm_req = DvrmRequests::new();
+    let mut w_ops: Vec<(u64, u64, u64)> = Vec::new();
     // Memory walk: cell -> (bytes, last access ts), lazily seeded from the record's initial pages.
     let page_index: HashMap<u64, usize> = rec
         .pages
@@ -146,10 +160,16 @@ pub fn generate(
                 alu::EQ => *eq_req.entry((rv1, b)).or_default() += 1,
                 alu::SLT | alu::SLTU => *lt_req.entry((rv1, b, d.op == alu::SLT)).or_default() += 1,
                 alu::AND | alu::OR | alu::XOR => *bw_req.entry((d.op, rv1, b)).or_default() += 1,
+                alu::DIV | alu::DIVU | alu::REM | alu::REMU => {
+                    add_dvrm_request(&mut dvrm_req, d.op, rv1, b)
+                }
+                alu::ADDW..=alu::REMUW => w_ops.push((d.op, rv1, b)),
                 op => {
-                    return Err(MachineError::Internal(format!(
-                        "ALU op {op} has no table yet"
-                    )))
+                    if let Some(sop) = ShiftOp::from_alu(op) {
+                        *shift_req.entry((sop, rv1, b)).or_default() += 1;
+                    } else if !mul_req.add_alu(op, rv1, b) {
+                        return Err(MachineError::Internal(format!("ALU op {op} has no table")));
+                    }
                 }
             }
         }
@@ -393,6 +413,30 @@ pub fn generate(
         .copied()
         .zip(reg_ts.iter().copied())
         .collect();
+    // Tables that ask other tables: CPU32 -> SHIFT/MUL/DVRM, DVRM -> MUL/LT, SHIFT -> MUL. Fill in that
+    // order so every request is counted before its answering table is built.
+    let (cpu32, facts) = cpu32_trace(&w_ops, min_height, &mut lookups)
+        .ok_or_else(|| MachineError::Internal("bad W op".into()))?;
+    for fa in facts {
+        if let Some(sop) = ShiftOp::from_alu(fa.op) {
+            *shift_req.entry((sop, fa.a, fa.b)).or_default() += 1;
+        } else if matches!(fa.op, alu::DIV | alu::DIVU | alu::REM | alu::REMU) {
+            add_dvrm_request(&mut dvrm_req, fa.op, fa.a, fa.b);
+        } else if !mul_req.add_alu(fa.op, fa.a, fa.b) {
+            return Err(MachineError::Internal(format!("CPU32 request {fa:?}")));
+        }
+    }
+    let (dvrm, facts) = dvrm_trace(&dvrm_req, min_height, &mut lookups);
+    for fa in facts {
+        if fa.op == alu::SLTU {
+            *lt_req.entry((fa.a, fa.b, false)).or_default() += 1;
+        } else if !mul_req.add_alu(fa.op, fa.a, fa.b) {
+            return Err(MachineError::Internal(format!("DVRM request {fa:?}")));
+        }
+    }
+    let ShiftTraces { shift, pow2 } =
+        shift_trace(&shift_req, min_height, &mut lookups, &mut mul_req);
+    let mul = mul_trace(&mul_req, min_height, &mut lookups);
     let eq = eq_trace(&eq_req, min_height);
     let lt = lt_trace(&lt_req, min_height, &mut lookups);
     let bytewise = bytewise_trace(&bw_req, min_height, &mut lookups);
@@ -433,6 +477,11 @@ pub fn generate(
         syscall,
         sysio,
         input: input_t,
+        cpu32,
+        dvrm,
+        shift,
+        pow2,
+        mul,
         cpu: RowMajorMatrix::new(cpu, NUM_CPU_COLS),
         decode: RowMajorMatrix::new(decode_counts.into_iter().map(f).collect(), NUM_DECODE_COLS),
         regfile: regfile_trace(&regs),

@@ -88,3 +88,21 @@ fn private_input_read_proves_and_verifies() {
         assert!(verify(&p, &lie, &proof, &config).is_err());
     }
 }
+
+#[test]
+fn fibonacci_guest_proves_and_verifies() {
+    // guests/c/programs/fibonacci.c: input n (u64 LE), output fib(n) (u64 LE).
+    let p = guest("fibonacci");
+    let config = StarkConfig::default();
+    let input = 30u64.to_le_bytes();
+    let t0 = std::time::Instant::now();
+    let (st, proof) = prove(&p, &input, &config).unwrap();
+    println!(
+        "fibonacci.elf (n = 30): prove {:?}, proof {} bytes",
+        t0.elapsed(),
+        proof.to_bytes().len()
+    );
+    assert_eq!(st.output, 832040u64.to_le_bytes());
+    assert_eq!(st.exit_code, 0);
+    verify(&p, &st, &proof, &config).unwrap();
+}

@@ -90,7 +90,8 @@ fn wrong_statement_is_rejected() {
 
 #[test]
 fn unsupported_instruction_is_refused() {
-    let words = vec![addi(10, 0, 1), mul(10, 10, 10), addi(17, 0, 93), ECALL];
+    // A load that crosses an 8-byte cell boundary needs the MEMW table (not implemented yet).
+    let words = vec![addi(2, 2, -64), ld(5, 2, 4), addi(17, 0, 93), ECALL];
     let p = Program::from_words(BASE, &words).unwrap();
     match prove(&p, b"", &config(false)) {
         Err(MachineError::Unsupported { pc, .. }) => assert_eq!(pc, 0x1004),
