@@ -13,6 +13,7 @@ use zkrv_machine::tables::bytewise::BytewiseAir;
 use zkrv_machine::tables::cpu::CpuAir;
 use zkrv_machine::tables::decode::{DecodeAir, DecodeTable};
 use zkrv_machine::tables::eq::EqAir;
+use zkrv_machine::tables::input::InputAir;
 use zkrv_machine::tables::load::LoadAir;
 use zkrv_machine::tables::lt::LtAir;
 use zkrv_machine::tables::memw_a::MemwAAir;
@@ -26,6 +27,9 @@ use zkrv_machine::{
 use zkrv_stark::air::Air;
 use zkrv_stark::backend::TraceInput;
 use zkrv_stark::{preprocess, prove_with, StarkConfig};
+
+/// Number of tables of the machine this module mirrors.
+pub const NUM_TABLES: usize = 14;
 
 /// Why the GPU path could not prove.
 #[derive(Debug, thiserror::Error)]
@@ -65,7 +69,9 @@ pub fn prove_witness(
         &BytewiseAir,
         &SyscallAir,
         &SysioAir,
+        &InputAir,
     ];
+    debug_assert_eq!(airs.len(), NUM_TABLES);
     if witness.traces.len() != airs.len() {
         return Err(GpuProveError::TableMismatch {
             traces: witness.traces.len(),

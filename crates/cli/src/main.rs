@@ -201,8 +201,11 @@ fn open_gpu() -> Result<Engine, zkrv_cuda::CudaError> {
     zkrv_cuda::Device::new().map(|_| Engine::Cpu)
 }
 
+/// Proves on `engine`; with `auto`, a GPU path that cannot handle the machine's tables falls back to the CPU.
+#[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
 fn prove_on(
     engine: &Engine,
+    auto: bool,
     program: &Program,
     witness: zkrv_machine::Witness,
     config: &StarkConfig,
@@ -211,6 +214,16 @@ fn prove_on(
         Engine::Cpu => Ok(zkrv_machine::prove_witness(program, witness, config)?),
         #[cfg(feature = "cuda")]
         Engine::Gpu(b) => {
+            if auto && witness.traces.len() != gpu::NUM_TABLES {
+                eprintln!(
+                    "zkrv: {}\nzkrv: --backend auto: proving on the CPU instead",
+                    gpu::GpuProveError::TableMismatch {
+                        traces: witness.traces.len(),
+                        tables: gpu::NUM_TABLES
+                    }
+                );
+                return Ok(zkrv_machine::prove_witness(program, witness, config)?);
+            }
             let (statement, proof) = gpu::prove_witness(b, program, witness, config)?;
             // The GPU path mirrors the machine's table list (see gpu.rs): check the result before writing it.
             profile::time("self-check (verify)", || {
@@ -443,7 +456,15 @@ fn prove(a: ProveArgs) -> Result<u8> {
             zkrv_machine::witness(&program, &input)
         })?;
         let (statement, proof) = progress.stage("prove", || {
-            no_panic("proving", || prove_on(&engine, &program, witness, &config))
+            no_panic("proving", || {
+                prove_on(
+                    &engine,
+                    a.backend == BackendArg::Auto,
+                    &program,
+                    witness,
+                    &config,
+                )
+            })
         })?;
         let bytes = progress.stage("serialize", || {
             proof_file::encode(&config, &statement, &proof)
