@@ -37,6 +37,7 @@ use tables::eq::EqAir;
 use tables::input::InputAir;
 use tables::load::LoadAir;
 use tables::lt::LtAir;
+use tables::memw::MemwAir;
 use tables::memw_a::MemwAAir;
 use tables::mul::MulAir;
 use tables::page::{PageAir, CELLS_PER_PAGE};
@@ -170,13 +171,12 @@ pub fn program_commitment(program: &Program) -> [u8; 32] {
 
 /// Whether this version of the machine can prove executions of `op` (ECALL: exit, read, write).
 pub fn supported(op: Op) -> bool {
-    // Every RV64IM instruction; cell-crossing (misaligned across 8 bytes) loads/stores are refused by the
-    // trace generator until the MEMW table exists.
+    // Every RV64IM instruction.
     !matches!(op, Op::Illegal | Op::NoCode)
 }
 
 /// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO, INPUT, CPU32, DVRM,
-/// SHIFT, POW2, MUL.
+/// SHIFT, POW2, MUL, MEMW.
 struct Machine {
     cpu: CpuAir,
     decode: DecodeAir,
@@ -197,6 +197,7 @@ struct Machine {
     shift: ShiftAir,
     pow2: Pow2Air,
     mul: MulAir,
+    memw: MemwAir,
 }
 
 impl Machine {
@@ -223,6 +224,7 @@ impl Machine {
             shift: ShiftAir,
             pow2: Pow2Air,
             mul: MulAir,
+            memw: MemwAir,
         })
     }
 
@@ -247,6 +249,7 @@ impl Machine {
             &self.shift,
             &self.pow2,
             &self.mul,
+            &self.memw,
         ]
     }
 
@@ -338,7 +341,7 @@ pub fn public_interactions(statement: &Statement) -> Vec<PublicInteraction> {
 }
 
 /// Everything the prover commits to for one run: the statement and the main traces in table order
-/// (CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO, INPUT, CPU32, DVRM, SHIFT, POW2, MUL). Exposed so that tests can tamper with a witness cell.
+/// (CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO, INPUT, CPU32, DVRM, SHIFT, POW2, MUL, MEMW). Exposed so that tests can tamper with a witness cell.
 #[derive(Clone, Debug)]
 pub struct Witness {
     pub statement: Statement,
@@ -396,6 +399,7 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
         t.shift,
         t.pow2,
         t.mul,
+        t.memw,
     ];
     Ok(Witness {
         statement,

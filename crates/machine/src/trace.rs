@@ -19,6 +19,7 @@ use crate::tables::eq::eq_trace;
 use crate::tables::input::input_trace;
 use crate::tables::load::{load_trace, LoadEvent};
 use crate::tables::lt::lt_trace;
+use crate::tables::memw::{memw_trace, MemwEvent};
 use crate::tables::memw_a::{memw_a_trace, MemwAEvent};
 use crate::tables::mul::{mul_trace, MulRequests};
 use crate::tables::page::{page_trace, CELLS_PER_PAGE};
@@ -61,6 +62,8 @@ pub struct Traces {
     pub shift: RowMajorMatrix,
     pub pow2: RowMajorMatrix,
     pub mul: RowMajorMatrix,
+    /// MEMW: one row per cell-crossing load/store.
+    pub memw: RowMajorMatrix,
     /// The touched 4 KiB pages (sorted base addresses), as in the record.
     pub pages: Vec<u32>,
     /// What the tables looked up in BITWISE (fill BITWISE last, with [`Lookups::trace`]).
@@ -117,6 +120,7 @@ pub fn generate(
     };
     let mut mem: HashMap<u64, ([u8; 8], u64)> = HashMap::new();
     let (mut loads, mut stores, mut accesses) = (Vec::new(), Vec::new(), Vec::new());
+    let mut general: Vec<MemwEvent> = Vec::new();
     let (mut syscall_rows, mut sysio_rows) = (Vec::new(), Vec::new());
     // INPUT lookups per index (the end-of-input row is index `input.len()`).
     let mut input_uses = vec![0u64; input.len() + 1];
@@ -194,21 +198,27 @@ pub fn generate(
                 .ok_or_else(|| MachineError::Internal(format!("no address at cycle {i}")))?;
             let width = ev.mem_width() as usize;
             let offset = (addr & 7) as usize;
-            if offset + width > 8 {
-                // Cell-crossing accesses need the MEMW table (not in this slice).
-                return Err(MachineError::Unsupported { pc: ev.pc, op });
-            }
+            // One cell (MEMW_A) or, for an access crossing a cell boundary, a window of two (MEMW).
+            let cross = offset + width > 8;
             let cell = addr >> 3;
             let width_idx = width.trailing_zeros() as usize;
-            let (old, old_ts) = match mem.get(&cell) {
-                Some(&x) => x,
-                None => (
-                    init_cell(cell).ok_or_else(|| {
-                        MachineError::Internal(format!("cell {cell:#x} outside the record's pages"))
-                    })?,
-                    0,
-                ),
-            };
+            let (mut old, mut old_ts) = ([0u8; 16], [0u64; 2]);
+            for h in 0..1 + cross as usize {
+                let c = cell + h as u64;
+                let (bytes, t) = match mem.get(&c) {
+                    Some(&x) => x,
+                    None => (
+                        init_cell(c).ok_or_else(|| {
+                            MachineError::Internal(format!(
+                                "cell {c:#x} outside the record's pages"
+                            ))
+                        })?,
+                        0,
+                    ),
+                };
+                old[8 * h..8 * h + 8].copy_from_slice(&bytes);
+                old_ts[h] = t;
+            }
             let mut new = old;
             let imm = d.imm[0] | (d.imm[1] << 32);
             let mts = ts + 1;
@@ -235,17 +245,38 @@ pub fn generate(
                     r: ev.rd_val,
                 });
             }
-            accesses.push(MemwAEvent {
-                cell,
-                ts: mts,
-                offset,
-                width_idx,
-                is_write: fl.is_store == 1,
-                old,
-                new,
-                old_ts,
-            });
-            mem.insert(cell, (new, mts));
+            let is_write = fl.is_store == 1;
+            if cross {
+                general.push(MemwEvent {
+                    cell,
+                    ts: mts,
+                    offset,
+                    width_idx,
+                    is_write,
+                    old,
+                    new,
+                    old_ts,
+                });
+            } else {
+                let (mut o, mut n) = ([0u8; 8], [0u8; 8]);
+                o.copy_from_slice(&old[..8]);
+                n.copy_from_slice(&new[..8]);
+                accesses.push(MemwAEvent {
+                    cell,
+                    ts: mts,
+                    offset,
+                    width_idx,
+                    is_write,
+                    old: o,
+                    new: n,
+                    old_ts: old_ts[0],
+                });
+            }
+            for h in 0..1 + cross as usize {
+                let mut bytes = [0u8; 8];
+                bytes.copy_from_slice(&new[8 * h..8 * h + 8]);
+                mem.insert(cell + h as u64, (bytes, mts));
+            }
         }
         if op == Op::Ecall && !(ev.rs1_val == 93 || ev.rs1_val == 94) {
             let sc = rec
@@ -443,6 +474,7 @@ pub fn generate(
     let load = load_trace(&loads, min_height, &mut lookups);
     let store = store_trace(&stores, min_height, &mut lookups);
     let memw_a = memw_a_trace(&accesses, min_height, &mut lookups);
+    let memw = memw_trace(&general, min_height, &mut lookups);
     // PAGE: every cell of every touched page, with its final value and last-access timestamp.
     let mut cells = Vec::with_capacity(rec.pages.len() * CELLS_PER_PAGE);
     for (k, &p) in rec.pages.iter().enumerate() {
@@ -482,6 +514,7 @@ pub fn generate(
         shift,
         pow2,
         mul,
+        memw,
         cpu: RowMajorMatrix::new(cpu, NUM_CPU_COLS),
         decode: RowMajorMatrix::new(decode_counts.into_iter().map(f).collect(), NUM_DECODE_COLS),
         regfile: regfile_trace(&regs),

@@ -10,6 +10,7 @@ pub mod eq;
 pub mod input;
 pub mod load;
 pub mod lt;
+pub mod memw;
 pub mod memw_a;
 pub mod mul;
 pub mod page;
