@@ -3,10 +3,10 @@
 //! large, W result not sign-extended, limb out of range) and randomized witness-cell mutation.
 //!
 //! The tables run in a small machine: the CPU's ALU requests are public Sends (the "claims"), DVRM and
-//! CPU32 are the tables under test, LT is the real table (`tables/lt.rs`) for DVRM's `|r| < |d|` checks,
-//! MUL and SHIFT facts are public Receives that hold only **true** facts (each request is answered iff it
-//! is a true fact with canonical words), and the RANGE16/MSB16 lookups go to the real BITWISE table or to
-//! public Receives of valid lookups only. After a witness is tampered with, everything downstream of the
+//! CPU32 are the tables under test, and their requests go to the real LT, SHIFT (+ POW2) and MUL tables
+//! (`tables/lt.rs`, `shift.rs`, `mul.rs`). The RANGE16/MSB16/BYTE lookups go to the real BITWISE table or,
+//! in the faster mode the mutation tests use, to public Receives of exactly the *valid* lookups (a table of
+//! true facts, like BITWISE). After a witness is tampered with, everything downstream of the
 //! tampered table is rebuilt from what that table actually requests, as a cheating prover would: so a
 //! rejection comes from the tables under test, not from stale bookkeeping.
 
@@ -20,6 +20,10 @@ use zkrv_machine::tables::dvrm::{
     NUM_DVRM_COLS,
 };
 use zkrv_machine::tables::lt::{lt_trace, LtAir};
+use zkrv_machine::tables::mul::{mul_trace, MulAir, MulOp, MulRequests};
+use zkrv_machine::tables::shift::{
+    pow2_preprocessed, shift_trace, Pow2Air, ShiftAir, ShiftOp, ShiftRequests,
+};
 use zkrv_stark::air::{compile_all, Air, AirBuilder, Direction};
 use zkrv_stark::check::check_traces;
 use zkrv_stark::field::{PrimeCharacteristicRing, PrimeField64, F};
@@ -58,22 +62,6 @@ fn reference(op: u64, a: u64, b: u64) -> u64 {
         alu::REMUW => w(au.checked_rem(bu).unwrap_or(au) as i32),
         _ => panic!("op {op}"),
     }
-}
-
-/// The true answer of a fact request that is answered outside the tables under test (MUL*, shifts,
-/// SLTU/SLT), or `None` for other ops.
-fn true_fact(op: u64, a: u64, b: u64) -> Option<u64> {
-    let s5 = (b & 31) as u32;
-    Some(match op {
-        alu::MUL => a.wrapping_mul(b),
-        alu::MULH => ((a as i64 as i128 * b as i64 as i128) >> 64) as u64,
-        alu::MULHSU => ((a as i64 as i128 * b as i128) >> 64) as u64,
-        alu::MULHU => ((a as u128 * b as u128) >> 64) as u64,
-        alu::SLL5 => a << s5,
-        alu::SRL5 => a >> s5,
-        alu::SRA5 => ((a as i64) >> s5) as u64,
-        _ => return None,
-    })
 }
 
 fn is_dvrm(op: u64) -> bool {
@@ -121,6 +109,10 @@ const ALL_OPS: [u64; 14] = [
     alu::REMW,
     alu::REMUW,
 ];
+
+/// Requests with a larger multiplicity (only ever made by a mutated flag) are left unanswered by the
+/// rebuilt fact tables instead of being counted one by one (a real prover could not make 2^32 of them).
+const MAX_M: u64 = 1 << 20;
 
 /// Smallest table height the prover takes (log height >= 1).
 const MIN_H: usize = 2;
@@ -235,7 +227,8 @@ struct Instance {
 
 impl Instance {
     fn airs(&self) -> Vec<&'static dyn Air> {
-        let mut a: Vec<&'static dyn Air> = vec![&DvrmAir, &Cpu32Air, &LtAir];
+        let mut a: Vec<&'static dyn Air> =
+            vec![&DvrmAir, &Cpu32Air, &LtAir, &ShiftAir, &Pow2Air, &MulAir];
         if self.real_bitwise {
             a.push(&BitwiseAir);
         }
@@ -315,7 +308,7 @@ fn complete(
             add_dvrm_request(&mut req, f.op, f.a, f.b);
         }
         for (dir, b, v, m) in &cpu32_ints {
-            if *dir == Direction::Send && *b == bus::ALU && is_dvrm(v[0]) {
+            if *dir == Direction::Send && *b == bus::ALU && is_dvrm(v[0]) && *m <= MAX_M {
                 if let (Some(a), Some(x)) = (value(v[1], v[2]), value(v[3], v[4])) {
                     for _ in 0..*m {
                         add_dvrm_request(&mut req, v[0], a, x);
@@ -327,35 +320,53 @@ fn complete(
     });
     let dvrm_ints = interactions(&DvrmAir, &dvrm);
 
-    // Facts answered outside: LT (real table) and MUL/SHIFT (public, true facts only).
+    // Facts answered by the real LT, SHIFT and MUL tables, rebuilt from what DVRM and CPU32 request.
     let mut lt_req = BTreeMap::new();
-    let mut public_recv: BTreeMap<(u32, Vec<u64>), u64> = BTreeMap::new();
+    let mut shift_req = ShiftRequests::new();
+    let mut mul_req = MulRequests::new();
     for (dir, b, v, m) in cpu32_ints.iter().chain(&dvrm_ints) {
-        if *dir != Direction::Send || *b != bus::ALU || is_dvrm(v[0]) {
+        if *dir != Direction::Send || *b != bus::ALU || is_dvrm(v[0]) || *m > MAX_M {
             continue;
         }
-        let (Some(a), Some(x), Some(r)) = (value(v[1], v[2]), value(v[3], v[4]), value(v[5], v[6]))
-        else {
+        let (Some(a), Some(x)) = (value(v[1], v[2]), value(v[3], v[4])) else {
             continue;
         };
         if v[0] == alu::SLTU || v[0] == alu::SLT {
             *lt_req.entry((a, x, v[0] == alu::SLT)).or_insert(0) += m;
-        } else if true_fact(v[0], a, x) == Some(r) {
-            *public_recv.entry((bus::ALU, v.clone())).or_insert(0) += m;
+        } else if let Some(op) = ShiftOp::from_alu(v[0]) {
+            *shift_req.entry((op, a, x)).or_insert(0) += m;
+        } else if let Some(op) = MulOp::from_alu(v[0]) {
+            mul_req.add_n(op, a, x, *m);
         }
     }
     let lt = lt_trace(&lt_req, MIN_H, &mut Lookups::new());
-    let lt_ints = interactions(&LtAir, &lt);
+    let shift = shift_trace(&shift_req, MIN_H, &mut Lookups::new(), &mut mul_req);
+    let mul = mul_trace(&mul_req, MIN_H, &mut Lookups::new());
 
     // Lookups: valid ones only.
+    let mut public_recv: BTreeMap<(u32, Vec<u64>), u64> = BTreeMap::new();
     let mut lookups = Lookups::new();
-    for (dir, b, v, m) in dvrm_ints.iter().chain(&cpu32_ints).chain(&lt_ints) {
-        if *dir != Direction::Send {
+    let all = [
+        interactions(&LtAir, &lt),
+        interactions(&ShiftAir, &shift.shift),
+        interactions(&MulAir, &mul),
+    ];
+    for (dir, b, v, m) in dvrm_ints
+        .iter()
+        .chain(&cpu32_ints)
+        .chain(all.iter().flatten())
+    {
+        if *dir != Direction::Send || *m > MAX_M {
             continue;
         }
         let x = match (*b, v.as_slice()) {
             (bus::RANGE16, [x]) if *x < 1 << 16 => (LookupKind::U16, *x),
             (bus::MSB16, [x, s]) if *x < 1 << 16 && *s == *x >> 15 => (LookupKind::Msb16, *x),
+            (bus::BYTE, [op, a, b, c])
+                if *op == bus::BYTE_PAIR && *a < 256 && *b < 256 && *c == 0 =>
+            {
+                (LookupKind::Pair, a << 8 | b)
+            }
             _ => continue,
         };
         for _ in 0..*m {
@@ -386,8 +397,8 @@ fn complete(
         direction: Direction::Send,
     }));
 
-    let mut traces = vec![dvrm, cpu32, lt];
-    let mut prep = vec![None, None, None];
+    let mut traces = vec![dvrm, cpu32, lt, shift.shift, shift.pow2, mul];
+    let mut prep = vec![None, None, None, None, Some(pow2_preprocessed()), None];
     if real_bitwise {
         traces.push(lookups.trace());
         prep.push(Some(bitwise_preprocessed()));
