@@ -413,14 +413,16 @@ struct ProveArgs {
 fn prove(a: ProveArgs) -> Result<u8> {
     let program = load_program(&a.elf)?;
     let input = read_input(a.input.as_deref())?;
-    // Fail on an unwritable destination before the (long) proof.
-    if let Some(d) = a.output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !d.is_dir() {
-            bail!(
-                "cannot write {}: directory {} does not exist",
-                a.output.display(),
-                d.display()
-            );
+    // Fail on a destination in a missing directory before the (long) proof.
+    for out in std::iter::once(&a.output).chain(a.profile_json.as_ref()) {
+        if let Some(d) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !d.is_dir() {
+                bail!(
+                    "cannot write {}: directory {} does not exist",
+                    out.display(),
+                    d.display()
+                );
+            }
         }
     }
     let engine = select_backend(a.backend)?;
