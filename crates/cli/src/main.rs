@@ -504,6 +504,12 @@ fn prove(a: ProveArgs) -> Result<u8> {
             Some(s) => {
                 println!("\nhost<->device transfers (bytes):");
                 print!("{s}");
+                let mut stages: Vec<&str> = s.bytes.keys().map(|(st, _)| st.as_str()).collect();
+                stages.dedup();
+                for st in stages {
+                    let b = s.stage(st);
+                    println!("stage {st}: {} host->device, {} device->host", b.h2d, b.d2h);
+                }
                 println!(
                     "total: {} host->device, {} device->host",
                     s.total_h2d(),
