@@ -11,14 +11,19 @@ use zkrv_executor::Program;
 use zkrv_machine::tables::bitwise::{bitwise_preprocessed, BitwiseAir};
 use zkrv_machine::tables::bytewise::BytewiseAir;
 use zkrv_machine::tables::cpu::CpuAir;
+use zkrv_machine::tables::cpu32::Cpu32Air;
 use zkrv_machine::tables::decode::{DecodeAir, DecodeTable};
+use zkrv_machine::tables::dvrm::DvrmAir;
 use zkrv_machine::tables::eq::EqAir;
 use zkrv_machine::tables::input::InputAir;
 use zkrv_machine::tables::load::LoadAir;
 use zkrv_machine::tables::lt::LtAir;
+use zkrv_machine::tables::memw::MemwAir;
 use zkrv_machine::tables::memw_a::MemwAAir;
+use zkrv_machine::tables::mul::MulAir;
 use zkrv_machine::tables::page::PageAir;
 use zkrv_machine::tables::regfile::RegfileAir;
+use zkrv_machine::tables::shift::{pow2_preprocessed, Pow2Air, ShiftAir};
 use zkrv_machine::tables::store::StoreAir;
 use zkrv_machine::tables::sysio::{SyscallAir, SysioAir};
 use zkrv_machine::{
@@ -29,7 +34,7 @@ use zkrv_stark::backend::TraceInput;
 use zkrv_stark::{preprocess, prove_with, StarkConfig};
 
 /// Number of tables of the machine this module mirrors.
-pub const NUM_TABLES: usize = 14;
+pub const NUM_TABLES: usize = 20;
 
 /// Why the GPU path could not prove.
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +75,12 @@ pub fn prove_witness(
         &SyscallAir,
         &SysioAir,
         &InputAir,
+        &Cpu32Air,
+        &DvrmAir,
+        &ShiftAir,
+        &Pow2Air,
+        &MulAir,
+        &MemwAir,
     ];
     debug_assert_eq!(airs.len(), NUM_TABLES);
     if witness.traces.len() != airs.len() {
@@ -81,6 +92,7 @@ pub fn prove_witness(
     let mut prep = vec![None; airs.len()];
     prep[1] = Some(decode.preprocessed_trace(MIN_HEIGHT));
     prep[2] = Some(bitwise_preprocessed());
+    prep[17] = Some(pow2_preprocessed());
     let pre = preprocess(config, &airs, prep)?;
     let mut public = public_interactions(&witness.statement);
     public.extend(

@@ -250,3 +250,36 @@ fn backend_gpu_without_gpu_is_a_clear_error() {
     assert!(err.contains("--backend gpu: no usable GPU"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn prove_verify_fibonacci_with_input() {
+    let dir = tempdir("fib");
+    let proof = dir.join("fib.zkrv");
+    let input = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../guests/inputs/fibonacci.bin"
+    );
+    let out = zkrv(&[
+        "prove",
+        &elf("fibonacci"),
+        "--input",
+        input,
+        "-o",
+        proof.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = zkrv(&["verify", proof.to_str().unwrap(), &elf("fibonacci")]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let so = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // fib(90) = 2880067194370816120, little-endian.
+    let want: String = 2880067194370816120u64
+        .to_le_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(so.contains(&format!("8 bytes: {want}")), "{so}");
+    assert!(so.contains("exit code           0"), "{so}");
+}
