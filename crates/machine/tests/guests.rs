@@ -106,3 +106,37 @@ fn fibonacci_guest_proves_and_verifies() {
     assert_eq!(st.exit_code, 0);
     verify(&p, &st, &proof, &config).unwrap();
 }
+
+/// Every prebuilt guest with its example input (docs: guests/README). Slow on a 2-core CI box (about 1.5 M
+/// cycles in all), so ignored by default: `cargo test -p zkrv-machine --release -- --ignored`.
+#[test]
+#[ignore]
+fn all_guests_prove_and_verify() {
+    let config = StarkConfig::default();
+    for name in [
+        "exitcode",
+        "fibonacci",
+        "sha256",
+        "keccak",
+        "matmul",
+        "rv64im",
+        "sort",
+        "modexp",
+    ] {
+        let input_path = format!(
+            "{}/../../guests/inputs/{name}.bin",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let input = std::fs::read(&input_path).unwrap_or_default();
+        let p = guest(name);
+        let t0 = std::time::Instant::now();
+        let (st, proof) = prove(&p, &input, &config).unwrap();
+        println!(
+            "{name}: prove {:?}, exit {}, output {} bytes",
+            t0.elapsed(),
+            st.exit_code,
+            st.output.len()
+        );
+        verify(&p, &st, &proof, &config).unwrap();
+    }
+}
