@@ -3,6 +3,7 @@
 
 // Foundations.
 pub mod field;
+pub mod keccak;
 pub mod matrix;
 pub mod merkle;
 pub mod pcs;
@@ -15,8 +16,8 @@ pub mod backend;
 pub mod check;
 pub mod config;
 pub mod logup;
-pub mod proof;
 pub mod profile;
+pub mod proof;
 pub mod prover;
 pub mod statement;
 pub mod symbolic;
@@ -24,5 +25,7 @@ pub mod verifier;
 
 pub use config::StarkConfig;
 pub use proof::Proof;
-pub use prover::{preprocess, prove, prove_with, PreprocessedCommitment, PreprocessedData, ProveError};
+pub use prover::{
+    preprocess, prove, prove_with, PreprocessedCommitment, PreprocessedData, ProveError,
+};
 pub use verifier::{verify, verify_bytes, VerifyError};

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use tiny_keccak::{Hasher, Keccak};
 
 use crate::field::{PrimeField64, F};
+use crate::keccak;
 use crate::matrix::RowMajorMatrix;
 
 /// A Keccak-256 digest.
@@ -108,18 +109,35 @@ pub struct MerkleTree {
 
 /// Rows below this are hashed sequentially (rayon overhead).
 const PAR_MIN: usize = 1 << 10;
+/// Digests per rayon task (a multiple of every batched-Keccak width).
+const PAR_CHUNK: usize = 256;
 
+/// Leaf digests `hash_rows(row_i of mats)` for `i < height`, batched ([`keccak::hash_leaves`]).
 fn hash_level_rows(mats: &[&RowMajorMatrix], height: usize) -> Vec<Digest> {
-    let f = |i: usize| hash_rows(mats.iter().map(|m| m.row(i)));
+    let mats: Vec<(&[F], usize)> = mats.iter().map(|m| (&m.values[..], m.width)).collect();
+    let mut out = vec![[0u8; 32]; height];
     if height >= PAR_MIN {
-        (0..height)
-            .into_par_iter()
-            .with_min_len(64)
-            .map(f)
-            .collect()
+        out.par_chunks_mut(PAR_CHUNK)
+            .enumerate()
+            .for_each(|(c, o)| keccak::hash_leaves(&mats, c * PAR_CHUNK, o));
     } else {
-        (0..height).map(f).collect()
+        keccak::hash_leaves(&mats, 0, &mut out);
     }
+    out
+}
+
+/// One level up: `H(prev[2k] || prev[2k+1])`, batched ([`keccak::compress_layer`]).
+fn compress_level(prev: &[Digest]) -> Vec<Digest> {
+    let n = prev.len() / 2;
+    let mut out = vec![[0u8; 32]; n];
+    if n >= PAR_MIN {
+        out.par_chunks_mut(PAR_CHUNK)
+            .zip(prev.par_chunks(2 * PAR_CHUNK))
+            .for_each(|(o, p)| keccak::compress_layer(p, o));
+    } else {
+        keccak::compress_layer(prev, &mut out);
+    }
+    out
 }
 
 impl MerkleTree {
@@ -155,24 +173,16 @@ impl MerkleTree {
         for level in (0..log_max_height).rev() {
             let prev = layers.last().expect("non-empty");
             let n = 1usize << level;
-            let mut next: Vec<Digest> = if n >= PAR_MIN {
-                prev.par_chunks_exact(2)
-                    .with_min_len(64)
-                    .map(|p| compress(&p[0], &p[1]))
-                    .collect()
-            } else {
-                prev.chunks_exact(2)
-                    .map(|p| compress(&p[0], &p[1]))
-                    .collect()
-            };
+            let mut next = compress_level(prev);
             let mats = at_height(level);
             if !mats.is_empty() {
                 let row_hashes = hash_level_rows(&mats, n);
-                let inject = |(d, r): (&mut Digest, &Digest)| *d = compress(d, r);
                 if n >= PAR_MIN {
-                    next.par_iter_mut().zip(&row_hashes).for_each(inject);
+                    next.par_chunks_mut(PAR_CHUNK)
+                        .zip(row_hashes.par_chunks(PAR_CHUNK))
+                        .for_each(|(d, r)| keccak::compress_inject(d, r));
                 } else {
-                    next.iter_mut().zip(&row_hashes).for_each(inject);
+                    keccak::compress_inject(&mut next, &row_hashes);
                 }
             }
             layers.push(next);
