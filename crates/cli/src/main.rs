@@ -14,8 +14,6 @@
 
 mod proof_file;
 
-#[cfg(feature = "cuda")]
-mod gpu;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -201,11 +199,9 @@ fn open_gpu() -> Result<Engine, zkrv_cuda::CudaError> {
     zkrv_cuda::Device::new().map(|_| Engine::Cpu)
 }
 
-/// Proves on `engine`; with `auto`, a GPU path that cannot handle the machine's tables falls back to the CPU.
-#[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
+/// Proves on `engine` (the same tables and bytes on either backend).
 fn prove_on(
     engine: &Engine,
-    auto: bool,
     program: &Program,
     witness: zkrv_machine::Witness,
     config: &StarkConfig,
@@ -213,25 +209,12 @@ fn prove_on(
     match engine {
         Engine::Cpu => Ok(zkrv_machine::prove_witness(program, witness, config)?),
         #[cfg(feature = "cuda")]
-        Engine::Gpu(b) => {
-            if auto && witness.traces.len() != gpu::NUM_TABLES {
-                eprintln!(
-                    "zkrv: {}\nzkrv: --backend auto: proving on the CPU instead",
-                    gpu::GpuProveError::TableMismatch {
-                        traces: witness.traces.len(),
-                        tables: gpu::NUM_TABLES
-                    }
-                );
-                return Ok(zkrv_machine::prove_witness(program, witness, config)?);
-            }
-            let (statement, proof) = gpu::prove_witness(b, program, witness, config)?;
-            // The GPU path mirrors the machine's table list (see gpu.rs): check the result before writing it.
-            profile::time("self-check (verify)", || {
-                zkrv_machine::verify(program, &statement, &proof, config)
-            })
-            .context("the GPU proof does not verify (GPU path out of date with zkrv_machine?)")?;
-            Ok((statement, proof))
-        }
+        Engine::Gpu(b) => Ok(zkrv_machine::prove_witness_with(
+            b.as_ref(),
+            program,
+            witness,
+            config,
+        )?),
     }
 }
 
@@ -459,13 +442,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
         })?;
         let (statement, proof) = progress.stage("prove", || {
             no_panic("proving", || {
-                prove_on(
-                    &engine,
-                    a.backend == BackendArg::Auto,
-                    &program,
-                    witness,
-                    &config,
-                )
+prove_on(&engine, &program, witness, &config)
             })
         })?;
         let bytes = progress.stage("serialize", || {

@@ -408,8 +408,20 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
     })
 }
 
-/// Proves a witness of `program` (from [`witness`], possibly modified by a test).
+/// Proves a witness of `program` (from [`witness`], possibly modified by a test) on the CPU backend.
 pub fn prove_witness(
+    program: &Program,
+    witness: Witness,
+    config: &StarkConfig,
+) -> Result<(Statement, Proof), MachineError> {
+    prove_witness_with(&zkrv_stark::backend::CpuBackend, program, witness, config)
+}
+
+/// Proves a witness of `program` on any prover backend (the CPU one, or the CUDA one from `zkrv-cuda`).
+/// The traces enter the backend as host matrices; backends that build traces on the device take them from
+/// there instead. Proofs are byte-identical across backends (deterministic grinding, bit-exact kernels).
+pub fn prove_witness_with<B: zkrv_stark::backend::ProverBackend>(
+    backend: &B,
     program: &Program,
     witness: Witness,
     config: &StarkConfig,
@@ -423,11 +435,17 @@ pub fn prove_witness(
         memory_init_interactions(program, &witness.pages).map_err(MachineError::BadProgram)?,
     );
     let pages = witness.pages;
-    let stark = zkrv_stark::prove(
+    let traces = witness
+        .traces
+        .into_iter()
+        .map(zkrv_stark::backend::TraceInput::Host)
+        .collect();
+    let stark = zkrv_stark::prove_with(
+        backend,
         config,
         &airs,
         &pre,
-        witness.traces,
+        traces,
         &public,
         &witness.statement.to_bytes(),
     )?;
