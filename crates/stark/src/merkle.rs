@@ -59,6 +59,16 @@ pub enum MerkleError {
     IndexOutOfRange { index: usize, log_height: usize },
     #[error("recomputed root does not match the commitment")]
     RootMismatch,
+    #[error("expected {expected} layers, got {got}")]
+    LayerCount { expected: usize, got: usize },
+    #[error("layer {layer} has {got} digests, expected {expected}")]
+    LayerSize {
+        layer: usize,
+        expected: usize,
+        got: usize,
+    },
+    #[error("matrix {0}: height is not a power of two, or width is 0")]
+    MatrixShape(usize),
 }
 
 /// Keccak-256 of `data`.
@@ -192,6 +202,56 @@ impl MerkleTree {
             layers,
             log_max_height,
         }
+    }
+
+    /// A tree from layers hashed elsewhere (e.g. on a GPU), without rehashing: `layers[k]` is level `L - k`
+    /// (`layers[0]` the `2^L` leaf digests, `layers[L]` the one-digest root), `L = log2(max height)`,
+    /// built from `matrices` as [`MerkleTree::new`] would.
+    ///
+    /// Checked: a non-empty matrix list with power-of-two heights and widths >= 1, `L + 1` layers of
+    /// `2^(L-k)` digests. Not checked (that would cost the rehash this avoids): that the digests are the
+    /// hashes of `matrices`; the caller vouches for that, and a wrong layer yields proofs that the verifier
+    /// rejects.
+    pub fn from_layers(
+        matrices: Vec<RowMajorMatrix>,
+        layers: Vec<Vec<Digest>>,
+    ) -> Result<Self, MerkleError> {
+        if matrices.is_empty() {
+            return Err(MerkleError::NoMatrices);
+        }
+        let mut log_max_height = 0;
+        for (i, m) in matrices.iter().enumerate() {
+            match m.log_height() {
+                Some(lh) if m.width > 0 => log_max_height = log_max_height.max(lh),
+                _ => return Err(MerkleError::MatrixShape(i)),
+            }
+        }
+        if layers.len() != log_max_height + 1 {
+            return Err(MerkleError::LayerCount {
+                expected: log_max_height + 1,
+                got: layers.len(),
+            });
+        }
+        for (k, l) in layers.iter().enumerate() {
+            let expected = 1usize << (log_max_height - k);
+            if l.len() != expected {
+                return Err(MerkleError::LayerSize {
+                    layer: k,
+                    expected,
+                    got: l.len(),
+                });
+            }
+        }
+        Ok(Self {
+            matrices,
+            layers,
+            log_max_height,
+        })
+    }
+
+    /// All layers, leaf level first (`layers()[k]` is level `L - k`; see [`MerkleTree::from_layers`]).
+    pub fn layers(&self) -> &[Vec<Digest>] {
+        &self.layers
     }
 
     /// The commitment.

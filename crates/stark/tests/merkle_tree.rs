@@ -187,3 +187,50 @@ fn merkle_tamper_detection() {
         verify_batch(&root, &dims, idx, &noncanon, &proof).unwrap();
     }
 }
+
+#[test]
+fn merkle_from_layers_round_trip_and_shape_checks() {
+    let mut rng = StdRng::seed_from_u64(seed() ^ 3);
+    let mats = vec![
+        rand_matrix(&mut rng, 64, 5),
+        rand_matrix(&mut rng, 16, 3),
+        rand_matrix(&mut rng, 64, 2),
+    ];
+    let tree = MerkleTree::new(mats.clone());
+    let rebuilt = MerkleTree::from_layers(mats.clone(), tree.layers().to_vec()).unwrap();
+    assert_eq!(rebuilt.root(), tree.root());
+    let dims = tree.dims();
+    for index in [0, 17, 63] {
+        assert_eq!(rebuilt.open(index), tree.open(index));
+        let (rows, proof) = rebuilt.open(index);
+        verify_batch(&tree.root(), &dims, index, &rows, &proof).unwrap();
+    }
+    let mut short = tree.layers().to_vec();
+    short.pop();
+    assert_eq!(
+        MerkleTree::from_layers(mats.clone(), short).unwrap_err(),
+        MerkleError::LayerCount {
+            expected: 7,
+            got: 6
+        }
+    );
+    let mut bad = tree.layers().to_vec();
+    bad[2].push([0; 32]);
+    assert_eq!(
+        MerkleTree::from_layers(mats.clone(), bad).unwrap_err(),
+        MerkleError::LayerSize {
+            layer: 2,
+            expected: 16,
+            got: 17
+        }
+    );
+    let odd = vec![RowMajorMatrix::new(vec![F::new(1); 6], 2)];
+    assert_eq!(
+        MerkleTree::from_layers(odd, vec![vec![[0; 32]]]).unwrap_err(),
+        MerkleError::MatrixShape(0)
+    );
+    assert_eq!(
+        MerkleTree::from_layers(Vec::new(), vec![]).unwrap_err(),
+        MerkleError::NoMatrices
+    );
+}
