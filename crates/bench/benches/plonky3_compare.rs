@@ -408,7 +408,7 @@ fn zkrv_phases(
     let e = |a: u64, b: u64, c: u64| Ext3::from_u64s([a, b, c]);
     let challenges = zkrv_stark::logup::LogupChallenges::new(e(3, 5, 7), e(11, 13, 17), 1);
     let t0 = Instant::now();
-    let lde = backend.host_lde(&main, 0);
+    let lde = backend.host_lde(&main, 0).map_err(|e| e.to_string())?;
     let q = backend.quotient(
         &compiled,
         lb,

@@ -6,11 +6,12 @@
 //! "host-copy":
 //! * `host_trace`: the host matrix when the trace came from the host (no copy); a resident trace is copied
 //!   to the host once at commit, before its device buffer is dropped (the LDE is its last device consumer);
-//! * `host_lde`: all LDEs of a round are downloaded once, on first use (a device failure there panics with
-//!   the CUDA error, since the trait method cannot return one);
-//! * `open`: `pcs::open` needs a host `MerkleTree`, rebuilt on the CPU from the downloaded LDEs (its root is
-//!   checked against the GPU root in debug builds). A `MerkleTree` constructor taking precomputed layers would
-//!   let the GPU layers be downloaded instead of rehashed.
+//! * `host_lde`: all LDEs of a round are downloaded once, on first use (a device failure there is
+//!   `BackendError::Device`);
+//! * `open`: `pcs::open` needs a host `MerkleTree`: the GPU tree levels are downloaded (counted as
+//!   "merkle-layers") and wrapped with `MerkleTree::from_layers`, no rehash on the CPU (root checked against
+//!   the GPU root; debug builds also compare every layer with a CPU rebuild). `open` cannot return an error:
+//!   a device failure there panics with the CUDA error (the quotient phase has downloaded the LDEs already).
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -89,26 +90,64 @@ impl CudaBackend {
         }
     }
 
-    fn host_ldes<'a>(&self, c: &'a CudaCommitted) -> &'a [RowMajorMatrix] {
-        c.host_ldes.get_or_init(|| {
-            c.gpu
-                .ldes
-                .iter()
-                .map(|l| {
-                    // The trait's `host_lde` cannot return an error; a device failure here (not reachable
-                    // from prover input) stops the proof loudly rather than feeding a placeholder matrix on.
-                    let v = match self.dev.download(&l.data) {
-                        Ok(v) => v,
-                        Err(e) => panic!("zkrv-cuda: host copy of LDE {} failed: {e}", l.name),
-                    };
-                    self.record(|s| s.add_d2h(STAGE_HOST_COPY, &l.name, (v.len() * 8) as u64));
-                    RowMajorMatrix {
-                        values: v.into_iter().map(F::new).collect(),
-                        width: l.width,
-                    }
-                })
-                .collect()
-        })
+    /// Host copies of all LDEs of a round, downloaded once on first use.
+    fn host_ldes<'a>(&self, c: &'a CudaCommitted) -> Result<&'a [RowMajorMatrix], CudaError> {
+        if let Some(v) = c.host_ldes.get() {
+            return Ok(v);
+        }
+        let mut ldes = Vec::with_capacity(c.gpu.ldes.len());
+        for l in &c.gpu.ldes {
+            let v = self.dev.download(&l.data)?;
+            self.record(|s| s.add_d2h(STAGE_HOST_COPY, &l.name, (v.len() * 8) as u64));
+            ldes.push(RowMajorMatrix {
+                values: v.into_iter().map(F::new).collect(),
+                width: l.width,
+            });
+        }
+        // A concurrent first use may have won the race; both copies are equal.
+        let _ = c.host_ldes.set(ldes);
+        Ok(c.host_ldes.get().expect("set above"))
+    }
+
+    /// Host Merkle tree of a round: the LDE copies plus the GPU tree levels (downloaded once, no rehash).
+    fn host_tree<'a>(&self, c: &'a CudaCommitted) -> Result<&'a MerkleTree, CudaError> {
+        if let Some(t) = c.host_tree.get() {
+            return Ok(t);
+        }
+        let ldes = self.host_ldes(c)?.to_vec();
+        // Device `levels[l]` is level l (2^l x 4 u64 lanes); host `layers[k]` is level L - k.
+        let mut layers = Vec::with_capacity(c.gpu.tree.levels.len());
+        let mut bytes = 0u64;
+        for level in c.gpu.tree.levels.iter().rev() {
+            let v = self.dev.download(level)?;
+            bytes += (v.len() * 8) as u64;
+            layers.push(
+                v.chunks_exact(4)
+                    .map(|l| {
+                        let mut d = [0u8; 32];
+                        for (k, x) in l.iter().enumerate() {
+                            d[8 * k..8 * k + 8].copy_from_slice(&x.to_le_bytes());
+                        }
+                        d
+                    })
+                    .collect::<Vec<Digest>>(),
+            );
+        }
+        self.record(|s| s.add_d2h(STAGE_HOST_COPY, "merkle-layers", bytes));
+        let tree = MerkleTree::from_layers(ldes, layers)
+            .map_err(|e| CudaError::InvalidArgument(format!("GPU Merkle levels: {e}")))?;
+        if tree.root() != c.gpu.root {
+            return Err(CudaError::InvalidArgument(
+                "GPU Merkle levels do not end in the committed root".into(),
+            ));
+        }
+        debug_assert_eq!(
+            tree.layers(),
+            MerkleTree::new(tree.matrices().to_vec()).layers(),
+            "GPU and CPU Merkle layers differ"
+        );
+        let _ = c.host_tree.set(tree);
+        Ok(c.host_tree.get().expect("set above"))
     }
 }
 
@@ -208,12 +247,20 @@ impl ProverBackend for CudaBackend {
         c.dims.clone()
     }
 
-    fn host_trace<'a>(&self, c: &'a CudaCommitted, i: usize) -> Cow<'a, RowMajorMatrix> {
-        Cow::Borrowed(&c.host_traces[i])
+    fn host_trace<'a>(
+        &self,
+        c: &'a CudaCommitted,
+        i: usize,
+    ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
+        Ok(Cow::Borrowed(&c.host_traces[i]))
     }
 
-    fn host_lde<'a>(&self, c: &'a CudaCommitted, i: usize) -> Cow<'a, RowMajorMatrix> {
-        Cow::Borrowed(&self.host_ldes(c)[i])
+    fn host_lde<'a>(
+        &self,
+        c: &'a CudaCommitted,
+        i: usize,
+    ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
+        Ok(Cow::Borrowed(&self.host_ldes(c).map_err(dev_err)?[i]))
     }
 
     fn open(
@@ -225,10 +272,12 @@ impl ProverBackend for CudaBackend {
         let trees: Vec<(&MerkleTree, Vec<Vec<Ext3>>)> = rounds
             .iter()
             .map(|(c, points)| {
-                let tree = c
-                    .host_tree
-                    .get_or_init(|| MerkleTree::new(self.host_ldes(c).to_vec()));
-                debug_assert_eq!(tree.root(), c.gpu.root, "GPU and CPU Merkle roots differ");
+                // `open` cannot return an error; a device failure here (not reachable from prover input)
+                // stops the proof loudly rather than feeding a placeholder tree on.
+                let tree = match self.host_tree(c) {
+                    Ok(t) => t,
+                    Err(e) => panic!("zkrv-cuda: host copy of the Merkle tree failed: {e}"),
+                };
                 (tree, points.clone())
             })
             .collect();

@@ -81,11 +81,21 @@ pub trait ProverBackend: Sync {
     /// Shapes of the committed traces (before the blowup), in commit order.
     fn trace_dims(&self, committed: &Self::Committed) -> Vec<TraceDims>;
 
-    /// Host view of committed trace `i` (`n x w`, natural order).
-    fn host_trace<'a>(&self, committed: &'a Self::Committed, i: usize) -> Cow<'a, RowMajorMatrix>;
+    /// Host view of committed trace `i` (`n x w`, natural order). A device backend may download it here;
+    /// a failed download is [`BackendError::Device`].
+    fn host_trace<'a>(
+        &self,
+        committed: &'a Self::Committed,
+        i: usize,
+    ) -> Result<Cow<'a, RowMajorMatrix>, BackendError>;
 
-    /// Host view of the LDE of committed trace `i` (`nB x w`, bit-reversed rows).
-    fn host_lde<'a>(&self, committed: &'a Self::Committed, i: usize) -> Cow<'a, RowMajorMatrix>;
+    /// Host view of the LDE of committed trace `i` (`nB x w`, bit-reversed rows). A device backend may
+    /// download it here; a failed download is [`BackendError::Device`].
+    fn host_lde<'a>(
+        &self,
+        committed: &'a Self::Committed,
+        i: usize,
+    ) -> Result<Cow<'a, RowMajorMatrix>, BackendError>;
 
     /// LogUp aux trace of one table (`n x aux_width`, natural order) and its bus sum. Default: host
     /// implementation [`logup::build_aux_trace`].
@@ -198,12 +208,20 @@ impl ProverBackend for CpuBackend {
             .collect()
     }
 
-    fn host_trace<'a>(&self, c: &'a CpuCommitted, i: usize) -> Cow<'a, RowMajorMatrix> {
-        Cow::Borrowed(&c.traces[i])
+    fn host_trace<'a>(
+        &self,
+        c: &'a CpuCommitted,
+        i: usize,
+    ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
+        Ok(Cow::Borrowed(&c.traces[i]))
     }
 
-    fn host_lde<'a>(&self, c: &'a CpuCommitted, i: usize) -> Cow<'a, RowMajorMatrix> {
-        Cow::Borrowed(&c.tree.matrices()[i])
+    fn host_lde<'a>(
+        &self,
+        c: &'a CpuCommitted,
+        i: usize,
+    ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
+        Ok(Cow::Borrowed(&c.tree.matrices()[i]))
     }
 
     fn open(

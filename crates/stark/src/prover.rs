@@ -209,7 +209,7 @@ pub fn prove_with<B: ProverBackend>(
         let _s = span("debug check");
         let host: Vec<_> = (0..airs.len())
             .map(|t| backend.host_trace(&main, t))
-            .collect();
+            .collect::<Result<_, _>>()?;
         check_traces(
             &compiled,
             &host,
@@ -259,7 +259,7 @@ pub fn prove_with<B: ProverBackend>(
         let prep_trace = preprocessed.traces[t].as_ref();
         // Host view of the main trace (a device backend downloads it here; tables without
         // interactions are never downloaded).
-        let host_main = backend.host_trace(&main, t);
+        let host_main = backend.host_trace(&main, t)?;
         let (aux, sum) = backend.build_aux(
             &compiled[t],
             &host_main,
@@ -287,13 +287,13 @@ pub fn prove_with<B: ProverBackend>(
     let s_quotient = span("quotient");
     let mut quotients = Vec::with_capacity(airs.len());
     for (t, air) in compiled.iter().enumerate() {
-        let main_lde = backend.host_lde(&main, t);
+        let main_lde = backend.host_lde(&main, t)?;
         let prep_lde = match (&prep, prep_index(t)) {
-            (Some(c), Some(i)) => Some(backend.host_lde(c, i)),
+            (Some(c), Some(i)) => Some(backend.host_lde(c, i)?),
             _ => None,
         };
         let aux_lde = match (&aux, bus_tables.iter().position(|&b| b == t)) {
-            (Some((_, c)), Some(i)) => Some(backend.host_lde(c, i)),
+            (Some((_, c)), Some(i)) => Some(backend.host_lde(c, i)?),
             _ => None,
         };
         let q = backend.quotient(

@@ -138,10 +138,18 @@ impl ProverBackend for AuxTamper {
     fn trace_dims(&self, c: &CpuCommitted) -> Vec<TraceDims> {
         CpuBackend.trace_dims(c)
     }
-    fn host_trace<'a>(&self, c: &'a CpuCommitted, i: usize) -> Cow<'a, RowMajorMatrix> {
+    fn host_trace<'a>(
+        &self,
+        c: &'a CpuCommitted,
+        i: usize,
+    ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
         CpuBackend.host_trace(c, i)
     }
-    fn host_lde<'a>(&self, c: &'a CpuCommitted, i: usize) -> Cow<'a, RowMajorMatrix> {
+    fn host_lde<'a>(
+        &self,
+        c: &'a CpuCommitted,
+        i: usize,
+    ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
         CpuBackend.host_lde(c, i)
     }
     fn build_aux(
