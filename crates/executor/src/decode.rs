@@ -196,6 +196,9 @@ fn sh(op: Op, w: u32, shamt: u32) -> Inst {
 /// Decodes one 32-bit instruction word. The error is a human-readable reason.
 pub fn decode(w: u32) -> Result<Inst, &'static str> {
     use Op::*;
+    if w == 0 {
+        return Err("illegal instruction (all-zero word)");
+    }
     if w & 3 != 3 {
         return Err("compressed instruction (C extension is not supported)");
     }
@@ -429,7 +432,7 @@ mod tests {
         assert!(decode(0x0000_2007).unwrap_err().contains("floating")); // flw
         assert!(decode(0x0010_0073).unwrap_err().contains("EBREAK"));
         assert!(decode(0x3000_2073).unwrap_err().contains("CSR")); // csrr
-        assert!(decode(0).is_err());
+        assert!(decode(0).unwrap_err().contains("all-zero word"));
         assert!(decode(u32::MAX).is_err());
     }
 }

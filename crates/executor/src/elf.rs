@@ -15,6 +15,9 @@ use object::LittleEndian as LE;
 /// 16 MiB of code, i.e. 4 Mi instructions, pre-decoded into 48 MiB (8-byte `Inst` + raw word).
 pub const MAX_EXEC_SPAN: u64 = 16 << 20;
 
+/// Largest ELF file accepted (256 MiB); a caller reading a file should read at most this + 1 bytes.
+pub const MAX_ELF_BYTES: u64 = 256 << 20;
+
 /// Largest number of `PT_LOAD` segments accepted.
 pub const MAX_SEGMENTS: usize = 256;
 
@@ -45,6 +48,24 @@ pub enum ElfError {
     /// The program header table is malformed or lies outside the file.
     #[error("bad program header table: {0}")]
     BadProgramHeaders(String),
+    /// The program header table (`e_phoff`, `e_phnum` x `e_phentsize`) extends past the end of the file.
+    #[error("program header table truncated: {count} entries of {entsize} bytes at offset {offset:#x} extend past the end of the {file_len}-byte file")]
+    TruncatedProgramHeaders {
+        /// `e_phoff`.
+        offset: u64,
+        /// `e_phnum`.
+        count: u16,
+        /// `e_phentsize`.
+        entsize: u16,
+        /// File length.
+        file_len: usize,
+    },
+    /// No `PT_LOAD` segment with a nonzero size.
+    #[error("no loadable segments (no PT_LOAD program header with p_memsz > 0)")]
+    NoLoadableSegments,
+    /// The file is larger than [`MAX_ELF_BYTES`].
+    #[error("ELF file too large: more than {MAX_ELF_BYTES} bytes")]
+    TooLarge,
     /// More `PT_LOAD` segments than [`MAX_SEGMENTS`].
     #[error("too many loadable segments ({0}, at most {MAX_SEGMENTS})")]
     TooManySegments(usize),
@@ -148,6 +169,9 @@ pub struct Program {
 impl Program {
     /// Parses and validates an ELF file (see the crate docs and docs/abi.md for the rules).
     pub fn from_elf(bytes: &[u8]) -> Result<Program, ElfError> {
+        if bytes.len() as u64 > MAX_ELF_BYTES {
+            return Err(ElfError::TooLarge);
+        }
         if bytes.len() < 64 {
             return Err(ElfError::TruncatedHeader { len: bytes.len() });
         }
@@ -168,6 +192,19 @@ impl Program {
         }
         if hdr.e_type(e) != elf::ET_EXEC {
             return Err(ElfError::WrongType(hdr.e_type(e)));
+        }
+        let (phoff, phnum, phentsize) = (hdr.e_phoff(e), hdr.e_phnum(e), hdr.e_phentsize(e));
+        if phnum > 0
+            && phoff
+                .checked_add(u64::from(phnum) * u64::from(phentsize))
+                .is_none_or(|end| end > bytes.len() as u64)
+        {
+            return Err(ElfError::TruncatedProgramHeaders {
+                offset: phoff,
+                count: phnum,
+                entsize: phentsize,
+                file_len: bytes.len(),
+            });
         }
         let phdrs = hdr
             .program_headers(e, bytes)
@@ -231,6 +268,9 @@ impl Program {
     /// non-overlapping, `data.len() <= memsz`, entry aligned in an executable segment).
     pub fn new(entry: u64, mut segments: Vec<Segment>) -> Result<Program, ElfError> {
         segments.retain(|s| s.memsz > 0);
+        if segments.is_empty() {
+            return Err(ElfError::NoLoadableSegments);
+        }
         if segments.len() > MAX_SEGMENTS {
             return Err(ElfError::TooManySegments(segments.len()));
         }

@@ -52,7 +52,6 @@ impl Machine<'_> {
             data_offset: 0,
             data_len: 0,
         };
-        let oob = |addr| ExecError::MemoryOutOfBounds { pc, addr };
         let mut data: &[u8] = &[];
         let mut old = Vec::new();
         let result = match num {
@@ -61,7 +60,16 @@ impl Machine<'_> {
                 if a0 != 1 && a0 != 2 {
                     return Err(ExecError::BadFd { pc, num, fd: a0 });
                 }
-                let bytes = self.mem.slice(a1, a2).ok_or_else(|| oob(a1))?;
+                // A zero-length write touches no byte: no address check (as under Linux/qemu).
+                let bytes = if a2 == 0 {
+                    &[][..]
+                } else {
+                    self.mem.slice(a1, a2).ok_or(ExecError::BufferOutOfBounds {
+                        pc,
+                        addr: a1,
+                        len: a2,
+                    })?
+                };
                 let out = if a0 == 1 {
                     &mut self.public_output
                 } else {
@@ -82,7 +90,18 @@ impl Machine<'_> {
                 let rest = &self.input[self.input_pos..];
                 let n = (a2.min(rest.len() as u64)) as usize;
                 let src = &rest[..n];
-                let dst = self.mem.slice_mut(a1, n as u64).ok_or_else(|| oob(a1))?;
+                // A zero-length read (len 0 or input exhausted) touches no byte: no address check.
+                let dst = if n == 0 {
+                    &mut [][..]
+                } else {
+                    self.mem
+                        .slice_mut(a1, n as u64)
+                        .ok_or(ExecError::BufferOutOfBounds {
+                            pc,
+                            addr: a1,
+                            len: n as u64,
+                        })?
+                };
                 if rec.is_some() {
                     old = dst.to_vec();
                 }

@@ -25,7 +25,7 @@ mod record;
 mod vm;
 
 pub use decode::{decode, Inst, Op};
-pub use elf::{ElfError, Program, Segment, MAX_EXEC_SPAN, MAX_SEGMENTS};
+pub use elf::{ElfError, Program, Segment, MAX_ELF_BYTES, MAX_EXEC_SPAN, MAX_SEGMENTS};
 pub use exec::{div, divu, divuw, divw, mulh, mulhsu, mulhu, rem, remu, remuw, remw};
 pub use record::{CycleEvent, Record, SyscallEvent};
 pub use vm::Vm;
@@ -98,13 +98,23 @@ pub enum ExecError {
         /// Why it was rejected.
         reason: &'static str,
     },
-    /// A load, store or syscall buffer touched memory outside `[0x1000, 0x8000_0000)`.
+    /// A load or store touched memory outside `[0x1000, 0x8000_0000)`.
     #[error("memory access out of bounds at pc {pc:#x}: address {addr:#x}")]
     MemoryOutOfBounds {
         /// Address of the instruction.
         pc: u64,
         /// First address of the access.
         addr: u64,
+    },
+    /// A read/write buffer `[addr, addr + len)` (len >= 1) reaches outside `[0x1000, 0x8000_0000)`.
+    #[error("ecall at pc {pc:#x}: buffer [{addr:#x}, {addr:#x} + {len:#x}) (length {len} bytes) reaches outside guest memory [0x1000, 0x80000000)")]
+    BufferOutOfBounds {
+        /// Address of the ECALL.
+        pc: u64,
+        /// Buffer address (a1).
+        addr: u64,
+        /// Bytes to transfer.
+        len: u64,
     },
     /// The pc left the executable segments.
     #[error("instruction fetch at pc {pc:#x} outside the executable segments")]
@@ -140,7 +150,7 @@ pub enum ExecError {
     },
     /// `max_cycles` instructions ran without an exit.
     #[error(
-        "cycle limit of {limit} instructions reached (pc {pc:#x}); raise it with --max-cycles"
+        "cycle limit of {limit} instruction(s) reached (pc {pc:#x}); raise it with --max-cycles"
     )]
     CycleLimit {
         /// The limit.
@@ -161,15 +171,65 @@ pub enum ExecError {
     HostOutOfMemory,
 }
 
+/// A run that stopped with an error, with what the guest produced before it.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// Why execution stopped.
+    pub error: ExecError,
+    /// Bytes written to fd 1 before the error.
+    pub public_output: Vec<u8>,
+    /// Bytes written to fd 2 before the error.
+    pub debug_output: Vec<u8>,
+    /// Instructions executed before the error.
+    pub cycles: u64,
+}
+
 /// Runs `program` on the private `input` until it exits.
 pub fn execute(
     program: &Program,
     input: &[u8],
     opts: &ExecOptions,
 ) -> Result<Execution, ExecError> {
-    let mut m = exec::Machine::new(program, input)?;
+    execute_keep_output(program, input, opts).map_err(|f| f.error)
+}
+
+/// [`execute`], but an error keeps the fd 1 / fd 2 bytes written before it (for `zkrv run`).
+pub fn execute_keep_output(
+    program: &Program,
+    input: &[u8],
+    opts: &ExecOptions,
+) -> Result<Execution, Failure> {
+    let mut m = exec::Machine::new(program, input).map_err(|error| Failure {
+        error,
+        public_output: Vec::new(),
+        debug_output: Vec::new(),
+        cycles: 0,
+    })?;
+    let res = run_machine(program, &mut m, opts);
+    match res {
+        Ok((exit_code, record)) => Ok(Execution {
+            public_output: m.public_output,
+            exit_code,
+            cycles: m.cycles,
+            debug_output: m.debug_output,
+            record,
+        }),
+        Err(error) => Err(Failure {
+            error,
+            public_output: m.public_output,
+            debug_output: m.debug_output,
+            cycles: m.cycles,
+        }),
+    }
+}
+
+fn run_machine(
+    program: &Program,
+    m: &mut exec::Machine,
+    opts: &ExecOptions,
+) -> Result<(u32, Option<Record>), ExecError> {
     let regs = m.regs;
-    let (exit_code, record) = if opts.record {
+    Ok(if opts.record {
         let mut r = exec::Recorder {
             record: Record {
                 init_regs: regs,
@@ -178,22 +238,12 @@ pub fn execute(
             touched: record::PageBitmap::new(),
             soft_cap: 0,
         };
-        let code = exec::run::<true>(program, &mut m, opts.max_cycles, Some(&mut r))?;
+        let code = exec::run::<true>(program, m, opts.max_cycles, Some(&mut r))?;
         let mut rec = r.record;
         rec.final_regs = m.regs;
         rec.collect_pages(&r.touched, program, &m.mem);
         (code, Some(rec))
     } else {
-        (
-            exec::run::<false>(program, &mut m, opts.max_cycles, None)?,
-            None,
-        )
-    };
-    Ok(Execution {
-        public_output: m.public_output,
-        exit_code,
-        cycles: m.cycles,
-        debug_output: m.debug_output,
-        record,
+        (exec::run::<false>(program, m, opts.max_cycles, None)?, None)
     })
 }

@@ -106,7 +106,7 @@ fn rejects_with_named_causes() {
     // program headers beyond the end of the file
     assert!(matches!(
         err(&|e| set(e, 32, &0xffff_0000u64.to_le_bytes())),
-        ElfError::BadProgramHeaders(_)
+        ElfError::TruncatedProgramHeaders { .. }
     ));
     // phentsize wrong
     assert!(matches!(

@@ -255,7 +255,7 @@ fn illegal_and_misaligned() {
         (0x0000_2007, "floating"),
         (EBREAK, "EBREAK"),
         (0xc000_2573, "CSR"), // rdcycle a0
-        (0, "compressed"),
+        (0, "all-zero word"),
     ] {
         let e = run_rec(&[addi(5, 0, 1), word], &[]).unwrap_err();
         match &e {
@@ -377,7 +377,11 @@ fn syscalls() {
     w.extend([addi(10, 0, 1), addi(11, 0, 16), addi(12, 0, 1), ECALL]);
     assert!(matches!(
         run_rec(&w, &[]).unwrap_err(),
-        ExecError::MemoryOutOfBounds { addr: 16, .. }
+        ExecError::BufferOutOfBounds {
+            addr: 16,
+            len: 1,
+            ..
+        }
     ));
 }
 
