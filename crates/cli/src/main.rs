@@ -3,8 +3,10 @@
 //! * `zkrv run prog.elf [--input FILE] [--max-cycles N]` executes a guest: the public output goes to stdout
 //!   (raw bytes), the guest's fd-2 debug text and a summary (exit code, cycles, speed) to stderr. Exit status:
 //!   the guest's exit code (low 8 bits) on a clean exit.
-//! * `zkrv prove prog.elf [--input FILE] -o proof.zkrv [--backend auto|cpu|gpu] [--stats] [--profile]
-//!   [--profile-json FILE]` proves a run and writes the proof file atomically ([`proof_file`] layout).
+//! * `zkrv prove prog.elf [--input FILE] -o proof.zkrv [--max-cycles N] [--backend auto|cpu|gpu] [--stats]
+//!   [--profile] [--profile-json FILE]` proves a run and writes the proof file atomically ([`proof_file`]
+//!   layout). The destinations are checked (distinct from each other, the ELF and the input; writable files)
+//!   before proving.
 //!   Progress and stage times on stderr, the statement and figures on stdout. Exit status 0.
 //! * `zkrv verify proof.zkrv prog.elf` prints the public output and exit code and exits 0, or exits 1 with
 //!   the reason the proof is rejected.
@@ -14,7 +16,6 @@
 
 mod proof_file;
 
-
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -22,7 +23,9 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use zkrv_executor::{execute, ExecOptions, Program, DEFAULT_MAX_CYCLES};
+use zkrv_executor::{
+    execute, execute_keep_output, ExecOptions, Program, DEFAULT_MAX_CYCLES, MAX_ELF_BYTES,
+};
 use zkrv_machine::{Proof, Statement};
 use zkrv_stark::profile::{self, Profile};
 use zkrv_stark::StarkConfig;
@@ -31,6 +34,10 @@ use zkrv_stark::StarkConfig;
 const HOST_ERROR: u8 = 2;
 /// Exit status of `verify` when the proof is rejected.
 const REJECTED: u8 = 1;
+/// Largest `--input` file accepted (1 GiB; files are read through a cap, so `/dev/zero` errors out).
+const MAX_INPUT_BYTES: u64 = 1 << 30;
+/// Largest proof file `verify` reads (1 GiB).
+const MAX_PROOF_BYTES: u64 = 1 << 30;
 
 #[derive(Parser)]
 #[command(
@@ -75,6 +82,9 @@ enum Command {
         /// Where to write the proof (written atomically: the whole file or nothing).
         #[arg(short, long)]
         output: PathBuf,
+        /// Stop with an error after this many instructions.
+        #[arg(long, default_value_t = DEFAULT_MAX_CYCLES)]
+        max_cycles: u64,
         /// Prover backend.
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,
@@ -97,15 +107,59 @@ enum Command {
     },
 }
 
+/// Reads at most `limit` bytes of `path` (`what` names it in errors): a larger or endless file (e.g.
+/// `/dev/zero`) is an error after reading `limit + 1` bytes, not an unbounded allocation.
+fn read_capped(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let ctx = || format!("reading {what} {}", path.display());
+    let f = std::fs::File::open(path).with_context(ctx)?;
+    if let Ok(m) = f.metadata() {
+        if m.is_dir() {
+            bail!("reading {what} {}: it is a directory", path.display());
+        }
+        if m.is_file() && m.len() > limit {
+            bail!(
+                "{what} {} is {} bytes, more than the limit of {limit} bytes",
+                path.display(),
+                m.len()
+            );
+        }
+    }
+    let mut bytes = Vec::new();
+    f.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .with_context(ctx)?;
+    if bytes.len() as u64 > limit {
+        bail!(
+            "{what} {} is larger than the limit of {limit} bytes",
+            path.display()
+        );
+    }
+    Ok(bytes)
+}
+
 fn load_program(elf: &Path) -> Result<Program> {
-    let bytes = std::fs::read(elf).with_context(|| format!("reading {}", elf.display()))?;
+    let bytes = read_capped(elf, MAX_ELF_BYTES, "ELF")?;
     Program::from_elf(&bytes).with_context(|| format!("loading {}", elf.display()))
 }
 
 fn read_input(input: Option<&Path>) -> Result<Vec<u8>> {
     match input {
-        Some(p) => std::fs::read(p).with_context(|| format!("reading input {}", p.display())),
+        Some(p) => read_capped(p, MAX_INPUT_BYTES, "input"),
         None => Ok(Vec::new()),
+    }
+}
+
+/// Instructions per second for humans: "-" when the time is too short to measure, more digits when small.
+fn per_sec(n: u64, secs: f64) -> String {
+    if secs <= 0.0 || n == 0 {
+        return "-".into();
+    }
+    let r = n as f64 / secs;
+    if r >= 100.0 {
+        format!("{r:.0}")
+    } else {
+        format!("{r:.2}")
     }
 }
 
@@ -113,7 +167,7 @@ fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
     let program = load_program(&elf)?;
     let input = read_input(input.as_deref())?;
     let t = Instant::now();
-    let result = execute(
+    let result = execute_keep_output(
         &program,
         &input,
         &ExecOptions {
@@ -122,7 +176,20 @@ fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
         },
     );
     let secs = t.elapsed().as_secs_f64();
-    let exec = result.with_context(|| format!("executing {}", elf.display()))?;
+    let exec = match result {
+        Ok(e) => e,
+        Err(f) => {
+            // Show what the guest produced before the error (its fd-2 text often explains it).
+            let _ = std::io::stdout().write_all(&f.public_output);
+            let _ = std::io::stdout().flush();
+            let _ = std::io::stderr().write_all(&f.debug_output);
+            return Err(anyhow::Error::new(f.error).context(format!(
+                "executing {} (after {} cycles)",
+                elf.display(),
+                f.cycles
+            )));
+        }
+    };
     std::io::stdout()
         .write_all(&exec.public_output)
         .context("writing stdout")?;
@@ -131,11 +198,11 @@ fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
     let _ = err.write_all(&exec.debug_output);
     let _ = writeln!(
         err,
-        "exit code {} after {} cycles in {:.3} s ({:.1} M instructions/s)",
+        "exit code {} after {} cycles in {:.3} s ({} instructions/s)",
         exec.exit_code,
         exec.cycles,
         secs,
-        exec.cycles as f64 / secs.max(1e-9) / 1e6
+        per_sec(exec.cycles, secs)
     );
     Ok(exec.exit_code as u8)
 }
@@ -387,27 +454,117 @@ struct ProveArgs {
     elf: PathBuf,
     input: Option<PathBuf>,
     output: PathBuf,
+    max_cycles: u64,
     backend: BackendArg,
     stats: bool,
     profile: bool,
     profile_json: Option<PathBuf>,
 }
 
-fn prove(a: ProveArgs) -> Result<u8> {
-    let program = load_program(&a.elf)?;
-    let input = read_input(a.input.as_deref())?;
-    // Fail on a destination in a missing directory before the (long) proof.
-    for out in std::iter::once(&a.output).chain(a.profile_json.as_ref()) {
-        if let Some(d) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if !d.is_dir() {
-                bail!(
-                    "cannot write {}: directory {} does not exist",
-                    out.display(),
-                    d.display()
-                );
-            }
+/// `path` made absolute with symlinks resolved: the file itself if it exists, else its directory joined
+/// with its name, else `path` unchanged.
+fn canonical(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match (dir.canonicalize(), path.file_name()) {
+        (Ok(d), Some(n)) => d.join(n),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Whether `a` and `b` name the same file (same canonical path, or same device and inode).
+fn same_file(a: &Path, b: &Path) -> bool {
+    if canonical(a) == canonical(b) {
+        return true;
+    }
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+/// Checks, before the (long) proof, that `path` (`what`: `-o`, `--profile-json`) can be written: not a
+/// directory, in an existing directory where a file can be created (a temporary file is created and removed).
+fn check_writable(path: &Path, what: &str) -> Result<()> {
+    let shown = path.display();
+    if path.is_dir() || path.file_name().is_none() {
+        bail!("{what} {shown}: is a directory, expected a file path");
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "{what} {shown}: cannot write: directory {} does not exist",
+            dir.display()
+        );
+    }
+    let probe = dir.join(format!(".zkrv-write-check.{}.tmp", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .with_context(|| {
+            format!(
+                "{what} {shown}: cannot create a file in directory {}",
+                dir.display()
+            )
+        })?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// The checks of `prove` that need no proof: distinct output paths, writable destinations.
+fn check_prove_paths(a: &ProveArgs) -> Result<()> {
+    let out = &a.output;
+    if same_file(out, &a.elf) {
+        bail!(
+            "-o {} is the guest ELF: refusing to overwrite it",
+            out.display()
+        );
+    }
+    if let Some(i) = &a.input {
+        if same_file(out, i) {
+            bail!(
+                "-o {} is the --input file: refusing to overwrite it",
+                out.display()
+            );
         }
     }
+    if let Some(j) = &a.profile_json {
+        if same_file(out, j) {
+            bail!(
+                "-o {} and --profile-json {} are the same file: the profile would replace the proof",
+                out.display(),
+                j.display()
+            );
+        }
+        if same_file(j, &a.elf) || a.input.as_deref().is_some_and(|i| same_file(j, i)) {
+            bail!(
+                "--profile-json {} is the guest ELF or the --input file: refusing to overwrite it",
+                j.display()
+            );
+        }
+    }
+    check_writable(out, "-o")?;
+    if let Some(j) = &a.profile_json {
+        check_writable(j, "--profile-json")?;
+    }
+    Ok(())
+}
+
+fn prove(a: ProveArgs) -> Result<u8> {
+    // Refuse bad destinations before the (long) proof.
+    check_prove_paths(&a)?;
+    let program = load_program(&a.elf)?;
+    let input = read_input(a.input.as_deref())?;
     let engine = select_backend(a.backend)?;
     let device_base = engine.device_used();
     let config = StarkConfig::default();
@@ -432,7 +589,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
                 &program,
                 &input,
                 &ExecOptions {
-                    max_cycles: DEFAULT_MAX_CYCLES,
+                    max_cycles: a.max_cycles,
                     record: false,
                 },
             )
@@ -441,9 +598,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
             zkrv_machine::witness(&program, &input)
         })?;
         let (statement, proof) = progress.stage("prove", || {
-            no_panic("proving", || {
-prove_on(&engine, &program, witness, &config)
-            })
+            no_panic("proving", || prove_on(&engine, &program, witness, &config))
         })?;
         let bytes = progress.stage("serialize", || {
             proof_file::encode(&config, &statement, &proof)
@@ -461,8 +616,8 @@ prove_on(&engine, &program, witness, &config)
     println!("cycles              {cycles}");
     println!("proof               {} ({size} bytes)", a.output.display());
     println!(
-        "prove time          {prove_secs:.3} s ({:.0} cycles/s; {total:.3} s in all)",
-        cycles as f64 / prove_secs.max(1e-9)
+        "prove time          {prove_secs:.3} s ({} cycles/s; {total:.3} s in all)",
+        per_sec(cycles, prove_secs)
     );
 
     let device_peak = engine
@@ -500,10 +655,7 @@ prove_on(&engine, &program, witness, &config)
     if a.profile {
         println!();
         print_profile(&prof, total);
-        println!(
-            "cycles/s            {:.0}",
-            cycles as f64 / prove_secs.max(1e-9)
-        );
+        println!("cycles/s            {}", per_sec(cycles, prove_secs));
         println!("proof size          {size} bytes");
         if let Some(p) = peak_host {
             println!("peak host memory    {} (VmHWM)", mib(p));
@@ -572,8 +724,15 @@ fn print_profile(p: &Profile, total: f64) {
 // verify
 
 fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
-    let bytes =
-        std::fs::read(&proof).with_context(|| format!("reading proof file {}", proof.display()))?;
+    let bytes = read_capped(&proof, MAX_PROOF_BYTES, "proof file")?;
+    if bytes.starts_with(b"\x7fELF") {
+        // Checked before loading the ELF argument, so that swapped arguments get this hint.
+        eprintln!(
+            "zkrv: proof rejected: not a zkrv proof file: {} is an ELF file (the order is `zkrv verify PROOF ELF`)",
+            proof.display()
+        );
+        return Ok(REJECTED);
+    }
     let program = load_program(&elf)?;
     let config = StarkConfig::default();
     let reject = |why: String| {
@@ -619,6 +778,7 @@ fn main() -> ExitCode {
             elf,
             input,
             output,
+            max_cycles,
             backend,
             stats,
             profile,
@@ -627,6 +787,7 @@ fn main() -> ExitCode {
             elf,
             input,
             output,
+            max_cycles,
             backend,
             stats,
             profile,

@@ -1,0 +1,293 @@
+//! Regression tests for user-reported findings: destination checks before proving, `--max-cycles` on
+//! `prove`, partial output of a failed `run`, zero-length syscalls proven, capped reads, message nits.
+//! The guests are tiny hand-assembled ELFs (no dependency on guests/bin).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use zkrv_executor::asm::*;
+
+fn zkrv(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zkrv"))
+        .args(args)
+        .output()
+        .expect("zkrv runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("zkrv-findings-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const BASE: u64 = 0x10000;
+
+/// A minimal ELF64 LE RISC-V ET_EXEC: one RX segment with `words` at [`BASE`] (memsz 0x1000), entry there.
+fn elf_bytes(words: &[u32]) -> Vec<u8> {
+    let data: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut out = Vec::new();
+    out.extend_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    out.extend_from_slice(&2u16.to_le_bytes()); // ET_EXEC
+    out.extend_from_slice(&243u16.to_le_bytes()); // EM_RISCV
+    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&BASE.to_le_bytes()); // entry
+    out.extend_from_slice(&64u64.to_le_bytes()); // phoff
+    out.extend_from_slice(&0u64.to_le_bytes()); // shoff
+    out.extend_from_slice(&0u32.to_le_bytes());
+    for v in [64u16, 56, 1, 64, 0, 0] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out.extend_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+    out.extend_from_slice(&7u32.to_le_bytes()); // RWX
+    out.extend_from_slice(&120u64.to_le_bytes()); // offset
+    out.extend_from_slice(&BASE.to_le_bytes());
+    out.extend_from_slice(&BASE.to_le_bytes());
+    out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    out.extend_from_slice(&0x1000u64.to_le_bytes());
+    out.extend_from_slice(&0x1000u64.to_le_bytes());
+    out.extend_from_slice(&data);
+    out
+}
+
+fn write_elf(dir: &Path, name: &str, words: &[u32]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, elf_bytes(words)).unwrap();
+    p
+}
+
+fn ecall(w: &mut Vec<u32>, num: i64, a0: i64, a1: i64, a2: i64) {
+    w.extend(li(10, a0));
+    w.extend(li(11, a1));
+    w.extend(li(12, a2));
+    w.extend(li(17, num));
+    w.push(ECALL);
+}
+
+/// exit(0) with `words` before it.
+fn exit0(mut w: Vec<u32>) -> Vec<u32> {
+    ecall(&mut w, 93, 0, 0, 0);
+    w
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Asserts a host error (exit 2) raised before proving started, whose message contains `msg`.
+fn assert_refused_early(out: &Output, msg: &str) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(msg), "expected {msg:?} in: {err}");
+    assert!(
+        !err.contains("proving "),
+        "refused only after proving started: {err}"
+    );
+}
+
+#[test]
+fn prove_refuses_clashing_or_unwritable_destinations_before_proving() {
+    let dir = tempdir("dest");
+    let elf = write_elf(&dir, "g.elf", &exit0(vec![]));
+    let elf_before = std::fs::read(&elf).unwrap();
+    let input = dir.join("in.bin");
+    std::fs::write(&input, b"input bytes").unwrap();
+    let p = dir.join("p.zkrv");
+    // 1: -o and --profile-json the same file (also through another spelling of the path).
+    let other_spelling = dir.join(".").join("p.zkrv");
+    for j in [&p, &other_spelling] {
+        let out = zkrv(&[
+            "prove",
+            s(&elf),
+            "-o",
+            s(&p),
+            "--backend",
+            "cpu",
+            "--profile-json",
+            s(j),
+        ]);
+        assert_refused_early(&out, "same file");
+        assert!(!p.exists());
+    }
+    // 2: -o the ELF or the input.
+    let out = zkrv(&["prove", s(&elf), "-o", s(&elf), "--backend", "cpu"]);
+    assert_refused_early(&out, "is the guest ELF");
+    let out = zkrv(&[
+        "prove",
+        s(&elf),
+        "--input",
+        s(&input),
+        "-o",
+        s(&input),
+        "--backend",
+        "cpu",
+    ]);
+    assert_refused_early(&out, "is the --input file");
+    assert_eq!(std::fs::read(&elf).unwrap(), elf_before);
+    assert_eq!(std::fs::read(&input).unwrap(), b"input bytes");
+    // 5: a directory, ".", an uncreatable file.
+    for bad in [s(&dir), ".", "/proc/x.zkrv"] {
+        let out = zkrv(&["prove", s(&elf), "-o", bad, "--backend", "cpu"]);
+        let want = if bad.starts_with("/proc") {
+            "cannot create"
+        } else {
+            "is a directory"
+        };
+        assert_refused_early(&out, want);
+    }
+    // 6: --profile-json a directory: refused before proving, no proof written.
+    let out = zkrv(&[
+        "prove",
+        s(&elf),
+        "-o",
+        s(&p),
+        "--backend",
+        "cpu",
+        "--profile-json",
+        s(&dir),
+    ]);
+    assert_refused_early(&out, "--profile-json");
+    assert!(!p.exists());
+    // No probe files left behind.
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn prove_has_max_cycles() {
+    let dir = tempdir("maxc");
+    let elf = write_elf(&dir, "g.elf", &exit0(vec![addi(5, 5, 1); 4]));
+    let p = dir.join("p.zkrv");
+    let out = zkrv(&[
+        "prove",
+        s(&elf),
+        "-o",
+        s(&p),
+        "--backend",
+        "cpu",
+        "--max-cycles",
+        "1",
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cycle limit of 1 instruction(s)"), "{err}");
+    assert!(!p.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn failed_run_still_shows_output_and_debug_text() {
+    let dir = tempdir("partial");
+    // "hi" (fd 1) and "dbg" (fd 2) from the stack, then the all-zero word.
+    let mut w = li(5, 0x6968);
+    w.push(sd(5, 2, -16));
+    w.extend(li(5, 0x676264));
+    w.push(sd(5, 2, -8));
+    w.extend(li(10, 1));
+    w.push(addi(11, 2, -16));
+    w.extend(li(12, 2));
+    w.extend(li(17, 64));
+    w.push(ECALL);
+    w.extend(li(10, 2));
+    w.push(addi(11, 2, -8));
+    w.extend(li(12, 3));
+    w.push(ECALL);
+    w.push(0);
+    let elf = write_elf(&dir, "g.elf", &w);
+    let out = zkrv(&["run", s(&elf)]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(out.stdout, b"hi");
+    assert!(err.starts_with("dbg"), "{err}");
+    assert!(err.contains("illegal instruction (all-zero word)"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn zero_length_syscalls_with_null_buffer_prove_and_verify() {
+    let dir = tempdir("zerolen");
+    let mut w = Vec::new();
+    ecall(&mut w, 64, 1, 0, 0); // write(1, NULL, 0)
+    ecall(&mut w, 64, 2, 0, 0); // write(2, NULL, 0)
+    ecall(&mut w, 63, 0, 0, 0); // read(0, NULL, 0)
+    w.push(sd(10, 2, -8)); // a0 (0) to the stack, then write it: 1 byte of output
+    ecall(&mut w, 64, 1, 0x7fff_fff8, 1);
+    let elf = write_elf(&dir, "g.elf", &exit0(w));
+    let input = dir.join("in.bin");
+    std::fs::write(&input, b"xyz").unwrap();
+    let run = zkrv(&["run", s(&elf), "--input", s(&input)]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert_eq!(run.stdout, [0]);
+    let p = dir.join("p.zkrv");
+    let out = zkrv(&[
+        "prove",
+        s(&elf),
+        "--input",
+        s(&input),
+        "-o",
+        s(&p),
+        "--backend",
+        "cpu",
+    ]);
+    let o = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}{o}", text(&out.stderr));
+    assert!(!o.contains("(0 cycles/s"), "{o}");
+    let v = zkrv(&["verify", s(&p), s(&elf)]);
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v.stderr));
+    assert!(text(&v.stdout).contains("proof OK"));
+    // 13: swapped arguments get a hint.
+    let v = zkrv(&["verify", s(&elf), s(&p)]);
+    assert_eq!(v.status.code(), Some(1));
+    assert!(
+        text(&v.stderr).contains("zkrv verify PROOF ELF"),
+        "{}",
+        text(&v.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn endless_or_huge_files_are_refused() {
+    // /dev/zero as the ELF: read through the 256 MiB cap, then an error (no hang).
+    let out = zkrv(&["run", "/dev/zero"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("larger than the limit"), "{err}");
+    // An input file over 1 GiB (sparse): refused from its size, before reading.
+    let dir = tempdir("huge");
+    let elf = write_elf(&dir, "g.elf", &exit0(vec![]));
+    let big = dir.join("big.bin");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((1 << 30) + 1)
+        .unwrap();
+    let out = zkrv(&["run", s(&elf), "--input", s(&big)]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("more than the limit"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn elf_without_loadable_segments_says_so() {
+    let dir = tempdir("noload");
+    let mut e = elf_bytes(&exit0(vec![]));
+    e[64..68].copy_from_slice(&4u32.to_le_bytes()); // PT_NOTE
+    let p = dir.join("g.elf");
+    std::fs::write(&p, e).unwrap();
+    let out = zkrv(&["run", s(&p)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no loadable segments"),
+        "{}",
+        text(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
