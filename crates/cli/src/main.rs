@@ -560,6 +560,24 @@ fn check_prove_paths(a: &ProveArgs) -> Result<()> {
     Ok(())
 }
 
+/// The proof's security level under the default parameters: conjectured (ethSTARK) and provable (Johnson
+/// bound and algebraic terms), from `StarkConfig::security_report` over the proof's largest table and its
+/// number of opened columns (docs/stark.md, security section).
+fn security_line(config: &StarkConfig, proof: &zkrv_stark::Proof) -> String {
+    let log_max_height = proof.log_heights.iter().copied().max().unwrap_or(0) as usize;
+    let num_polys: usize = proof
+        .opened
+        .iter()
+        .flatten()
+        .map(|m| m.first().map_or(0, |point| point.len()))
+        .sum();
+    let r = config.security_report(log_max_height, num_polys);
+    format!(
+        "security            {:.0} bits conjectured, {:.0} bits provable",
+        r.conjectured_bits, r.provable_bits
+    )
+}
+
 fn prove(a: ProveArgs) -> Result<u8> {
     // Refuse bad destinations before the (long) proof.
     check_prove_paths(&a)?;
@@ -604,10 +622,11 @@ fn prove(a: ProveArgs) -> Result<u8> {
             proof_file::encode(&config, &statement, &proof)
         })?;
         progress.stage("write", || write_atomic(&a.output, &bytes))?;
-        Ok((exec.cycles, statement, bytes.len()))
+        let security = security_line(&config, &proof.stark);
+        Ok((exec.cycles, statement, bytes.len(), security))
     });
     progress.finish();
-    let (cycles, statement, size) = res?;
+    let (cycles, statement, size, security) = res?;
     let total = t0.elapsed().as_secs_f64();
     prof.add("total", total);
     let prove_secs = prof.secs("prove").unwrap_or(total);
@@ -619,6 +638,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
         "prove time          {prove_secs:.3} s ({} cycles/s; {total:.3} s in all)",
         per_sec(cycles, prove_secs)
     );
+    println!("{security}");
 
     let device_peak = engine
         .device_used()
@@ -750,6 +770,7 @@ fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
         Ok(Ok(())) => {
             println!("proof OK for {}", elf.display());
             print_statement(&statement);
+            println!("{}", security_line(&config, &proof.stark));
             Ok(0)
         }
         Ok(Err(zkrv_machine::VerifyError::WrongProgram)) => reject(format!(

@@ -87,6 +87,11 @@ fn prove_then_verify() {
     assert!(so.contains("(\"bye\")"), "{so}");
     assert!(so.contains("cycles              138"), "{so}");
     assert!(so.contains("cycles/s"), "{so}");
+    // Both security figures of the default parameters are printed (docs/stark.md).
+    assert!(
+        so.contains("bits conjectured") && so.contains("bits provable"),
+        "{so}"
+    );
     // --profile table names the prover stages; --stats on the CPU says there are no transfers.
     for stage in [
         "main commit",
