@@ -557,8 +557,9 @@ impl WitnessChecker {
     pub fn new(program: &Program, config: &StarkConfig) -> Result<Self, MachineError> {
         let decode_table = DecodeTable::new(program)?;
         let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
-        let compiled = zkrv_stark::air::compile_all(&machine.airs(), config.max_constraint_degree())
-            .map_err(|e| MachineError::Internal(e.to_string()))?;
+        let compiled =
+            zkrv_stark::air::compile_all(&machine.airs(), config.max_constraint_degree())
+                .map_err(|e| MachineError::Internal(e.to_string()))?;
         Ok(WitnessChecker {
             program: program.clone(),
             compiled,
