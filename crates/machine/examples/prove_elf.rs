@@ -8,7 +8,10 @@ use zkrv_stark::StarkConfig;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let elf = std::fs::read(args.get(1).ok_or("usage: prove_elf <elf> [input] [--witness-only]")?)?;
+    let elf = std::fs::read(
+        args.get(1)
+            .ok_or("usage: prove_elf <elf> [input] [--witness-only]")?,
+    )?;
     let input = match args.get(2).filter(|a| !a.starts_with("--")) {
         Some(p) => std::fs::read(p)?,
         None => Vec::new(),
