@@ -97,6 +97,10 @@ enum Command {
         /// Write the profile as JSON to this file.
         #[arg(long, value_name = "FILE")]
         profile_json: Option<PathBuf>,
+        /// Prove without zero knowledge (smaller and faster proofs that reveal information about the
+        /// private input; docs/stark.md "Zero knowledge"). Default: zero-knowledge proofs.
+        #[arg(long)]
+        no_zk: bool,
     },
     /// Verify a proof file against a guest ELF; prints the public output and exit code.
     Verify {
@@ -459,6 +463,7 @@ struct ProveArgs {
     stats: bool,
     profile: bool,
     profile_json: Option<PathBuf>,
+    no_zk: bool,
 }
 
 /// `path` made absolute with symlinks resolved: the file itself if it exists, else its directory joined
@@ -585,14 +590,19 @@ fn prove(a: ProveArgs) -> Result<u8> {
     let input = read_input(a.input.as_deref())?;
     let engine = select_backend(a.backend)?;
     let device_base = engine.device_used();
-    let config = StarkConfig::default();
+    let config = if a.no_zk {
+        StarkConfig::default()
+    } else {
+        StarkConfig::default_zk()
+    };
     let progress = Progress::new();
     eprintln!(
-        "proving {} on {} (blowup 2^{}, {} queries)",
+        "proving {} on {} (blowup 2^{}, {} queries, {})",
         a.elf.display(),
         engine.name(),
         config.fri.log_blowup,
-        config.fri.num_queries
+        config.fri.num_queries,
+        zk_mode(config.zk)
     );
     let bar = progress.bar.clone();
     let listener: profile::Listener = Box::new(move |path: &str| {
@@ -613,7 +623,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
             )
         })?;
         let witness = progress.stage("trace generation", || {
-            zkrv_machine::witness(&program, &input)
+            zkrv_machine::witness_for(&program, &input, &config)
         })?;
         let (statement, proof) = progress.stage("prove", || {
             no_panic("proving", || prove_on(&engine, &program, witness, &config))
@@ -634,6 +644,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
     print_statement(&statement);
     println!("cycles              {cycles}");
     println!("proof               {} ({size} bytes)", a.output.display());
+    println!("zero knowledge      {}", yes_no(config.zk));
     println!(
         "prove time          {prove_secs:.3} s ({} cycles/s; {total:.3} s in all)",
         per_sec(cycles, prove_secs)
@@ -743,6 +754,22 @@ fn print_profile(p: &Profile, total: f64) {
 // ---------------------------------------------------------------------------------------------------------
 // verify
 
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no (--no-zk: the proof may reveal information about the private input)"
+    }
+}
+
+fn zk_mode(zk: bool) -> &'static str {
+    if zk {
+        "zero-knowledge"
+    } else {
+        "NOT zero-knowledge"
+    }
+}
+
 fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
     let bytes = read_capped(&proof, MAX_PROOF_BYTES, "proof file")?;
     if bytes.starts_with(b"\x7fELF") {
@@ -759,7 +786,7 @@ fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
         eprintln!("zkrv: proof rejected: {why}");
         Ok(REJECTED)
     };
-    let (statement, proof) = match proof_file::decode(&bytes, &config) {
+    let (statement, proof, config) = match proof_file::decode(&bytes, &config) {
         Ok(v) => v,
         Err(e) => return reject(e.to_string()),
     };
@@ -769,6 +796,7 @@ fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
     match res {
         Ok(Ok(())) => {
             println!("proof OK for {}", elf.display());
+            println!("zero knowledge      {}", yes_no(config.zk));
             print_statement(&statement);
             println!("{}", security_line(&config, &proof.stark));
             Ok(0)
@@ -804,6 +832,7 @@ fn main() -> ExitCode {
             stats,
             profile,
             profile_json,
+            no_zk,
         } => prove(ProveArgs {
             elf,
             input,
@@ -813,6 +842,7 @@ fn main() -> ExitCode {
             stats,
             profile,
             profile_json,
+            no_zk,
         }),
         Command::Verify { proof, elf } => verify(proof, elf),
     });

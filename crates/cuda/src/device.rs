@@ -28,6 +28,8 @@ pub enum Program {
     Merkle,
     /// `kernels/field.cuh` parity kernels
     FieldTest,
+    /// `kernels/zk.cu`
+    Zk,
 }
 
 impl Program {
@@ -36,6 +38,7 @@ impl Program {
             Program::Poly => ("poly.cu", nvrtc::POLY_CU),
             Program::Merkle => ("merkle.cu", nvrtc::MERKLE_CU),
             Program::FieldTest => ("field_test.cu", nvrtc::FIELD_TEST_CU),
+            Program::Zk => ("zk.cu", nvrtc::ZK_CU),
         }
     }
 }

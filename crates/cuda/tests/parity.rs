@@ -228,7 +228,7 @@ fn merkle_case(dev: &Device, r: &mut StdRng, shapes: &[(u32, usize)]) {
             proof.siblings,
             "path of {q}, shapes {shapes:?}"
         );
-        verify_batch(&cpu_tree.root(), &cpu_tree.dims(), q, &rows, &proof).unwrap();
+        verify_batch(&cpu_tree.root(), &cpu_tree.dims(), q, &rows, &proof, 0).unwrap();
     }
 }
 

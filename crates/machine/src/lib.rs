@@ -46,8 +46,16 @@ use tables::shift::{pow2_preprocessed, Pow2Air, ShiftAir};
 use tables::store::StoreAir;
 use tables::sysio::{SyscallAir, SysioAir};
 
-/// Smallest table height (rows); every table is padded to a power of two at least this.
+/// Smallest table height (rows) without zk; every table is padded to a power of two at least this.
 pub const MIN_HEIGHT: usize = 8;
+
+/// Smallest table height under `config`: [`MIN_HEIGHT`], or in zk mode at least
+/// `2^zkrv_stark::zk::min_log_height(num_queries)` (128 rows with the default 44 queries), so that the random
+/// part of every committed column hides all the evaluations a proof reveals (docs/stark.md, "Zero
+/// knowledge"). Prover and verifier derive the DECODE table's height from it.
+pub fn min_height(config: &StarkConfig) -> usize {
+    MIN_HEIGHT.max(1 << config.min_log_height())
+}
 
 /// What a proof proves: the program (by commitment) ran on some private input, wrote `output` to the
 /// public output and exited with `exit_code`.
@@ -254,9 +262,9 @@ impl Machine {
     }
 
     /// Preprocessed traces in table order (DECODE and BITWISE).
-    fn preprocessed(&self, decode: &DecodeTable) -> Vec<Option<RowMajorMatrix>> {
+    fn preprocessed(&self, decode: &DecodeTable, min_height: usize) -> Vec<Option<RowMajorMatrix>> {
         let mut v = vec![None; self.airs().len()];
-        v[DECODE_TABLE] = Some(decode.preprocessed_trace(MIN_HEIGHT));
+        v[DECODE_TABLE] = Some(decode.preprocessed_trace(min_height));
         v[BITWISE_TABLE] = Some(bitwise_preprocessed());
         v[POW2_TABLE] = Some(pow2_preprocessed());
         v
@@ -353,6 +361,23 @@ pub struct Witness {
 
 /// Runs `program` on the private `input` and builds the witness (traces) of the run.
 pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError> {
+    witness_min_height(program, input, MIN_HEIGHT)
+}
+
+/// [`witness`] with the table heights `config` needs ([`min_height`]; taller in zk mode).
+pub fn witness_for(
+    program: &Program,
+    input: &[u8],
+    config: &StarkConfig,
+) -> Result<Witness, MachineError> {
+    witness_min_height(program, input, min_height(config))
+}
+
+fn witness_min_height(
+    program: &Program,
+    input: &[u8],
+    min_height: usize,
+) -> Result<Witness, MachineError> {
     let max_cycles = (1u64 << zkrv_stark::logup::MAX_LOG_HEIGHT) - 1;
     let run = execute(
         program,
@@ -389,7 +414,7 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
         .filter(|sc| sc.num == tables::sysio::SYS_READ && sc.args[0] == 0)
         .fold(0u64, |n, sc| n.saturating_add(sc.ret));
     let input = &input[..(consumed.min(input.len() as u64)) as usize];
-    let t = trace::generate(&decode_table, &rec, input, MIN_HEIGHT)?;
+    let t = trace::generate(&decode_table, &rec, input, min_height)?;
     let traces = vec![
         t.cpu,
         t.decode,
@@ -440,7 +465,11 @@ pub fn prove_witness_with<B: zkrv_stark::backend::ProverBackend>(
     let decode_table = DecodeTable::new(program)?;
     let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
     let airs = machine.airs();
-    let pre = preprocess(config, &airs, machine.preprocessed(&decode_table))?;
+    let pre = preprocess(
+        config,
+        &airs,
+        machine.preprocessed(&decode_table, min_height(config)),
+    )?;
     let mut public = public_interactions(&witness.statement);
     public.extend(
         memory_init_interactions(program, &witness.pages).map_err(MachineError::BadProgram)?,
@@ -476,7 +505,11 @@ pub fn recount_lookups(program: &Program, witness: &mut Witness) -> Result<(), M
 
     let decode_table = DecodeTable::new(program)?;
     let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
-    let prep = machine.preprocessed(&decode_table);
+    let decode_height = witness
+        .traces
+        .get(DECODE_TABLE)
+        .map_or(MIN_HEIGHT, |t| t.height());
+    let prep = machine.preprocessed(&decode_table, decode_height);
     let mut lookups = Lookups::new();
     for (t, air) in machine.airs().iter().enumerate() {
         if t == BITWISE_TABLE {
@@ -557,13 +590,12 @@ impl WitnessChecker {
     pub fn new(program: &Program, config: &StarkConfig) -> Result<Self, MachineError> {
         let decode_table = DecodeTable::new(program)?;
         let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
-        let compiled =
-            zkrv_stark::air::compile_all(&machine.airs(), config.max_constraint_degree())
-                .map_err(|e| MachineError::Internal(e.to_string()))?;
+        let compiled = zkrv_stark::air::compile_for(&machine.airs(), config)
+            .map_err(|e| MachineError::Internal(e.to_string()))?;
         Ok(WitnessChecker {
             program: program.clone(),
             compiled,
-            prep: machine.preprocessed(&decode_table),
+            prep: machine.preprocessed(&decode_table, min_height(config)),
             log_max_multiplicity: config.log_max_multiplicity,
         })
     }
@@ -602,7 +634,7 @@ pub fn prove(
     input: &[u8],
     config: &StarkConfig,
 ) -> Result<(Statement, Proof), MachineError> {
-    prove_witness(program, witness(program, input)?, config)
+    prove_witness(program, witness_for(program, input, config)?, config)
 }
 
 /// Verifies `proof` of `statement` for `program` (the verifier rebuilds DECODE and BITWISE itself).
@@ -620,8 +652,12 @@ pub fn verify(
         DecodeTable::new(program).map_err(|e| VerifyError::BadProgram(e.to_string()))?;
     let machine = Machine::new(program).map_err(VerifyError::BadProgram)?;
     let airs = machine.airs();
-    let pre = preprocess(config, &airs, machine.preprocessed(&decode_table))
-        .map_err(|e| VerifyError::Preprocess(e.to_string()))?;
+    let pre = preprocess(
+        config,
+        &airs,
+        machine.preprocessed(&decode_table, min_height(config)),
+    )
+    .map_err(|e| VerifyError::Preprocess(e.to_string()))?;
     let mut public = public_interactions(statement);
     public.extend(memory_init_interactions(program, &proof.pages).map_err(VerifyError::BadPages)?);
     zkrv_stark::verify(

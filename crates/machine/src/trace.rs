@@ -517,7 +517,7 @@ pub fn generate(
         memw,
         cpu: RowMajorMatrix::new(cpu, NUM_CPU_COLS),
         decode: RowMajorMatrix::new(decode_counts.into_iter().map(f).collect(), NUM_DECODE_COLS),
-        regfile: regfile_trace(&regs),
+        regfile: regfile_trace(&regs, min_height),
         lookups,
     })
 }

@@ -7,10 +7,16 @@
 //! 4. constraint-folding challenge `alpha`; quotient root (every table's quotient chunks, one tree);
 //! 5. out-of-domain point `zeta`; DEEP + FRI opening of main/aux/preprocessed at `zeta` and `zeta ω_n`
 //!    (per table), quotient chunks at `zeta`.
+//!
+//! zk mode (`StarkConfig::zk`, docs/stark.md "Zero knowledge"): main and aux traces are randomized to
+//! `2n` rows ([`crate::zk::randomize_trace`]) before their commitment, every commitment except the
+//! preprocessed one is a salted tree, the quotient chunks are randomized
+//! ([`crate::zk::randomize_quotient`]) and a random codeword ([`crate::zk::random_codeword`]) is committed
+//! last in the quotient round; FRI layers are salted.
 
 use thiserror::Error;
 
-use crate::air::{compile_all, Air, AirError};
+use crate::air::{compile_for, Air, AirError};
 use crate::backend::{BackendError, CpuBackend, ProverBackend, TraceInput};
 use crate::check::{check_traces, CheckError};
 use crate::config::StarkConfig;
@@ -21,10 +27,11 @@ use crate::logup::{
 };
 use crate::matrix::RowMajorMatrix;
 use crate::merkle::Digest;
-use crate::poly::domain_generator;
+use crate::poly::{domain_generator, lde_batch};
 use crate::profile::span;
 use crate::proof::Proof;
 use crate::statement::{sample_zeta, start_transcript, statement_digest};
+use crate::zk::{self, ROUND_AUX, ROUND_MAIN, ROUND_QUOTIENT};
 
 /// Why proving failed (all are caller errors or, for `Check`, an unsatisfied trace).
 #[derive(Debug, Error)]
@@ -33,12 +40,15 @@ pub enum ProveError {
     Air(#[from] AirError),
     #[error("{0}")]
     Shape(String),
-    #[error("table `{table}`: log height {log_height} outside [{MIN_LOG_HEIGHT}, {max}]")]
+    #[error("table `{table}`: log height {log_height} outside [{min}, {max}]")]
     HeightOutOfRange {
         table: String,
         log_height: usize,
+        min: usize,
         max: usize,
     },
+    #[error("{0}")]
+    Rng(#[from] crate::zk::RngError),
     #[error("total multiplicity bound reaches p: lower heights or log_max_multiplicity")]
     MultiplicityBudget,
     #[error("debug check failed: {0}")]
@@ -97,6 +107,7 @@ pub fn preprocess(
                     return Err(ProveError::HeightOutOfRange {
                         table: air.name().into(),
                         log_height: lh,
+                        min: MIN_LOG_HEIGHT,
                         max: MAX_LOG_HEIGHT,
                     });
                 }
@@ -116,7 +127,7 @@ pub fn preprocess(
         None
     } else {
         let _s = span("preprocess");
-        Some(CpuBackend.commit(inputs, config.fri.log_blowup)?.0)
+        Some(CpuBackend.commit(inputs, config.fri.log_blowup, None)?.0)
     };
     Ok(PreprocessedData {
         traces,
@@ -155,7 +166,7 @@ pub fn prove_with<B: ProverBackend>(
     statement: &[u8],
 ) -> Result<Proof, ProveError> {
     let lb = config.fri.log_blowup;
-    let compiled = compile_all(airs, config.max_constraint_degree())?;
+    let compiled = compile_for(airs, config)?;
     if traces.len() != airs.len() || preprocessed.traces.len() != airs.len() {
         return Err(ProveError::Shape(format!(
             "{} tables, {} traces, {} preprocessed entries",
@@ -164,13 +175,33 @@ pub fn prove_with<B: ProverBackend>(
             preprocessed.traces.len()
         )));
     }
+    // zk: one random source for the whole proof; committed traces are 2n rows (`zk_shift = 1`).
+    let rng = if config.zk {
+        Some(config.zk_rng()?)
+    } else {
+        None
+    };
+    let zk_shift = config.zk as usize;
+    let salt = |round: u32| rng.map(|r| (r, round));
 
     // Main commitment (before the transcript: it does not depend on any challenge).
+    let traces = match &rng {
+        None => traces,
+        Some(r) => {
+            let _s = span("zk randomize");
+            traces
+                .into_iter()
+                .enumerate()
+                .map(|(t, tr)| backend.randomize_trace(tr, r, ROUND_MAIN, t as u64))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+    };
     let (main_root, main) = {
         let _s = span("main commit");
-        backend.commit(traces, lb)?
+        backend.commit(traces, lb, salt(ROUND_MAIN))?
     };
     let dims = backend.trace_dims(&main);
+    let min_lh = config.min_log_height();
     let mut log_heights = Vec::with_capacity(airs.len());
     for (t, air) in compiled.iter().enumerate() {
         let d = dims[t];
@@ -180,23 +211,34 @@ pub fn prove_with<B: ProverBackend>(
                 air.name, d.width, air.width
             )));
         }
-        if !(MIN_LOG_HEIGHT..=MAX_LOG_HEIGHT).contains(&d.log_height) {
+        let lh = d.log_height.saturating_sub(zk_shift);
+        if !(min_lh..=MAX_LOG_HEIGHT).contains(&lh) {
             return Err(ProveError::HeightOutOfRange {
                 table: air.name.clone(),
-                log_height: d.log_height,
+                log_height: lh,
+                min: min_lh,
                 max: MAX_LOG_HEIGHT,
             });
         }
         if let Some(plh) = preprocessed.commitment.log_heights[t] {
-            if plh != d.log_height {
+            if plh != lh {
                 return Err(ProveError::Shape(format!(
-                    "table `{}`: trace height 2^{} != preprocessed height 2^{plh}",
-                    air.name, d.log_height
+                    "table `{}`: trace height 2^{lh} != preprocessed height 2^{plh}",
+                    air.name
                 )));
             }
         }
-        log_heights.push(d.log_height);
+        log_heights.push(lh);
     }
+    // Host view of a main trace (`n x w`; in zk mode the even rows of the committed `2n x w` trace).
+    let host_main = |t: usize| -> Result<std::borrow::Cow<'_, RowMajorMatrix>, ProveError> {
+        let m = backend.host_trace(&main, t)?;
+        Ok(if rng.is_some() {
+            std::borrow::Cow::Owned(zk::even_rows(&m))
+        } else {
+            m
+        })
+    };
     let budget: Vec<(usize, usize)> = compiled
         .iter()
         .zip(&log_heights)
@@ -207,9 +249,7 @@ pub fn prove_with<B: ProverBackend>(
     }
     if config.debug_check {
         let _s = span("debug check");
-        let host: Vec<_> = (0..airs.len())
-            .map(|t| backend.host_trace(&main, t))
-            .collect::<Result<_, _>>()?;
+        let host: Vec<_> = (0..airs.len()).map(host_main).collect::<Result<_, _>>()?;
         check_traces(
             &compiled,
             &host,
@@ -221,7 +261,8 @@ pub fn prove_with<B: ProverBackend>(
 
     let mut transcript = start_transcript(config, &compiled, &log_heights, public, statement);
 
-    // Preprocessed round (committed by this backend; must match the trusted commitment).
+    // Preprocessed round (committed by this backend; must match the trusted commitment; never salted:
+    // it is public).
     let prep_tables: Vec<usize> = (0..airs.len())
         .filter(|&t| preprocessed.traces[t].is_some())
         .collect();
@@ -233,7 +274,7 @@ pub fn prove_with<B: ProverBackend>(
             .iter()
             .filter_map(|&t| preprocessed.traces[t].clone().map(TraceInput::Host))
             .collect();
-        let (root, c) = backend.commit(inputs, lb)?;
+        let (root, c) = backend.commit(inputs, lb, None)?;
         if Some(root) != preprocessed.commitment.root {
             return Err(ProveError::Shape(
                 "preprocessed traces do not match their commitment".into(),
@@ -259,15 +300,19 @@ pub fn prove_with<B: ProverBackend>(
         let prep_trace = preprocessed.traces[t].as_ref();
         // Host view of the main trace (a device backend downloads it here; tables without
         // interactions are never downloaded).
-        let host_main = backend.host_trace(&main, t)?;
+        let main_t = host_main(t)?;
         let (aux, sum) = backend.build_aux(
             &compiled[t],
-            &host_main,
+            &main_t,
             prep_trace,
             &challenges,
             config.log_max_multiplicity,
         )?;
-        aux_traces.push(TraceInput::Host(aux));
+        let aux = match &rng {
+            None => TraceInput::Host(aux),
+            Some(r) => backend.randomize_trace(TraceInput::Host(aux), r, ROUND_AUX, t as u64)?,
+        };
+        aux_traces.push(aux);
         bus_sums[t] = sum;
     }
     drop(s_aux);
@@ -275,21 +320,30 @@ pub fn prove_with<B: ProverBackend>(
         None
     } else {
         let _s = span("aux commit");
-        let (root, c) = backend.commit(aux_traces, lb)?;
+        let (root, c) = backend.commit(aux_traces, lb, salt(ROUND_AUX))?;
         transcript.observe_digest(&root);
         Some((root, c))
     };
     let claimed: Vec<Ext3> = bus_tables.iter().map(|&t| bus_sums[t]).collect();
     transcript.observe_ext(&claimed);
 
-    // Quotient.
+    // Quotient. In zk mode the LDEs are `2n B` rows: the quotient sees blowup `2B` over `H_n`, and a
+    // preprocessed trace (committed with blowup `B`) gets a host LDE of blowup `2B` here.
     let alpha = transcript.sample_ext();
     let s_quotient = span("quotient");
-    let mut quotients = Vec::with_capacity(airs.len());
+    let lb_q = lb + zk_shift;
+    let mut quotients = Vec::with_capacity(airs.len() + 1);
     for (t, air) in compiled.iter().enumerate() {
         let main_lde = backend.host_lde(&main, t)?;
         let prep_lde = match (&prep, prep_index(t)) {
-            (Some(c), Some(i)) => Some(backend.host_lde(c, i)?),
+            (Some(c), Some(i)) => Some(if rng.is_some() {
+                let tr = preprocessed.traces[t]
+                    .as_ref()
+                    .ok_or_else(|| ProveError::Shape("preprocessed trace missing".into()))?;
+                std::borrow::Cow::Owned(lde_batch(tr, lb_q))
+            } else {
+                backend.host_lde(c, i)?
+            }),
             _ => None,
         };
         let aux_lde = match (&aux, bus_tables.iter().position(|&b| b == t)) {
@@ -298,7 +352,7 @@ pub fn prove_with<B: ProverBackend>(
         };
         let q = backend.quotient(
             air,
-            lb,
+            lb_q,
             &main_lde,
             prep_lde.as_deref(),
             aux_lde.as_deref(),
@@ -306,12 +360,20 @@ pub fn prove_with<B: ProverBackend>(
             bus_sums[t],
             alpha,
         );
+        let q = match &rng {
+            None => q,
+            Some(r) => zk::randomize_quotient(q, r, t as u64),
+        };
         quotients.push(TraceInput::Host(q));
+    }
+    if let Some(r) = &rng {
+        let lh = log_heights.iter().copied().max().unwrap_or(0) + zk_shift;
+        quotients.push(TraceInput::Host(zk::random_codeword(r, lh)));
     }
     drop(s_quotient);
     let (quotient_root, quotient) = {
         let _s = span("quotient commit");
-        backend.commit(quotients, lb)?
+        backend.commit(quotients, lb, salt(ROUND_QUOTIENT))?
     };
     transcript.observe_digest(&quotient_root);
 
@@ -327,13 +389,17 @@ pub fn prove_with<B: ProverBackend>(
     if let Some((_, c)) = &aux {
         rounds.push((c, bus_tables.iter().map(|&t| two_points(t)).collect()));
     }
-    rounds.push((&quotient, vec![vec![zeta]; airs.len()]));
+    rounds.push((
+        &quotient,
+        vec![vec![zeta]; airs.len() + rng.is_some() as usize],
+    ));
     let (opened, pcs) = {
         let _s = span("DEEP+FRI open");
-        backend.open(&config.fri, &rounds, &mut transcript)
+        backend.open(&config.fri, &rounds, &mut transcript, rng.as_ref())
     };
 
     Ok(Proof {
+        zk: config.zk,
         statement_digest: statement_digest(statement, public),
         log_heights: log_heights.iter().map(|&h| h as u8).collect(),
         main_root,

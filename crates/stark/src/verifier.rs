@@ -4,7 +4,7 @@
 
 use thiserror::Error;
 
-use crate::air::{compile_all, Air, AirError, CompiledAir};
+use crate::air::{compile_for, Air, AirError, CompiledAir};
 use crate::config::StarkConfig;
 use crate::field::{Ext3, PrimeCharacteristicRing, F};
 use crate::logup::{
@@ -18,6 +18,7 @@ use crate::proof::{Proof, ProofFormatError};
 use crate::prover::PreprocessedCommitment;
 use crate::statement::{sample_zeta, selectors_at, start_transcript, statement_digest};
 use crate::symbolic::LeafValues;
+use crate::zk;
 
 /// Why a proof was rejected.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -26,6 +27,8 @@ pub enum VerifyError {
     Format(#[from] ProofFormatError),
     #[error("the proof is for a different statement or public interactions")]
     Statement,
+    #[error("proof is {}, but the verifier was configured for {}", mode(*proof), mode(*expected))]
+    ZkMode { proof: bool, expected: bool },
     #[error("AIR: {0}")]
     Air(#[from] AirError),
     #[error("proof shape does not match the tables: {0}")]
@@ -46,6 +49,14 @@ pub enum VerifyError {
     Grinding,
     #[error("opening proof: {0}")]
     Pcs(PcsError),
+}
+
+fn mode(zk: bool) -> &'static str {
+    if zk {
+        "zero-knowledge (zk)"
+    } else {
+        "non-zk"
+    }
 }
 
 /// Leaf values at the out-of-domain point.
@@ -137,11 +148,19 @@ pub fn verify(
     statement: &[u8],
     proof: &Proof,
 ) -> Result<(), VerifyError> {
+    if proof.zk != config.zk {
+        return Err(VerifyError::ZkMode {
+            proof: proof.zk,
+            expected: config.zk,
+        });
+    }
     if proof.statement_digest != statement_digest(statement, public) {
         return Err(VerifyError::Statement);
     }
     let lb = config.fri.log_blowup;
-    let compiled: Vec<CompiledAir> = compile_all(airs, config.max_constraint_degree())?;
+    // zk: main, aux and quotient matrices have 2n rows (degree < 2n), preprocessed ones n.
+    let zk_shift = config.zk as usize;
+    let compiled: Vec<CompiledAir> = compile_for(airs, config)?;
     let nt = compiled.len();
     if proof.log_heights.len() != nt || preprocessed.log_heights.len() != nt {
         return Err(VerifyError::ShapeMismatch(format!(
@@ -256,7 +275,10 @@ pub fn verify(
             .collect();
         check_round_shape(&proof.opened[ar], &widths, 2, "aux")?;
     }
-    let widths: Vec<usize> = compiled.iter().map(|a| 3 * a.num_quotient_chunks).collect();
+    let mut widths: Vec<usize> = compiled.iter().map(|a| 3 * a.num_quotient_chunks).collect();
+    if config.zk {
+        widths.push(zk::CODEWORD_WIDTH);
+    }
     check_round_shape(&proof.opened[quotient_round], &widths, 1, "quotient")?;
 
     // Out-of-domain check per table.
@@ -327,7 +349,8 @@ pub fn verify(
     let mk = |tables: &[usize],
               width: &dyn Fn(usize) -> usize,
               opened: &[Vec<Vec<Ext3>>],
-              pts: usize| {
+              pts: usize,
+              shift: usize| {
         tables
             .iter()
             .zip(opened)
@@ -336,7 +359,7 @@ pub fn verify(
                 (
                     MatrixDims {
                         width: width(t),
-                        log_height: log_heights[t] + lb,
+                        log_height: log_heights[t] + shift + lb,
                     },
                     (0..pts).map(|p| (points[p], o[p].clone())).collect(),
                 )
@@ -352,12 +375,19 @@ pub fn verify(
                 &|t| compiled[t].preprocessed_width,
                 &proof.opened[pr],
                 2,
+                0,
             ),
         ));
     }
     rounds.push((
         proof.main_root,
-        mk(&all, &|t| compiled[t].width, &proof.opened[main_round], 2),
+        mk(
+            &all,
+            &|t| compiled[t].width,
+            &proof.opened[main_round],
+            2,
+            zk_shift,
+        ),
     ));
     if let (Some(root), Some(ar)) = (&proof.aux_root, aux_round) {
         rounds.push((
@@ -367,19 +397,33 @@ pub fn verify(
                 &|t| compiled[t].aux_width(),
                 &proof.opened[ar],
                 2,
+                zk_shift,
             ),
         ));
     }
-    rounds.push((
-        proof.quotient_root,
-        mk(
-            &all,
-            &|t| 3 * compiled[t].num_quotient_chunks,
-            &proof.opened[quotient_round],
-            1,
-        ),
-    ));
-    pcs::verify(&config.fri, &rounds, &proof.pcs, &mut transcript).map_err(|e| match e {
+    let mut quotient_mats = mk(
+        &all,
+        &|t| 3 * compiled[t].num_quotient_chunks,
+        &proof.opened[quotient_round],
+        1,
+        zk_shift,
+    );
+    if config.zk {
+        // The random codeword, at the largest trace height (checked shape above: nt + 1 matrices).
+        let lh = log_heights.iter().copied().max().unwrap_or(0) + zk_shift + lb;
+        quotient_mats.push((
+            MatrixDims {
+                width: zk::CODEWORD_WIDTH,
+                log_height: lh,
+            },
+            vec![(zeta, proof.opened[quotient_round][nt][0].clone())],
+        ));
+    }
+    rounds.push((proof.quotient_root, quotient_mats));
+    // zk: every round is salted except the (public) preprocessed one.
+    let salted: Vec<bool> = (0..rounds.len()).map(|r| Some(r) != prep_round).collect();
+    let hiding = config.zk.then_some(&salted[..]);
+    pcs::verify(&config.fri, &rounds, &proof.pcs, &mut transcript, hiding).map_err(|e| match e {
         PcsError::Grinding => VerifyError::Grinding,
         e => VerifyError::Pcs(e),
     })

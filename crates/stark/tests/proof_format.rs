@@ -46,21 +46,22 @@ fn round_trip_and_typed_errors() {
     for len in (0..bytes.len()).step_by(61) {
         assert!(Proof::from_bytes(&bytes[..len]).is_err(), "prefix {len}");
     }
-    // A huge length is rejected before allocating: log_heights length at offset 38.
+    // A huge length is rejected before allocating: log_heights length at offset 39.
     let mut b = bytes.clone();
-    b[38..42].copy_from_slice(&u32::MAX.to_le_bytes());
+    b[39..43].copy_from_slice(&u32::MAX.to_le_bytes());
     assert!(matches!(
         Proof::from_bytes(&b),
-        Err(ProofFormatError::Length { offset: 38, .. })
+        Err(ProofFormatError::Length { offset: 39, .. })
     ));
     // Non-canonical field element: the first bus sum coefficient.
-    // Layout: 4 magic + 2 version + 32 digest + 4 len + 2 heights + 32 main root + 1 flag + 32 aux root
-    // + 4 bus-sum count = offset 113.
+    // Layout: 4 magic + 2 version + 1 zk flag + 32 digest + 4 len + 2 heights + 32 main root + 1 flag
+    // + 32 aux root
+    // + 4 bus-sum count = offset 114.
     let mut b = bytes.clone();
-    b[113..121].copy_from_slice(&u64::MAX.to_le_bytes());
+    b[114..122].copy_from_slice(&u64::MAX.to_le_bytes());
     assert_eq!(
         Proof::from_bytes(&b),
-        Err(ProofFormatError::NonCanonical(113))
+        Err(ProofFormatError::NonCanonical(114))
     );
 }
 
