@@ -114,14 +114,20 @@ impl StarkConfig {
     /// Security for proofs whose largest trace has height `2^log_max_height` and `num_polys` committed
     /// base columns over all rounds (main, aux, preprocessed, quotient).
     pub fn security_report(&self, log_max_height: usize, num_polys: usize) -> SecurityReport {
-        let log_d = log_max_height + self.fri.log_blowup;
+        // zk mode: committed polynomials have degree < 2n (and the random codeword may be taller).
+        let log_committed = if self.zk {
+            crate::zk::codeword_log_height(&self.fri, log_max_height + 1)
+        } else {
+            log_max_height
+        };
+        let log_d = log_committed + self.fri.log_blowup;
         let conjectured_bits = self.fri.conjectured_security_bits();
         let provable_fri_bits = self.fri.provable_security_bits(log_d, num_polys);
         // Algebraic errors (Schwartz-Zippel over Ext3): LogUp with 2^log_max_height rows per table times
         // ~2^8 interaction columns (fingerprint collision / sum cancellation, degree ~ n * k in z plus the
         // tuple length in alpha), constraint folding (number of constraints, ~2^12), out-of-domain
         // sampling (degree of the quotient identity ~ max_degree * n), each ~ 2^(log n + 12) / |K|.
-        let algebraic_bits = EXT_BITS - (log_max_height as f64 + 12.0) - 1.0;
+        let algebraic_bits = EXT_BITS - (log_committed as f64 + 12.0) - 1.0;
         SecurityReport {
             conjectured_bits,
             provable_fri_bits,

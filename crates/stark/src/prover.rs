@@ -367,7 +367,10 @@ pub fn prove_with<B: ProverBackend>(
         quotients.push(TraceInput::Host(q));
     }
     if let Some(r) = &rng {
-        let lh = log_heights.iter().copied().max().unwrap_or(0) + zk_shift;
+        let lh = zk::codeword_log_height(
+            &config.fri,
+            log_heights.iter().copied().max().unwrap_or(0) + zk_shift,
+        );
         quotients.push(TraceInput::Host(zk::random_codeword(r, lh)));
     }
     drop(s_quotient);

@@ -409,8 +409,11 @@ pub fn verify(
         zk_shift,
     );
     if config.zk {
-        // The random codeword, at the largest trace height (checked shape above: nt + 1 matrices).
-        let lh = log_heights.iter().copied().max().unwrap_or(0) + zk_shift + lb;
+        // The random codeword (checked shape above: nt + 1 matrices), at least the largest trace height.
+        let lh = zk::codeword_log_height(
+            &config.fri,
+            log_heights.iter().copied().max().unwrap_or(0) + zk_shift,
+        ) + lb;
         quotient_mats.push((
             MatrixDims {
                 width: zk::CODEWORD_WIDTH,

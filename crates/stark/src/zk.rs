@@ -206,6 +206,21 @@ pub fn random_codeword(rng: &ZkRng, log_height: usize) -> RowMajorMatrix {
     )
 }
 
+/// log2 of the random codeword's height (its degree bound), at least `log_max_trace` (the largest committed
+/// trace height, `2n` in zk mode): FRI reveals about `num_queries` new evaluations of the batched codeword per
+/// layer (`lh - log_final_poly_len` layers above the final polynomial of `2^log_final_poly_len` coefficients),
+/// and the codeword's `2^lh` random coefficients must cover them all:
+/// `2^lh >= num_queries (lh - log_final_poly_len + 1) + 2^log_final_poly_len + 1`. A codeword taller than every
+/// trace raises the FRI domain (one more layer per doubling), which small machines pay for.
+pub fn codeword_log_height(fri: &crate::pcs::FriConfig, log_max_trace: usize) -> usize {
+    let mut lh = log_max_trace.max(1);
+    let lf = fri.log_final_poly_len;
+    while (1usize << lh) < fri.num_queries * (lh.saturating_sub(lf) + 1) + (1 << lf) + 1 {
+        lh += 1;
+    }
+    lh
+}
+
 /// Width of the random codeword: one `Ext3` column.
 pub const CODEWORD_WIDTH: usize = 3;
 
@@ -318,6 +333,13 @@ mod tests {
         };
         assert_eq!(total(&qc), total(&qzc));
         assert_ne!(eval(&qc, 0), eval(&qzc, 0));
+    }
+
+    #[test]
+    fn codeword_covers_fri_openings() {
+        let fri = crate::StarkConfig::default().fri;
+        assert_eq!(codeword_log_height(&fri, 8), 9);
+        assert_eq!(codeword_log_height(&fri, 17), 17);
     }
 
     #[test]
