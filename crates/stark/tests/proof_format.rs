@@ -13,14 +13,23 @@ use zkrv_stark::{preprocess, prove, verify_bytes, Proof, StarkConfig, VerifyErro
 
 const STMT: &[u8] = b"fuzz";
 
-fn proof_bytes() -> (
+/// Config, fixture, preprocessed commitment and proof bytes.
+type Setup = (
     StarkConfig,
     Fixture,
     zkrv_stark::PreprocessedCommitment,
     Vec<u8>,
-) {
-    let config = StarkConfig::default();
-    let fx = fixture(3);
+);
+
+fn proof_bytes() -> Setup {
+    proof_bytes_with(StarkConfig::default(), 3)
+}
+
+fn proof_bytes_with(
+    config: StarkConfig,
+    log_n: usize,
+) -> Setup {
+    let fx = fixture(log_n);
     let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
     let proof = prove(&config, &airs(), &pre, fx.traces.clone(), &fx.public, STMT).unwrap();
     (config, fx, pre.commitment, proof.to_bytes())
@@ -147,12 +156,35 @@ fn mutated_proofs_never_panic_nor_verify() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(3000);
+    mutation_fuzz(proof_bytes(), iters);
+}
+
+/// The same over a zk proof (salted paths, randomized quotient, codeword), fewer iterations.
+#[test]
+fn mutated_zk_proofs_never_panic_nor_verify() {
+    let iters: usize = std::env::var("ZKRV_FUZZ_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000);
+    let config = StarkConfig {
+        zk_seed: Some(9),
+        ..StarkConfig::default_zk()
+    };
+    mutation_fuzz(proof_bytes_with(config, 7), iters);
+}
+
+fn mutation_fuzz(
+    (config, fx, pre, bytes): Setup,
+    iters: usize,
+) {
     let seed: u64 = std::env::var("ZKRV_FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| rand::thread_rng().gen());
-    println!("mutation fuzz: seed {seed}, {iters} iterations (ZKRV_FUZZ_SEED={seed} to replay)");
-    let (config, fx, pre, bytes) = proof_bytes();
+    println!(
+        "mutation fuzz (zk {}): seed {seed}, {iters} iterations (ZKRV_FUZZ_SEED={seed} to replay)",
+        config.zk
+    );
     let original = Proof::from_bytes(&bytes).unwrap();
     let mut rng = StdRng::seed_from_u64(seed);
     let mut rejected_format = 0usize;
