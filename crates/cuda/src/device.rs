@@ -28,6 +28,13 @@ pub enum Program {
     Merkle,
     /// `kernels/field.cuh` parity kernels
     FieldTest,
+    /// `kernels/tables/<table>.cu`: trace fill kernels
+    TableCpu,
+    TableLoad,
+    TableStore,
+    TableMemwA,
+    TableLt,
+    TableShift,
 }
 
 impl Program {
@@ -36,6 +43,12 @@ impl Program {
             Program::Poly => ("poly.cu", nvrtc::POLY_CU),
             Program::Merkle => ("merkle.cu", nvrtc::MERKLE_CU),
             Program::FieldTest => ("field_test.cu", nvrtc::FIELD_TEST_CU),
+            Program::TableCpu => ("tables/cpu.cu", nvrtc::TABLE_CPU_CU),
+            Program::TableLoad => ("tables/load.cu", nvrtc::TABLE_LOAD_CU),
+            Program::TableStore => ("tables/store.cu", nvrtc::TABLE_STORE_CU),
+            Program::TableMemwA => ("tables/memw_a.cu", nvrtc::TABLE_MEMW_A_CU),
+            Program::TableLt => ("tables/lt.cu", nvrtc::TABLE_LT_CU),
+            Program::TableShift => ("tables/shift.cu", nvrtc::TABLE_SHIFT_CU),
         }
     }
 }

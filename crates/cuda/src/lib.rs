@@ -27,6 +27,8 @@ pub mod merkle;
 pub mod nvrtc;
 #[cfg(feature = "cuda")]
 pub mod poly;
+#[cfg(feature = "cuda")]
+pub mod tables;
 
 #[cfg(feature = "cuda")]
 pub use backend::{CudaBackend, CudaCommitted, DeviceTrace};

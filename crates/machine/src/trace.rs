@@ -17,15 +17,15 @@ use crate::tables::decode::{words, DecodeTable, NUM_DECODE_COLS};
 use crate::tables::dvrm::{add_dvrm_request, dvrm_trace, DvrmRequests};
 use crate::tables::eq::eq_trace;
 use crate::tables::input::input_trace;
-use crate::tables::load::{load_trace, LoadEvent};
-use crate::tables::lt::lt_trace;
+use crate::tables::load::{load_trace, LoadEvent, NUM_LOAD_COLS};
+use crate::tables::lt::{lt_trace, NUM_LT_COLS};
 use crate::tables::memw::{memw_trace, MemwEvent};
-use crate::tables::memw_a::{memw_a_trace, MemwAEvent};
+use crate::tables::memw_a::{memw_a_trace, MemwAEvent, NUM_MEMW_A_COLS};
 use crate::tables::mul::{mul_trace, MulRequests};
 use crate::tables::page::{page_trace, CELLS_PER_PAGE};
 use crate::tables::regfile::regfile_trace;
-use crate::tables::shift::{shift_trace, ShiftOp, ShiftRequests, ShiftTraces};
-use crate::tables::store::{store_trace, StoreEvent};
+use crate::tables::shift::{shift_trace, ShiftOp, ShiftRequests, ShiftTraces, NUM_SHIFT_COLS};
+use crate::tables::store::{store_trace, StoreEvent, NUM_STORE_COLS};
 use crate::tables::sysio::{
     syscall_trace, sysio_trace, SyscallEventRow, SysioEventRow, SYS_READ, SYS_WRITE,
 };
@@ -70,6 +70,50 @@ pub struct Traces {
     pub lookups: Lookups,
 }
 
+/// Tables whose rows the caller fills itself (on a GPU, crate `zkrv-cuda`) from [`FillInputs`] instead of the
+/// host. For a skipped table [`generate_split`] returns an empty `0 x width` matrix in [`Traces`] and adds none
+/// of that table's own BITWISE lookups to [`Traces::lookups`] (the device fill counts them); every request the
+/// table makes of other tables (e.g. SHIFT's MUL checks and POW2 counters) is still made on the host.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceFill {
+    pub lt: bool,
+    pub load: bool,
+    pub store: bool,
+    pub memw_a: bool,
+    pub shift: bool,
+}
+
+impl DeviceFill {
+    /// Every table on the host.
+    pub const NONE: DeviceFill = DeviceFill {
+        lt: false,
+        load: false,
+        store: false,
+        memw_a: false,
+        shift: false,
+    };
+}
+
+/// The compact inputs of the device-filled tables (everything a fill kernel needs besides the record). Each
+/// list is in row order: the host fill `x_trace(&inputs.x, min_height, ..)` produces the same rows.
+#[derive(Clone, Debug, Default)]
+pub struct FillInputs {
+    /// Smallest table height (a power of two).
+    pub min_height: usize,
+    /// LT requests `(a, b, signed) -> multiplicity`, in key order (= row order).
+    pub lt: BTreeMap<(u64, u64, bool), u64>,
+    /// SHIFT requests, in key order (= row order).
+    pub shift: ShiftRequests,
+    /// One per load / store / in-cell (MEMW_A) access, in cycle order (= row order).
+    pub loads: Vec<LoadEvent>,
+    pub stores: Vec<StoreEvent>,
+    pub accesses: Vec<MemwAEvent>,
+}
+
+fn empty(width: usize) -> RowMajorMatrix {
+    RowMajorMatrix::new(Vec::new(), width)
+}
+
 fn f(v: u64) -> F {
     F::from_u64(v)
 }
@@ -87,6 +131,18 @@ pub fn generate(
     input: &[u8],
     min_height: usize,
 ) -> Result<Traces, MachineError> {
+    generate_split(decode_table, rec, input, min_height, DeviceFill::NONE).map(|(t, _)| t)
+}
+
+/// [`generate`], leaving the tables selected in `device` to the caller: returns the traces (skipped ones
+/// `0 x width`) and the compact inputs of the skipped tables.
+pub fn generate_split(
+    decode_table: &DecodeTable,
+    rec: &Record,
+    input: &[u8],
+    min_height: usize,
+    device: DeviceFill,
+) -> Result<(Traces, FillInputs), MachineError> {
     let cycles = rec.cycles.len();
     let height = (cycles + 1).next_power_of_two().max(min_height);
     let mut lookups = Lookups::new();
@@ -465,15 +521,40 @@ pub fn generate(
             return Err(MachineError::Internal(format!("DVRM request {fa:?}")));
         }
     }
-    let ShiftTraces { shift, pow2 } =
-        shift_trace(&shift_req, min_height, &mut lookups, &mut mul_req);
+    let (shift, pow2) = if device.shift {
+        // The requests SHIFT makes (MUL checks, POW2 counters) are still needed on the host; its own rows and
+        // lookups come from the device.
+        let mut scratch = Lookups::new();
+        let t = shift_trace(&shift_req, min_height, &mut scratch, &mut mul_req);
+        (empty(NUM_SHIFT_COLS), t.pow2)
+    } else {
+        let ShiftTraces { shift, pow2 } =
+            shift_trace(&shift_req, min_height, &mut lookups, &mut mul_req);
+        (shift, pow2)
+    };
     let mul = mul_trace(&mul_req, min_height, &mut lookups);
     let eq = eq_trace(&eq_req, min_height);
-    let lt = lt_trace(&lt_req, min_height, &mut lookups);
+    let lt = if device.lt {
+        empty(NUM_LT_COLS)
+    } else {
+        lt_trace(&lt_req, min_height, &mut lookups)
+    };
     let bytewise = bytewise_trace(&bw_req, min_height, &mut lookups);
-    let load = load_trace(&loads, min_height, &mut lookups);
-    let store = store_trace(&stores, min_height, &mut lookups);
-    let memw_a = memw_a_trace(&accesses, min_height, &mut lookups);
+    let load = if device.load {
+        empty(NUM_LOAD_COLS)
+    } else {
+        load_trace(&loads, min_height, &mut lookups)
+    };
+    let store = if device.store {
+        empty(NUM_STORE_COLS)
+    } else {
+        store_trace(&stores, min_height, &mut lookups)
+    };
+    let memw_a = if device.memw_a {
+        empty(NUM_MEMW_A_COLS)
+    } else {
+        memw_a_trace(&accesses, min_height, &mut lookups)
+    };
     let memw = memw_trace(&general, min_height, &mut lookups);
     // PAGE: every cell of every touched page, with its final value and last-access timestamp.
     let mut cells = Vec::with_capacity(rec.pages.len() * CELLS_PER_PAGE);
@@ -497,7 +578,19 @@ pub fn generate(
     let syscall = syscall_trace(&syscall_rows, min_height, &mut lookups);
     let sysio = sysio_trace(&sysio_rows, min_height, &mut lookups);
     let input_t = input_trace(input, &input_uses, min_height, &mut lookups);
-    Ok(Traces {
+    let inputs = FillInputs {
+        min_height,
+        lt: if device.lt { lt_req } else { BTreeMap::new() },
+        shift: if device.shift {
+            shift_req
+        } else {
+            ShiftRequests::new()
+        },
+        loads: if device.load { loads } else { Vec::new() },
+        stores: if device.store { stores } else { Vec::new() },
+        accesses: if device.memw_a { accesses } else { Vec::new() },
+    };
+    let traces = Traces {
         eq,
         lt,
         bytewise,
@@ -519,7 +612,8 @@ pub fn generate(
         decode: RowMajorMatrix::new(decode_counts.into_iter().map(f).collect(), NUM_DECODE_COLS),
         regfile: regfile_trace(&regs),
         lookups,
-    })
+    };
+    Ok((traces, inputs))
 }
 
 fn push_row(out: &mut Vec<F>, r: &CpuCols<u64>) {

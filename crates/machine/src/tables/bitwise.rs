@@ -105,6 +105,31 @@ impl Lookups {
         d & 0xffff
     }
 
+    /// Adds a kind-major histogram `counts[kind * 2^16 + x]` (`7 x 2^16` values, e.g. one counted on a GPU).
+    /// Errors if the length is wrong or a counter overflows u32.
+    pub fn add_histogram(&mut self, counts: &[u32]) -> Result<(), String> {
+        if counts.len() != NUM_BITWISE_COLS * H {
+            return Err(format!(
+                "histogram of {} counters, expected {}",
+                counts.len(),
+                NUM_BITWISE_COLS * H
+            ));
+        }
+        for (k, chunk) in counts.chunks_exact(H).enumerate() {
+            for (c, &x) in self.counts[k].iter_mut().zip(chunk) {
+                *c = c
+                    .checked_add(x)
+                    .ok_or_else(|| format!("lookup counter of kind {k} overflows"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The counters of one kind: `2^16` values, row order.
+    pub fn counts(&self, kind: LookupKind) -> &[u32] {
+        &self.counts[kind as usize]
+    }
+
     /// The main trace: `2^16 x 7`, natural order.
     pub fn trace(&self) -> RowMajorMatrix {
         let mut values = Vec::with_capacity(H * NUM_BITWISE_COLS);

@@ -1,0 +1,50 @@
+// Shared helpers of the table fill kernels (kernels/tables/*.cu, mirroring crates/machine/src/tables/*.rs).
+//
+// Every fill kernel is written as a per-row function `ZKRV_HD void <table>_fill_row(u64 row, ...)` plus a thin
+// `extern "C" __global__` wrapper (one thread per row). The same file also compiles as plain C++ with
+// `-DZKRV_HOST_EMU` (crates/cuda/tests/common/host_emu.rs): the host parity harness then calls the row function
+// in a loop, so the kernel's logic is checked against the Rust fill on machines without a GPU (CI).
+//
+// Trace layout written by the fills: `rows x width` row-major u64, natural row order, every cell a canonical
+// Goldilocks value (< p), i.e. what `RowMajorMatrix::values[i].as_canonical_u64()` holds on the host.
+//
+// BITWISE lookups: each fill adds its lookups to a device histogram `u32 counts[7 * 65536]`, kind-major in
+// `zkrv_machine::tables::bitwise::LookupKind` order (counts[kind * 65536 + x]).
+#pragma once
+
+#ifdef ZKRV_HOST_EMU
+#define __device__
+#define __forceinline__ inline
+#define __global__
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+#endif
+
+#include "field.cuh"
+
+#define ZKRV_HD __device__ __forceinline__
+
+// LookupKind (crates/machine/src/tables/bitwise.rs).
+#define LK_U16 0u
+#define LK_MSB16 1u
+#define LK_PAIR 2u
+#define LK_AND 3u
+#define LK_OR 4u
+#define LK_XOR 5u
+#define LK_MSB8 6u
+#define LK_ROWS 65536u
+
+// Count one BITWISE lookup of `kind` at row `x` (< 2^16).
+ZKRV_HD void lookup_add(u32* counts, u32 kind, u64 x) {
+#ifdef ZKRV_HOST_EMU
+    counts[kind * LK_ROWS + (u32)x] += 1;
+#else
+    atomicAdd(&counts[kind * LK_ROWS + (u32)x], 1u);
+#endif
+}
+
+// Global thread index of a 1-D launch (the row of a fill kernel).
+#ifndef ZKRV_HOST_EMU
+__device__ __forceinline__ u64 global_row() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
+#endif

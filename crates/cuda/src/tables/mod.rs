@@ -1,0 +1,98 @@
+//! GPU trace generation: fill kernels for the machine tables (docs/gpu.md, "Trace generation").
+//!
+//! One module per table, mirroring `zkrv_machine::tables::<table>` and `kernels/tables/<table>.cu` file for file.
+//! Each fill takes the table's compact inputs (the execution record, or the list the host fill takes, see
+//! `zkrv_machine::trace::FillInputs`), uploads them once and writes the table's main trace (`n x width`
+//! row-major u64, natural order, canonical field elements, padding rows included) into a fresh device buffer,
+//! producing exactly the host fill's rows. The BITWISE lookups the rows make are added to a [`DeviceLookups`]
+//! histogram on the device, merged into the host's `Lookups` once at the end.
+//!
+//! Launch guards ([`launch_1d`]) refuse shapes the kernels cannot address instead of launching a truncated grid.
+
+use cudarc::driver::LaunchConfig;
+use zkrv_machine::tables::bitwise::{Lookups, BITWISE_LOG_HEIGHT, NUM_BITWISE_COLS};
+
+use crate::backend::DeviceTrace;
+use crate::device::{Device, DeviceBuffer};
+use crate::error::CudaError;
+
+/// Largest trace height a fill kernel accepts: 2^26 rows (`zkrv_stark::logup::MAX_LOG_HEIGHT`).
+pub const MAX_FILL_LOG_ROWS: u32 = 26;
+/// Threads per block of the fill kernels.
+pub const FILL_BLOCK: u32 = 256;
+/// Largest grid x-dimension CUDA accepts (compute capability >= 3.0).
+pub const MAX_GRID_X: u64 = (1 << 31) - 1;
+
+/// The launch shape of a one-thread-per-row fill over `rows` rows of `width` columns, checked:
+/// `1 <= rows <= 2^26`, `block` a multiple of 32 in `[32, 1024]`, the grid `ceil(rows / block)` at most
+/// [`MAX_GRID_X`], and `rows * width <= u32::MAX` (kernels may address a cell with a 32-bit offset).
+/// Errors: [`CudaError::InvalidArgument`] naming the violated bound.
+pub fn launch_1d(rows: u64, width: u64, block: u32) -> Result<LaunchConfig, CudaError> {
+    if rows == 0 || rows > 1 << MAX_FILL_LOG_ROWS {
+        return Err(CudaError::InvalidArgument(format!(
+            "fill of {rows} rows: must be 1..=2^{MAX_FILL_LOG_ROWS}"
+        )));
+    }
+    if block == 0 || block > 1024 || block % 32 != 0 {
+        return Err(CudaError::InvalidArgument(format!(
+            "fill block of {block} threads: must be a multiple of 32 in [32, 1024]"
+        )));
+    }
+    let cells = rows.checked_mul(width).unwrap_or(u64::MAX);
+    if cells > u32::MAX as u64 {
+        return Err(CudaError::InvalidArgument(format!(
+            "fill of {rows} x {width} = {cells} cells exceeds the 32-bit cell index bound {}",
+            u32::MAX
+        )));
+    }
+    let grid = rows.div_ceil(block as u64);
+    if grid > MAX_GRID_X {
+        return Err(CudaError::InvalidArgument(format!(
+            "fill grid of {grid} blocks exceeds the grid limit {MAX_GRID_X}"
+        )));
+    }
+    Ok(LaunchConfig {
+        grid_dim: (grid as u32, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
+/// A fresh trace buffer of `rows x width` u64 (poisoned with 0xff bytes when the device is in debug mode, so
+/// that a cell no kernel wrote reads as `u64::MAX`, which is not a canonical field element).
+pub fn alloc_trace(dev: &Device, rows: usize, width: usize) -> Result<DeviceTrace, CudaError> {
+    if !rows.is_power_of_two() {
+        return Err(CudaError::InvalidArgument(format!(
+            "trace height {rows} is not a power of two"
+        )));
+    }
+    Ok(DeviceTrace {
+        data: dev.alloc::<u64>(rows * width)?,
+        width,
+        log_height: rows.trailing_zeros(),
+    })
+}
+
+/// The BITWISE lookup histogram on the device: `u32 counts[7 x 2^16]`, kind-major (`LookupKind` order).
+pub struct DeviceLookups {
+    pub counts: DeviceBuffer<u32>,
+}
+
+impl DeviceLookups {
+    /// Number of counters: 7 kinds x 2^16 rows.
+    pub const LEN: usize = NUM_BITWISE_COLS << BITWISE_LOG_HEIGHT;
+
+    /// A zeroed histogram.
+    pub fn new(dev: &Device) -> Result<Self, CudaError> {
+        Ok(DeviceLookups {
+            counts: dev.alloc_zeros::<u32>(Self::LEN)?,
+        })
+    }
+
+    /// Downloads the histogram (`7 x 2^16` u32, 1.75 MiB) and adds it to `host`.
+    pub fn merge_into(&self, dev: &Device, host: &mut Lookups) -> Result<(), CudaError> {
+        let v = dev.download(&self.counts)?;
+        host.add_histogram(&v)
+            .map_err(|e| CudaError::InvalidArgument(format!("lookup histogram: {e}")))
+    }
+}
