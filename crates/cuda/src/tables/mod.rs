@@ -19,6 +19,8 @@ use crate::error::CudaError;
 /// Largest trace height a fill kernel accepts: 2^26 rows (`zkrv_stark::logup::MAX_LOG_HEIGHT`).
 pub const MAX_FILL_LOG_ROWS: u32 = 26;
 /// Threads per block of the fill kernels.
+pub mod lt;
+
 pub const FILL_BLOCK: u32 = 256;
 /// Largest grid x-dimension CUDA accepts (compute capability >= 3.0).
 pub const MAX_GRID_X: u64 = (1 << 31) - 1;
@@ -33,12 +35,12 @@ pub fn launch_1d(rows: u64, width: u64, block: u32) -> Result<LaunchConfig, Cuda
             "fill of {rows} rows: must be 1..=2^{MAX_FILL_LOG_ROWS}"
         )));
     }
-    if block == 0 || block > 1024 || block % 32 != 0 {
+    if block == 0 || block > 1024 || !block.is_multiple_of(32) {
         return Err(CudaError::InvalidArgument(format!(
             "fill block of {block} threads: must be a multiple of 32 in [32, 1024]"
         )));
     }
-    let cells = rows.checked_mul(width).unwrap_or(u64::MAX);
+    let cells = rows.saturating_mul(width);
     if cells > u32::MAX as u64 {
         return Err(CudaError::InvalidArgument(format!(
             "fill of {rows} x {width} = {cells} cells exceeds the 32-bit cell index bound {}",
