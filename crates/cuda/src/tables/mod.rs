@@ -20,6 +20,7 @@ use crate::error::CudaError;
 pub const MAX_FILL_LOG_ROWS: u32 = 26;
 /// Threads per block of the fill kernels.
 pub mod lt;
+pub mod shift;
 
 pub const FILL_BLOCK: u32 = 256;
 /// Largest grid x-dimension CUDA accepts (compute capability >= 3.0).
