@@ -314,6 +314,26 @@ fn gpu(cases: &[Case], want: &[(Vec<u64>, Vec<u32>)]) {
             c.name
         );
     }
+    // Launch guard: a height above 2^26 rows is refused with an error, nothing launched.
+    let lookups = DeviceLookups::new(&dev).unwrap();
+    let e = fill_lt(
+        &dev,
+        &cases[1].req,
+        1 << 27,
+        &lookups,
+        &mut TransferStats::default(),
+    )
+    .err()
+    .expect("2^27 rows refused")
+    .to_string();
+    assert!(e.contains("rows"), "{e}");
+    assert!(
+        dev.download(&lookups.counts)
+            .unwrap()
+            .iter()
+            .all(|&x| x == 0),
+        "refused fill counted lookups"
+    );
     // The histogram merges into the host's lookups.
     let c = &cases[cases.len() - 1];
     let lookups = DeviceLookups::new(&dev).unwrap();
