@@ -1,0 +1,1 @@
+//! STORE fill on the device (work in progress).
