@@ -12,7 +12,7 @@ mod host_emu;
 
 use fill_util::*;
 use rand::rngs::StdRng;
-use rand::{Rng, RngCore};
+use rand::Rng;
 use zkrv_cuda::tables::load::{extend_load, fill_load, pack_loads, LoadIn};
 use zkrv_cuda::tables::DeviceLookups;
 use zkrv_cuda::TransferStats;
@@ -20,35 +20,6 @@ use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::load::{load_trace, LoadEvent, NUM_LOAD_COLS};
 
 const TEST: &str = "gpu_load_fill_matches_cpu";
-
-/// Values at limb boundaries (byte, half, word, sign bits).
-const EDGES: [u64; 17] = [
-    0,
-    1,
-    0x7f,
-    0x80,
-    0xff,
-    0x100,
-    0x7fff,
-    0x8000,
-    0xffff,
-    0x1_0000,
-    0x7fff_ffff,
-    0x8000_0000,
-    0xffff_ffff,
-    0x1_0000_0000,
-    0x7fff_ffff_ffff_ffff,
-    0x8000_0000_0000_0000,
-    u64::MAX,
-];
-
-fn pick(r: &mut StdRng, edges: &[u64]) -> u64 {
-    if r.gen_bool(0.3) {
-        edges[r.gen_range(0..edges.len())]
-    } else {
-        r.next_u64()
-    }
-}
 
 /// A valid load (the walk's invariants): `base + imm < 2^32`, v zero-extended from the width, r its
 /// extension, no 8-byte unsigned load. Row `k` of a case cycles through every (width, signedness).
@@ -63,26 +34,8 @@ fn random_load(r: &mut StdRng, k: usize) -> LoadEvent {
     if width < 8 {
         v &= (1u64 << (8 * width)) - 1;
     }
-    let imm = match r.gen_range(0..4) {
-        0 => [-2048i64, -1, 0, 1, 2047, -32768, 32767][r.gen_range(0..7)],
-        _ => r.gen_range(-2048..2048),
-    } as u64;
-    let addr = match r.gen_range(0..4) {
-        0 => [
-            0u64,
-            1,
-            7,
-            0x7fff_ffff,
-            0x8000_0000,
-            0xffff_ffff,
-            0xffff_f800,
-        ][r.gen_range(0..7)],
-        _ => r.next_u64() & 0xffff_ffff,
-    };
-    let ts = match r.gen_range(0..8) {
-        0 => [0u64, 1, (1 << 28) - 3, u32::MAX as u64][r.gen_range(0..4)],
-        _ => 4 * r.gen_range(0u64..1 << 26) + 1,
-    };
+    let (imm, addr) = (rand_imm(r), rand_addr(r));
+    let ts = rand_ts(r);
     LoadEvent {
         ts,
         base: addr.wrapping_sub(imm),
@@ -120,6 +73,7 @@ fn cases(r: &mut StdRng) -> Vec<Case> {
         min_height: 64,
     });
     for (name, fi) in guest_fill_inputs() {
+        eprintln!("{TEST}: guest {name}: load {}", fi.loads.len());
         cases.push(Case {
             name: format!("guest {name} ({} loads)", fi.loads.len()),
             events: fi.loads,

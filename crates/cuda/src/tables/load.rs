@@ -33,6 +33,7 @@ pub struct LoadIn {
 
 const _: () = assert!(std::mem::size_of::<LoadIn>() == 20);
 const _: () = assert!(NUM_LOAD_COLS == 20); // LOAD_WIDTH in load.cu
+const _: () = assert!(LookupKind::Msb8 as u32 == 6); // LK_MSB8 in table_common.cuh
 
 // SAFETY: plain `#[repr(C)]` integers without padding, the layout `load.cu` reads.
 unsafe impl cudarc::driver::DeviceRepr for LoadIn {}
@@ -124,10 +125,9 @@ pub fn fill_load(
         (packed.len() * std::mem::size_of::<LoadIn>()) as u64,
     );
     let trace = alloc_trace(dev, rows, NUM_LOAD_COLS)?;
-    debug_assert_eq!(LookupKind::Msb8 as u32, 6); // LK_MSB8 in table_common.cuh
-                                                  // SAFETY: `trace` holds rows x 20 u64, `d_events` holds events.len() LoadIn (at least one element),
-                                                  // `lookups.counts` holds 7 x 2^16 u32 and every lookup row is < 2^16; the grid covers `rows` threads and
-                                                  // the kernel returns for row >= rows; rows <= 2^26 so the counts fit u32.
+    // SAFETY: `trace` holds rows x 20 u64, `d_events` holds events.len() LoadIn (at least one element),
+    // `lookups.counts` holds 7 x 2^16 u32 and every lookup row is < 2^16; the grid covers `rows` threads and
+    // the kernel returns for row >= rows; rows <= 2^26 so the counts fit u32.
     unsafe {
         dev.launch(
             Program::TableLoad,

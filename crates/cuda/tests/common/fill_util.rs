@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use rand::rngs::StdRng;
-use rand::SeedableRng;
+use rand::{Rng, RngCore, SeedableRng};
 use zkrv_cuda::Device;
 use zkrv_executor::{execute, ExecOptions, Program};
 use zkrv_machine::tables::bitwise::{LookupKind, Lookups};
@@ -203,4 +203,67 @@ pub fn split_output(out: &[u8], shapes: &[(usize, usize)]) -> Vec<(Vec<u64>, Vec
     }
     assert_eq!(at, out.len(), "host emulation output has trailing bytes");
     res
+}
+
+/// Values at limb boundaries (byte, half, word, sign bits).
+pub const EDGES: [u64; 17] = [
+    0,
+    1,
+    0x7f,
+    0x80,
+    0xff,
+    0x100,
+    0x7fff,
+    0x8000,
+    0xffff,
+    0x1_0000,
+    0x7fff_ffff,
+    0x8000_0000,
+    0xffff_ffff,
+    0x1_0000_0000,
+    0x7fff_ffff_ffff_ffff,
+    0x8000_0000_0000_0000,
+    u64::MAX,
+];
+
+/// An edge value (30%) or a uniform u64.
+pub fn pick(r: &mut StdRng, edges: &[u64]) -> u64 {
+    if r.gen_bool(0.3) {
+        edges[r.gen_range(0..edges.len())]
+    } else {
+        r.next_u64()
+    }
+}
+
+/// A load/store offset: a 12-bit immediate, sometimes an edge (incl. the i16 extremes the compact form allows),
+/// sign-extended to 64 bits.
+pub fn rand_imm(r: &mut StdRng) -> u64 {
+    (match r.gen_range(0..4) {
+        0 => [-2048i64, -1, 0, 1, 2047, -32768, 32767][r.gen_range(0..7)],
+        _ => r.gen_range(-2048..2048),
+    }) as u64
+}
+
+/// An effective address `< 2^32`, sometimes an edge.
+pub fn rand_addr(r: &mut StdRng) -> u64 {
+    match r.gen_range(0..4) {
+        0 => [
+            0u64,
+            1,
+            7,
+            0x7fff_ffff,
+            0x8000_0000,
+            0xffff_ffff,
+            0xffff_f800,
+        ][r.gen_range(0..7)],
+        _ => r.next_u64() & 0xffff_ffff,
+    }
+}
+
+/// A timestamp `4 clk + 1` (clk < 2^26), sometimes an edge up to `2^32 - 1`.
+pub fn rand_ts(r: &mut StdRng) -> u64 {
+    match r.gen_range(0..8) {
+        0 => [0u64, 1, (1 << 28) - 3, u32::MAX as u64][r.gen_range(0..4)],
+        _ => 4 * r.gen_range(0u64..1 << 26) + 1,
+    }
 }
