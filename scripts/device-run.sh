@@ -13,7 +13,7 @@ bins=("$@")
 [ ${#bins[@]} -eq 0 ] && bins=($(ls .device | grep -v -E '^(zkrv|.*\.sh)$'))
 for b in "${bins[@]}"; do
   t0=$(date +%s.%N)
-  timeout 300 ".device/$b" --test-threads=1 > "$OUT/$b.log" 2>&1; rc=$?
+  timeout 300 ".device/$b" --test-threads=1 --nocapture > "$OUT/$b.log" 2>&1; rc=$?
   t1=$(date +%s.%N)
   res=$(grep -E "^test result" "$OUT/$b.log" | tail -1)
   skips=$(grep -c "SKIPPED" "$OUT/$b.log")
