@@ -9,6 +9,8 @@
 //!
 //! Launch guards ([`launch_1d`]) refuse shapes the kernels cannot address instead of launching a truncated grid.
 
+pub mod cpu;
+
 use cudarc::driver::LaunchConfig;
 use zkrv_machine::tables::bitwise::{Lookups, BITWISE_LOG_HEIGHT, NUM_BITWISE_COLS};
 
@@ -33,12 +35,12 @@ pub fn launch_1d(rows: u64, width: u64, block: u32) -> Result<LaunchConfig, Cuda
             "fill of {rows} rows: must be 1..=2^{MAX_FILL_LOG_ROWS}"
         )));
     }
-    if block == 0 || block > 1024 || block % 32 != 0 {
+    if block == 0 || block > 1024 || !block.is_multiple_of(32) {
         return Err(CudaError::InvalidArgument(format!(
             "fill block of {block} threads: must be a multiple of 32 in [32, 1024]"
         )));
     }
-    let cells = rows.checked_mul(width).unwrap_or(u64::MAX);
+    let cells = rows.saturating_mul(width);
     if cells > u32::MAX as u64 {
         return Err(CudaError::InvalidArgument(format!(
             "fill of {rows} x {width} = {cells} cells exceeds the 32-bit cell index bound {}",
