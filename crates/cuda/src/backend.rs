@@ -37,11 +37,12 @@ pub struct DeviceTrace {
 }
 
 /// The CUDA prover backend. Tables are named `c<round>.t<index>` in the transfer statistics (round = the
-/// number of earlier `commit` calls on this backend).
+/// number of earlier `commit` calls on this backend), unless named with [`CudaBackend::name_tables`].
 pub struct CudaBackend {
     dev: Device,
     stats: Mutex<TransferStats>,
     commits: AtomicUsize,
+    names: Mutex<Vec<(usize, Vec<String>)>>,
 }
 
 /// One committed round: LDEs and tree on the device, host copies made on demand.
@@ -71,7 +72,45 @@ impl CudaBackend {
             dev,
             stats: Mutex::new(TransferStats::default()),
             commits: AtomicUsize::new(0),
+            names: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Names the traces of commit round `round` (0 = the first `commit` call on this backend: the main
+    /// traces of a proof) in the transfer statistics, e.g. with the machine's table names; traces past the
+    /// end of `names` keep the `c<round>.t<index>` name.
+    pub fn name_tables(&self, round: usize, names: Vec<String>) {
+        if let Ok(mut n) = self.names.lock() {
+            n.retain(|(r, _)| *r != round);
+            n.push((round, names));
+        }
+    }
+
+    /// The name of trace `i` of commit round `round` in the statistics.
+    pub fn table_name(&self, round: usize, i: usize) -> String {
+        let named = self.names.lock().ok().and_then(|n| {
+            n.iter()
+                .find(|(r, _)| *r == round)
+                .and_then(|(_, v)| v.get(i).cloned())
+        });
+        named.unwrap_or_else(|| format!("c{round}.t{i}"))
+    }
+
+    /// The round number the next `commit` call gets (see [`Self::name_tables`]).
+    pub fn next_round(&self) -> usize {
+        self.commits.load(Ordering::Relaxed)
+    }
+
+    /// Clears the transfer statistics (e.g. between proofs on one backend).
+    pub fn reset_stats(&self) {
+        if let Ok(mut s) = self.stats.lock() {
+            *s = TransferStats::default();
+        }
+    }
+
+    /// Adds transfers made outside the backend (e.g. trace generation's input uploads) to [`Self::stats`].
+    pub fn record_stats(&self, other: &TransferStats) {
+        self.record(|s| s.merge(other));
     }
 
     /// The device.
@@ -168,7 +207,7 @@ impl ProverBackend for CudaBackend {
         let mut resident = Vec::with_capacity(traces.len());
         let mut dims = Vec::with_capacity(traces.len());
         for (i, t) in traces.into_iter().enumerate() {
-            let name = format!("c{round}.t{i}");
+            let name = self.table_name(round, i);
             match t {
                 TraceInput::Host(m) => {
                     let Some(lh) = m.log_height().filter(|_| m.width > 0) else {
@@ -213,7 +252,7 @@ impl ProverBackend for CudaBackend {
             .into_iter()
             .enumerate()
             .map(|(i, r)| {
-                let name = format!("c{round}.t{i}");
+                let name = self.table_name(round, i);
                 match r {
                     None => commit::TraceInput::Host {
                         name,
