@@ -179,9 +179,8 @@ pub fn prove_gpu_tracegen(
 }
 
 /// Proves `program` on `input` on `backend`, filling the tables of `opts` on the device (see the module
-/// docs). The proof is byte-identical to the CPU backend's. The main commitment's tables are named with
-/// the machine's table names in the backend's transfer statistics (origin resident / uploaded); the fills'
-/// input uploads are counted under stage "trace-gen".
+/// docs): [`generate_traces`] then `zkrv_machine::prove_inputs_with`. The proof is byte-identical to the CPU
+/// backend's.
 pub fn prove_gpu_tracegen_with(
     backend: &CudaBackend,
     program: &Program,
@@ -189,6 +188,37 @@ pub fn prove_gpu_tracegen_with(
     config: &StarkConfig,
     opts: TraceGenOptions,
 ) -> Result<(Statement, Proof, TraceGenReport), TraceGenError> {
+    let g = generate_traces(backend, program, input, opts)?;
+    let mut report = g.report;
+    let t = Instant::now();
+    let (statement, proof) =
+        prove_inputs_with(backend, program, g.statement, g.pages, g.traces, config)?;
+    report.prove_s = t.elapsed().as_secs_f64();
+    Ok((statement, proof, report))
+}
+
+/// The prepared inputs of a proof ([`generate_traces`]).
+pub struct GpuTraces {
+    pub statement: Statement,
+    /// Touched pages (public).
+    pub pages: Vec<u32>,
+    /// Main traces in table order: `TraceInput::Device` for the device-filled tables, host matrices else.
+    pub traces: Vec<TraceInput<DeviceTrace>>,
+    /// Timings so far (`prove_s` = 0) and every table's origin.
+    pub report: TraceGenReport,
+}
+
+/// Executes `program` on `input` and generates its main traces, the tables of `opts` on `backend`'s device
+/// (resident), the rest on the host. Names the next commit round's tables with the machine's table names in
+/// the backend's transfer statistics (so the main commitment shows CPU, LT, ... as resident / uploaded) and
+/// counts the fills' input uploads there under stage "trace-gen". Prove with
+/// `zkrv_machine::prove_inputs_with(backend, ..)` before committing anything else on `backend`.
+pub fn generate_traces(
+    backend: &CudaBackend,
+    program: &Program,
+    input: &[u8],
+    opts: TraceGenOptions,
+) -> Result<GpuTraces, TraceGenError> {
     let mut report = TraceGenReport::default();
     let device = opts.device_tables();
     let t = Instant::now();
@@ -261,10 +291,12 @@ pub fn prove_gpu_tracegen_with(
         backend.next_round(),
         TABLE_NAMES.iter().map(|s| s.to_string()).collect(),
     );
-    let t = Instant::now();
-    let (statement, proof) = prove_inputs_with(backend, program, statement, pages, inputs, config)?;
-    report.prove_s = t.elapsed().as_secs_f64();
-    Ok((statement, proof, report))
+    Ok(GpuTraces {
+        statement,
+        pages,
+        traces: inputs,
+        report,
+    })
 }
 
 /// Table indices selected in `device`, in proof order.
