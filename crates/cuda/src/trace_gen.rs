@@ -35,15 +35,15 @@ use crate::tables::{self, DeviceLookups};
 /// Environment variable forcing host trace generation when set to anything but `0` or empty.
 pub const CPU_TRACE_ENV: &str = "ZKRV_CPU_TRACE";
 
-/// The tables that have a device fill in this build (the others are generated on the host and uploaded).
-/// Switch a table on here and add its arm to `fill_one` when its fill lands.
+/// The tables that have a device fill in this build (the others are generated on the host and uploaded):
+/// CPU, LT, SHIFT, LOAD, STORE. Switch a table on here and add its arm to [`fill_one`] when its fill lands.
 pub const DEVICE_FILLS: DeviceFill = DeviceFill {
     cpu: true,
-    lt: false,
-    load: false,
-    store: false,
+    lt: true,
+    load: true,
+    store: true,
     memw_a: false,
-    shift: false,
+    shift: true,
 };
 
 /// Why proving with GPU trace generation failed.
@@ -340,9 +340,16 @@ pub fn fill_one(
                 stats,
             )
         }
-        // LT, SHIFT (galu), LOAD, STORE, MEMW_A (gmem): add their arms here and switch them on in
-        // DEVICE_FILLS when their fills land, e.g.
-        // table_id::LT => tables::lt::fill_lt(dev, &inputs.lt, min_height, lookups, stats),
+        table_id::LT => tables::lt::fill_lt(dev, &inputs.lt, min_height, lookups, stats),
+        table_id::SHIFT => {
+            tables::shift::fill_shift(dev, &inputs.shift, min_height, lookups, stats)
+        }
+        table_id::LOAD => tables::load::fill_load(dev, &inputs.loads, min_height, lookups, stats),
+        table_id::STORE => {
+            tables::store::fill_store(dev, &inputs.stores, min_height, lookups, stats)
+        }
+        // MEMW_A (gmem) when its fill lands: add the arm and switch it on in DEVICE_FILLS:
+        // table_id::MEMW_A => tables::memw_a::fill_memw_a(dev, &inputs.accesses, min_height, lookups, stats),
         _ => Err(CudaError::InvalidArgument(format!(
             "table {} has no device fill in this build",
             TABLE_NAMES.get(t).copied().unwrap_or("?")

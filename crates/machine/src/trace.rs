@@ -24,7 +24,9 @@ use crate::tables::memw_a::{memw_a_trace, MemwAEvent, NUM_MEMW_A_COLS};
 use crate::tables::mul::{mul_trace, MulRequests};
 use crate::tables::page::{page_trace, CELLS_PER_PAGE};
 use crate::tables::regfile::regfile_trace;
-use crate::tables::shift::{shift_trace, ShiftOp, ShiftRequests, ShiftTraces, NUM_SHIFT_COLS};
+use crate::tables::shift::{
+    shift_side_requests, shift_trace, ShiftOp, ShiftRequests, ShiftTraces, NUM_SHIFT_COLS,
+};
 use crate::tables::store::{store_trace, StoreEvent, NUM_STORE_COLS};
 use crate::tables::sysio::{
     syscall_trace, sysio_trace, SyscallEventRow, SysioEventRow, SYS_READ, SYS_WRITE,
@@ -538,9 +540,8 @@ pub fn generate_split(
     let (shift, pow2) = if device.shift {
         // The requests SHIFT makes (MUL checks, POW2 counters) are still needed on the host; its own rows and
         // lookups come from the device.
-        let mut scratch = Lookups::new();
-        let t = shift_trace(&shift_req, min_height, &mut scratch, &mut mul_req);
-        (empty(NUM_SHIFT_COLS), t.pow2)
+        let pow2 = shift_side_requests(&shift_req, min_height, &mut mul_req);
+        (empty(NUM_SHIFT_COLS), pow2)
     } else {
         let ShiftTraces { shift, pow2 } =
             shift_trace(&shift_req, min_height, &mut lookups, &mut mul_req);

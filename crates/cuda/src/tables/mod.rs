@@ -10,6 +10,11 @@
 //! Launch guards ([`launch_1d`]) refuse shapes the kernels cannot address instead of launching a truncated grid.
 
 pub mod cpu;
+pub mod load;
+pub mod lt;
+pub mod memw_a;
+pub mod shift;
+pub mod store;
 
 use cudarc::driver::LaunchConfig;
 use zkrv_machine::tables::bitwise::{Lookups, BITWISE_LOG_HEIGHT, NUM_BITWISE_COLS};
@@ -97,4 +102,22 @@ impl DeviceLookups {
         host.add_histogram(&v)
             .map_err(|e| CudaError::InvalidArgument(format!("lookup histogram: {e}")))
     }
+}
+
+/// Height of a table filled from `n_events` events, one row per event: the next power of two `>=
+/// max(n_events, min_height)` (what `load_trace`, `store_trace` and `memw_a_trace` use). Errors if
+/// `min_height` is not a power of two or the height exceeds `2^MAX_FILL_LOG_ROWS`.
+pub fn event_table_height(n_events: usize, min_height: usize) -> Result<usize, CudaError> {
+    if !min_height.is_power_of_two() {
+        return Err(CudaError::InvalidArgument(format!(
+            "min_height {min_height} is not a power of two"
+        )));
+    }
+    let n = n_events.next_power_of_two().max(min_height);
+    if n > 1 << MAX_FILL_LOG_ROWS {
+        return Err(CudaError::InvalidArgument(format!(
+            "table of {n_events} events: height {n} exceeds 2^{MAX_FILL_LOG_ROWS} rows"
+        )));
+    }
+    Ok(n)
 }

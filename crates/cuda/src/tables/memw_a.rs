@@ -1,0 +1,1 @@
+//! MEMW_A fill on the device (work in progress).
