@@ -4,9 +4,11 @@
 //!
 //! `cargo bench -p zkrv-cuda --features cuda --bench tracegen -- [GUEST[:BYTES|=FILE] ...]`
 //! GUEST is a guests/bin ELF name; `:BYTES` runs it on that many random input bytes (seed 1), `=FILE` on a
-//! file, else on guests/inputs/GUEST.bin. Default: every guest, then `sha256:1048576` (the largest workload).
-//! `ZKRV_BENCH_NO_PROVE=1` skips the end-to-end proofs. Host times: wall clock, median of 3; GPU fill times:
-//! wall clock between synchronizations (input uploads included), median of 3 after a warm-up.
+//! file, else on guests/inputs/GUEST.bin. Default: every guest, then `sha256:131072` (~8M cycles) and
+//! `sha256:1048576` (~67M cycles, 2^26 CPU rows: the largest workload; fills only).
+//! End-to-end proofs run for workloads of at most `ZKRV_BENCH_PROVE_MAX_CYCLES` cycles (default 2^23; 0 skips
+//! them). Host times: wall clock, median of 3 (1 above 2^22 cycles); GPU fill times: wall clock between
+//! synchronizations (input uploads included), median of 3 after a warm-up.
 
 use std::time::Instant;
 
@@ -99,9 +101,10 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
     let (run, exec_s) = secs(|| run_for_proof(&program, &input).expect("run"));
     let cycles = run.record.cycles.len();
     println!("execute            {exec_s:>9.3} s   {cycles} cycles");
+    let reps = if cycles > 1 << 22 { 1 } else { 3 };
     // Host trace generation, everything on the host (the CPU path).
     let host_all = median(
-        (0..3)
+        (0..reps)
             .map(|_| {
                 let r = zkrv_machine::ProofRun {
                     statement: run.statement.clone(),
@@ -138,7 +141,7 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
     ] {
         let mut rows = 0;
         let host = median(
-            (0..3)
+            (0..reps)
                 .map(|_| {
                     let mut lk = Lookups::new();
                     let (m, s) = secs(|| host_fill(t, &split, &mut lk));
@@ -160,7 +163,7 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
                 Ok(s)
             };
             match run() {
-                Ok(_) => Some(median((0..3).map(|_| run().expect("fill")).collect())),
+                Ok(_) => Some(median((0..reps).map(|_| run().expect("fill")).collect())),
                 Err(e) => {
                     if has_device_fill(t) {
                         panic!("{}: device fill failed: {e}", TABLE_NAMES[t]);
@@ -196,7 +199,12 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
     }
     println!("device fills total {:>9.3} ms", gpu_total * 1e3);
     drop(split);
-    if std::env::var_os("ZKRV_BENCH_NO_PROVE").is_some() {
+    let prove_max: usize = std::env::var("ZKRV_BENCH_PROVE_MAX_CYCLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1 << 23);
+    if cycles > prove_max {
+        println!("end-to-end proofs skipped: {cycles} cycles > ZKRV_BENCH_PROVE_MAX_CYCLES = {prove_max}");
         return;
     }
     let config = StarkConfig::default();
@@ -246,6 +254,7 @@ fn main() {
         .collect();
     let specs = if specs.is_empty() {
         let mut v: Vec<String> = GUESTS.iter().map(|s| s.to_string()).collect();
+        v.push("sha256:131072".into());
         v.push("sha256:1048576".into());
         v
     } else {
