@@ -103,6 +103,7 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
     println!("execute            {exec_s:>9.3} s   {cycles} cycles");
     let reps = if cycles > 1 << 22 { 1 } else { 3 };
     // Host trace generation, everything on the host (the CPU path).
+    let mut main_bytes = vec![0u64; TABLE_NAMES.len()];
     let host_all = median(
         (0..reps)
             .map(|_| {
@@ -111,7 +112,12 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
                     record: run.record.clone(),
                     input: run.input.clone(),
                 };
-                secs(|| split_traces(&program, r, DeviceFill::NONE).expect("split")).1
+                let (w, s) = secs(|| split_traces(&program, r, DeviceFill::NONE).expect("split"));
+                let (traces, _) = w.traces.into_table_order();
+                for (b, m) in main_bytes.iter_mut().zip(&traces) {
+                    *b = (m.values.len() * 8) as u64;
+                }
+                s
             })
             .collect(),
     );
@@ -198,6 +204,16 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
         }
     }
     println!("device fills total {:>9.3} ms", gpu_total * 1e3);
+    let all: u64 = main_bytes.iter().sum();
+    let resident: u64 = zkrv_cuda::trace_gen::selected_tables(DEVICE_FILLS)
+        .into_iter()
+        .map(|t| main_bytes[t])
+        .sum();
+    println!(
+        "main-trace host->device: {all} bytes with host traces, {} with GPU trace generation ({:+.1}%)",
+        all - resident,
+        -100.0 * resident as f64 / all.max(1) as f64
+    );
     drop(split);
     let prove_max: usize = std::env::var("ZKRV_BENCH_PROVE_MAX_CYCLES")
         .ok()
