@@ -340,6 +340,32 @@ fn gpu_cpu_fill_matches_cpu() {
         compare_lookups("GPU", c, want_lk, &got_lk);
     }
     eprintln!("{T}: GPU matched on {} records", cases.len());
+    // Refused before anything is uploaded: a walk of the wrong length, a min height that is not a power of
+    // two, a height above the launch bound 2^26 (min height 2^27).
+    let c = &cases[0];
+    let lookups = DeviceLookups::new(&dev).unwrap();
+    let n = c.record.cycles.len();
+    for (walk, mh, what) in [
+        (&c.cpu.walk[..n - 1], MIN_HEIGHT, "walk"),
+        (&c.cpu.walk[..], 3, "power of two"),
+        (&c.cpu.walk[..], 1 << 27, "rows"),
+    ] {
+        let mut stats = TransferStats::default();
+        let e = fill_cpu(
+            &dev,
+            &c.record.cycles,
+            walk,
+            &c.cpu.decode,
+            mh,
+            &lookups,
+            &mut stats,
+        )
+        .err()
+        .unwrap_or_else(|| panic!("{what}: accepted"))
+        .to_string();
+        assert!(e.contains(what), "{what}: {e}");
+        assert_eq!(stats.total_h2d(), 0, "{what}: nothing uploaded");
+    }
 }
 
 /// Independent reference of the MEMW_R columns of every real row: `[r1.old_ts, r1.d0, r2.old_ts, r2.d0,
