@@ -35,7 +35,9 @@ struct MemwAIn {
     unsigned char new_bytes[8];  // the cell after it
 };
 
-ZKRV_HD void memw_a_fill_row(u64 row, u64* trace, const MemwAIn* events, u32 n_events, u32* counts) {
+// Row `row` of the trace; `lanes`: the warp's lanes that fill real rows (see lookup_add_warp).
+ZKRV_HD void memw_a_fill_row(u64 row, u64* trace, const MemwAIn* events, u32 n_events, u32* counts,
+                             u32 lanes) {
     u64* t = trace + row * MEMW_A_WIDTH;
     if (row >= n_events) {
 #pragma unroll
@@ -73,11 +75,11 @@ ZKRV_HD void memw_a_fill_row(u64 row, u64* trace, const MemwAIn* events, u32 n_e
     t[MEMW_A_OLD_TS] = e.old_ts;
     t[MEMW_A_D0] = d & 0xffff;
     t[MEMW_A_MU] = 1;
-    lookup_add(counts, LK_U16, d & 0xffff);
-    lookup_add(counts, LK_U16, d >> 16);
+    lookup_add_warp(counts, LK_U16, d & 0xffff, lanes);
+    lookup_add_warp(counts, LK_U16, d >> 16, lanes);
 #pragma unroll
     for (u32 k = 0; k < 4; k++) {
-        lookup_add(counts, LK_PAIR, ((u64)e.new_bytes[2 * k] << 8) | e.new_bytes[2 * k + 1]);
+        lookup_add_warp(counts, LK_PAIR, ((u64)e.new_bytes[2 * k] << 8) | e.new_bytes[2 * k + 1], lanes);
     }
 }
 
@@ -85,6 +87,8 @@ ZKRV_HD void memw_a_fill_row(u64 row, u64* trace, const MemwAIn* events, u32 n_e
 // One thread per row of a `rows x 37` trace; launch shape from `zkrv_cuda::tables::launch_1d(rows, 37, ..)`.
 extern "C" __global__ void memw_a_fill(u64* trace, const MemwAIn* events, u32 n_events, u32 rows, u32* counts) {
     const u64 row = global_row();
-    if (row < rows) memw_a_fill_row(row, trace, events, n_events, counts);
+    // Every lane of the warp is live here (launch_1d blocks are whole warps): the lanes of real rows.
+    const u32 lanes = __ballot_sync(0xffffffffu, row < n_events);
+    if (row < rows) memw_a_fill_row(row, trace, events, n_events, counts, lanes);
 }
 #endif

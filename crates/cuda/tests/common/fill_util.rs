@@ -150,7 +150,7 @@ pub fn edge_sizes() -> Vec<usize> {
 }
 
 /// The host-emulation driver of an event fill: reads cases `[u32 n_events, u32 rows, n_events x In]` from
-/// stdin until EOF, fills each with `row_fn(row, trace, events, n_events, counts)` on a trace poisoned with
+/// stdin until EOF, fills each with `row_fn(row, trace, events, n_events, counts, lanes)` on a trace poisoned with
 /// 0xff bytes and a zeroed histogram, and writes `rows x width` u64 then `7 x 2^16` u32 per case.
 pub fn event_driver(in_struct: &str, in_size: usize, row_fn: &str, width: usize) -> String {
     format!(
@@ -163,7 +163,7 @@ int main() {{
         if (hdr[0] && fread(ev.data(), sizeof({in_struct}), hdr[0], stdin) != hdr[0]) return 2;
         std::vector<u64> trace((size_t)hdr[1] * {width}, ~0ULL);
         std::vector<u32> counts(7u * LK_ROWS, 0);
-        for (u64 r = 0; r < hdr[1]; r++) {row_fn}(r, trace.data(), ev.data(), hdr[0], counts.data());
+        for (u64 r = 0; r < hdr[1]; r++) {row_fn}(r, trace.data(), ev.data(), hdr[0], counts.data(), ~0u);
         fwrite(trace.data(), 8, trace.size(), stdout);
         fwrite(counts.data(), 4, counts.size(), stdout);
     }}
