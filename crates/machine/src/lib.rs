@@ -351,8 +351,54 @@ pub struct Witness {
     pub pages: Vec<u32>,
 }
 
+/// Table names in proof order (the AIRs' names): `TABLE_NAMES[t]` is table `t` of [`Witness::traces`].
+pub const TABLE_NAMES: [&str; 20] = [
+    "CPU", "DECODE", "BITWISE", "REGFILE", "EQ", "LT", "LOAD", "STORE", "MEMW_A", "PAGE",
+    "BYTEWISE", "SYSCALL", "SYSIO", "INPUT", "CPU32", "DVRM", "SHIFT", "POW2", "MUL", "MEMW",
+];
+
+/// Indices of the tables in proof order (see [`TABLE_NAMES`]).
+pub mod table_id {
+    pub const CPU: usize = 0;
+    pub const DECODE: usize = 1;
+    pub const BITWISE: usize = 2;
+    pub const LT: usize = 5;
+    pub const LOAD: usize = 6;
+    pub const STORE: usize = 7;
+    pub const MEMW_A: usize = 8;
+    pub const SHIFT: usize = 16;
+}
+
+/// A run prepared for trace generation split between the host and a device ([`witness_split`]).
+pub struct SplitWitness {
+    pub statement: Statement,
+    /// Host traces; the tables selected in the [`trace::DeviceFill`] are `0 x width` and their own BITWISE
+    /// lookups are missing from `traces.lookups` (add the device's before [`trace::Traces::into_table_order`]).
+    pub traces: trace::Traces,
+    /// Compact inputs of the device-filled tables.
+    pub inputs: trace::FillInputs,
+    /// The execution record (the CPU fill reads `record.cycles`).
+    pub record: zkrv_executor::Record,
+}
+
 /// Runs `program` on the private `input` and builds the witness (traces) of the run.
 pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError> {
+    let s = witness_split(program, input, trace::DeviceFill::NONE)?;
+    let (traces, pages) = s.traces.into_table_order();
+    Ok(Witness {
+        statement: s.statement,
+        traces,
+        pages,
+    })
+}
+
+/// Runs `program` on the private `input` and builds the host part of its traces, leaving the tables selected
+/// in `device` to the caller (a GPU fill from [`SplitWitness::inputs`] and [`SplitWitness::record`]).
+pub fn witness_split(
+    program: &Program,
+    input: &[u8],
+    device: trace::DeviceFill,
+) -> Result<SplitWitness, MachineError> {
     let max_cycles = (1u64 << zkrv_stark::logup::MAX_LOG_HEIGHT) - 1;
     let run = execute(
         program,
@@ -389,33 +435,12 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
         .filter(|sc| sc.num == tables::sysio::SYS_READ && sc.args[0] == 0)
         .fold(0u64, |n, sc| n.saturating_add(sc.ret));
     let input = &input[..(consumed.min(input.len() as u64)) as usize];
-    let t = trace::generate(&decode_table, &rec, input, MIN_HEIGHT)?;
-    let traces = vec![
-        t.cpu,
-        t.decode,
-        t.lookups.trace(),
-        t.regfile,
-        t.eq,
-        t.lt,
-        t.load,
-        t.store,
-        t.memw_a,
-        t.page,
-        t.bytewise,
-        t.syscall,
-        t.sysio,
-        t.input,
-        t.cpu32,
-        t.dvrm,
-        t.shift,
-        t.pow2,
-        t.mul,
-        t.memw,
-    ];
-    Ok(Witness {
+    let (traces, inputs) = trace::generate_split(&decode_table, &rec, input, MIN_HEIGHT, device)?;
+    Ok(SplitWitness {
         statement,
         traces,
-        pages: t.pages,
+        inputs,
+        record: rec,
     })
 }
 
@@ -437,20 +462,38 @@ pub fn prove_witness_with<B: zkrv_stark::backend::ProverBackend>(
     witness: Witness,
     config: &StarkConfig,
 ) -> Result<(Statement, Proof), MachineError> {
-    let decode_table = DecodeTable::new(program)?;
-    let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
-    let airs = machine.airs();
-    let pre = preprocess(config, &airs, machine.preprocessed(&decode_table))?;
-    let mut public = public_interactions(&witness.statement);
-    public.extend(
-        memory_init_interactions(program, &witness.pages).map_err(MachineError::BadProgram)?,
-    );
-    let pages = witness.pages;
     let traces = witness
         .traces
         .into_iter()
         .map(zkrv_stark::backend::TraceInput::Host)
         .collect();
+    prove_inputs_with(
+        backend,
+        program,
+        witness.statement,
+        witness.pages,
+        traces,
+        config,
+    )
+}
+
+/// Proves a run of `program` from prepared trace inputs: the main traces in table order ([`TABLE_NAMES`]),
+/// each a host matrix or a buffer already resident on `backend` (e.g. filled there by a GPU kernel), the
+/// run's `statement` and touched `pages`. [`prove_witness_with`] is this with every trace on the host.
+pub fn prove_inputs_with<B: zkrv_stark::backend::ProverBackend>(
+    backend: &B,
+    program: &Program,
+    statement: Statement,
+    pages: Vec<u32>,
+    traces: Vec<zkrv_stark::backend::TraceInput<B::DeviceTrace>>,
+    config: &StarkConfig,
+) -> Result<(Statement, Proof), MachineError> {
+    let decode_table = DecodeTable::new(program)?;
+    let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
+    let airs = machine.airs();
+    let pre = preprocess(config, &airs, machine.preprocessed(&decode_table))?;
+    let mut public = public_interactions(&statement);
+    public.extend(memory_init_interactions(program, &pages).map_err(MachineError::BadProgram)?);
     let stark = zkrv_stark::prove_with(
         backend,
         config,
@@ -458,9 +501,9 @@ pub fn prove_witness_with<B: zkrv_stark::backend::ProverBackend>(
         &pre,
         traces,
         &public,
-        &witness.statement.to_bytes(),
+        &statement.to_bytes(),
     )?;
-    Ok((witness.statement, Proof { pages, stark }))
+    Ok((statement, Proof { pages, stark }))
 }
 
 /// Recomputes the BITWISE multiplicities (table 2) from the lookups that the other tables' traces make, as
@@ -633,4 +676,29 @@ pub fn verify(
         &proof.stark,
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_names_are_the_air_names_in_proof_order() {
+        let program = Program::from_words(0x1000, &[zkrv_executor::asm::ECALL]).unwrap();
+        let machine = Machine::new(&program).unwrap();
+        let names: Vec<&str> = machine.airs().iter().map(|a| a.name()).collect();
+        assert_eq!(names, TABLE_NAMES);
+        for (t, name) in [
+            (table_id::CPU, "CPU"),
+            (table_id::DECODE, "DECODE"),
+            (table_id::BITWISE, "BITWISE"),
+            (table_id::LT, "LT"),
+            (table_id::LOAD, "LOAD"),
+            (table_id::STORE, "STORE"),
+            (table_id::MEMW_A, "MEMW_A"),
+            (table_id::SHIFT, "SHIFT"),
+        ] {
+            assert_eq!(TABLE_NAMES[t], name);
+        }
+    }
 }

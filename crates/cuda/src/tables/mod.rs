@@ -17,7 +17,9 @@ use crate::device::{Device, DeviceBuffer};
 use crate::error::CudaError;
 
 pub mod load;
+pub mod lt;
 pub mod memw_a;
+pub mod shift;
 pub mod store;
 
 /// Largest trace height a fill kernel accepts: 2^26 rows (`zkrv_stark::logup::MAX_LOG_HEIGHT`).

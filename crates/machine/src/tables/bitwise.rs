@@ -86,6 +86,11 @@ impl Lookups {
         self.counts[kind as usize][x as usize] += 1;
     }
 
+    /// Count `n` lookups of `kind` at row `x` (< 2^16).
+    pub fn add_n(&mut self, kind: LookupKind, x: u64, n: u32) {
+        self.counts[kind as usize][x as usize] += n;
+    }
+
     /// `RANGE16[x]`.
     pub fn u16(&mut self, x: u64) {
         self.add(LookupKind::U16, x);
