@@ -107,7 +107,12 @@ pub fn fill_memw_a(
     let rows = event_table_height(events.len(), min_height)?;
     let cfg = launch_1d(rows as u64, NUM_MEMW_A_COLS as u64, FILL_BLOCK)?;
     let packed = pack_accesses(events)?;
-    let d_events = dev.upload(&packed)?;
+    // No copy for an empty table (the kernel then reads no event).
+    let d_events = if packed.is_empty() {
+        dev.alloc::<MemwAIn>(0)?
+    } else {
+        dev.upload(&packed)?
+    };
     stats.add_h2d(
         "trace-gen",
         "MEMW_A",

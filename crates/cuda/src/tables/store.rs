@@ -99,7 +99,12 @@ pub fn fill_store(
     let rows = event_table_height(events.len(), min_height)?;
     let cfg = launch_1d(rows as u64, NUM_STORE_COLS as u64, FILL_BLOCK)?;
     let packed = pack_stores(events)?;
-    let d_events = dev.upload(&packed)?;
+    // No copy for an empty table (the kernel then reads no event).
+    let d_events = if packed.is_empty() {
+        dev.alloc::<StoreIn>(0)?
+    } else {
+        dev.upload(&packed)?
+    };
     stats.add_h2d(
         "trace-gen",
         "STORE",
