@@ -140,6 +140,23 @@ fn gpu_store_fill_matches_cpu() {
         );
     }
     eprintln!("{TEST}: GPU matches on {} cases", cases.len());
+    // No silent fallback: a shape or an event the fill cannot take is an error, nothing is filled.
+    assert_eq!(cases[2].events.len(), 1);
+    let lookups = DeviceLookups::new(&dev).unwrap();
+    let mut stats = TransferStats::default();
+    let e = fill_store(&dev, &cases[2].events, 3, &lookups, &mut stats)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("power of two"), "{e}");
+    let bad = StoreEvent {
+        width_idx: 4,
+        ..cases[2].events[0]
+    };
+    let e = fill_store(&dev, &[bad], 8, &lookups, &mut stats)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("event 0"), "{e}");
+    assert_eq!(stats.total_h2d(), 0);
 }
 
 /// Events the compact form cannot represent are refused with an error naming the event, not filled wrongly.
