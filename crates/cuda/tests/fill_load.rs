@@ -195,3 +195,23 @@ fn load_pack_rejects_invalid_events() {
         assert!(err.contains("LOAD event 1"), "case {i}: {err}");
     }
 }
+
+/// Packing runs on several threads for large inputs: the result equals packing event by event, and an error
+/// names the first bad event even when a later chunk also has one.
+#[test]
+fn load_pack_parallel_matches_sequential() {
+    use zkrv_cuda::tables::PACK_CHUNK;
+    let mut r = rng("load_pack_parallel_matches_sequential");
+    let n = 3 * PACK_CHUNK + 17;
+    let mut events: Vec<LoadEvent> = (0..n).map(|k| random_load(&mut r, k)).collect();
+    let packed = pack_loads(&events).unwrap();
+    assert_eq!(packed.len(), n);
+    for (k, (e, p)) in events.iter().zip(&packed).enumerate() {
+        assert_eq!(pack_loads(&[*e]).unwrap()[0], *p, "event {k}");
+    }
+    let (first, later) = (2 * PACK_CHUNK + 5, 3 * PACK_CHUNK);
+    events[later].width_idx = 7;
+    events[first].r ^= 1;
+    let err = pack_loads(&events).unwrap_err().to_string();
+    assert!(err.contains(&format!("LOAD event {first} ")), "{err}");
+}

@@ -12,7 +12,9 @@ use crate::backend::DeviceTrace;
 use crate::device::{Device, KArg, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
-use crate::tables::{alloc_trace, event_table_height, launch_1d, DeviceLookups, FILL_BLOCK};
+use crate::tables::{
+    alloc_trace, event_table_height, launch_1d, par_pack, DeviceLookups, FILL_BLOCK,
+};
 
 /// Bits of [`MemwAIn::ts_meta`] that hold the timestamp (`MEMW_A_TS_BITS` in memw_a.cu).
 pub const MEMW_A_TS_BITS: u32 = 29;
@@ -60,36 +62,32 @@ fn bad(i: usize, e: &MemwAEvent, why: &str) -> CudaError {
 /// compact form cannot represent or the fill cannot take: width index >= 4, an access leaving its cell
 /// (`offset + width > 8`), `cell >= 2^29`, `ts >= 2^29`, or `old_ts >= ts`.
 pub fn pack_accesses(events: &[MemwAEvent]) -> Result<Vec<MemwAIn>, CudaError> {
-    events
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let width = *WIDTHS
-                .get(e.width_idx)
-                .ok_or_else(|| bad(i, e, "width index >= 4"))?;
-            if e.offset > 8 - width {
-                return Err(bad(i, e, "access leaves its cell (offset + width > 8)"));
-            }
-            if e.cell >= 1 << 29 {
-                return Err(bad(i, e, "cell >= 2^29"));
-            }
-            if e.ts >= 1 << MEMW_A_TS_BITS {
-                return Err(bad(i, e, "ts >= 2^29"));
-            }
-            if e.old_ts >= e.ts {
-                return Err(bad(i, e, "old_ts >= ts"));
-            }
-            Ok(MemwAIn {
-                addr: (e.cell * 8) as u32 | e.offset as u32,
-                ts_meta: e.ts as u32
-                    | (e.width_idx as u32) << MEMW_A_TS_BITS
-                    | (e.is_write as u32) << 31,
-                old_ts: e.old_ts as u32,
-                old: e.old,
-                new: e.new,
-            })
+    par_pack(events, |i, e| {
+        let width = *WIDTHS
+            .get(e.width_idx)
+            .ok_or_else(|| bad(i, e, "width index >= 4"))?;
+        if e.offset > 8 - width {
+            return Err(bad(i, e, "access leaves its cell (offset + width > 8)"));
+        }
+        if e.cell >= 1 << 29 {
+            return Err(bad(i, e, "cell >= 2^29"));
+        }
+        if e.ts >= 1 << MEMW_A_TS_BITS {
+            return Err(bad(i, e, "ts >= 2^29"));
+        }
+        if e.old_ts >= e.ts {
+            return Err(bad(i, e, "old_ts >= ts"));
+        }
+        Ok(MemwAIn {
+            addr: (e.cell * 8) as u32 | e.offset as u32,
+            ts_meta: e.ts as u32
+                | (e.width_idx as u32) << MEMW_A_TS_BITS
+                | (e.is_write as u32) << 31,
+            old_ts: e.old_ts as u32,
+            old: e.old,
+            new: e.new,
         })
-        .collect()
+    })
 }
 
 /// Fills the MEMW_A trace on the device: `n x 37` row-major u64 (`MemwACols` order, natural row order,
