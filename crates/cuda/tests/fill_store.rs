@@ -117,11 +117,26 @@ fn gpu_store_fill_matches_cpu() {
 
     // The launcher and kernel on the GPU.
     let Some(dev) = device(TEST) else { return };
+    // One more case on the GPU only: 2^17 + 1 events (2^18 rows, 1024 blocks).
+    let (mut cases, mut want) = (cases, want);
+    let big = Case {
+        name: "random 2^17 + 1 events (GPU only)".into(),
+        events: (0..(1 << 17) + 1)
+            .map(|k| random_store(&mut r, k))
+            .collect(),
+        min_height: zkrv_machine::MIN_HEIGHT,
+    };
+    let mut l = Lookups::new();
+    want.push((store_trace(&big.events, big.min_height, &mut l), l));
+    cases.push(big);
     for (k, c) in cases.iter().enumerate() {
         let lookups = DeviceLookups::new(&dev).unwrap();
         let mut stats = TransferStats::default();
         let t = fill_store(&dev, &c.events, c.min_height, &lookups, &mut stats).unwrap();
-        assert_eq!((t.width, 1usize << t.log_height), (NUM_STORE_COLS, rows(k)));
+        assert_eq!(
+            (t.width, 1usize << t.log_height),
+            (NUM_STORE_COLS, want[k].0.values.len() / NUM_STORE_COLS)
+        );
         assert_trace_eq(
             &format!("GPU, {}", c.name),
             &want[k].0,
