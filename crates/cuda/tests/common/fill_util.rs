@@ -7,7 +7,7 @@
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 use zkrv_cuda::Device;
-use zkrv_executor::{execute, ExecOptions, Program};
+use zkrv_executor::{execute, ExecOptions, Program, Record};
 use zkrv_machine::tables::bitwise::{LookupKind, Lookups};
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::trace::{generate_split, DeviceFill, FillInputs};
@@ -63,8 +63,16 @@ pub fn device(test: &str) -> Option<Device> {
     }
 }
 
-/// The fill inputs of every guest (`generate_split` with LOAD, STORE and MEMW_A device-filled).
-pub fn guest_fill_inputs() -> Vec<(&'static str, FillInputs)> {
+/// One recorded guest run: the program's DECODE table, the record and the private input.
+pub struct GuestRun {
+    pub name: &'static str,
+    pub decode: DecodeTable,
+    pub record: Record,
+    pub input: Vec<u8>,
+}
+
+/// Runs every guest with recording.
+pub fn guest_runs() -> Vec<GuestRun> {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../guests");
     GUESTS
         .iter()
@@ -81,22 +89,38 @@ pub fn guest_fill_inputs() -> Vec<(&'static str, FillInputs)> {
                 },
             )
             .unwrap();
-            let rec = run.record.unwrap();
-            let dt = DecodeTable::new(&program).unwrap();
+            GuestRun {
+                name,
+                decode: DecodeTable::new(&program).unwrap(),
+                record: run.record.unwrap(),
+                input,
+            }
+        })
+        .collect()
+}
+
+/// LOAD, STORE and MEMW_A filled on the device.
+pub const MEM_FILLS: DeviceFill = DeviceFill {
+    load: true,
+    store: true,
+    memw_a: true,
+    ..DeviceFill::NONE
+};
+
+/// The fill inputs of every guest (`generate_split` with LOAD, STORE and MEMW_A device-filled).
+pub fn guest_fill_inputs() -> Vec<(&'static str, FillInputs)> {
+    guest_runs()
+        .into_iter()
+        .map(|g| {
             let (_, fi) = generate_split(
-                &dt,
-                &rec,
-                &input,
+                &g.decode,
+                &g.record,
+                &g.input,
                 zkrv_machine::MIN_HEIGHT,
-                DeviceFill {
-                    load: true,
-                    store: true,
-                    memw_a: true,
-                    ..DeviceFill::NONE
-                },
+                MEM_FILLS,
             )
             .unwrap();
-            (name, fi)
+            (g.name, fi)
         })
         .collect()
 }
