@@ -25,7 +25,8 @@ const TEST: &str = "gpu_load_fill_matches_cpu";
 /// extension, no 8-byte unsigned load. Row `k` of a case cycles through every (width, signedness).
 fn random_load(r: &mut StdRng, k: usize) -> LoadEvent {
     let width_idx = k % 4;
-    let unsigned = width_idx < 3 && (k / 4) % 2 == 1;
+    // Flipped every 64 events, so that events 0..128 cover every (width, signedness, offset).
+    let unsigned = width_idx < 3 && (k / 4 + k / 64) % 2 == 1;
     let width = 1usize << width_idx;
     let mut v = pick(r, &EDGES);
     if r.gen_bool(0.5) {
@@ -34,7 +35,7 @@ fn random_load(r: &mut StdRng, k: usize) -> LoadEvent {
     if width < 8 {
         v &= (1u64 << (8 * width)) - 1;
     }
-    let (imm, addr) = (rand_imm(r), rand_addr(r));
+    let (imm, addr) = (rand_imm(r), rand_addr(r, k));
     let ts = rand_ts(r);
     LoadEvent {
         ts,

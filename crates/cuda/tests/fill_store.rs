@@ -30,7 +30,7 @@ fn random_store(r: &mut StdRng, k: usize) -> StoreEvent {
     if r.gen_bool(0.3) {
         val |= 1 << (8 * width - 1); // top bit of the written part
     }
-    let (imm, addr) = (rand_imm(r), rand_addr(r));
+    let (imm, addr) = (rand_imm(r), rand_addr(r, k));
     StoreEvent {
         ts: rand_ts(r),
         base: addr.wrapping_sub(imm),

@@ -268,9 +268,11 @@ pub fn rand_imm(r: &mut StdRng) -> u64 {
     }) as u64
 }
 
-/// An effective address `< 2^32`, sometimes an edge.
-pub fn rand_addr(r: &mut StdRng) -> u64 {
-    match r.gen_range(0..4) {
+/// An effective address `< 2^32` for event `k`, sometimes an edge. In the first 32 of every 64 events its
+/// offset in the cell (`addr mod 8`) is `k / 4 mod 8`, so with the width index `k mod 4` of the random
+/// loads/stores the events `0..32` cover every (width, offset).
+pub fn rand_addr(r: &mut StdRng, k: usize) -> u64 {
+    let a = match r.gen_range(0..4) {
         0 => [
             0u64,
             1,
@@ -281,6 +283,11 @@ pub fn rand_addr(r: &mut StdRng) -> u64 {
             0xffff_f800,
         ][r.gen_range(0..7)],
         _ => r.next_u64() & 0xffff_ffff,
+    };
+    if (k / 32).is_multiple_of(2) {
+        (a & !7) | ((k / 4) % 8) as u64
+    } else {
+        a
     }
 }
 
