@@ -17,7 +17,7 @@
 use thiserror::Error;
 
 use crate::air::{compile_for, Air, AirError};
-use crate::backend::{BackendError, CpuBackend, ProverBackend, TraceInput};
+use crate::backend::{AuxError, BackendError, CpuBackend, ProverBackend, TraceInput};
 use crate::check::{check_traces, CheckError};
 use crate::config::StarkConfig;
 use crate::field::Ext3;
@@ -57,6 +57,15 @@ pub enum ProveError {
     Logup(#[from] LogupError),
     #[error(transparent)]
     Backend(#[from] BackendError),
+}
+
+impl From<AuxError> for ProveError {
+    fn from(e: AuxError) -> Self {
+        match e {
+            AuxError::Logup(e) => ProveError::Logup(e),
+            AuxError::Backend(e) => ProveError::Backend(e),
+        }
+    }
 }
 
 /// Preprocessed traces and their commitment, built once per program ([`preprocess`]).
@@ -297,23 +306,46 @@ pub fn prove_with<B: ProverBackend>(
     let mut bus_sums = vec![Ext3::ZERO; airs.len()];
     let s_aux = span("LogUp aux");
     for &t in &bus_tables {
-        let prep_trace = preprocessed.traces[t].as_ref();
-        // Host view of the main trace (a device backend downloads it here; tables without
-        // interactions are never downloaded).
-        let main_t = host_main(t)?;
-        let (aux, sum) = backend.build_aux(
-            &compiled[t],
-            &main_t,
-            prep_trace,
-            &challenges,
-            config.log_max_multiplicity,
-        )?;
-        let aux = match &rng {
-            None => TraceInput::Host(aux),
-            Some(r) => backend.randomize_trace(TraceInput::Host(aux), r, ROUND_AUX, t as u64)?,
+        let (aux, sum) = match &rng {
+            None => {
+                let prep_round = match (&prep, prep_index(t)) {
+                    (Some(c), Some(i)) => Some((c, i)),
+                    _ => None,
+                };
+                backend.build_aux(
+                    &compiled[t],
+                    &main,
+                    t,
+                    prep_round,
+                    &challenges,
+                    config.log_max_multiplicity,
+                )?
+            }
+            Some(r) => {
+                // zk: the committed main trace is the randomized 2n-row one; the aux trace is built on the
+                // host from its even rows (the trace) and randomized in turn (a device aux build that reads
+                // the even rows is a next step, docs/stark.md section 9).
+                let main_t = host_main(t)?;
+                let (aux, sum) = crate::logup::build_aux_trace(
+                    &compiled[t],
+                    &main_t,
+                    preprocessed.traces[t].as_ref(),
+                    &challenges,
+                    config.log_max_multiplicity,
+                )?;
+                (
+                    backend.randomize_trace(TraceInput::Host(aux), r, ROUND_AUX, t as u64)?,
+                    sum,
+                )
+            }
         };
         aux_traces.push(aux);
         bus_sums[t] = sum;
+    }
+    // Last readers of the natural-order main and preprocessed traces.
+    backend.release_traces(&main);
+    if let Some(c) = &prep {
+        backend.release_traces(c);
     }
     drop(s_aux);
     let aux = if bus_tables.is_empty() {
@@ -321,6 +353,7 @@ pub fn prove_with<B: ProverBackend>(
     } else {
         let _s = span("aux commit");
         let (root, c) = backend.commit(aux_traces, lb, salt(ROUND_AUX))?;
+        backend.release_traces(&c);
         transcript.observe_digest(&root);
         Some((root, c))
     };
@@ -376,7 +409,9 @@ pub fn prove_with<B: ProverBackend>(
     drop(s_quotient);
     let (quotient_root, quotient) = {
         let _s = span("quotient commit");
-        backend.commit(quotients, lb, salt(ROUND_QUOTIENT))?
+        let (root, c) = backend.commit(quotients, lb, salt(ROUND_QUOTIENT))?;
+        backend.release_traces(&c);
+        (root, c)
     };
     transcript.observe_digest(&quotient_root);
 

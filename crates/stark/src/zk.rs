@@ -46,6 +46,9 @@ pub const ROUND_FRI: u32 = 16;
 /// Elements per squeezed Keccak block (8 x 128 bits of the 17-word rate).
 const PER_BLOCK: usize = 8;
 
+/// Streams whose permutations are batched together by [`ZkRng::fill_rows`].
+const BATCH: usize = 8;
+
 /// `2^64 mod p`.
 const TWO_64_MOD_P: u64 = 0xFFFF_FFFF;
 
@@ -115,6 +118,42 @@ impl ZkRng {
         }
     }
 
+    /// Rows `first .. first + out.len() / width` of streams `(domain, round, index, row)`, `width` elements
+    /// each, into `out` (row-major): the same values as [`ZkRng::fill`] row by row, with the permutations
+    /// of [`BATCH`] rows batched ([`crate::keccak::permute_many`], AVX-512 / AVX2).
+    pub fn fill_rows(
+        &self,
+        domain: u32,
+        round: u32,
+        index: u64,
+        first: u64,
+        width: usize,
+        out: &mut [F],
+    ) {
+        let mut states = [[0u64; 25]; BATCH];
+        for (c, chunk) in out.chunks_mut(BATCH * width).enumerate() {
+            let rows = chunk.len() / width;
+            for (k, st) in states.iter_mut().enumerate().take(rows) {
+                *st = [0u64; 25];
+                st[..4].copy_from_slice(&self.seed);
+                st[4] = domain as u64 | (round as u64) << 32;
+                st[5] = index;
+                st[6] = first + (c * BATCH + k) as u64;
+                st[7] ^= 0x01;
+                st[16] ^= 0x8000_0000_0000_0000;
+            }
+            for k0 in (0..width).step_by(PER_BLOCK) {
+                crate::keccak::permute_many(&mut states[..rows]);
+                for (st, row) in states.iter().zip(chunk.chunks_mut(width)) {
+                    let end = (k0 + PER_BLOCK).min(width);
+                    for (k, o) in row[k0..end].iter_mut().enumerate() {
+                        *o = element(st[2 * k], st[2 * k + 1]);
+                    }
+                }
+            }
+        }
+    }
+
     /// `rows x width` random matrix, row `r` = stream `(domain, round, index, r)`.
     pub fn matrix(
         &self,
@@ -126,9 +165,12 @@ impl ZkRng {
     ) -> RowMajorMatrix {
         use rayon::prelude::*;
         let mut v = vec![F::ZERO; rows * width];
-        v.par_chunks_mut(width)
+        let per_task = BATCH * 64;
+        v.par_chunks_mut(per_task * width)
             .enumerate()
-            .for_each(|(r, row)| self.fill(domain, round, index, r as u64, row));
+            .for_each(|(t, part)| {
+                self.fill_rows(domain, round, index, (t * per_task) as u64, width, part)
+            });
         RowMajorMatrix::new(v, width)
     }
 }
@@ -154,12 +196,21 @@ pub fn randomize_trace(
     use rayon::prelude::*;
     let w = trace.width;
     let n = trace.height();
+    let per_task = BATCH * 16;
     let mut v = vec![F::ZERO; 2 * n * w];
-    v.par_chunks_mut(2 * w).enumerate().for_each(|(i, pair)| {
-        let (even, odd) = pair.split_at_mut(w);
-        even.copy_from_slice(trace.row(i));
-        rng.fill(DOMAIN_TRACE, round, table, i as u64, odd);
-    });
+    v.par_chunks_mut(2 * w * per_task)
+        .enumerate()
+        .for_each(|(t, part)| {
+            let rows = part.len() / (2 * w);
+            let first = t * per_task;
+            let mut odd = vec![F::ZERO; rows * w];
+            rng.fill_rows(DOMAIN_TRACE, round, table, first as u64, w, &mut odd);
+            for (k, pair) in part.chunks_mut(2 * w).enumerate() {
+                let (even, o) = pair.split_at_mut(w);
+                even.copy_from_slice(trace.row(first + k));
+                o.copy_from_slice(&odd[k * w..(k + 1) * w]);
+            }
+        });
     RowMajorMatrix::new(v, w)
 }
 
@@ -279,6 +330,34 @@ mod tests {
         }
         ZkRng::from_test_seed(8).fill(DOMAIN_TRACE, 1, 2, 3, &mut b);
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn batched_rows_equal_single_streams() {
+        let rng = ZkRng::from_test_seed(42);
+        for width in [1usize, 2, 7, 8, 9, 17, 33] {
+            for rows in [1usize, 5, 8, 19] {
+                let mut batched = vec![F::ZERO; rows * width];
+                rng.fill_rows(DOMAIN_SALT, 3, 9, 100, width, &mut batched);
+                for r in 0..rows {
+                    let mut one = vec![F::ZERO; width];
+                    rng.fill(DOMAIN_SALT, 3, 9, 100 + r as u64, &mut one);
+                    assert_eq!(
+                        &batched[r * width..(r + 1) * width],
+                        &one[..],
+                        "w {width} r {r}"
+                    );
+                }
+            }
+        }
+        let m = rng.matrix(DOMAIN_TRACE, 1, 2, 1000, 3);
+        let mut one = [F::ZERO; 3];
+        rng.fill(DOMAIN_TRACE, 1, 2, 777, &mut one);
+        assert_eq!(m.row(777), &one);
+        let t = RowMajorMatrix::from_fn(300, 5, |r, c| F::from_u64((r * 5 + c) as u64));
+        let z = randomize_trace(&t, &rng, 1, 4);
+        rng.fill(DOMAIN_TRACE, 1, 4, 299, &mut one);
+        assert_eq!(&z.row(599)[..3], &one);
     }
 
     #[test]

@@ -25,10 +25,7 @@ fn proof_bytes() -> Setup {
     proof_bytes_with(StarkConfig::default(), 3)
 }
 
-fn proof_bytes_with(
-    config: StarkConfig,
-    log_n: usize,
-) -> Setup {
+fn proof_bytes_with(config: StarkConfig, log_n: usize) -> Setup {
     let fx = fixture(log_n);
     let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
     let proof = prove(&config, &airs(), &pre, fx.traces.clone(), &fx.public, STMT).unwrap();
@@ -173,10 +170,7 @@ fn mutated_zk_proofs_never_panic_nor_verify() {
     mutation_fuzz(proof_bytes_with(config, 7), iters);
 }
 
-fn mutation_fuzz(
-    (config, fx, pre, bytes): Setup,
-    iters: usize,
-) {
+fn mutation_fuzz((config, fx, pre, bytes): Setup, iters: usize) {
     let seed: u64 = std::env::var("ZKRV_FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
