@@ -395,7 +395,7 @@ pub fn prove_with<B: ProverBackend>(
         );
         let q = match &rng {
             None => q,
-            Some(r) => zk::randomize_quotient(q, r, t as u64),
+            Some(r) => zk::randomize_quotient(q, r, t as u64, config.fri.num_queries),
         };
         quotients.push(TraceInput::Host(q));
     }

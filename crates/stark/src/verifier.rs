@@ -275,7 +275,19 @@ pub fn verify(
             .collect();
         check_round_shape(&proof.opened[ar], &widths, 2, "aux")?;
     }
-    let mut widths: Vec<usize> = compiled.iter().map(|a| 3 * a.num_quotient_chunks).collect();
+    // Committed quotient chunks per table: (count, coefficients per chunk); zk: `zk::quotient_layout`.
+    let q_layout: Vec<(usize, usize)> = compiled
+        .iter()
+        .zip(&log_heights)
+        .map(|(a, &lh)| {
+            if config.zk {
+                zk::quotient_layout(a.num_quotient_chunks, lh, config.fri.num_queries)
+            } else {
+                (a.num_quotient_chunks, 1 << lh)
+            }
+        })
+        .collect();
+    let mut widths: Vec<usize> = q_layout.iter().map(|&(count, _)| 3 * count).collect();
     if config.zk {
         widths.push(zk::CODEWORD_WIDTH);
     }
@@ -325,10 +337,11 @@ pub fn verify(
             &mut scratch,
         );
         let q_open = &proof.opened[quotient_round][t][0];
-        let zeta_n = zeta.pow(1u64 << lh);
+        let (count, m) = q_layout[t];
+        let zeta_m = zeta.pow(m as u64);
         let mut q = Ext3::ZERO;
-        for j in (0..air.num_quotient_chunks).rev() {
-            q = q * zeta_n + ext_column(q_open, j);
+        for j in (0..count).rev() {
+            q = q * zeta_m + ext_column(q_open, j);
         }
         if folded != zh * q {
             return Err(table_err());
@@ -403,7 +416,7 @@ pub fn verify(
     }
     let mut quotient_mats = mk(
         &all,
-        &|t| 3 * compiled[t].num_quotient_chunks,
+        &|t| 3 * q_layout[t].0,
         &proof.opened[quotient_round],
         1,
         zk_shift,

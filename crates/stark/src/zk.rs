@@ -214,29 +214,60 @@ pub fn randomize_trace(
     RowMajorMatrix::new(v, w)
 }
 
+/// Committed quotient chunks of one table in zk mode: `(count, m)`. The quotient `q` (degree `< c n`, `c` =
+/// `CompiledAir::num_quotient_chunks` = `2d - 1`) is split into `count = ceil(c n / m)` chunks of `m = 2n - h`
+/// coefficients, `q = sum_i X^(i m) q_i`, each masked with `h` random coefficients into a polynomial of degree
+/// `< 2n` ([`randomize_quotient`]). `h = n / 4` when that covers the `num_queries + 1` evaluations a proof
+/// reveals of a chunk, else `n / 2` (`>= num_queries + 1` by the minimum height): about `c / 2` chunks of
+/// height `2n` instead of `c` (5 -> 3 for degree 3 once `n >= 256`).
+pub fn quotient_layout(c: usize, log_n: usize, num_queries: usize) -> (usize, usize) {
+    let n = 1usize << log_n;
+    let h = if n / 4 > num_queries { n / 4 } else { n / 2 };
+    let m = 2 * n - h;
+    ((c * n).div_ceil(m), m)
+}
+
 /// Randomize the quotient chunks of one table (zk mode). Input: `n x 3c` evaluations on `H_n` (natural
-/// order) of the chunks `q_j` (extension column `j` = base columns `3j..3j+3`), `q = sum_j X^(jn) q_j`.
-/// Output: `2n x 3c` evaluations on `H_2n` of `q'_j = q_j + X^n r_j - r_{j-1}` (`r_{-1} = r_{c-1} = 0`),
-/// where `r_j` (`j < c - 1`, degree `< n`, `Ext3` coefficients) has coefficient `k` = elements `3j..3j+3` of
-/// stream `(DOMAIN_QUOTIENT, ROUND_QUOTIENT, table, k)`. Then `sum_j X^(jn) q'_j = q` still, and the
-/// chunks' values at up to `n` points are uniform subject to that one relation (which the verifier's
-/// out-of-domain check uses anyway).
-pub fn randomize_quotient(q: RowMajorMatrix, rng: &ZkRng, table: u64) -> RowMajorMatrix {
-    let w = q.width;
+/// order) of the degree-`< n` chunks `q_j` (extension column `j` = base columns `3j..3j+3`),
+/// `q = sum_j X^(jn) q_j`. Output: `2n x 3 count` evaluations on `H_2n` of
+/// `q'_i = Q_i + X^m r_i - r_{i-1}` (`r_{-1} = r_{count-1} = 0`), where `(count, m)` =
+/// [`quotient_layout`], `Q_i` holds the coefficients `i m .. (i + 1) m` of `q`, and `r_i` (`i < count - 1`,
+/// `h = 2n - m` `Ext3` coefficients) has coefficient `k` = elements `3i..3i+3` of stream
+/// `(DOMAIN_QUOTIENT, ROUND_QUOTIENT, table, k)`. Then `sum_i X^(i m) q'_i = q`, and the chunks' values at
+/// up to `h` points are uniform subject to that one relation (which the verifier's out-of-domain check uses
+/// anyway).
+pub fn randomize_quotient(
+    q: RowMajorMatrix,
+    rng: &ZkRng,
+    table: u64,
+    num_queries: usize,
+) -> RowMajorMatrix {
+    let c = q.width / 3;
     let n = q.height();
-    let c = w / 3;
+    let (count, m) = quotient_layout(c, n.trailing_zeros() as usize, num_queries);
+    let h = 2 * n - m;
+    let w = 3 * count;
     let coeffs = crate::poly::idft_batch(q);
     let mut v = vec![F::ZERO; 2 * n * w];
-    v[..n * w].copy_from_slice(&coeffs.values);
-    if c > 1 {
-        let mut r = vec![F::ZERO; 3 * (c - 1)];
+    // Coefficient `g` of q (`g = j n + k`) goes to chunk `g / m`, row `g % m`.
+    for j in 0..c {
         for k in 0..n {
-            rng.fill(DOMAIN_QUOTIENT, ROUND_QUOTIENT, table, k as u64, &mut r);
-            for j in 0..c - 1 {
+            let g = j * n + k;
+            let (i, row) = (g / m, g % m);
+            for e in 0..3 {
+                v[row * w + 3 * i + e] = coeffs.values[k * 3 * c + 3 * j + e];
+            }
+        }
+    }
+    if count > 1 {
+        let masks = rng.matrix(DOMAIN_QUOTIENT, ROUND_QUOTIENT, table, h, 3 * (count - 1));
+        for k in 0..h {
+            let r = masks.row(k);
+            for i in 0..count - 1 {
                 for e in 0..3 {
-                    let x = r[3 * j + e];
-                    v[(n + k) * w + 3 * j + e] += x;
-                    v[k * w + 3 * (j + 1) + e] -= x;
+                    let x = r[3 * i + e];
+                    v[(m + k) * w + 3 * i + e] += x;
+                    v[k * w + 3 * (i + 1) + e] -= x;
                 }
             }
         }
@@ -386,32 +417,44 @@ mod tests {
     #[test]
     fn randomized_quotient_recombines() {
         use crate::field::Ext3;
-        // q_j evaluations on H_n for c = 3 chunks; check sum_j x^(jn) q'_j(x) = sum_j x^(jn) q_j(x) at x off H.
-        let (n, c) = (8usize, 3usize);
-        let q = RowMajorMatrix::from_fn(n, 3 * c, |r, col| {
-            F::from_u64((r * 31 + col * 7 + 1) as u64)
-        });
-        let qc = crate::poly::idft_batch(q.clone());
-        let qz = randomize_quotient(q, &ZkRng::from_test_seed(3), 5);
-        assert_eq!(qz.height(), 2 * n);
-        let qzc = crate::poly::idft_batch(qz);
-        let x = F::from_u64(123456789);
-        let eval = |m: &RowMajorMatrix, j: usize| -> Ext3 {
-            let mut acc = Ext3::ZERO;
-            for r in (0..m.height()).rev() {
-                let row = m.row(r);
-                acc = acc * x + Ext3([row[3 * j], row[3 * j + 1], row[3 * j + 2]]);
+        // c chunks of degree < n; check sum_i x^(i m) q'_i(x) = sum_j x^(jn) q_j(x) at x off H.
+        for (log_n, c, queries) in [
+            (3usize, 3usize, 1usize),
+            (5, 5, 7),
+            (4, 7, 1),
+            (3, 1, 1),
+            (7, 5, 44),
+        ] {
+            let n = 1usize << log_n;
+            let q = RowMajorMatrix::from_fn(n, 3 * c, |r, col| {
+                F::from_u64((r * 31 + col * 7 + 1) as u64)
+            });
+            let qc = crate::poly::idft_batch(q.clone());
+            let qz = randomize_quotient(q, &ZkRng::from_test_seed(3), 5, queries);
+            let (count, m) = quotient_layout(c, log_n, queries);
+            assert_eq!((qz.height(), qz.width), (2 * n, 3 * count));
+            assert!(count * m >= c * n && 2 * n - m > queries);
+            let qzc = crate::poly::idft_batch(qz);
+            let x = F::from_u64(123456789);
+            let eval = |mat: &RowMajorMatrix, j: usize| -> Ext3 {
+                let mut acc = Ext3::ZERO;
+                for r in (0..mat.height()).rev() {
+                    let row = mat.row(r);
+                    acc = acc * x + Ext3([row[3 * j], row[3 * j + 1], row[3 * j + 2]]);
+                }
+                acc
+            };
+            let total = |mat: &RowMajorMatrix, k: usize, step: usize| -> Ext3 {
+                let xs = x.exp_u64(step as u64);
+                (0..k)
+                    .rev()
+                    .fold(Ext3::ZERO, |acc, j| acc * xs + eval(mat, j))
+            };
+            assert_eq!(total(&qc, c, n), total(&qzc, count, m), "n {n} c {c}");
+            if count > 1 {
+                assert_ne!(eval(&qzc, 0), total(&qc, c, n), "chunk 0 is masked");
             }
-            acc
-        };
-        let xn = x.exp_u64(n as u64);
-        let total = |m: &RowMajorMatrix| -> Ext3 {
-            (0..c)
-                .rev()
-                .fold(Ext3::ZERO, |acc, j| acc * xn + eval(m, j))
-        };
-        assert_eq!(total(&qc), total(&qzc));
-        assert_ne!(eval(&qc, 0), eval(&qzc, 0));
+        }
     }
 
     #[test]
