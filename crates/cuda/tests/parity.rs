@@ -354,7 +354,7 @@ fn zk_randomness_and_salted_commit_match_cpu() {
             "randomized 2^{log_n} x {width}"
         );
     }
-    let mats = vec![
+    let mats = [
         rand_matrix(&mut r, 16, 3),
         rand_matrix(&mut r, 4, 2),
         rand_matrix(&mut r, 16, 1),
