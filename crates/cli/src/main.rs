@@ -106,6 +106,10 @@ enum Command {
         /// private input; docs/stark.md "Zero knowledge"). Default: zero-knowledge proofs.
         #[arg(long)]
         no_zk: bool,
+        /// Testing only: take the zk randomness from this fixed, public seed instead of the OS, so that two
+        /// runs (e.g. CPU and GPU backends) give byte-identical proofs. Such proofs are NOT zero-knowledge.
+        #[arg(long, value_name = "N", conflicts_with = "no_zk")]
+        zk_test_seed: Option<u64>,
     },
     /// Verify a proof file against a guest ELF; prints the public output and exit code.
     Verify {
@@ -554,6 +558,7 @@ struct ProveArgs {
     profile: bool,
     profile_json: Option<PathBuf>,
     no_zk: bool,
+    zk_test_seed: Option<u64>,
 }
 
 /// `path` made absolute with symlinks resolved: the file itself if it exists, else its directory joined
@@ -683,8 +688,14 @@ fn prove(a: ProveArgs) -> Result<u8> {
     let config = if a.no_zk {
         StarkConfig::default()
     } else {
-        StarkConfig::default_zk()
+        StarkConfig {
+            zk_seed: a.zk_test_seed,
+            ..StarkConfig::default_zk()
+        }
     };
+    if a.zk_test_seed.is_some() {
+        eprintln!("zkrv: --zk-test-seed: fixed public randomness, the proof is NOT zero-knowledge");
+    }
     let progress = Progress::new();
     eprintln!(
         "proving {} on {} (blowup 2^{}, {} queries, {})",
@@ -932,6 +943,7 @@ fn main() -> ExitCode {
             profile,
             profile_json,
             no_zk,
+            zk_test_seed,
         } => prove(ProveArgs {
             elf,
             input,
@@ -943,6 +955,7 @@ fn main() -> ExitCode {
             profile,
             profile_json,
             no_zk,
+            zk_test_seed,
         }),
         Command::Verify { proof, elf } => verify(proof, elf),
     });

@@ -182,6 +182,27 @@ fn zk_by_default_and_no_zk_on_request() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(so.contains("zero knowledge      yes"), "{so}");
 
+    // --zk-test-seed: deterministic (for CPU/GPU parity), warned about, still verifies.
+    let s1 = dir.join("s1.zkrv");
+    let s2 = dir.join("s2.zkrv");
+    for p in [&s1, &s2] {
+        let out = zkrv(&[
+            "prove",
+            &elf("exitcode"),
+            "-o",
+            p.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--zk-test-seed",
+            "7",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("NOT zero-knowledge"));
+    }
+    assert_eq!(std::fs::read(&s1).unwrap(), std::fs::read(&s2).unwrap());
+    let out = zkrv(&["verify", s1.to_str().unwrap(), &elf("exitcode")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
     // The header's mode byte (offset 8 + 4 + 7) disagreeing with the proof is rejected.
     let mut forged = zk_a.clone();
     forged[19] = 0;
