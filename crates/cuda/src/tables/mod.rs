@@ -9,6 +9,13 @@
 //!
 //! Launch guards ([`launch_1d`]) refuse shapes the kernels cannot address instead of launching a truncated grid.
 
+pub mod cpu;
+pub mod load;
+pub mod lt;
+pub mod memw_a;
+pub mod shift;
+pub mod store;
+
 use cudarc::driver::LaunchConfig;
 use zkrv_executor::CycleEvent;
 use zkrv_machine::tables::bitwise::{Lookups, BITWISE_LOG_HEIGHT, NUM_BITWISE_COLS};
@@ -17,12 +24,6 @@ use crate::backend::DeviceTrace;
 use crate::device::{Device, DeviceBuffer};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
-
-pub mod load;
-pub mod lt;
-pub mod memw_a;
-pub mod shift;
-pub mod store;
 
 /// Largest trace height a fill kernel accepts: 2^26 rows (`zkrv_stark::logup::MAX_LOG_HEIGHT`).
 pub const MAX_FILL_LOG_ROWS: u32 = 26;
