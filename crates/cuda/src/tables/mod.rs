@@ -198,19 +198,14 @@ impl DeviceCycles {
         cycles: &[CycleEvent],
         stats: &mut TransferStats,
     ) -> Result<Self, CudaError> {
-        let words = par_pack(cycles, |_, e| {
-            Ok([
-                e.pc as u64 | (e.word as u64) << 32,
-                e.rs1_val,
-                e.rs2_val,
-                e.rd_val,
-            ])
-        })?;
-        let words: Vec<u64> = words.into_iter().flatten().collect();
+        const _: () = assert!(std::mem::size_of::<CycleEvent>() == 32);
+        // CycleEvent is #[repr(C)] Pod { pc: u32, word: u32, rs1_val, rs2_val, rd_val: u64 }: on a little-endian
+        // host its bytes are exactly the 4 u64 `pc | word << 32, rs1_val, rs2_val, rd_val`.
+        let words: &[u64] = bytemuck::cast_slice(cycles);
         let data = if words.is_empty() {
             dev.alloc::<u64>(0)?
         } else {
-            dev.upload(&words)?
+            dev.upload(words)?
         };
         stats.add_h2d("trace-gen", "record", 8 * words.len() as u64);
         Ok(DeviceCycles {
