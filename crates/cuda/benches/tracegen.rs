@@ -95,7 +95,8 @@ fn secs<T>(f: impl FnOnce() -> T) -> (T, f64) {
     (r, t.elapsed().as_secs_f64())
 }
 
-fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
+fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
+    let dev = backend.map(|b| b.device());
     let (name, program, input) = load(spec);
     println!("\n== {name} ({} input bytes)", input.len());
     let (run, exec_s) = secs(|| run_for_proof(&program, &input).expect("run"));
@@ -156,7 +157,7 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
                 })
                 .collect(),
         );
-        let gpu = {
+        let gpu = dev.and_then(|dev| {
             let lookups = DeviceLookups::new(dev).expect("histogram");
             let mut stats = TransferStats::default();
             let mut run = || -> Result<f64, zkrv_cuda::CudaError> {
@@ -177,7 +178,7 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
                     None
                 }
             }
-        };
+        });
         let mrows = |s: f64| rows as f64 / s.max(1e-12) / 1e6;
         match gpu {
             Some(g) => {
@@ -197,7 +198,7 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
                 TABLE_NAMES[t],
                 host * 1e3,
                 mrows(host),
-                "no fill",
+                if dev.is_some() { "no fill" } else { "no GPU" },
                 "-",
                 "-"
             ),
@@ -219,6 +220,7 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1 << 23);
+    let Some(backend) = backend else { return };
     if cycles > prove_max {
         println!("end-to-end proofs skipped: {cycles} cycles > ZKRV_BENCH_PROVE_MAX_CYCLES = {prove_max}");
         return;
@@ -276,24 +278,25 @@ fn main() {
     } else {
         specs
     };
-    let dev = match Device::new() {
-        Ok(d) => d,
+    let fills: Vec<&str> = zkrv_cuda::trace_gen::selected_tables(DEVICE_FILLS)
+        .into_iter()
+        .map(|t| TABLE_NAMES[t])
+        .collect();
+    let backend = match Device::new() {
+        Ok(dev) => {
+            println!(
+                "GPU trace generation: {} ({}); device fills: {fills:?}",
+                dev.name(),
+                dev.arch()
+            );
+            Some(CudaBackend::new(dev))
+        }
         Err(e) => {
-            eprintln!("SKIPPED tracegen bench: {e}");
-            return;
+            println!("no GPU ({e}): host figures only");
+            None
         }
     };
-    println!(
-        "GPU trace generation: {} ({}); device fills: {:?}",
-        dev.name(),
-        dev.arch(),
-        zkrv_cuda::trace_gen::selected_tables(DEVICE_FILLS)
-            .into_iter()
-            .map(|t| TABLE_NAMES[t])
-            .collect::<Vec<_>>()
-    );
-    let backend = CudaBackend::new(dev);
     for s in &specs {
-        bench_one(backend.device(), &backend, s);
+        bench_one(backend.as_ref(), s);
     }
 }
