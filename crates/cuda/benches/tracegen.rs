@@ -163,7 +163,7 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
             let mut run = || -> Result<f64, zkrv_cuda::CudaError> {
                 dev.synchronize()?;
                 let t0 = Instant::now();
-                let d = fill_one(dev, t, &split, &lookups, &mut stats)?;
+                let d = fill_one(dev, t, &split, None, &lookups, &mut stats)?;
                 dev.synchronize()?;
                 let s = t0.elapsed().as_secs_f64();
                 drop(d);

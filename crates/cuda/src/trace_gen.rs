@@ -18,10 +18,11 @@ use std::time::Instant;
 
 use thiserror::Error;
 use zkrv_executor::Program;
-use zkrv_machine::trace::DeviceFill;
+use zkrv_machine::tables::decode::DecodeTable;
+use zkrv_machine::trace::{generate_split, DeviceFill};
 use zkrv_machine::{
-    prove_inputs_with, run_for_proof, split_traces, table_id, MachineError, Proof, SplitWitness,
-    Statement, TABLE_NAMES,
+    prove_inputs_with, run_for_proof, table_id, MachineError, Proof, SplitWitness, Statement,
+    MIN_HEIGHT, TABLE_NAMES,
 };
 use zkrv_stark::backend::TraceInput;
 use zkrv_stark::StarkConfig;
@@ -30,6 +31,7 @@ use crate::backend::{CudaBackend, DeviceTrace};
 use crate::device::Device;
 use crate::error::CudaError;
 use crate::stats::{TraceOrigin, TransferStats};
+use crate::tables::cpu::DeviceCycles;
 use crate::tables::{self, DeviceLookups};
 
 /// Environment variable forcing host trace generation when set to anything but `0` or empty.
@@ -123,6 +125,8 @@ pub struct TraceGenReport {
     pub execute_s: f64,
     /// The host walk and the host fills of the tables not filled on the device.
     pub host_trace_s: f64,
+    /// Upload of the record's cycles for the CPU fill, overlapped with the host walk (not in the total).
+    pub record_upload_s: f64,
     /// All device fills (sum of [`TableGen::fill_s`]).
     pub device_fill_s: f64,
     /// Merging the device lookup histogram and building BITWISE.
@@ -144,10 +148,11 @@ impl fmt::Display for TraceGenReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, device fills {:.3} s, lookups {:.3} s), prove {:.3} s",
+            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, record upload {:.3} s overlapped, device fills {:.3} s, lookups {:.3} s), prove {:.3} s",
             self.execute_s,
             self.trace_gen_s(),
             self.host_trace_s,
+            self.record_upload_s,
             self.device_fill_s,
             self.lookups_s,
             self.prove_s
@@ -225,12 +230,49 @@ pub fn generate_traces(
     let run = run_for_proof(program, input)?;
     report.execute_s = t.elapsed().as_secs_f64();
 
-    let t = Instant::now();
-    let mut split = split_traces(program, run, device)?;
-    report.host_trace_s = t.elapsed().as_secs_f64();
-
     let dev = backend.device();
     let mut stats = TransferStats::default();
+    // The host walk, with the record's cycles uploaded for the CPU fill meanwhile (the walk does not touch
+    // the device; the upload's staging copies run on their own thread).
+    let decode_table = DecodeTable::new(program)?;
+    let (split, cycles_upload) = std::thread::scope(|scope| {
+        let upload = device.cpu.then(|| {
+            scope.spawn(|| {
+                let t = Instant::now();
+                let mut st = TransferStats::default();
+                let r = tables::cpu::upload_cycles(dev, &run.record.cycles, &mut st);
+                (r, st, t.elapsed().as_secs_f64())
+            })
+        });
+        let t = Instant::now();
+        let split = generate_split(&decode_table, &run.record, &run.input, MIN_HEIGHT, device);
+        report.host_trace_s = t.elapsed().as_secs_f64();
+        (split, upload.map(|h| h.join()))
+    });
+    let (traces, inputs) = split?;
+    let mut split = SplitWitness {
+        statement: run.statement,
+        traces,
+        inputs,
+        record: run.record,
+    };
+    let cycles = match cycles_upload {
+        None => None,
+        Some(Err(_)) => {
+            return Err(TraceGenError::Fill {
+                table: "CPU",
+                source: CudaError::InvalidArgument("the record upload thread panicked".into()),
+            })
+        }
+        Some(Ok((r, st, s))) => {
+            stats.merge(&st);
+            report.record_upload_s = s;
+            Some(r.map_err(|source| TraceGenError::Fill {
+                table: "CPU",
+                source,
+            })?)
+        }
+    };
     let mut resident: Vec<Option<(DeviceTrace, f64)>> =
         (0..TABLE_NAMES.len()).map(|_| None).collect();
     let selected = selected_tables(device);
@@ -239,7 +281,7 @@ pub fn generate_traces(
         for &t in &selected {
             dev.synchronize()?;
             let start = Instant::now();
-            let fill = fill_one(dev, t, &split, &lookups, &mut stats)
+            let fill = fill_one(dev, t, &split, cycles.as_ref(), &lookups, &mut stats)
                 .and_then(|d| dev.synchronize().map(|_| d))
                 .map_err(|source| TraceGenError::Fill {
                     table: TABLE_NAMES[t],
@@ -315,11 +357,13 @@ pub fn selected_tables(device: DeviceFill) -> Vec<usize> {
     .collect()
 }
 
-/// Runs the device fill of table `t` from the split's inputs.
+/// Runs the device fill of table `t` from the split's inputs (the CPU fill from `cycles` when the record's
+/// cycles are on the device already, else it uploads them).
 pub fn fill_one(
     dev: &Device,
     t: usize,
     split: &SplitWitness,
+    cycles: Option<&DeviceCycles>,
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
@@ -330,15 +374,26 @@ pub fn fill_one(
             let cpu = inputs.cpu.as_ref().ok_or_else(|| {
                 CudaError::InvalidArgument("CPU fill inputs missing (DeviceFill::cpu unset)".into())
             })?;
-            tables::cpu::fill_cpu(
-                dev,
-                &split.record.cycles,
-                &cpu.walk,
-                &cpu.decode,
-                min_height,
-                lookups,
-                stats,
-            )
+            match cycles {
+                Some(c) => tables::cpu::fill_cpu_uploaded(
+                    dev,
+                    c,
+                    &cpu.walk,
+                    &cpu.decode,
+                    min_height,
+                    lookups,
+                    stats,
+                ),
+                None => tables::cpu::fill_cpu(
+                    dev,
+                    &split.record.cycles,
+                    &cpu.walk,
+                    &cpu.decode,
+                    min_height,
+                    lookups,
+                    stats,
+                ),
+            }
         }
         table_id::LT => tables::lt::fill_lt(dev, &inputs.lt, min_height, lookups, stats),
         table_id::SHIFT => {
