@@ -22,6 +22,8 @@ pub mod device;
 #[cfg(feature = "cuda")]
 pub mod field;
 #[cfg(feature = "cuda")]
+pub mod logup;
+#[cfg(feature = "cuda")]
 pub mod merkle;
 #[cfg(feature = "cuda")]
 pub mod nvrtc;
@@ -35,7 +37,7 @@ pub mod trace_gen;
 #[cfg(feature = "cuda")]
 pub use backend::{CudaBackend, CudaCommitted, DeviceTrace};
 #[cfg(feature = "cuda")]
-pub use commit::{commit_lde, DeviceCommitted, TraceInput};
+pub use commit::{commit_lde, commit_lde_keep, DeviceCommitted, TraceInput};
 #[cfg(feature = "cuda")]
 pub use device::{libcuda_available, Device, DeviceBuffer, PinnedBuffer};
 #[cfg(feature = "cuda")]

@@ -641,6 +641,16 @@ impl WitnessChecker {
         })
     }
 
+    /// The compiled AIRs, in table order (for backends' and kernels' parity tests).
+    pub fn compiled(&self) -> &[zkrv_stark::air::CompiledAir] {
+        &self.compiled
+    }
+
+    /// The preprocessed traces in table order (`Some` for DECODE, BITWISE and POW2).
+    pub fn preprocessed(&self) -> &[Option<RowMajorMatrix>] {
+        &self.prep
+    }
+
     /// Checks `witness` (traces in table order, see [`Witness`]); the error names the table, row and
     /// constraint, or the unbalanced bus tuple.
     pub fn check(&self, witness: &Witness) -> Result<(), zkrv_stark::check::CheckError> {

@@ -39,12 +39,10 @@ pub fn run(name: &str, kernel_src: &str, driver: &str, input: &[u8]) -> Option<V
         std::thread::current().id()
     ));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    std::fs::write(dir.join("field.cuh"), zkrv_cuda::nvrtc::FIELD_CUH).unwrap();
-    std::fs::write(
-        dir.join("table_common.cuh"),
-        zkrv_cuda::nvrtc::TABLE_COMMON_CUH,
-    )
-    .unwrap();
+    // Every header NVRTC sees (field.cuh, table_common.cuh, logup.cuh, ...), under its include name.
+    for (name, text) in zkrv_cuda::nvrtc::HEADERS {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
     let src = format!(
         "#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include <vector>\n{kernel_src}\n// ---- driver ----\n{driver}\n"
     );
