@@ -38,13 +38,13 @@ use crate::tables::{self, DeviceLookups};
 pub const CPU_TRACE_ENV: &str = "ZKRV_CPU_TRACE";
 
 /// The tables that have a device fill in this build (the others are generated on the host and uploaded):
-/// CPU, LT, SHIFT, LOAD, STORE. Switch a table on here and add its arm to [`fill_one`] when its fill lands.
+/// CPU, LT, SHIFT, LOAD, STORE, MEMW_A. A new fill: switch it on here and add its arm to [`fill_one`].
 pub const DEVICE_FILLS: DeviceFill = DeviceFill {
     cpu: true,
     lt: true,
     load: true,
     store: true,
-    memw_a: false,
+    memw_a: true,
     shift: true,
 };
 
@@ -403,8 +403,9 @@ pub fn fill_one(
         table_id::STORE => {
             tables::store::fill_store(dev, &inputs.stores, min_height, lookups, stats)
         }
-        // MEMW_A (gmem) when its fill lands: add the arm and switch it on in DEVICE_FILLS:
-        // table_id::MEMW_A => tables::memw_a::fill_memw_a(dev, &inputs.accesses, min_height, lookups, stats),
+        table_id::MEMW_A => {
+            tables::memw_a::fill_memw_a(dev, &inputs.accesses, min_height, lookups, stats)
+        }
         _ => Err(CudaError::InvalidArgument(format!(
             "table {} has no device fill in this build",
             TABLE_NAMES.get(t).copied().unwrap_or("?")
