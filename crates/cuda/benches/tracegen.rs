@@ -215,6 +215,14 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
         all - resident,
         -100.0 * resident as f64 / all.max(1) as f64
     );
+    let dev_tables = zkrv_cuda::trace_gen::selected_tables(DEVICE_FILLS);
+    let mut up: Vec<(u64, &str)> = (0..TABLE_NAMES.len())
+        .filter(|t| !dev_tables.contains(t))
+        .map(|t| (main_bytes[t], TABLE_NAMES[t]))
+        .collect();
+    up.sort_by(|a, b| b.cmp(a));
+    let top: Vec<String> = up.iter().take(5).map(|(b, n)| format!("{n} {b}")).collect();
+    println!("largest uploaded main traces (bytes): {}", top.join(", "));
     drop(split);
     let prove_max: usize = std::env::var("ZKRV_BENCH_PROVE_MAX_CYCLES")
         .ok()
