@@ -31,8 +31,7 @@ use crate::backend::{CudaBackend, DeviceTrace};
 use crate::device::Device;
 use crate::error::CudaError;
 use crate::stats::{TraceOrigin, TransferStats};
-use crate::tables::cpu::DeviceCycles;
-use crate::tables::{self, DeviceLookups};
+use crate::tables::{self, DeviceCycles, DeviceLookups};
 
 /// Environment variable forcing host trace generation when set to anything but `0` or empty.
 pub const CPU_TRACE_ENV: &str = "ZKRV_CPU_TRACE";
@@ -72,6 +71,10 @@ pub struct TraceGenOptions {
     pub host_traces: bool,
     /// The tables filled on the device when `host_traces` is false.
     pub device: DeviceFill,
+    /// Upload the record's cycles once (during the host walk) and fill CPU, LOAD, STORE and MEMW_A from
+    /// them (LOAD/STORE/MEMW_A then upload only what the record does not hold); else each fill uploads its
+    /// own inputs. Default true.
+    pub record_path: bool,
 }
 
 impl Default for TraceGenOptions {
@@ -79,6 +82,7 @@ impl Default for TraceGenOptions {
         TraceGenOptions {
             host_traces: false,
             device: DEVICE_FILLS,
+            record_path: true,
         }
     }
 }
@@ -236,11 +240,11 @@ pub fn generate_traces(
     // the device; the upload's staging copies run on their own thread).
     let decode_table = DecodeTable::new(program)?;
     let (split, cycles_upload) = std::thread::scope(|scope| {
-        let upload = device.cpu.then(|| {
+        let upload = needs_record(device, opts.record_path).then(|| {
             scope.spawn(|| {
                 let t = Instant::now();
                 let mut st = TransferStats::default();
-                let r = tables::cpu::upload_cycles(dev, &run.record.cycles, &mut st);
+                let r = DeviceCycles::upload(dev, &run.record.cycles, &mut st);
                 (r, st, t.elapsed().as_secs_f64())
             })
         });
@@ -260,7 +264,7 @@ pub fn generate_traces(
         None => None,
         Some(Err(_)) => {
             return Err(TraceGenError::Fill {
-                table: "CPU",
+                table: "record",
                 source: CudaError::InvalidArgument("the record upload thread panicked".into()),
             })
         }
@@ -268,7 +272,7 @@ pub fn generate_traces(
             stats.merge(&st);
             report.record_upload_s = s;
             Some(r.map_err(|source| TraceGenError::Fill {
-                table: "CPU",
+                table: "record",
                 source,
             })?)
         }
@@ -281,7 +285,10 @@ pub fn generate_traces(
         for &t in &selected {
             dev.synchronize()?;
             let start = Instant::now();
-            let fill = fill_one(dev, t, &split, cycles.as_ref(), &lookups, &mut stats)
+            let c = cycles
+                .as_ref()
+                .filter(|_| opts.record_path || t == table_id::CPU);
+            let fill = fill_one(dev, t, &split, c, &lookups, &mut stats)
                 .and_then(|d| dev.synchronize().map(|_| d))
                 .map_err(|source| TraceGenError::Fill {
                     table: TABLE_NAMES[t],
@@ -341,6 +348,12 @@ pub fn generate_traces(
     })
 }
 
+/// Whether the record's cycles are uploaded for the fills of `device` (CPU always reads them; LOAD, STORE and
+/// MEMW_A on the record path).
+fn needs_record(device: DeviceFill, record_path: bool) -> bool {
+    device.cpu || (record_path && (device.load || device.store || device.memw_a))
+}
+
 /// Table indices selected in `device`, in proof order.
 pub fn selected_tables(device: DeviceFill) -> Vec<usize> {
     [
@@ -357,8 +370,9 @@ pub fn selected_tables(device: DeviceFill) -> Vec<usize> {
     .collect()
 }
 
-/// Runs the device fill of table `t` from the split's inputs (the CPU fill from `cycles` when the record's
-/// cycles are on the device already, else it uploads them).
+/// Runs the device fill of table `t` from the split's inputs. With the record's cycles on the device
+/// (`cycles`), CPU reads them and LOAD, STORE, MEMW_A take the record path (`fill_*_rec`: only what the record
+/// does not hold is uploaded); without, CPU uploads them and the others upload their packed events.
 pub fn fill_one(
     dev: &Device,
     t: usize,
@@ -399,13 +413,29 @@ pub fn fill_one(
         table_id::SHIFT => {
             tables::shift::fill_shift(dev, &inputs.shift, min_height, lookups, stats)
         }
-        table_id::LOAD => tables::load::fill_load(dev, &inputs.loads, min_height, lookups, stats),
-        table_id::STORE => {
-            tables::store::fill_store(dev, &inputs.stores, min_height, lookups, stats)
-        }
-        table_id::MEMW_A => {
-            tables::memw_a::fill_memw_a(dev, &inputs.accesses, min_height, lookups, stats)
-        }
+        table_id::LOAD => match cycles {
+            Some(c) => {
+                tables::load::fill_load_rec(dev, c, &inputs.loads, min_height, lookups, stats)
+            }
+            None => tables::load::fill_load(dev, &inputs.loads, min_height, lookups, stats),
+        },
+        table_id::STORE => match cycles {
+            Some(c) => {
+                tables::store::fill_store_rec(dev, c, &inputs.stores, min_height, lookups, stats)
+            }
+            None => tables::store::fill_store(dev, &inputs.stores, min_height, lookups, stats),
+        },
+        table_id::MEMW_A => match cycles {
+            Some(c) => tables::memw_a::fill_memw_a_rec(
+                dev,
+                c,
+                &inputs.accesses,
+                min_height,
+                lookups,
+                stats,
+            ),
+            None => tables::memw_a::fill_memw_a(dev, &inputs.accesses, min_height, lookups, stats),
+        },
         _ => Err(CudaError::InvalidArgument(format!(
             "table {} has no device fill in this build",
             TABLE_NAMES.get(t).copied().unwrap_or("?")

@@ -6,46 +6,23 @@ use zkrv_executor::CycleEvent;
 use zkrv_machine::tables::cpu::{cpu_height, CpuDecode, RegWalk, NUM_CPU_COLS};
 use zkrv_machine::tables::decode::NUM_DECODE_PREP_COLS;
 
-use super::{alloc_trace, launch_1d, DeviceLookups, FILL_BLOCK};
+use super::{alloc_trace, launch_1d, DeviceCycles, DeviceLookups, FILL_BLOCK};
 use crate::backend::DeviceTrace;
-use crate::device::{Device, DeviceBuffer, KArg, Program};
+use crate::device::{Device, KArg, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
 
 /// Stage name of the trace-generation uploads in [`TransferStats`].
 pub const STAGE_TRACE_GEN: &str = "trace-gen";
 
-/// The record's cycles on the device, as they are: `n x 32` bytes viewed as `4 n` u64 (the kernel's
-/// `CycleEvent` layout, docs/record.md).
-pub struct DeviceCycles {
-    pub data: DeviceBuffer<u64>,
-    /// Number of cycles.
-    pub len: usize,
-}
-
-/// Uploads the record's cycles once (counted in `stats` as ("trace-gen", "CPU") host->device bytes). Can run
-/// while the host walk runs (it does not read the device).
-pub fn upload_cycles(
-    dev: &Device,
-    cycles: &[CycleEvent],
-    stats: &mut TransferStats,
-) -> Result<DeviceCycles, CudaError> {
-    const _: () = assert!(std::mem::size_of::<CycleEvent>() == 32);
-    let data = dev.upload::<u64>(bytemuck::cast_slice(cycles))?;
-    stats.add_h2d(STAGE_TRACE_GEN, "CPU", (cycles.len() * 32) as u64);
-    Ok(DeviceCycles {
-        data,
-        len: cycles.len(),
-    })
-}
-
 /// Fills the CPU main trace on the device: `cpu_height(cycles, min_height) x 44` row-major u64, natural
 /// order, padding rows included, exactly `cpu_trace(cycles, walk, decode, min_height, ..)`; adds the rows'
 /// BITWISE lookups to `lookups`.
 ///
-/// Inputs: the record's cycles (uploaded as they are, 32 B each), the register walk (`walk[i]` for cycle i,
-/// 20 B each) and the program's decode data (`decode.rows`: `rows x 23` u64, `decode.row_of_pc`: u32 per
-/// instruction slot); their bytes are recorded in `stats` as ("trace-gen", "CPU") host->device traffic.
+/// Inputs: the record's cycles (uploaded as they are, 32 B each, [`DeviceCycles::upload`]: ("trace-gen",
+/// "record") host->device bytes), the register walk (`walk[i]` for cycle i, 20 B each) and the program's decode
+/// data (`decode.rows`: `rows x 23` u64, `decode.row_of_pc`: u32 per instruction slot); those are recorded as
+/// ("trace-gen", "CPU").
 /// Every cycle's pc must have a DECODE row (`generate_split` checked it).
 ///
 /// Errors (before anything is uploaded): mismatched lengths, a min height that is not a power of two, a
@@ -61,11 +38,12 @@ pub fn fill_cpu(
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
     check(cycles.len(), walk, decode, min_height)?;
-    let d_cycles = upload_cycles(dev, cycles, stats)?;
+    let d_cycles = DeviceCycles::upload(dev, cycles, stats)?;
     fill_cpu_uploaded(dev, &d_cycles, walk, decode, min_height, lookups, stats)
 }
 
-/// [`fill_cpu`] from cycles already on the device ([`upload_cycles`]).
+/// [`fill_cpu`] from the record's cycles already on the device (shared with the record-path fills of LOAD,
+/// STORE and MEMW_A).
 pub fn fill_cpu_uploaded(
     dev: &Device,
     cycles: &DeviceCycles,
