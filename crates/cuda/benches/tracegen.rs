@@ -205,6 +205,10 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
         }
     }
     println!("device fills total {:>9.3} ms", gpu_total * 1e3);
+    println!(
+        "(GPU ms: input uploads included; CPU includes the record's cycles, which the pipeline uploads during the \
+         host walk; LOAD/STORE/MEMW_A upload packed events here, the pipeline's record path uploads less)"
+    );
     let all: u64 = main_bytes.iter().sum();
     let resident: u64 = zkrv_cuda::trace_gen::selected_tables(DEVICE_FILLS)
         .into_iter()
