@@ -516,14 +516,18 @@ fn gpu_aux_matches_cpu() {
             Err(AuxBuildError::Logup(e)) => Err(e),
             Err(AuxBuildError::Cuda(e)) => panic!("{}: {e}", c.label),
         };
+        let t = std::time::Instant::now();
+        let host = c.host();
+        let cpu = t.elapsed();
         eprintln!(
-            "{}: 2^{lh} rows x {} aux columns: {:.2?} (first use, compiles or loads), {:.2?} (again)",
+            "{}: 2^{lh} rows x {} aux columns: GPU {:.2?} (first use, compiles or loads), {:.2?} (again); CPU {:.2?}",
             c.label,
             c.air.aux_width(),
             first,
-            dt
+            dt,
+            cpu
         );
-        assert_same(&c.label, &c.host(), got);
+        assert_same(&c.label, &host, got);
         // Inputs untouched.
         assert_eq!(
             dev.download(&main).unwrap(),
