@@ -475,6 +475,16 @@ fn gpu_aux_matches_cpu() {
     };
     let mut rng = StdRng::seed_from_u64(seed());
     let mut cases = small_cases(&mut rng);
+    // 2^21 rows: the running-sum scan recurses twice (2048 blocks of 1024 rows, then 2, then 1).
+    let sink = compile(&SinkAir);
+    let (main, prep) = sink_traces(&mut rng, 1 << 21);
+    cases.push(Case {
+        label: "sink 2^21".into(),
+        ch: challenges(&mut rng, std::slice::from_ref(&sink)),
+        air: sink,
+        main,
+        prep: Some(prep),
+    });
     for g in ["fibonacci", "sort"] {
         cases.extend(guest_cases(&mut rng, g));
     }
