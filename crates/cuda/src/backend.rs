@@ -54,11 +54,12 @@ pub struct DeviceTrace {
 }
 
 /// The CUDA prover backend. Tables are named `c<round>.t<index>` in the transfer statistics (round = the
-/// number of earlier `commit` calls on this backend).
+/// number of earlier `commit` calls on this backend), unless named with [`CudaBackend::name_tables`].
 pub struct CudaBackend {
     dev: Device,
     stats: Mutex<TransferStats>,
     commits: AtomicUsize,
+    names: Mutex<Vec<(usize, Vec<String>)>>,
 }
 
 /// One committed round: LDEs and tree on the device, the natural-order traces on the device until
@@ -111,7 +112,45 @@ impl CudaBackend {
             dev,
             stats: Mutex::new(TransferStats::default()),
             commits: AtomicUsize::new(0),
+            names: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Names the traces of commit round `round` (0 = the first `commit` call on this backend: the main
+    /// traces of a proof) in the transfer statistics, e.g. with the machine's table names; traces past the
+    /// end of `names` keep the `c<round>.t<index>` name.
+    pub fn name_tables(&self, round: usize, names: Vec<String>) {
+        if let Ok(mut n) = self.names.lock() {
+            n.retain(|(r, _)| *r != round);
+            n.push((round, names));
+        }
+    }
+
+    /// The name of trace `i` of commit round `round` in the statistics.
+    pub fn table_name(&self, round: usize, i: usize) -> String {
+        let named = self.names.lock().ok().and_then(|n| {
+            n.iter()
+                .find(|(r, _)| *r == round)
+                .and_then(|(_, v)| v.get(i).cloned())
+        });
+        named.unwrap_or_else(|| format!("c{round}.t{i}"))
+    }
+
+    /// The round number the next `commit` call gets (see [`Self::name_tables`]).
+    pub fn next_round(&self) -> usize {
+        self.commits.load(Ordering::Relaxed)
+    }
+
+    /// Clears the transfer statistics (e.g. between proofs on one backend).
+    pub fn reset_stats(&self) {
+        if let Ok(mut s) = self.stats.lock() {
+            *s = TransferStats::default();
+        }
+    }
+
+    /// Adds transfers made outside the backend (e.g. trace generation's input uploads) to [`Self::stats`].
+    pub fn record_stats(&self, other: &TransferStats) {
+        self.record(|s| s.merge(other));
     }
 
     /// The device.
@@ -248,7 +287,7 @@ impl ProverBackend for CudaBackend {
             .into_iter()
             .enumerate()
             .map(|(i, r)| {
-                let name = format!("c{round}.t{i}");
+                let name = self.table_name(round, i);
                 match r {
                     None => commit::TraceInput::Host {
                         name,
@@ -317,7 +356,7 @@ impl ProverBackend for CudaBackend {
             )));
         };
         let v = self.dev.download(buf).map_err(dev_err)?;
-        let name = format!("c{}.t{i}", c.round);
+        let name = self.table_name(c.round, i);
         self.record(|s| s.add_d2h(STAGE_HOST_COPY, &name, (v.len() * 8) as u64));
         let _ = cell.set(RowMajorMatrix::new(
             v.into_iter().map(F::new).collect(),
@@ -379,7 +418,7 @@ impl ProverBackend for CudaBackend {
             _ => None,
         };
         main.aux_read.store(true, Ordering::Relaxed);
-        let name = format!("c{}.t{table}", main.round);
+        let name = self.table_name(main.round, table);
         let mut stats = TransferStats::default();
         let built = build_aux_device(
             &self.dev,
@@ -409,7 +448,7 @@ impl ProverBackend for CudaBackend {
                 if main_round && c.resident[i] && c.host_traces[i].get().is_none() {
                     // A resident main trace that never crossed PCIe: the host aux build needed a copy of
                     // every resident trace of the round, made at commit.
-                    let name = format!("c{}.t{i}", c.round);
+                    let name = self.table_name(c.round, i);
                     self.record(|s| {
                         s.add_avoided_d2h(STAGE_HOST_COPY, &name, buf.num_bytes() as u64)
                     });

@@ -31,6 +31,8 @@ pub mod nvrtc;
 pub mod poly;
 #[cfg(feature = "cuda")]
 pub mod tables;
+#[cfg(feature = "cuda")]
+pub mod trace_gen;
 
 #[cfg(feature = "cuda")]
 pub use backend::{CudaBackend, CudaCommitted, DeviceTrace};
@@ -38,6 +40,10 @@ pub use backend::{CudaBackend, CudaCommitted, DeviceTrace};
 pub use commit::{commit_lde, commit_lde_keep, DeviceCommitted, TraceInput};
 #[cfg(feature = "cuda")]
 pub use device::{libcuda_available, Device, DeviceBuffer, PinnedBuffer};
+#[cfg(feature = "cuda")]
+pub use trace_gen::{
+    prove_gpu_tracegen, prove_gpu_tracegen_with, TraceGenError, TraceGenOptions, TraceGenReport,
+};
 
 /// Stand-in for the device when the crate is built without the `cuda` feature.
 #[cfg(not(feature = "cuda"))]

@@ -42,3 +42,26 @@ fn fill_launch_guards_at_limits() {
     // cannot be reached with rows <= 2^26, so the row bound is the binding one (checked above).
     assert_eq!(launch_1d(max_rows, 1, 32).unwrap().grid_dim.0, 1 << 21);
 }
+
+/// The height of an event table (LOAD, STORE, MEMW_A) at its limits: `max(n, min_height)` rounded up to a power
+/// of two, up to 2^26 rows; a larger table or a `min_height` that is not a power of two is refused.
+#[cfg(feature = "cuda")]
+#[test]
+fn event_table_height_at_limits() {
+    use zkrv_cuda::tables::{event_table_height, MAX_FILL_LOG_ROWS};
+    let max = 1usize << MAX_FILL_LOG_ROWS;
+    assert_eq!(event_table_height(0, 1).unwrap(), 1);
+    assert_eq!(event_table_height(0, 8).unwrap(), 8);
+    assert_eq!(event_table_height(9, 8).unwrap(), 16);
+    assert_eq!(event_table_height(5, 64).unwrap(), 64);
+    assert_eq!(event_table_height(max - 1, 8).unwrap(), max);
+    assert_eq!(event_table_height(max, 8).unwrap(), max);
+    assert_eq!(event_table_height(0, max).unwrap(), max);
+    let e = event_table_height(max + 1, 8).unwrap_err().to_string();
+    assert!(e.contains("exceeds"), "{e}");
+    assert!(event_table_height(1, 2 * max).is_err());
+    for bad in [0, 3, 12] {
+        let e = event_table_height(1, bad).unwrap_err().to_string();
+        assert!(e.contains("power of two"), "{e}");
+    }
+}

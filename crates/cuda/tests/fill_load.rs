@@ -25,7 +25,8 @@ const TEST: &str = "gpu_load_fill_matches_cpu";
 /// extension, no 8-byte unsigned load. Row `k` of a case cycles through every (width, signedness).
 fn random_load(r: &mut StdRng, k: usize) -> LoadEvent {
     let width_idx = k % 4;
-    let unsigned = width_idx < 3 && (k / 4) % 2 == 1;
+    // Flipped every 64 events, so that events 0..128 cover every (width, signedness, offset).
+    let unsigned = width_idx < 3 && (k / 4 + k / 64) % 2 == 1;
     let width = 1usize << width_idx;
     let mut v = pick(r, &EDGES);
     if r.gen_bool(0.5) {
@@ -34,7 +35,7 @@ fn random_load(r: &mut StdRng, k: usize) -> LoadEvent {
     if width < 8 {
         v &= (1u64 << (8 * width)) - 1;
     }
-    let (imm, addr) = (rand_imm(r), rand_addr(r));
+    let (imm, addr) = (rand_imm(r), rand_addr(r, k));
     let ts = rand_ts(r);
     LoadEvent {
         ts,
@@ -123,11 +124,24 @@ fn gpu_load_fill_matches_cpu() {
 
     // The launcher and kernel on the GPU.
     let Some(dev) = device(TEST) else { return };
+    // One more case on the GPU only: 2^17 + 1 events (2^18 rows, 1024 blocks).
+    let (mut cases, mut want) = (cases, want);
+    let big = Case {
+        name: "random 2^17 + 1 events (GPU only)".into(),
+        events: (0..(1 << 17) + 1).map(|k| random_load(&mut r, k)).collect(),
+        min_height: zkrv_machine::MIN_HEIGHT,
+    };
+    let mut l = Lookups::new();
+    want.push((load_trace(&big.events, big.min_height, &mut l), l));
+    cases.push(big);
     for (k, c) in cases.iter().enumerate() {
         let lookups = DeviceLookups::new(&dev).unwrap();
         let mut stats = TransferStats::default();
         let t = fill_load(&dev, &c.events, c.min_height, &lookups, &mut stats).unwrap();
-        assert_eq!((t.width, 1usize << t.log_height), (NUM_LOAD_COLS, rows(k)));
+        assert_eq!(
+            (t.width, 1usize << t.log_height),
+            (NUM_LOAD_COLS, want[k].0.values.len() / NUM_LOAD_COLS)
+        );
         assert_trace_eq(
             &format!("GPU, {}", c.name),
             &want[k].0,
@@ -146,6 +160,23 @@ fn gpu_load_fill_matches_cpu() {
         );
     }
     eprintln!("{TEST}: GPU matches on {} cases", cases.len());
+    // No silent fallback: a shape or an event the fill cannot take is an error, nothing is filled.
+    assert_eq!(cases[2].events.len(), 1);
+    let lookups = DeviceLookups::new(&dev).unwrap();
+    let mut stats = TransferStats::default();
+    let e = fill_load(&dev, &cases[2].events, 3, &lookups, &mut stats)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("power of two"), "{e}");
+    let bad = LoadEvent {
+        r: 0,
+        ..cases[2].events[0]
+    };
+    let e = fill_load(&dev, &[bad], 8, &lookups, &mut stats)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("event 0"), "{e}");
+    assert_eq!(stats.total_h2d(), 0);
 }
 
 /// Events the compact form cannot represent are refused with an error naming the event, not filled wrongly.
@@ -177,4 +208,24 @@ fn load_pack_rejects_invalid_events() {
         let err = pack_loads(&[ok, *e]).unwrap_err().to_string();
         assert!(err.contains("LOAD event 1"), "case {i}: {err}");
     }
+}
+
+/// Packing runs on several threads for large inputs: the result equals packing event by event, and an error
+/// names the first bad event even when a later chunk also has one.
+#[test]
+fn load_pack_parallel_matches_sequential() {
+    use zkrv_cuda::tables::PACK_CHUNK;
+    let mut r = rng("load_pack_parallel_matches_sequential");
+    let n = 3 * PACK_CHUNK + 17;
+    let mut events: Vec<LoadEvent> = (0..n).map(|k| random_load(&mut r, k)).collect();
+    let packed = pack_loads(&events).unwrap();
+    assert_eq!(packed.len(), n);
+    for (k, (e, p)) in events.iter().zip(&packed).enumerate() {
+        assert_eq!(pack_loads(&[*e]).unwrap()[0], *p, "event {k}");
+    }
+    let (first, later) = (2 * PACK_CHUNK + 5, 3 * PACK_CHUNK);
+    events[later].width_idx = 7;
+    events[first].r ^= 1;
+    let err = pack_loads(&events).unwrap_err().to_string();
+    assert!(err.contains(&format!("LOAD event {first} ")), "{err}");
 }

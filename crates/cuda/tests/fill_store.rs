@@ -30,7 +30,7 @@ fn random_store(r: &mut StdRng, k: usize) -> StoreEvent {
     if r.gen_bool(0.3) {
         val |= 1 << (8 * width - 1); // top bit of the written part
     }
-    let (imm, addr) = (rand_imm(r), rand_addr(r));
+    let (imm, addr) = (rand_imm(r), rand_addr(r, k));
     StoreEvent {
         ts: rand_ts(r),
         base: addr.wrapping_sub(imm),
@@ -117,11 +117,26 @@ fn gpu_store_fill_matches_cpu() {
 
     // The launcher and kernel on the GPU.
     let Some(dev) = device(TEST) else { return };
+    // One more case on the GPU only: 2^17 + 1 events (2^18 rows, 1024 blocks).
+    let (mut cases, mut want) = (cases, want);
+    let big = Case {
+        name: "random 2^17 + 1 events (GPU only)".into(),
+        events: (0..(1 << 17) + 1)
+            .map(|k| random_store(&mut r, k))
+            .collect(),
+        min_height: zkrv_machine::MIN_HEIGHT,
+    };
+    let mut l = Lookups::new();
+    want.push((store_trace(&big.events, big.min_height, &mut l), l));
+    cases.push(big);
     for (k, c) in cases.iter().enumerate() {
         let lookups = DeviceLookups::new(&dev).unwrap();
         let mut stats = TransferStats::default();
         let t = fill_store(&dev, &c.events, c.min_height, &lookups, &mut stats).unwrap();
-        assert_eq!((t.width, 1usize << t.log_height), (NUM_STORE_COLS, rows(k)));
+        assert_eq!(
+            (t.width, 1usize << t.log_height),
+            (NUM_STORE_COLS, want[k].0.values.len() / NUM_STORE_COLS)
+        );
         assert_trace_eq(
             &format!("GPU, {}", c.name),
             &want[k].0,
@@ -140,6 +155,23 @@ fn gpu_store_fill_matches_cpu() {
         );
     }
     eprintln!("{TEST}: GPU matches on {} cases", cases.len());
+    // No silent fallback: a shape or an event the fill cannot take is an error, nothing is filled.
+    assert_eq!(cases[2].events.len(), 1);
+    let lookups = DeviceLookups::new(&dev).unwrap();
+    let mut stats = TransferStats::default();
+    let e = fill_store(&dev, &cases[2].events, 3, &lookups, &mut stats)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("power of two"), "{e}");
+    let bad = StoreEvent {
+        width_idx: 4,
+        ..cases[2].events[0]
+    };
+    let e = fill_store(&dev, &[bad], 8, &lookups, &mut stats)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("event 0"), "{e}");
+    assert_eq!(stats.total_h2d(), 0);
 }
 
 /// Events the compact form cannot represent are refused with an error naming the event, not filled wrongly.

@@ -399,6 +399,21 @@ pub fn witness_split(
     input: &[u8],
     device: trace::DeviceFill,
 ) -> Result<SplitWitness, MachineError> {
+    let run = run_for_proof(program, input)?;
+    split_traces(program, run, device)
+}
+
+/// A run of a program, checked provable, ready for trace generation ([`run_for_proof`]).
+pub struct ProofRun {
+    pub statement: Statement,
+    pub record: zkrv_executor::Record,
+    /// The consumed prefix of the private input (what the INPUT table holds).
+    pub input: Vec<u8>,
+}
+
+/// Runs `program` on the private `input` with recording (at most `2^MAX_LOG_HEIGHT - 1` cycles) and checks
+/// that every executed instruction is provable.
+pub fn run_for_proof(program: &Program, input: &[u8]) -> Result<ProofRun, MachineError> {
     let max_cycles = (1u64 << zkrv_stark::logup::MAX_LOG_HEIGHT) - 1;
     let run = execute(
         program,
@@ -411,7 +426,6 @@ pub fn witness_split(
     let rec = run
         .record
         .ok_or_else(|| MachineError::Internal("no record".into()))?;
-    let decode_table = DecodeTable::new(program)?;
     for ev in &rec.cycles {
         let op = decode(ev.word).map(|i| i.op).unwrap_or(Op::Illegal);
         let known = op != Op::Ecall || matches!(ev.rs1_val, 93 | 94 | 64 | 63);
@@ -434,13 +448,29 @@ pub fn witness_split(
         .iter()
         .filter(|sc| sc.num == tables::sysio::SYS_READ && sc.args[0] == 0)
         .fold(0u64, |n, sc| n.saturating_add(sc.ret));
-    let input = &input[..(consumed.min(input.len() as u64)) as usize];
-    let (traces, inputs) = trace::generate_split(&decode_table, &rec, input, MIN_HEIGHT, device)?;
-    Ok(SplitWitness {
+    let input = input[..(consumed.min(input.len() as u64)) as usize].to_vec();
+    Ok(ProofRun {
         statement,
+        record: rec,
+        input,
+    })
+}
+
+/// The host part of the traces of `run` (see [`witness_split`]): the sequential walk and every table not
+/// selected in `device`.
+pub fn split_traces(
+    program: &Program,
+    run: ProofRun,
+    device: trace::DeviceFill,
+) -> Result<SplitWitness, MachineError> {
+    let decode_table = DecodeTable::new(program)?;
+    let (traces, inputs) =
+        trace::generate_split(&decode_table, &run.record, &run.input, MIN_HEIGHT, device)?;
+    Ok(SplitWitness {
+        statement: run.statement,
         traces,
         inputs,
-        record: rec,
+        record: run.record,
     })
 }
 

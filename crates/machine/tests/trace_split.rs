@@ -105,3 +105,32 @@ fn split_completed_on_the_host_equals_generate() {
     let (p, input) = guest("fibonacci");
     check("fibonacci (min height 2^12)", &p, &input, 1 << 12);
 }
+
+/// The pipeline API on the CPU backend: a split completed on the host and proved with `prove_inputs_with`
+/// gives the same proof bytes as `prove`.
+#[test]
+fn prove_inputs_with_split_equals_prove() {
+    use zkrv_machine::{prove, prove_inputs_with, verify, witness_split};
+    use zkrv_stark::backend::{CpuBackend, TraceInput};
+    use zkrv_stark::StarkConfig;
+    let (p, input) = guest("exitcode");
+    let config = StarkConfig::default();
+    let (st_ref, proof_ref) = prove(&p, &input, &config).unwrap();
+    let mut s = witness_split(&p, &input, DeviceFill::ALL).unwrap();
+    let mh = s.inputs.min_height;
+    let lk = &mut s.traces.lookups;
+    let cpu = s.inputs.cpu.as_ref().unwrap();
+    s.traces.cpu = cpu_trace(&s.record.cycles, &cpu.walk, &cpu.decode, mh, lk).unwrap();
+    s.traces.lt = lt_trace(&s.inputs.lt, mh, lk);
+    s.traces.load = load_trace(&s.inputs.loads, mh, lk);
+    s.traces.store = store_trace(&s.inputs.stores, mh, lk);
+    s.traces.memw_a = memw_a_trace(&s.inputs.accesses, mh, lk);
+    s.traces.shift = shift_trace(&s.inputs.shift, mh, lk, &mut MulRequests::new()).shift;
+    let (traces, pages) = s.traces.into_table_order();
+    let traces = traces.into_iter().map(TraceInput::Host).collect();
+    let (st, proof) =
+        prove_inputs_with(&CpuBackend, &p, s.statement, pages, traces, &config).unwrap();
+    assert_eq!(st, st_ref);
+    assert_eq!(proof.to_bytes(), proof_ref.to_bytes());
+    verify(&p, &st, &proof, &config).unwrap();
+}

@@ -49,6 +49,21 @@ ZKRV_HD void lookup_add(u32* counts, u32 kind, u64 x) {
 #endif
 }
 
+// `lookup_add`, aggregated over the warp: the lanes in `lanes` that hit the same counter add their count with
+// one atomic (fills whose rows mostly hit a few hot counters, e.g. RANGE16[0], would otherwise serialise on
+// them). Every lane in `lanes` must make this same call (same order of calls, same `lanes`); 1-D blocks of a
+// multiple of 32 threads (`launch_1d`). Host emulation: plain `lookup_add`.
+ZKRV_HD void lookup_add_warp(u32* counts, u32 kind, u64 x, u32 lanes) {
+#ifdef ZKRV_HOST_EMU
+    (void)lanes;
+    lookup_add(counts, kind, x);
+#else
+    const u32 key = kind * LK_ROWS + (u32)x;
+    const u32 peers = __match_any_sync(lanes, key);
+    if ((threadIdx.x & 31u) == (u32)(__ffs(peers) - 1)) atomicAdd(&counts[key], (u32)__popc(peers));
+#endif
+}
+
 // Global thread index of a 1-D launch (the row of a fill kernel).
 #ifndef ZKRV_HOST_EMU
 __device__ __forceinline__ u64 global_row() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }

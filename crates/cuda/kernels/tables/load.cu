@@ -32,7 +32,9 @@ struct LoadIn {
     unsigned short flags;
 };
 
-ZKRV_HD void load_fill_row(u64 row, u64* trace, const LoadIn* events, u32 n_events, u32* counts) {
+// Row `row` of the trace; `lanes`: the warp's lanes that fill real rows (see lookup_add_warp).
+ZKRV_HD void load_fill_row(u64 row, u64* trace, const LoadIn* events, u32 n_events, u32* counts,
+                           u32 lanes) {
     u64* t = trace + row * LOAD_WIDTH;
     if (row >= n_events) {
 #pragma unroll
@@ -71,13 +73,15 @@ ZKRV_HD void load_fill_row(u64 row, u64* trace, const LoadIn* events, u32 n_even
     t[LOAD_R] = r & 0xffffffffULL;
     t[LOAD_R + 1] = r >> 32;
     t[LOAD_MU] = 1;
-    lookup_add(counts, LK_MSB8, top << 8);
+    lookup_add_warp(counts, LK_MSB8, top << 8, lanes);
 }
 
 #ifndef ZKRV_HOST_EMU
 // One thread per row of a `rows x 20` trace; launch shape from `zkrv_cuda::tables::launch_1d(rows, 20, ..)`.
 extern "C" __global__ void load_fill(u64* trace, const LoadIn* events, u32 n_events, u32 rows, u32* counts) {
     const u64 row = global_row();
-    if (row < rows) load_fill_row(row, trace, events, n_events, counts);
+    // Every lane of the warp is live here (launch_1d blocks are whole warps): the lanes of real rows.
+    const u32 lanes = __ballot_sync(0xffffffffu, row < n_events);
+    if (row < rows) load_fill_row(row, trace, events, n_events, counts, lanes);
 }
 #endif

@@ -32,7 +32,9 @@ struct StoreIn {
     unsigned short width_idx;  // width 1 << width_idx bytes
 };
 
-ZKRV_HD void store_fill_row(u64 row, u64* trace, const StoreIn* events, u32 n_events, u32* counts) {
+// Row `row` of the trace; `lanes`: the warp's lanes that fill real rows (see lookup_add_warp).
+ZKRV_HD void store_fill_row(u64 row, u64* trace, const StoreIn* events, u32 n_events, u32* counts,
+                            u32 lanes) {
     u64* t = trace + row * STORE_WIDTH;
     if (row >= n_events) {
 #pragma unroll
@@ -67,14 +69,16 @@ ZKRV_HD void store_fill_row(u64 row, u64* trace, const StoreIn* events, u32 n_ev
     t[STORE_V + 1] = v >> 32;
     t[STORE_TOP] = (val >> (8 * (width - 1))) & 0xff;
     t[STORE_MU] = 1;
-    lookup_add(counts, LK_PAIR, ((lo & 0xff) << 8) | ((lo >> 8) & 0xff));
-    lookup_add(counts, LK_U16, lo >> 16);
+    lookup_add_warp(counts, LK_PAIR, ((lo & 0xff) << 8) | ((lo >> 8) & 0xff), lanes);
+    lookup_add_warp(counts, LK_U16, lo >> 16, lanes);
 }
 
 #ifndef ZKRV_HOST_EMU
 // One thread per row of a `rows x 20` trace; launch shape from `zkrv_cuda::tables::launch_1d(rows, 20, ..)`.
 extern "C" __global__ void store_fill(u64* trace, const StoreIn* events, u32 n_events, u32 rows, u32* counts) {
     const u64 row = global_row();
-    if (row < rows) store_fill_row(row, trace, events, n_events, counts);
+    // Every lane of the warp is live here (launch_1d blocks are whole warps): the lanes of real rows.
+    const u32 lanes = __ballot_sync(0xffffffffu, row < n_events);
+    if (row < rows) store_fill_row(row, trace, events, n_events, counts, lanes);
 }
 #endif

@@ -12,7 +12,9 @@ use crate::backend::DeviceTrace;
 use crate::device::{Device, KArg, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
-use crate::tables::{alloc_trace, event_table_height, launch_1d, DeviceLookups, FILL_BLOCK};
+use crate::tables::{
+    alloc_trace, event_table_height, launch_1d, par_pack, DeviceLookups, FILL_BLOCK,
+};
 
 /// One load as the kernel reads it: 20 bytes, `#[repr(C)]`, no padding (mirrors `struct LoadIn` in
 /// `kernels/tables/load.cu`).
@@ -74,33 +76,29 @@ fn bad(i: usize, e: &LoadEvent, why: &str) -> CudaError {
 /// compact form cannot represent exactly: width index >= 4, `ts >= 2^32`, `imm` outside `i16`, `base + imm`
 /// outside `[0, 2^32)`, `v` not zero-extended from the width, or `r` not the extension of `v`.
 pub fn pack_loads(events: &[LoadEvent]) -> Result<Vec<LoadIn>, CudaError> {
-    events
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            if e.width_idx >= 4 {
-                return Err(bad(i, e, "width index >= 4"));
-            }
-            let width = 1usize << e.width_idx;
-            let ts = u32::try_from(e.ts).map_err(|_| bad(i, e, "ts >= 2^32"))?;
-            let imm = i16::try_from(e.imm as i64).map_err(|_| bad(i, e, "imm outside i16"))?;
-            let addr = u32::try_from(e.base.wrapping_add(e.imm))
-                .map_err(|_| bad(i, e, "base + imm outside [0, 2^32)"))?;
-            if width < 8 && e.v >> (8 * width) != 0 {
-                return Err(bad(i, e, "v has bits above the width"));
-            }
-            if e.r != extend_load(e.v, width, e.unsigned) {
-                return Err(bad(i, e, "r is not the extension of v"));
-            }
-            Ok(LoadIn {
-                addr,
-                ts,
-                v: [e.v as u32, (e.v >> 32) as u32],
-                imm,
-                flags: e.width_idx as u16 | (e.unsigned as u16) << 2,
-            })
+    par_pack(events, |i, e| {
+        if e.width_idx >= 4 {
+            return Err(bad(i, e, "width index >= 4"));
+        }
+        let width = 1usize << e.width_idx;
+        let ts = u32::try_from(e.ts).map_err(|_| bad(i, e, "ts >= 2^32"))?;
+        let imm = i16::try_from(e.imm as i64).map_err(|_| bad(i, e, "imm outside i16"))?;
+        let addr = u32::try_from(e.base.wrapping_add(e.imm))
+            .map_err(|_| bad(i, e, "base + imm outside [0, 2^32)"))?;
+        if width < 8 && e.v >> (8 * width) != 0 {
+            return Err(bad(i, e, "v has bits above the width"));
+        }
+        if e.r != extend_load(e.v, width, e.unsigned) {
+            return Err(bad(i, e, "r is not the extension of v"));
+        }
+        Ok(LoadIn {
+            addr,
+            ts,
+            v: [e.v as u32, (e.v >> 32) as u32],
+            imm,
+            flags: e.width_idx as u16 | (e.unsigned as u16) << 2,
         })
-        .collect()
+    })
 }
 
 /// Fills the LOAD trace on the device: `n x 20` row-major u64 (`LoadCols` order, natural row order,
@@ -118,7 +116,12 @@ pub fn fill_load(
     let rows = event_table_height(events.len(), min_height)?;
     let cfg = launch_1d(rows as u64, NUM_LOAD_COLS as u64, FILL_BLOCK)?;
     let packed = pack_loads(events)?;
-    let d_events = dev.upload(&packed)?;
+    // No copy for an empty table (the kernel then reads no event).
+    let d_events = if packed.is_empty() {
+        dev.alloc::<LoadIn>(0)?
+    } else {
+        dev.upload(&packed)?
+    };
     stats.add_h2d(
         "trace-gen",
         "LOAD",

@@ -9,6 +9,13 @@
 //!
 //! Launch guards ([`launch_1d`]) refuse shapes the kernels cannot address instead of launching a truncated grid.
 
+pub mod cpu;
+pub mod load;
+pub mod lt;
+pub mod memw_a;
+pub mod shift;
+pub mod store;
+
 use cudarc::driver::LaunchConfig;
 use zkrv_machine::tables::bitwise::{Lookups, BITWISE_LOG_HEIGHT, NUM_BITWISE_COLS};
 
@@ -16,16 +23,9 @@ use crate::backend::DeviceTrace;
 use crate::device::{Device, DeviceBuffer};
 use crate::error::CudaError;
 
-pub mod load;
-pub mod memw_a;
-pub mod store;
-
 /// Largest trace height a fill kernel accepts: 2^26 rows (`zkrv_stark::logup::MAX_LOG_HEIGHT`).
 pub const MAX_FILL_LOG_ROWS: u32 = 26;
 /// Threads per block of the fill kernels.
-pub mod lt;
-pub mod shift;
-
 pub const FILL_BLOCK: u32 = 256;
 /// Largest grid x-dimension CUDA accepts (compute capability >= 3.0).
 pub const MAX_GRID_X: u64 = (1 << 31) - 1;
@@ -120,4 +120,61 @@ pub fn event_table_height(n_events: usize, min_height: usize) -> Result<usize, C
         )));
     }
     Ok(n)
+}
+
+/// Events per thread below which [`par_pack`] stays on the calling thread.
+pub const PACK_CHUNK: usize = 1 << 16;
+
+/// `events.iter().enumerate().map(f).collect()`, on up to 16 threads for large inputs (chunks of at least
+/// [`PACK_CHUNK`] events): the host-side conversion of a fill's events into their upload form. On failure
+/// returns the error of the first failing event (lowest index), as the sequential loop would.
+pub fn par_pack<E: Sync, P: Copy + Default + Send>(
+    events: &[E],
+    f: impl Fn(usize, &E) -> Result<P, CudaError> + Sync,
+) -> Result<Vec<P>, CudaError> {
+    let chunks = events.len().div_ceil(PACK_CHUNK);
+    let threads = if chunks <= 1 {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(16)
+            .min(chunks)
+    };
+    let mut out = vec![P::default(); events.len()];
+    let part = events.len().div_ceil(threads).max(1);
+    let run = |base: usize, src: &[E], dst: &mut [P]| -> Result<(), CudaError> {
+        for (k, (e, d)) in src.iter().zip(dst.iter_mut()).enumerate() {
+            *d = f(base + k, e)?;
+        }
+        Ok(())
+    };
+    if threads == 1 {
+        run(0, events, &mut out)?;
+        return Ok(out);
+    }
+    let results: Vec<Result<(), CudaError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = events
+            .chunks(part)
+            .zip(out.chunks_mut(part))
+            .enumerate()
+            .map(|(c, (src, dst))| {
+                let run = &run;
+                s.spawn(move || run(c * part, src, dst))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(CudaError::InvalidArgument(
+                        "event packing thread panicked".into(),
+                    ))
+                })
+            })
+            .collect()
+    });
+    // Chunks are in event order, so the first error is the lowest failing index.
+    results.into_iter().collect::<Result<Vec<()>, _>>()?;
+    Ok(out)
 }

@@ -11,7 +11,9 @@ use crate::backend::DeviceTrace;
 use crate::device::{Device, KArg, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
-use crate::tables::{alloc_trace, event_table_height, launch_1d, DeviceLookups, FILL_BLOCK};
+use crate::tables::{
+    alloc_trace, event_table_height, launch_1d, par_pack, DeviceLookups, FILL_BLOCK,
+};
 
 /// One store as the kernel reads it: 20 bytes, `#[repr(C)]`, no padding (mirrors `struct StoreIn` in
 /// `kernels/tables/store.cu`).
@@ -58,30 +60,26 @@ fn bad(i: usize, e: &StoreEvent, why: &str) -> CudaError {
 /// compact form cannot represent exactly: width index >= 4, `ts >= 2^32`, `imm` outside `i16`, `base + imm`
 /// outside `[0, 2^32)`, or `top` not byte `width - 1` of `val`.
 pub fn pack_stores(events: &[StoreEvent]) -> Result<Vec<StoreIn>, CudaError> {
-    events
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            if e.width_idx >= 4 {
-                return Err(bad(i, e, "width index >= 4"));
-            }
-            let width = 1usize << e.width_idx;
-            let ts = u32::try_from(e.ts).map_err(|_| bad(i, e, "ts >= 2^32"))?;
-            let imm = i16::try_from(e.imm as i64).map_err(|_| bad(i, e, "imm outside i16"))?;
-            let addr = u32::try_from(e.base.wrapping_add(e.imm))
-                .map_err(|_| bad(i, e, "base + imm outside [0, 2^32)"))?;
-            if e.top != (e.val >> (8 * (width - 1))) & 0xff {
-                return Err(bad(i, e, "top is not byte width - 1 of val"));
-            }
-            Ok(StoreIn {
-                addr,
-                ts,
-                val: [e.val as u32, (e.val >> 32) as u32],
-                imm,
-                width_idx: e.width_idx as u16,
-            })
+    par_pack(events, |i, e| {
+        if e.width_idx >= 4 {
+            return Err(bad(i, e, "width index >= 4"));
+        }
+        let width = 1usize << e.width_idx;
+        let ts = u32::try_from(e.ts).map_err(|_| bad(i, e, "ts >= 2^32"))?;
+        let imm = i16::try_from(e.imm as i64).map_err(|_| bad(i, e, "imm outside i16"))?;
+        let addr = u32::try_from(e.base.wrapping_add(e.imm))
+            .map_err(|_| bad(i, e, "base + imm outside [0, 2^32)"))?;
+        if e.top != (e.val >> (8 * (width - 1))) & 0xff {
+            return Err(bad(i, e, "top is not byte width - 1 of val"));
+        }
+        Ok(StoreIn {
+            addr,
+            ts,
+            val: [e.val as u32, (e.val >> 32) as u32],
+            imm,
+            width_idx: e.width_idx as u16,
         })
-        .collect()
+    })
 }
 
 /// Fills the STORE trace on the device: `n x 20` row-major u64 (`StoreCols` order, natural row order,
@@ -99,7 +97,12 @@ pub fn fill_store(
     let rows = event_table_height(events.len(), min_height)?;
     let cfg = launch_1d(rows as u64, NUM_STORE_COLS as u64, FILL_BLOCK)?;
     let packed = pack_stores(events)?;
-    let d_events = dev.upload(&packed)?;
+    // No copy for an empty table (the kernel then reads no event).
+    let d_events = if packed.is_empty() {
+        dev.alloc::<StoreIn>(0)?
+    } else {
+        dev.upload(&packed)?
+    };
     stats.add_h2d(
         "trace-gen",
         "STORE",

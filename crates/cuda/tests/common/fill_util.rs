@@ -7,7 +7,7 @@
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 use zkrv_cuda::Device;
-use zkrv_executor::{execute, ExecOptions, Program};
+use zkrv_executor::{execute, ExecOptions, Program, Record};
 use zkrv_machine::tables::bitwise::{LookupKind, Lookups};
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::trace::{generate_split, DeviceFill, FillInputs};
@@ -63,8 +63,16 @@ pub fn device(test: &str) -> Option<Device> {
     }
 }
 
-/// The fill inputs of every guest (`generate_split` with LOAD, STORE and MEMW_A device-filled).
-pub fn guest_fill_inputs() -> Vec<(&'static str, FillInputs)> {
+/// One recorded guest run: the program's DECODE table, the record and the private input.
+pub struct GuestRun {
+    pub name: &'static str,
+    pub decode: DecodeTable,
+    pub record: Record,
+    pub input: Vec<u8>,
+}
+
+/// Runs every guest with recording.
+pub fn guest_runs() -> Vec<GuestRun> {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../guests");
     GUESTS
         .iter()
@@ -81,22 +89,38 @@ pub fn guest_fill_inputs() -> Vec<(&'static str, FillInputs)> {
                 },
             )
             .unwrap();
-            let rec = run.record.unwrap();
-            let dt = DecodeTable::new(&program).unwrap();
+            GuestRun {
+                name,
+                decode: DecodeTable::new(&program).unwrap(),
+                record: run.record.unwrap(),
+                input,
+            }
+        })
+        .collect()
+}
+
+/// LOAD, STORE and MEMW_A filled on the device.
+pub const MEM_FILLS: DeviceFill = DeviceFill {
+    load: true,
+    store: true,
+    memw_a: true,
+    ..DeviceFill::NONE
+};
+
+/// The fill inputs of every guest (`generate_split` with LOAD, STORE and MEMW_A device-filled).
+pub fn guest_fill_inputs() -> Vec<(&'static str, FillInputs)> {
+    guest_runs()
+        .into_iter()
+        .map(|g| {
             let (_, fi) = generate_split(
-                &dt,
-                &rec,
-                &input,
+                &g.decode,
+                &g.record,
+                &g.input,
                 zkrv_machine::MIN_HEIGHT,
-                DeviceFill {
-                    load: true,
-                    store: true,
-                    memw_a: true,
-                    ..DeviceFill::NONE
-                },
+                MEM_FILLS,
             )
             .unwrap();
-            (name, fi)
+            (g.name, fi)
         })
         .collect()
 }
@@ -150,7 +174,7 @@ pub fn edge_sizes() -> Vec<usize> {
 }
 
 /// The host-emulation driver of an event fill: reads cases `[u32 n_events, u32 rows, n_events x In]` from
-/// stdin until EOF, fills each with `row_fn(row, trace, events, n_events, counts)` on a trace poisoned with
+/// stdin until EOF, fills each with `row_fn(row, trace, events, n_events, counts, lanes)` on a trace poisoned with
 /// 0xff bytes and a zeroed histogram, and writes `rows x width` u64 then `7 x 2^16` u32 per case.
 pub fn event_driver(in_struct: &str, in_size: usize, row_fn: &str, width: usize) -> String {
     format!(
@@ -163,7 +187,7 @@ int main() {{
         if (hdr[0] && fread(ev.data(), sizeof({in_struct}), hdr[0], stdin) != hdr[0]) return 2;
         std::vector<u64> trace((size_t)hdr[1] * {width}, ~0ULL);
         std::vector<u32> counts(7u * LK_ROWS, 0);
-        for (u64 r = 0; r < hdr[1]; r++) {row_fn}(r, trace.data(), ev.data(), hdr[0], counts.data());
+        for (u64 r = 0; r < hdr[1]; r++) {row_fn}(r, trace.data(), ev.data(), hdr[0], counts.data(), ~0u);
         fwrite(trace.data(), 8, trace.size(), stdout);
         fwrite(counts.data(), 4, counts.size(), stdout);
     }}
@@ -244,9 +268,11 @@ pub fn rand_imm(r: &mut StdRng) -> u64 {
     }) as u64
 }
 
-/// An effective address `< 2^32`, sometimes an edge.
-pub fn rand_addr(r: &mut StdRng) -> u64 {
-    match r.gen_range(0..4) {
+/// An effective address `< 2^32` for event `k`, sometimes an edge. In the first 32 of every 64 events its
+/// offset in the cell (`addr mod 8`) is `k / 4 mod 8`, so with the width index `k mod 4` of the random
+/// loads/stores the events `0..32` cover every (width, offset).
+pub fn rand_addr(r: &mut StdRng, k: usize) -> u64 {
+    let a = match r.gen_range(0..4) {
         0 => [
             0u64,
             1,
@@ -257,6 +283,11 @@ pub fn rand_addr(r: &mut StdRng) -> u64 {
             0xffff_f800,
         ][r.gen_range(0..7)],
         _ => r.next_u64() & 0xffff_ffff,
+    };
+    if (k / 32).is_multiple_of(2) {
+        (a & !7) | ((k / 4) % 8) as u64
+    } else {
+        a
     }
 }
 

@@ -91,6 +91,15 @@ impl Lookups {
         self.counts[kind as usize][x as usize] += n;
     }
 
+    /// Adds every counter of `other` (panics if a counter overflows u32: a fill bug, never prover input).
+    pub fn merge(&mut self, other: &Lookups) {
+        for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
+            for (c, &x) in mine.iter_mut().zip(theirs) {
+                *c += x;
+            }
+        }
+    }
+
     /// `RANGE16[x]`.
     pub fn u16(&mut self, x: u64) {
         self.add(LookupKind::U16, x);

@@ -3,6 +3,7 @@
 //! the result, the next pc, and the register accesses inline (the MEMW_R column group, §6.4).
 
 use bytemuck::{Pod, Zeroable};
+use rayon::prelude::*;
 use zkrv_executor::CycleEvent;
 use zkrv_stark::air::{Air, AirBuilder};
 use zkrv_stark::field::{Field, PrimeCharacteristicRing, F};
@@ -562,20 +563,35 @@ pub fn cpu_trace(
     }
     let height = cpu_height(cycles.len(), min_height);
     let mut values = vec![F::ZERO; height * NUM_CPU_COLS];
-    for (i, out) in values.chunks_exact_mut(NUM_CPU_COLS).enumerate() {
-        let r = if i < cycles.len() {
-            let pc = cycles[i].pc;
-            let row = decode.row_of(pc).ok_or(MachineError::NotInDecode { pc })?;
-            cpu_row(i, cycles, &walk[i], decode.fields(row), lookups)
-        } else {
-            cpu_padding_row(i)
-        };
-        let mut flat = [0u64; NUM_CPU_COLS];
-        *CpuCols::from_row_mut(&mut flat) = r;
-        for (o, v) in out.iter_mut().zip(flat) {
-            *o = F::from_u64(v);
-        }
-    }
+    // Rows are independent given the walk: fill chunks in parallel, each worker counting its lookups into its
+    // own histogram (merged at the end; a histogram is order-independent, so the result is deterministic).
+    const CHUNK_ROWS: usize = 1 << 13;
+    let part = values
+        .par_chunks_mut(CHUNK_ROWS * NUM_CPU_COLS)
+        .enumerate()
+        .try_fold(Lookups::new, |mut lk, (k, chunk)| {
+            for (j, out) in chunk.chunks_exact_mut(NUM_CPU_COLS).enumerate() {
+                let i = k * CHUNK_ROWS + j;
+                let r = if i < cycles.len() {
+                    let pc = cycles[i].pc;
+                    let row = decode.row_of(pc).ok_or(MachineError::NotInDecode { pc })?;
+                    cpu_row(i, cycles, &walk[i], decode.fields(row), &mut lk)
+                } else {
+                    cpu_padding_row(i)
+                };
+                let mut flat = [0u64; NUM_CPU_COLS];
+                *CpuCols::from_row_mut(&mut flat) = r;
+                for (o, v) in out.iter_mut().zip(flat) {
+                    *o = F::from_u64(v);
+                }
+            }
+            Ok::<_, MachineError>(lk)
+        })
+        .try_reduce(Lookups::new, |mut a, b| {
+            a.merge(&b);
+            Ok(a)
+        })?;
+    lookups.merge(&part);
     lookups.add_n(LookupKind::U16, 0, 4 * (height - cycles.len()) as u32);
     Ok(RowMajorMatrix::new(values, NUM_CPU_COLS))
 }
