@@ -174,6 +174,8 @@ pub fn prove_with<B: ProverBackend>(
         )));
     }
 
+    backend.prepare(&compiled);
+
     // Main commitment (before the transcript: it does not depend on any challenge).
     let (main_root, main) = {
         let _s = span("main commit");
