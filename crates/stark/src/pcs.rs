@@ -49,6 +49,7 @@ use crate::merkle::{verify_batch, Digest, MatrixDims, MerkleError, MerkleProof, 
 use crate::poly::{
     bit_reverse_slice, coset_idft_ext, coset_shift, domain_generator, eval_ext_poly, reverse_bits,
 };
+use crate::profile::span;
 use crate::transcript::Transcript;
 
 /// FRI parameters.
@@ -609,6 +610,7 @@ pub fn verify(
     }
 
     // 1-2. Observe values, sample alpha.
+    let s_transcript = span("transcript + grinding");
     for (_, mats) in rounds {
         for (_, pts) in mats {
             for (_, vals) in pts {
@@ -631,6 +633,7 @@ pub fn verify(
     if !transcript.check_grind(config.query_grinding_bits, proof.pow_nonce) {
         return Err(PcsError::Grinding);
     }
+    drop(s_transcript);
 
     // Per (round, matrix): alpha^k0, alpha^width, and the combined claimed values per point.
     struct MatInfo {
@@ -681,6 +684,7 @@ pub fn verify(
         let mut ro: BTreeMap<usize, Ext3> = BTreeMap::new();
         for (r, ((root, mats), opening)) in rounds.iter().zip(&qp.round_openings).enumerate() {
             let dims: Vec<MatrixDims> = mats.iter().map(|(d, _)| *d).collect();
+            let s_merkle = span("round Merkle paths");
             verify_batch(
                 root,
                 &dims,
@@ -693,6 +697,8 @@ pub fn verify(
                 query: qi,
                 source,
             })?;
+            drop(s_merkle);
+            let _s = span("DEEP reduce");
             for ((d, row), info) in dims.iter().zip(&opening.rows).zip(&infos[r]) {
                 let lh = d.log_height;
                 let x = crate::poly::coset_point(lh, q >> (lmax - lh));
@@ -720,6 +726,7 @@ pub fn verify(
             .enumerate()
         {
             let i = q >> l;
+            let s_merkle = span("FRI Merkle paths");
             let row: Vec<F> = fo.pair.iter().flat_map(|e| e.0).collect();
             let dims = [MatrixDims {
                 width: 6,
@@ -732,6 +739,7 @@ pub fn verify(
                     source,
                 }
             })?;
+            drop(s_merkle);
             if fo.pair[i & 1] != cur {
                 return Err(PcsError::FriFold {
                     layer: l,

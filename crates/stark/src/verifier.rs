@@ -14,6 +14,7 @@ use crate::logup::{
 use crate::merkle::MatrixDims;
 use crate::pcs::{self, PcsError, VerifierRound};
 use crate::poly::domain_generator;
+use crate::profile::span;
 use crate::proof::{Proof, ProofFormatError};
 use crate::prover::PreprocessedCommitment;
 use crate::statement::{sample_zeta, selectors_at, start_transcript, statement_digest};
@@ -141,7 +142,10 @@ pub fn verify(
         return Err(VerifyError::Statement);
     }
     let lb = config.fri.log_blowup;
-    let compiled: Vec<CompiledAir> = compile_all(airs, config.max_constraint_degree())?;
+    let compiled: Vec<CompiledAir> = {
+        let _s = span("compile AIRs");
+        compile_all(airs, config.max_constraint_degree())?
+    };
     let nt = compiled.len();
     if proof.log_heights.len() != nt || preprocessed.log_heights.len() != nt {
         return Err(VerifyError::ShapeMismatch(format!(
@@ -202,6 +206,7 @@ pub fn verify(
     }
 
     // Transcript replay.
+    let s_transcript = span("transcript");
     let mut transcript = start_transcript(config, &compiled, &log_heights, public, statement);
     if let Some(root) = &preprocessed.root {
         transcript.observe_digest(root);
@@ -217,6 +222,7 @@ pub fn verify(
     let alpha = transcript.sample_ext();
     transcript.observe_digest(&proof.quotient_root);
     let zeta = sample_zeta(&mut transcript);
+    drop(s_transcript);
 
     // Shape of the opened values.
     let has_prep = !prep_tables.is_empty();
@@ -260,6 +266,7 @@ pub fn verify(
     check_round_shape(&proof.opened[quotient_round], &widths, 1, "quotient")?;
 
     // Out-of-domain check per table.
+    let s_ood = span("OOD constraints");
     let empty: Vec<Ext3> = Vec::new();
     let mut scratch = Vec::new();
     for (t, air) in compiled.iter().enumerate() {
@@ -313,7 +320,10 @@ pub fn verify(
         }
     }
 
+    drop(s_ood);
+
     // Bus balance.
+    let s_bus = span("bus balance");
     let public_contribution =
         public_sum(public, &challenges).map_err(|_| VerifyError::BusImbalance)?;
     let total: Ext3 = proof.bus_sums.iter().copied().sum::<Ext3>() + public_contribution;
@@ -321,7 +331,10 @@ pub fn verify(
         return Err(VerifyError::BusImbalance);
     }
 
+    drop(s_bus);
+
     // Opening proof.
+    let _s_pcs = span("PCS");
     let two_points = |t: usize| -> [Ext3; 2] { [zeta, zeta * domain_generator(log_heights[t])] };
     let mut rounds: Vec<VerifierRound> = Vec::with_capacity(n_rounds);
     let mk = |tables: &[usize],
