@@ -441,7 +441,7 @@ pub fn prove_witness_with<B: zkrv_stark::backend::ProverBackend>(
     let decode_table = DecodeTable::new(program)?;
     let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
     let airs = machine.airs();
-    let pre = preprocess(config, &airs, machine.preprocessed(&decode_table))?;
+    let pre = preprocess(&airs, machine.preprocessed(&decode_table))?;
     let mut public = public_interactions(&witness.statement);
     public.extend(
         memory_init_interactions(program, &witness.pages).map_err(MachineError::BadProgram)?,
@@ -606,7 +606,8 @@ pub fn prove(
     prove_witness(program, witness(program, input)?, config)
 }
 
-/// Verifies `proof` of `statement` for `program` (the verifier rebuilds DECODE and BITWISE itself).
+/// Verifies `proof` of `statement` for `program` (the verifier rebuilds the preprocessed DECODE, BITWISE and
+/// POW2 traces itself and evaluates them at the out-of-domain point; nothing of them is taken from the proof).
 /// `config` must be the prover's (it is part of the transcript).
 pub fn verify(
     program: &Program,
@@ -617,18 +618,14 @@ pub fn verify(
     if statement.program != program_commitment(program) {
         return Err(VerifyError::WrongProgram);
     }
-    let s_decode = span("DECODE build");
+    let s_decode = span("preprocessed traces");
     let decode_table =
         DecodeTable::new(program).map_err(|e| VerifyError::BadProgram(e.to_string()))?;
     let machine = Machine::new(program).map_err(VerifyError::BadProgram)?;
     let airs = machine.airs();
     let prep_traces = machine.preprocessed(&decode_table);
     drop(s_decode);
-    let pre = {
-        let _s = span("preprocessed commitment");
-        preprocess(config, &airs, prep_traces)
-            .map_err(|e| VerifyError::Preprocess(e.to_string()))?
-    };
+    let pre = preprocess(&airs, prep_traces).map_err(|e| VerifyError::Preprocess(e.to_string()))?;
     let s_public = span("public interactions");
     let mut public = public_interactions(statement);
     public.extend(memory_init_interactions(program, &proof.pages).map_err(VerifyError::BadPages)?);
@@ -637,7 +634,7 @@ pub fn verify(
     zkrv_stark::verify(
         config,
         &airs,
-        &pre.commitment,
+        &pre,
         &public,
         &statement.to_bytes(),
         &proof.stark,
@@ -646,7 +643,7 @@ pub fn verify(
 }
 
 /// The preprocessed traces of `program`'s tables, by table name (DECODE, BITWISE, POW2), each `n x w`,
-/// natural row order: what [`verify`] commits to. For benches and tests.
+/// natural row order: what [`verify`] evaluates at the out-of-domain point. For benches and tests.
 pub fn preprocessed_traces(
     program: &Program,
 ) -> Result<Vec<(String, RowMajorMatrix)>, MachineError> {
