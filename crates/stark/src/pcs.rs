@@ -639,9 +639,12 @@ pub fn verify(
     struct MatInfo {
         apow: Vec<Ext3>,
         alpha_w: Ext3,
-        /// (z, Σ_c alpha^{k0+c} f_c(z)) per point.
-        pts: Vec<(Ext3, Ext3)>,
+        /// (index into `denoms`, Σ_c alpha^{k0+c} f_c(z)) per point `z`.
+        pts: Vec<(usize, Ext3)>,
     }
+    // The distinct (LDE log height, point) pairs: per query, `1 / (x_LH - z)` is computed once per pair
+    // (one batch inversion), not once per matrix and point.
+    let mut denoms: Vec<(usize, Ext3)> = Vec::new();
     let mut infos: Vec<Vec<MatInfo>> = Vec::with_capacity(rounds.len());
     let mut k = 0u64;
     for (_, mats) in rounds {
@@ -655,7 +658,14 @@ pub fn verify(
                 .collect();
             let pts_c = pts
                 .iter()
-                .map(|(z, vals)| (*z, vals.iter().zip(&apow).map(|(&v, &a)| a * v).sum()))
+                .map(|(z, vals)| {
+                    let key = (dims.log_height, *z);
+                    let j = denoms.iter().position(|d| *d == key).unwrap_or_else(|| {
+                        denoms.push(key);
+                        denoms.len() - 1
+                    });
+                    (j, vals.iter().zip(&apow).map(|(&v, &a)| a * v).sum())
+                })
                 .collect();
             v.push(MatInfo {
                 apow,
@@ -666,10 +676,19 @@ pub fn verify(
         }
         infos.push(v);
     }
+    let mut heights: Vec<usize> = denoms.iter().map(|&(lh, _)| lh).collect();
+    heights.sort_unstable();
+    heights.dedup();
 
-    // 6. Queries.
-    for (qi, qp) in proof.queries.iter().enumerate() {
-        let q = transcript.sample_bits(lmax);
+    // 6. Queries: indices sampled in order, then the queries checked in parallel; the error reported is
+    // that of the first failing query.
+    let qs: Vec<usize> = proof
+        .queries
+        .iter()
+        .map(|_| transcript.sample_bits(lmax))
+        .collect();
+    let _s = span("queries");
+    let check_query = |qi: usize, qp: &QueryProof, q: usize| -> Result<(), PcsError> {
         if qp.round_openings.len() != rounds.len() {
             return Err(PcsError::Shape(format!(
                 "query {qi}: wrong number of round openings"
@@ -680,11 +699,21 @@ pub fn verify(
                 "query {qi}: wrong number of FRI openings"
             )));
         }
+        // x per LDE height, then 1 / (x - z) per (height, point).
+        let xs: Vec<(usize, F)> = heights
+            .iter()
+            .map(|&lh| (lh, crate::poly::coset_point(lh, q >> (lmax - lh))))
+            .collect();
+        let x_of = |lh: usize| xs.iter().find(|(h, _)| *h == lh).map(|&(_, x)| x);
+        let diffs: Vec<Ext3> = denoms
+            .iter()
+            .map(|&(lh, z)| Ext3::from_base(x_of(lh).unwrap_or(F::ZERO)) - z)
+            .collect();
+        let invs = batch_inverse_small(&diffs).ok_or(PcsError::PointInDomain)?;
         // Reduced openings per height.
         let mut ro: BTreeMap<usize, Ext3> = BTreeMap::new();
         for (r, ((root, mats), opening)) in rounds.iter().zip(&qp.round_openings).enumerate() {
             let dims: Vec<MatrixDims> = mats.iter().map(|(d, _)| *d).collect();
-            let s_merkle = span("round Merkle paths");
             verify_batch(
                 root,
                 &dims,
@@ -697,22 +726,15 @@ pub fn verify(
                 query: qi,
                 source,
             })?;
-            drop(s_merkle);
-            let _s = span("DEEP reduce");
             for ((d, row), info) in dims.iter().zip(&opening.rows).zip(&infos[r]) {
-                let lh = d.log_height;
-                let x = crate::poly::coset_point(lh, q >> (lmax - lh));
                 let m: Ext3 = row.iter().zip(&info.apow).map(|(&v, &a)| a * v).sum();
                 let mut scale = Ext3::ONE;
                 let mut sum = Ext3::ZERO;
-                for &(z, mz) in &info.pts {
-                    let inv = (Ext3::from_base(x) - z)
-                        .try_inverse()
-                        .ok_or(PcsError::PointInDomain)?;
-                    sum += scale * ((m - mz) * inv);
+                for &(j, mz) in &info.pts {
+                    sum += scale * ((m - mz) * invs[j]);
                     scale *= info.alpha_w;
                 }
-                *ro.entry(lh).or_insert(Ext3::ZERO) += sum;
+                *ro.entry(d.log_height).or_insert(Ext3::ZERO) += sum;
             }
         }
 
@@ -726,7 +748,6 @@ pub fn verify(
             .enumerate()
         {
             let i = q >> l;
-            let s_merkle = span("FRI Merkle paths");
             let row: Vec<F> = fo.pair.iter().flat_map(|e| e.0).collect();
             let dims = [MatrixDims {
                 width: 6,
@@ -739,7 +760,6 @@ pub fn verify(
                     source,
                 }
             })?;
-            drop(s_merkle);
             if fo.pair[i & 1] != cur {
                 return Err(PcsError::FriFold {
                     layer: l,
@@ -759,8 +779,33 @@ pub fn verify(
         if eval_ext_poly(&proof.final_poly, Ext3::from_base(x)) != cur {
             return Err(PcsError::FinalPoly { query: qi });
         }
+        Ok(())
+    };
+    let results: Vec<Result<(), PcsError>> = proof
+        .queries
+        .par_iter()
+        .zip(&qs)
+        .enumerate()
+        .map(|(qi, (qp, &q))| check_query(qi, qp, q))
+        .collect();
+    results.into_iter().collect()
+}
+
+/// Montgomery batch inversion of a few elements, sequential; `None` if any is zero.
+fn batch_inverse_small(xs: &[Ext3]) -> Option<Vec<Ext3>> {
+    let mut prefix = Vec::with_capacity(xs.len());
+    let mut acc = Ext3::ONE;
+    for &x in xs {
+        prefix.push(acc);
+        acc *= x;
     }
-    Ok(())
+    let mut inv = acc.try_inverse()?;
+    let mut out = vec![Ext3::ZERO; xs.len()];
+    for i in (0..xs.len()).rev() {
+        out[i] = prefix[i] * inv;
+        inv *= xs[i];
+    }
+    Some(out)
 }
 
 #[cfg(test)]

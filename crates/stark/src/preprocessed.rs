@@ -17,7 +17,7 @@
 use rayon::prelude::*;
 
 use crate::air::Air;
-use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
+use crate::field::{Ext3, Field, PrimeCharacteristicRing, PrimeField64, F};
 use crate::logup::{MAX_LOG_HEIGHT, MIN_LOG_HEIGHT};
 use crate::matrix::RowMajorMatrix;
 use crate::poly::domain_generator;
@@ -85,13 +85,59 @@ pub fn preprocess(
 /// Rows per rayon task in [`evaluate_at_ood`].
 const CHUNK: usize = 1 << 11;
 
+/// `Σ_i a_i b_i` over `F` with one reduction at the end: 128-bit products of canonical values summed in a
+/// `u128`, wrap-arounds counted.
+#[derive(Clone, Copy, Default)]
+struct DotAcc {
+    lo: u128,
+    carries: u64,
+}
+
+impl DotAcc {
+    #[inline(always)]
+    fn add(&mut self, a: u64, b: u64) {
+        let (s, o) = self.lo.overflowing_add(a as u128 * b as u128);
+        self.lo = s;
+        self.carries += o as u64;
+    }
+
+    fn merge(&mut self, o: &DotAcc) {
+        let (s, c) = self.lo.overflowing_add(o.lo);
+        self.lo = s;
+        self.carries += o.carries + c as u64;
+    }
+
+    /// `carries·2^128 + hi·2^64 + lo mod p`.
+    fn reduce(&self) -> F {
+        let r64 = F::new(u32::MAX as u64); // 2^64 mod p
+        let r128 = r64 * r64;
+        F::new(self.lo as u64) + F::new((self.lo >> 64) as u64) * r64 + F::new(self.carries) * r128
+    }
+}
+
+/// The conjugates `σ(z)`, `σ²(z)` of `z` under the Frobenius `a -> a^p`: for `X^3 = W`, `σ(X) = ε X` with
+/// `ε = W^((p-1)/3)` a primitive cube root of unity.
+fn conjugates(z: Ext3) -> (Ext3, Ext3) {
+    let eps = F::new(crate::field::EXT_W).exp_u64((crate::field::P - 1) / 3);
+    let eps2 = eps * eps;
+    let [c0, c1, c2] = z.0;
+    (
+        Ext3([c0, c1 * eps, c2 * eps2]),
+        Ext3([c0, c1 * eps2, c2 * eps]),
+    )
+}
+
 /// Values of every column of `trace` (`n x w`, natural order, `n = 2^log_n >= 1`, row `i` at `ω_n^i`) at
-/// `z` and at `z·ω_n`: `[f_c(z) for c < w]`, `[f_c(z ω_n) for c < w]`. `None` if `z` or `z·ω_n` lies in
-/// `H_n` (never for `z` outside the base field, as the out-of-domain point is).
+/// `z` and at `z·ω_n`: `[f_c(z) for c < w]`, `[f_c(z ω_n) for c < w]`. `None` if `z` lies in `H_n` (then
+/// so does `z·ω_n`; never for `z` outside the base field, as the out-of-domain point is).
 ///
-/// Barycentric formula on `H_n`: `f(z) = (z^n - 1)/n · Σ_i f_i · ω^i / (z - ω^i)`. The weights
-/// `w_i = ω^i / (z - ω^i)` for `z·ω` are the weights for `z` rotated by one row
-/// (`ω^i / (zω - ω^i) = ω^(i-1) / (z - ω^(i-1))`), so one batch inversion serves both points.
+/// Barycentric formula on `H_n`: `f(z) = (z^n - 1)/n · Σ_i f_i · ω^i / (z - ω^i)`, computed in the base
+/// field: with `z1 = σ(z)`, `z2 = σ²(z)` the conjugates of `z` and `x = ω^i`,
+/// `1 / (z - x) = (z1 - x)(z2 - x) / N(x)` where `N(x) = (z - x)(z1 - x)(z2 - x) ∈ F` (a cubic in `x` with
+/// base coefficients), so `Σ_i f_i ω^i / (z - ω^i) = A_2 - (z1 + z2) A_1 + z1 z2 A_0` with the base-field
+/// sums `A_k = Σ_i f_i u_i ω^(k i)`, `u_i = ω^i / N(ω^i)`: one base batch inversion and `3 w` base dot
+/// products. For `z·ω` the weights are those of `z` rotated by one row
+/// (`ω^i / (zω - ω^i) = ω^(i-1) / (z - ω^(i-1))`): `3 w` more dot products against the rotated vectors.
 pub fn evaluate_at_ood(trace: &RowMajorMatrix, z: Ext3) -> Option<[Vec<Ext3>; 2]> {
     let n = trace.height();
     let w = trace.width;
@@ -100,9 +146,14 @@ pub fn evaluate_at_ood(trace: &RowMajorMatrix, z: Ext3) -> Option<[Vec<Ext3>; 2]
     }
     let log_n = n.trailing_zeros() as usize;
     let omega = domain_generator(log_n);
-    // Per chunk of rows: ω^i for its first row, then the weights by Montgomery batch inversion.
+    let (z1, z2) = conjugates(z);
+    let sym = |e: Ext3| e.as_base();
+    let t = sym(z + z1 + z2)?;
+    let s = sym(z * z1 + z * z2 + z1 * z2)?;
+    let nz = sym(z * z1 * z2)?;
+    // v[k][i] = u_i ω^(k i), u_i = ω^i / N(ω^i), N(x) = nz - s x + t x^2 - x^3; canonical u64s.
     let n_chunks = n.div_ceil(CHUNK);
-    let weights: Vec<Option<Vec<Ext3>>> = (0..n_chunks)
+    let chunks: Vec<Option<[Vec<u64>; 3]>> = (0..n_chunks)
         .into_par_iter()
         .map(|c| {
             let start = c * CHUNK;
@@ -110,65 +161,76 @@ pub fn evaluate_at_ood(trace: &RowMajorMatrix, z: Ext3) -> Option<[Vec<Ext3>; 2]
             let mut x = omega.exp_u64(start as u64);
             let mut xs = Vec::with_capacity(len);
             let mut prefix = Vec::with_capacity(len);
-            let mut acc = Ext3::ONE;
+            let mut acc = F::ONE;
             for _ in 0..len {
-                let d = z - x;
+                let norm = nz - x * (s - x * (t - x));
                 prefix.push(acc);
-                acc *= d;
-                xs.push((x, d));
+                acc *= norm;
+                xs.push((x, norm));
                 x *= omega;
             }
             let mut inv = acc.try_inverse()?;
-            let mut out = vec![Ext3::ZERO; len];
+            let mut v = [vec![0u64; len], vec![0u64; len], vec![0u64; len]];
             for i in (0..len).rev() {
-                let (x, d) = xs[i];
-                out[i] = prefix[i] * inv * x;
-                inv *= d;
+                let (x, norm) = xs[i];
+                let u = prefix[i] * inv * x;
+                inv *= norm;
+                let ux = u * x;
+                v[0][i] = u.as_canonical_u64();
+                v[1][i] = ux.as_canonical_u64();
+                v[2][i] = (ux * x).as_canonical_u64();
             }
-            Some(out)
+            Some(v)
         })
         .collect();
-    let mut wts = Vec::with_capacity(n);
-    for c in weights {
-        wts.extend(c?);
+    let mut v: [Vec<u64>; 3] = [
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    ];
+    for c in chunks {
+        let c = c?;
+        for k in 0..3 {
+            v[k].extend_from_slice(&c[k]);
+        }
     }
-    // at z: Σ_i w_i f_i; at zω: Σ_i w_{i-1} f_i (indices mod n).
-    let sums = (0..n_chunks)
+    // acc[c][k]: A_k of column c; acc[c][3 + k]: the rotated sum B_k = Σ_i f_i v_k[i-1].
+    let sums: Vec<[DotAcc; 6]> = (0..n_chunks)
         .into_par_iter()
-        .map(|c| {
-            let mut a = vec![Ext3::ZERO; w];
-            let mut b = vec![Ext3::ZERO; w];
-            for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
-                let row = trace.row(i);
-                let wi = wts[i];
-                let wp = wts[(i + n - 1) % n];
-                for ((a, b), &v) in a.iter_mut().zip(b.iter_mut()).zip(row) {
-                    *a += wi * v;
-                    *b += wp * v;
+        .map(|ch| {
+            let mut acc = vec![[DotAcc::default(); 6]; w];
+            for i in ch * CHUNK..((ch + 1) * CHUNK).min(n) {
+                let p = (i + n - 1) & (n - 1);
+                let vi = [v[0][i], v[1][i], v[2][i], v[0][p], v[1][p], v[2][p]];
+                for (a, f) in acc.iter_mut().zip(trace.row(i)) {
+                    let f = f.as_canonical_u64();
+                    for k in 0..6 {
+                        a[k].add(f, vi[k]);
+                    }
                 }
             }
-            (a, b)
+            acc
         })
         .reduce(
-            || (vec![Ext3::ZERO; w], vec![Ext3::ZERO; w]),
-            |(mut a, mut b), (a2, b2)| {
-                for (x, y) in a.iter_mut().zip(a2) {
-                    *x += y;
+            || vec![[DotAcc::default(); 6]; w],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(&b) {
+                    for k in 0..6 {
+                        x[k].merge(&y[k]);
+                    }
                 }
-                for (x, y) in b.iter_mut().zip(b2) {
-                    *x += y;
-                }
-                (a, b)
+                a
             },
         );
-    let n_inv = F::from_u64(n as u64).inverse();
-    let zn = z.pow(n as u64);
-    // (zω)^n = z^n.
-    let scale = (zn - F::ONE) * n_inv;
-    let (a, b) = sums;
+    let scale = (z.pow(n as u64) - F::ONE) * F::from_u64(n as u64).inverse(); // (zω)^n = z^n
+    let c1 = -(z1 + z2);
+    let c0 = z1 * z2;
+    let combine = |a: &[DotAcc]| -> Ext3 {
+        (Ext3::from_base(a[2].reduce()) + c1 * a[1].reduce() + c0 * a[0].reduce()) * scale
+    };
     Some([
-        a.into_iter().map(|v| v * scale).collect(),
-        b.into_iter().map(|v| v * scale).collect(),
+        sums.iter().map(|a| combine(&a[..3])).collect(),
+        sums.iter().map(|a| combine(&a[3..])).collect(),
     ])
 }
 
@@ -200,22 +262,33 @@ mod tests {
                 F::from_u64(next(&mut s)),
                 F::from_u64(next(&mut s)),
             ]);
-            let [at_z, at_zw] = evaluate_at_ood(&trace, z).expect("z outside H");
-            let coeffs = idft_batch(trace.clone());
-            let zw = z * domain_generator(log_n);
-            for c in 0..w {
-                let col: Vec<F> = (0..n).map(|r| coeffs.values[r * w + c]).collect();
-                assert_eq!(
-                    at_z[c],
-                    eval_poly_ext(&col, z),
-                    "log_n {log_n} col {c} at z"
-                );
-                assert_eq!(
-                    at_zw[c],
-                    eval_poly_ext(&col, zw),
-                    "log_n {log_n} col {c} at zw"
-                );
-            }
+            check_against_interpolant(&trace, z);
+            // A base-field point outside H_n (its conjugates are itself).
+            check_against_interpolant(&trace, Ext3::from_base(F::from_u64(12345)));
+        }
+        // All values p - 1 (largest products in the delayed reduction), 2^16 rows.
+        let trace = RowMajorMatrix::from_fn(1 << 16, 2, |_, _| F::NEG_ONE);
+        check_against_interpolant(&trace, Ext3::from_u64s([3, 5, 7]));
+    }
+
+    fn check_against_interpolant(trace: &RowMajorMatrix, z: Ext3) {
+        let (n, w) = (trace.height(), trace.width);
+        let log_n = n.trailing_zeros() as usize;
+        let [at_z, at_zw] = evaluate_at_ood(trace, z).expect("z outside H");
+        let coeffs = idft_batch(trace.clone());
+        let zw = z * domain_generator(log_n);
+        for c in 0..w {
+            let col: Vec<F> = (0..n).map(|r| coeffs.values[r * w + c]).collect();
+            assert_eq!(
+                at_z[c],
+                eval_poly_ext(&col, z),
+                "log_n {log_n} col {c} at z"
+            );
+            assert_eq!(
+                at_zw[c],
+                eval_poly_ext(&col, zw),
+                "log_n {log_n} col {c} at zw"
+            );
         }
     }
 
