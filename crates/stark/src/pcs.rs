@@ -45,7 +45,9 @@ use rayon::prelude::*;
 
 use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
 use crate::matrix::RowMajorMatrix;
-use crate::merkle::{verify_batch, Digest, MatrixDims, MerkleError, MerkleProof, MerkleTree};
+use crate::merkle::{
+    verify_batch_many, Digest, MatrixDims, MerkleError, MerkleProof, MerkleTree, Opening,
+};
 use crate::poly::{
     bit_reverse_slice, coset_idft_ext, coset_shift, domain_generator, eval_ext_poly, reverse_bits,
 };
@@ -682,13 +684,13 @@ pub fn verify(
 
     // 6. Queries: indices sampled in order, then the queries checked in parallel; the error reported is
     // that of the first failing query.
+    let root_of = |l: usize| &proof.fri_roots[l];
     let qs: Vec<usize> = proof
         .queries
         .iter()
         .map(|_| transcript.sample_bits(lmax))
         .collect();
-    let _s = span("queries");
-    let check_query = |qi: usize, qp: &QueryProof, q: usize| -> Result<(), PcsError> {
+    for (qi, qp) in proof.queries.iter().enumerate() {
         if qp.round_openings.len() != rounds.len() {
             return Err(PcsError::Shape(format!(
                 "query {qi}: wrong number of round openings"
@@ -699,6 +701,56 @@ pub fn verify(
                 "query {qi}: wrong number of FRI openings"
             )));
         }
+    }
+    // Merkle paths of all queries, one batch per tree (round trees, then FRI layers), trees in parallel.
+    let s_merkle = span("Merkle paths");
+    let round_merkle: Vec<Vec<Result<(), MerkleError>>> = rounds
+        .par_iter()
+        .enumerate()
+        .map(|(r, (root, mats))| {
+            let dims: Vec<MatrixDims> = mats.iter().map(|(d, _)| *d).collect();
+            let openings: Vec<Opening> = proof
+                .queries
+                .iter()
+                .zip(&qs)
+                .map(|(qp, &q)| Opening {
+                    index: q >> (lmax - round_lt[r]),
+                    rows: &qp.round_openings[r].rows,
+                    proof: &qp.round_openings[r].proof,
+                })
+                .collect();
+            verify_batch_many(root, &dims, &openings)
+        })
+        .collect();
+    let fri_merkle: Vec<Vec<Result<(), MerkleError>>> = (0..num_layers)
+        .into_par_iter()
+        .map(|l| {
+            let dims = [MatrixDims {
+                width: 6,
+                log_height: lmax - l - 1,
+            }];
+            let rows: Vec<[Vec<F>; 1]> = proof
+                .queries
+                .iter()
+                .map(|qp| [qp.fri_openings[l].pair.iter().flat_map(|e| e.0).collect()])
+                .collect();
+            let openings: Vec<Opening> = proof
+                .queries
+                .iter()
+                .zip(&qs)
+                .zip(&rows)
+                .map(|((qp, &q), row)| Opening {
+                    index: (q >> l) >> 1,
+                    rows: row,
+                    proof: &qp.fri_openings[l].proof,
+                })
+                .collect();
+            verify_batch_many(root_of(l), &dims, &openings)
+        })
+        .collect();
+    drop(s_merkle);
+    let _s = span("queries");
+    let check_query = |qi: usize, qp: &QueryProof, q: usize| -> Result<(), PcsError> {
         // x per LDE height, then 1 / (x - z) per (height, point).
         let xs: Vec<(usize, F)> = heights
             .iter()
@@ -712,21 +764,15 @@ pub fn verify(
         let invs = batch_inverse_small(&diffs).ok_or(PcsError::PointInDomain)?;
         // Reduced openings per height.
         let mut ro: BTreeMap<usize, Ext3> = BTreeMap::new();
-        for (r, ((root, mats), opening)) in rounds.iter().zip(&qp.round_openings).enumerate() {
-            let dims: Vec<MatrixDims> = mats.iter().map(|(d, _)| *d).collect();
-            verify_batch(
-                root,
-                &dims,
-                q >> (lmax - round_lt[r]),
-                &opening.rows,
-                &opening.proof,
-            )
-            .map_err(|source| PcsError::Merkle {
-                round: r,
-                query: qi,
-                source,
-            })?;
-            for ((d, row), info) in dims.iter().zip(&opening.rows).zip(&infos[r]) {
+        for (r, ((_, mats), opening)) in rounds.iter().zip(&qp.round_openings).enumerate() {
+            round_merkle[r][qi]
+                .clone()
+                .map_err(|source| PcsError::Merkle {
+                    round: r,
+                    query: qi,
+                    source,
+                })?;
+            for (((d, _), row), info) in mats.iter().zip(&opening.rows).zip(&infos[r]) {
                 let m: Ext3 = row.iter().zip(&info.apow).map(|(&v, &a)| a * v).sum();
                 let mut scale = Ext3::ONE;
                 let mut sum = Ext3::ZERO;
@@ -741,25 +787,15 @@ pub fn verify(
         // FRI.
         let mut cur = ro.remove(&lmax).unwrap_or(Ext3::ZERO);
         let mut log_size = lmax;
-        for (l, (fo, (root, &beta))) in qp
-            .fri_openings
-            .iter()
-            .zip(proof.fri_roots.iter().zip(&betas))
-            .enumerate()
-        {
+        for (l, (fo, &beta)) in qp.fri_openings.iter().zip(&betas).enumerate() {
             let i = q >> l;
-            let row: Vec<F> = fo.pair.iter().flat_map(|e| e.0).collect();
-            let dims = [MatrixDims {
-                width: 6,
-                log_height: log_size - 1,
-            }];
-            verify_batch(root, &dims, i >> 1, &[row], &fo.proof).map_err(|source| {
-                PcsError::FriMerkle {
+            fri_merkle[l][qi]
+                .clone()
+                .map_err(|source| PcsError::FriMerkle {
                     layer: l,
                     query: qi,
                     source,
-                }
-            })?;
+                })?;
             if fo.pair[i & 1] != cur {
                 return Err(PcsError::FriFold {
                     layer: l,
