@@ -15,7 +15,7 @@ for line in sys.stdin:
         j = json.loads(line)
     except ValueError:
         continue
-    if j.get("reason") == "compiler-artifact" and j.get("executable") and j["target"]["name"] in ("parity", "kernels_compile", "proof_parity", "gpu"):
+    if j.get("reason") == "compiler-artifact" and j.get("executable") and j["target"]["name"] in ("parity", "kernels_compile", "proof_parity", "gpu", "fill_cpu", "tracegen_e2e", "tracegen"):
         dst = ".device/" + j["target"]["name"]
         shutil.copy(j["executable"], dst)
         subprocess.run(["strip", dst], check=True)

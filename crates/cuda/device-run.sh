@@ -15,9 +15,12 @@ if [ "$mode" = tests ] || [ "$mode" = all ]; then
     timeout 120 .device/kernels_compile --nocapture 2>&1 | tee "$out/kernels_compile.log" || rc=1
     ZKRV_CUDA_BIG=1 timeout 300 .device/parity --test-threads=1 --nocapture 2>&1 | tee "$out/parity.log" || rc=1
     timeout 120 .device/proof_parity --nocapture 2>&1 | tee "$out/proof_parity.log" || rc=1
+    timeout 120 .device/fill_cpu --nocapture 2>&1 | tee "$out/fill_cpu.log" || rc=1
+    timeout 300 .device/tracegen_e2e --nocapture 2>&1 | tee "$out/tracegen_e2e.log" || rc=1
 fi
 if [ "$mode" = bench ] || [ "$mode" = all ]; then
     timeout 300 .device/gpu 2>&1 | tee "$out/bench.log" || rc=1
+    timeout 300 .device/tracegen 2>&1 | tee "$out/bench-tracegen.log" || rc=1
     for v in ${ZKRV_NTT_VARIANTS:-}; do
         v="${v//,/ }"
         set -- $v

@@ -88,9 +88,14 @@ enum Command {
         /// Prover backend.
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,
-        /// Print the host<->device transfer statistics (GPU backend).
+        /// Print the host<->device transfer statistics (GPU backend): each table resident or uploaded, its
+        /// main-trace host->device bytes, and the totals.
         #[arg(long)]
         stats: bool,
+        /// GPU backend: generate every trace on the host and upload it (as `ZKRV_CPU_TRACE=1`); by default
+        /// the tables with a device fill are generated on the GPU.
+        #[arg(long)]
+        cpu_trace: bool,
         /// Print a per-stage time table, peak memory and transfer totals.
         #[arg(long)]
         profile: bool,
@@ -266,22 +271,62 @@ fn open_gpu() -> Result<Engine, zkrv_cuda::CudaError> {
     zkrv_cuda::Device::new().map(|_| Engine::Cpu)
 }
 
+/// The main traces of a run, ready to prove on an [`Engine`].
+enum Prepared {
+    /// Host traces (CPU backend).
+    Host(zkrv_machine::Witness),
+    /// GPU backend: device-filled tables resident, the others host matrices (`ZKRV_CPU_TRACE=1` /
+    /// `--cpu-trace`: all on the host).
+    #[cfg(feature = "cuda")]
+    Gpu(zkrv_cuda::trace_gen::GpuTraces),
+}
+
+/// Generates the traces for `engine`: on the GPU backend, GPU trace generation (docs/gpu.md, "Trace
+/// generation") unless `cpu_trace` or `ZKRV_CPU_TRACE=1`.
+fn prepare_traces(
+    engine: &Engine,
+    program: &Program,
+    input: &[u8],
+    cpu_trace: bool,
+) -> Result<Prepared> {
+    #[cfg(not(feature = "cuda"))]
+    let _ = cpu_trace;
+    match engine {
+        Engine::Cpu => Ok(Prepared::Host(zkrv_machine::witness(program, input)?)),
+        #[cfg(feature = "cuda")]
+        Engine::Gpu(b) => {
+            let mut opts = zkrv_cuda::TraceGenOptions::from_env();
+            opts.host_traces |= cpu_trace;
+            Ok(Prepared::Gpu(zkrv_cuda::trace_gen::generate_traces(
+                b.as_ref(),
+                program,
+                input,
+                opts,
+            )?))
+        }
+    }
+}
+
 /// Proves on `engine` (the same tables and bytes on either backend).
 fn prove_on(
     engine: &Engine,
     program: &Program,
-    witness: zkrv_machine::Witness,
+    prepared: Prepared,
     config: &StarkConfig,
 ) -> Result<(Statement, Proof)> {
-    match engine {
-        Engine::Cpu => Ok(zkrv_machine::prove_witness(program, witness, config)?),
+    match (engine, prepared) {
+        (Engine::Cpu, Prepared::Host(w)) => Ok(zkrv_machine::prove_witness(program, w, config)?),
         #[cfg(feature = "cuda")]
-        Engine::Gpu(b) => Ok(zkrv_machine::prove_witness_with(
+        (Engine::Gpu(b), Prepared::Gpu(g)) => Ok(zkrv_machine::prove_inputs_with(
             b.as_ref(),
             program,
-            witness,
+            g.statement,
+            g.pages,
+            g.traces,
             config,
         )?),
+        #[cfg(feature = "cuda")]
+        _ => bail!("internal: traces prepared for another backend"),
     }
 }
 
@@ -446,6 +491,46 @@ fn print_statement(s: &Statement) {
     println!("public output       {}", show_output(&s.output));
 }
 
+/// The trace-generation report of a GPU proof.
+#[cfg(feature = "cuda")]
+type TraceReport = zkrv_cuda::TraceGenReport;
+#[cfg(not(feature = "cuda"))]
+type TraceReport = ();
+
+/// `--stats`: each main table resident (filled on the GPU) or uploaded, with its main-trace host->device bytes,
+/// and the totals.
+fn print_trace_origins(s: &zkrv_cuda::TransferStats, report: Option<&TraceReport>) {
+    println!("\nmain traces (host->device bytes at the main commitment):");
+    let (mut main_h2d, mut resident) = (0u64, 0usize);
+    for name in zkrv_machine::TABLE_NAMES {
+        let h2d = s
+            .bytes
+            .get(&("commit".to_string(), name.to_string()))
+            .map_or(0, |b| b.h2d);
+        let origin = match s.origin.get(name) {
+            Some(zkrv_cuda::TraceOrigin::Resident) => {
+                resident += 1;
+                "resident"
+            }
+            Some(zkrv_cuda::TraceOrigin::Uploaded) => "uploaded",
+            None => "?",
+        };
+        main_h2d += h2d;
+        println!("  {name:<9} {origin:<9} {h2d:>14}");
+    }
+    let inputs = s.stage("trace-gen").h2d;
+    println!(
+        "main-trace host->device {main_h2d} bytes ({resident} of {} tables resident); trace-gen inputs host->device {inputs} bytes",
+        zkrv_machine::TABLE_NAMES.len()
+    );
+    #[cfg(feature = "cuda")]
+    if let Some(r) = report {
+        println!("\ntrace generation:\n{r}");
+    }
+    #[cfg(not(feature = "cuda"))]
+    let _ = report;
+}
+
 fn mib(b: u64) -> String {
     format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
 }
@@ -457,6 +542,7 @@ struct ProveArgs {
     max_cycles: u64,
     backend: BackendArg,
     stats: bool,
+    cpu_trace: bool,
     profile: bool,
     profile_json: Option<PathBuf>,
 }
@@ -612,21 +698,28 @@ fn prove(a: ProveArgs) -> Result<u8> {
                 },
             )
         })?;
-        let witness = progress.stage("trace generation", || {
-            zkrv_machine::witness(&program, &input)
+        let prepared = progress.stage("trace generation", || {
+            no_panic("trace generation", || {
+                prepare_traces(&engine, &program, &input, a.cpu_trace)
+            })
         })?;
+        let report = match &prepared {
+            #[cfg(feature = "cuda")]
+            Prepared::Gpu(g) => Some(g.report.clone()),
+            Prepared::Host(_) => None,
+        };
         let (statement, proof) = progress.stage("prove", || {
-            no_panic("proving", || prove_on(&engine, &program, witness, &config))
+            no_panic("proving", || prove_on(&engine, &program, prepared, &config))
         })?;
         let bytes = progress.stage("serialize", || {
             proof_file::encode(&config, &statement, &proof)
         })?;
         progress.stage("write", || write_atomic(&a.output, &bytes))?;
         let security = security_line(&config, &proof.stark);
-        Ok((exec.cycles, statement, bytes.len(), security))
+        Ok((exec.cycles, statement, bytes.len(), security, report))
     });
     progress.finish();
-    let (cycles, statement, size, security) = res?;
+    let (cycles, statement, size, security, report) = res?;
     let total = t0.elapsed().as_secs_f64();
     prof.add("total", total);
     let prove_secs = prof.secs("prove").unwrap_or(total);
@@ -656,6 +749,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
             Some(s) => {
                 println!("\nhost<->device transfers (bytes):");
                 print!("{s}");
+                print_trace_origins(s, report.as_ref());
                 let mut stages: Vec<&str> = s.bytes.keys().map(|(st, _)| st.as_str()).collect();
                 stages.dedup();
                 for st in stages {
@@ -802,6 +896,7 @@ fn main() -> ExitCode {
             max_cycles,
             backend,
             stats,
+            cpu_trace,
             profile,
             profile_json,
         } => prove(ProveArgs {
@@ -811,6 +906,7 @@ fn main() -> ExitCode {
             max_cycles,
             backend,
             stats,
+            cpu_trace,
             profile,
             profile_json,
         }),

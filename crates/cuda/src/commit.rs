@@ -75,17 +75,42 @@ fn as_u64(values: &[F]) -> &[u64] {
 
 /// Commits `traces` (commit order) with blowup `2^log_blowup`: LDE each on the device, then build the
 /// mixed-height Merkle tree of the LDEs. Byte-identical to `MerkleTree::new(traces.map(|t| lde_batch(t,
-/// log_blowup)))` on the CPU.
+/// log_blowup)))` on the CPU. Each trace buffer is dropped right after its LDE.
 pub fn commit_lde(
     dev: &Device,
     traces: Vec<TraceInput<'_>>,
     log_blowup: u32,
 ) -> Result<DeviceCommitted, CudaError> {
+    commit_lde_inner(dev, traces, log_blowup, false).map(|(c, _)| c)
+}
+
+/// As [`commit_lde`], but also returns the natural-order trace buffers (`2^log_height x width` each, commit
+/// order; host traces as uploaded) for later device readers such as the LogUp aux build. Keeping them costs
+/// `8 n w` bytes of VRAM per trace (`1 / blowup` of its LDE) until the caller drops them.
+pub fn commit_lde_keep(
+    dev: &Device,
+    traces: Vec<TraceInput<'_>>,
+    log_blowup: u32,
+) -> Result<(DeviceCommitted, Vec<DeviceBuffer<u64>>), CudaError> {
+    let (c, kept) = commit_lde_inner(dev, traces, log_blowup, true)?;
+    Ok((c, kept.into_iter().flatten().collect()))
+}
+
+/// A natural-order trace buffer kept past its LDE.
+type KeptTrace = DeviceBuffer<u64>;
+
+fn commit_lde_inner(
+    dev: &Device,
+    traces: Vec<TraceInput<'_>>,
+    log_blowup: u32,
+    keep: bool,
+) -> Result<(DeviceCommitted, Vec<Option<KeptTrace>>), CudaError> {
     if traces.is_empty() {
         return Err(CudaError::InvalidArgument("commit of no traces".into()));
     }
     let mut stats = TransferStats::default();
     let mut ldes = Vec::with_capacity(traces.len());
+    let mut kept = Vec::with_capacity(traces.len());
     for t in traces {
         let name = t.name().to_string();
         let (d_trace, width, log_n) = match t {
@@ -112,7 +137,12 @@ pub fn commit_lde(
             }
         };
         let lde = coset_lde_batch(dev, &d_trace, log_n, width, log_blowup)?;
-        drop(d_trace); // last consumer of the trace on the device
+        if keep {
+            kept.push(Some(d_trace));
+        } else {
+            drop(d_trace); // last consumer of the trace on the device
+            kept.push(None);
+        }
         ldes.push(DeviceLde {
             name,
             data: lde,
@@ -131,12 +161,15 @@ pub fn commit_lde(
     let tree = build_tree(dev, &refs)?;
     let root = tree.root(dev)?;
     stats.add_d2h(STAGE_COMMIT, "", 32);
-    Ok(DeviceCommitted {
-        root,
-        ldes,
-        tree,
-        stats,
-    })
+    Ok((
+        DeviceCommitted {
+            root,
+            ldes,
+            tree,
+            stats,
+        },
+        kept,
+    ))
 }
 
 impl DeviceCommitted {

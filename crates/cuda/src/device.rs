@@ -28,6 +28,15 @@ pub enum Program {
     Merkle,
     /// `kernels/field.cuh` parity kernels
     FieldTest,
+    /// `kernels/logup.cu`: running-sum scan of the LogUp aux trace
+    Logup,
+    /// `kernels/tables/<table>.cu`: trace fill kernels
+    TableCpu,
+    TableLoad,
+    TableStore,
+    TableMemwA,
+    TableLt,
+    TableShift,
 }
 
 impl Program {
@@ -36,6 +45,13 @@ impl Program {
             Program::Poly => ("poly.cu", nvrtc::POLY_CU),
             Program::Merkle => ("merkle.cu", nvrtc::MERKLE_CU),
             Program::FieldTest => ("field_test.cu", nvrtc::FIELD_TEST_CU),
+            Program::Logup => ("logup.cu", nvrtc::LOGUP_CU),
+            Program::TableCpu => ("tables/cpu.cu", nvrtc::TABLE_CPU_CU),
+            Program::TableLoad => ("tables/load.cu", nvrtc::TABLE_LOAD_CU),
+            Program::TableStore => ("tables/store.cu", nvrtc::TABLE_STORE_CU),
+            Program::TableMemwA => ("tables/memw_a.cu", nvrtc::TABLE_MEMW_A_CU),
+            Program::TableLt => ("tables/lt.cu", nvrtc::TABLE_LT_CU),
+            Program::TableShift => ("tables/shift.cu", nvrtc::TABLE_SHIFT_CU),
         }
     }
 }
@@ -47,6 +63,8 @@ pub struct Device {
     arch: String,
     name: String,
     modules: Mutex<HashMap<Program, Arc<CudaModule>>>,
+    /// Modules of generated sources (e.g. the per-AIR LogUp kernels), keyed by (name, source).
+    generated: Mutex<HashMap<(String, String), Arc<CudaModule>>>,
     poison: AtomicBool,
     sync_launches: AtomicBool,
     pub(crate) twiddles: Mutex<Option<Arc<crate::poly::Twiddles>>>,
@@ -104,6 +122,7 @@ impl Device {
             arch: format!("sm_{major}{minor}"),
             name,
             modules: Mutex::new(HashMap::new()),
+            generated: Mutex::new(HashMap::new()),
             poison: AtomicBool::new(debug),
             sync_launches: AtomicBool::new(debug),
             twiddles: Mutex::new(None),
@@ -177,6 +196,38 @@ impl Device {
             .map_err(|e| driver_err(format!("cuModuleGetFunction({name})"), e))
     }
 
+    /// Loads a kernel function of a source generated at run time (compiled by NVRTC, CUBIN cached in memory and
+    /// on disk by a hash of the source, see [`nvrtc::cubin_cached`]; the module is kept for this device's life).
+    pub(crate) fn generated_function(
+        &self,
+        name: &str,
+        src: &str,
+        kernel: &str,
+    ) -> Result<CudaFunction, CudaError> {
+        let module = {
+            let mut mods = self
+                .generated
+                .lock()
+                .map_err(|_| CudaError::Cache("poisoned lock".into()))?;
+            let key = (name.to_string(), src.to_string());
+            match mods.get(&key) {
+                Some(m) => m.clone(),
+                None => {
+                    let cubin = nvrtc::cubin_cached(name, src, &self.arch)?;
+                    let m = self
+                        .ctx
+                        .load_module(Ptx::from_binary(cubin.as_ref().clone()))
+                        .map_err(|e| driver_err(format!("cuModuleLoadData({name})"), e))?;
+                    mods.insert(key, m.clone());
+                    m
+                }
+            }
+        };
+        module
+            .load_function(kernel)
+            .map_err(|e| driver_err(format!("cuModuleGetFunction({kernel})"), e))
+    }
+
     /// Launches `kernel` of `program` with scalar/pointer arguments `args` (each a `u64`, `u32` or device
     /// address as `u64`).
     ///
@@ -192,6 +243,34 @@ impl Device {
         args: &[KArg],
     ) -> Result<(), CudaError> {
         let f = self.function(program, kernel)?;
+        self.launch_function(&f, kernel, cfg, args)
+    }
+
+    /// Launches `kernel` of the generated source `src` (see [`Device::generated_function`]).
+    ///
+    /// # Safety
+    /// As [`Device::launch`].
+    pub(crate) unsafe fn launch_generated(
+        &self,
+        name: &str,
+        src: &str,
+        kernel: &str,
+        cfg: LaunchConfig,
+        args: &[KArg],
+    ) -> Result<(), CudaError> {
+        let f = self.generated_function(name, src, kernel)?;
+        self.launch_function(&f, kernel, cfg, args)
+    }
+
+    /// # Safety
+    /// As [`Device::launch`].
+    unsafe fn launch_function(
+        &self,
+        f: &CudaFunction,
+        kernel: &str,
+        cfg: LaunchConfig,
+        args: &[KArg],
+    ) -> Result<(), CudaError> {
         if cfg.shared_mem_bytes > 48 * 1024 {
             f.set_attribute(
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -199,7 +278,7 @@ impl Device {
             )
             .map_err(|e| driver_err("cuFuncSetAttribute", e))?;
         }
-        let mut b = self.stream.launch_builder(&f);
+        let mut b = self.stream.launch_builder(f);
         for a in args {
             match a {
                 KArg::U64(v) => b.arg(v),

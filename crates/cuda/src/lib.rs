@@ -22,18 +22,28 @@ pub mod device;
 #[cfg(feature = "cuda")]
 pub mod field;
 #[cfg(feature = "cuda")]
+pub mod logup;
+#[cfg(feature = "cuda")]
 pub mod merkle;
 #[cfg(feature = "cuda")]
 pub mod nvrtc;
 #[cfg(feature = "cuda")]
 pub mod poly;
+#[cfg(feature = "cuda")]
+pub mod tables;
+#[cfg(feature = "cuda")]
+pub mod trace_gen;
 
 #[cfg(feature = "cuda")]
 pub use backend::{CudaBackend, CudaCommitted, DeviceTrace};
 #[cfg(feature = "cuda")]
-pub use commit::{commit_lde, DeviceCommitted, TraceInput};
+pub use commit::{commit_lde, commit_lde_keep, DeviceCommitted, TraceInput};
 #[cfg(feature = "cuda")]
 pub use device::{libcuda_available, Device, DeviceBuffer, PinnedBuffer};
+#[cfg(feature = "cuda")]
+pub use trace_gen::{
+    prove_gpu_tracegen, prove_gpu_tracegen_with, TraceGenError, TraceGenOptions, TraceGenReport,
+};
 
 /// Stand-in for the device when the crate is built without the `cuda` feature.
 #[cfg(not(feature = "cuda"))]

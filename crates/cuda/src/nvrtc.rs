@@ -19,17 +19,42 @@ pub const FIELD_CUH: &str = include_str!("../kernels/field.cuh");
 pub const POLY_CU: &str = include_str!("../kernels/poly.cu");
 /// `kernels/merkle.cu`: Keccak-256 rows and Merkle levels (mirrors `zkrv_stark::merkle`).
 pub const MERKLE_CU: &str = include_str!("../kernels/merkle.cu");
+/// `kernels/tables/common.cuh`: conventions and helpers of the table fill kernels (included as
+/// `table_common.cuh`).
+pub const TABLE_COMMON_CUH: &str = include_str!("../kernels/tables/common.cuh");
+/// `kernels/tables/<table>.cu`: the trace fill kernels (mirror `zkrv_machine::tables::<table>`).
+pub const TABLE_CPU_CU: &str = include_str!("../kernels/tables/cpu.cu");
+pub const TABLE_LOAD_CU: &str = include_str!("../kernels/tables/load.cu");
+pub const TABLE_STORE_CU: &str = include_str!("../kernels/tables/store.cu");
+pub const TABLE_MEMW_A_CU: &str = include_str!("../kernels/tables/memw_a.cu");
+pub const TABLE_LT_CU: &str = include_str!("../kernels/tables/lt.cu");
+pub const TABLE_SHIFT_CU: &str = include_str!("../kernels/tables/shift.cu");
+/// `kernels/logup.cuh`: helpers of the generated LogUp aux row kernels (see `crate::logup`).
+pub const LOGUP_CUH: &str = include_str!("../kernels/logup.cuh");
+/// `kernels/logup.cu`: the running-sum scan of the LogUp aux trace (mirrors `zkrv_stark::logup`).
+pub const LOGUP_CU: &str = include_str!("../kernels/logup.cu");
 /// The field parity kernels of `field.cuh`, compiled as their own program.
 pub const FIELD_TEST_CU: &str = "#define ZKRV_FIELD_TEST_KERNELS\n#include \"field.cuh\"\n";
 
 /// Headers every program may `#include`.
-pub const HEADERS: &[(&str, &str)] = &[("field.cuh", FIELD_CUH)];
+pub const HEADERS: &[(&str, &str)] = &[
+    ("field.cuh", FIELD_CUH),
+    ("table_common.cuh", TABLE_COMMON_CUH),
+    ("logup.cuh", LOGUP_CUH),
+];
 
 /// Every compilable kernel program: (name, source).
 pub const PROGRAMS: &[(&str, &str)] = &[
     ("poly.cu", POLY_CU),
     ("merkle.cu", MERKLE_CU),
     ("field_test.cu", FIELD_TEST_CU),
+    ("logup.cu", LOGUP_CU),
+    ("tables/cpu.cu", TABLE_CPU_CU),
+    ("tables/load.cu", TABLE_LOAD_CU),
+    ("tables/store.cu", TABLE_STORE_CU),
+    ("tables/memw_a.cu", TABLE_MEMW_A_CU),
+    ("tables/lt.cu", TABLE_LT_CU),
+    ("tables/shift.cu", TABLE_SHIFT_CU),
 ];
 
 /// Whether `libnvrtc` can be loaded (no GPU needed).

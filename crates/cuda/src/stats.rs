@@ -29,6 +29,10 @@ pub struct TransferBytes {
 pub struct TransferStats {
     /// (stage, table) -> bytes. Table "" is traffic not tied to one table (twiddles, roots, descriptors).
     pub bytes: BTreeMap<(String, String), TransferBytes>,
+    /// (stage, table) -> bytes that the previous design copied and this one no longer does (e.g. stage
+    /// "host-copy": a resident main trace never downloaded because its aux trace was built on the device;
+    /// stage "aux-upload": an aux trace built resident instead of uploaded for the aux commitment).
+    pub avoided: BTreeMap<(String, String), TransferBytes>,
     /// table -> how its trace reached the device.
     pub origin: BTreeMap<String, TraceOrigin>,
 }
@@ -42,6 +46,32 @@ impl TransferStats {
     /// Records `bytes` device -> host.
     pub fn add_d2h(&mut self, stage: &str, table: &str, bytes: u64) {
         self.entry(stage, table).d2h += bytes;
+    }
+
+    /// Records `bytes` host -> device that are no longer copied (see [`TransferStats::avoided`]).
+    pub fn add_avoided_h2d(&mut self, stage: &str, table: &str, bytes: u64) {
+        self.avoided
+            .entry((stage.to_string(), table.to_string()))
+            .or_default()
+            .h2d += bytes;
+    }
+
+    /// Records `bytes` device -> host that are no longer copied (see [`TransferStats::avoided`]).
+    pub fn add_avoided_d2h(&mut self, stage: &str, table: &str, bytes: u64) {
+        self.avoided
+            .entry((stage.to_string(), table.to_string()))
+            .or_default()
+            .d2h += bytes;
+    }
+
+    /// Total bytes no longer copied, both directions summed separately.
+    pub fn total_avoided(&self) -> TransferBytes {
+        let mut t = TransferBytes::default();
+        for b in self.avoided.values() {
+            t.h2d += b.h2d;
+            t.d2h += b.d2h;
+        }
+        t
     }
 
     /// Records how `table`'s trace reached the device.
@@ -99,6 +129,11 @@ impl TransferStats {
         for (t, o) in &other.origin {
             self.origin.insert(t.clone(), *o);
         }
+        for ((s, t), b) in &other.avoided {
+            let e = self.avoided.entry((s.clone(), t.clone())).or_default();
+            e.h2d += b.h2d;
+            e.d2h += b.d2h;
+        }
     }
 }
 
@@ -114,6 +149,13 @@ impl std::fmt::Display for TransferStats {
         }
         for (t, o) in &self.origin {
             writeln!(f, "table {t}: {o:?}")?;
+        }
+        for ((s, t), b) in &self.avoided {
+            writeln!(f, "avoided {s:<16} {t:<16} {:>14} {:>14}", b.h2d, b.d2h)?;
+        }
+        let a = self.total_avoided();
+        if a.h2d + a.d2h > 0 {
+            writeln!(f, "avoided total: h2d {} d2h {}", a.h2d, a.d2h)?;
         }
         Ok(())
     }

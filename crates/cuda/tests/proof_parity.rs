@@ -78,4 +78,9 @@ fn gpu_commit_proof_is_byte_identical_to_cpu() {
     let s = backend.stats();
     eprintln!("{s}");
     assert!(s.origin.values().any(|o| *o == TraceOrigin::Resident));
+    // The resident fib traces (3 x 2^3 and 3 x 2^9 u64) never crossed PCIe: the aux build read them on the
+    // device, and both proofs' aux traces entered the aux commitment resident.
+    let avoided = s.total_avoided();
+    assert_eq!(avoided.d2h, 8 * 3 * ((1 << 3) + (1 << 9)), "{s}");
+    assert!(avoided.h2d > 0, "{s}");
 }

@@ -352,8 +352,69 @@ pub struct Witness {
     pub pages: Vec<u32>,
 }
 
+/// Table names in proof order (the AIRs' names): `TABLE_NAMES[t]` is table `t` of [`Witness::traces`].
+pub const TABLE_NAMES: [&str; 20] = [
+    "CPU", "DECODE", "BITWISE", "REGFILE", "EQ", "LT", "LOAD", "STORE", "MEMW_A", "PAGE",
+    "BYTEWISE", "SYSCALL", "SYSIO", "INPUT", "CPU32", "DVRM", "SHIFT", "POW2", "MUL", "MEMW",
+];
+
+/// Indices of the tables in proof order (see [`TABLE_NAMES`]).
+pub mod table_id {
+    pub const CPU: usize = 0;
+    pub const DECODE: usize = 1;
+    pub const BITWISE: usize = 2;
+    pub const LT: usize = 5;
+    pub const LOAD: usize = 6;
+    pub const STORE: usize = 7;
+    pub const MEMW_A: usize = 8;
+    pub const SHIFT: usize = 16;
+}
+
+/// A run prepared for trace generation split between the host and a device ([`witness_split`]).
+pub struct SplitWitness {
+    pub statement: Statement,
+    /// Host traces; the tables selected in the [`trace::DeviceFill`] are `0 x width` and their own BITWISE
+    /// lookups are missing from `traces.lookups` (add the device's before [`trace::Traces::into_table_order`]).
+    pub traces: trace::Traces,
+    /// Compact inputs of the device-filled tables.
+    pub inputs: trace::FillInputs,
+    /// The execution record (the CPU fill reads `record.cycles`).
+    pub record: zkrv_executor::Record,
+}
+
 /// Runs `program` on the private `input` and builds the witness (traces) of the run.
 pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError> {
+    let s = witness_split(program, input, trace::DeviceFill::NONE)?;
+    let (traces, pages) = s.traces.into_table_order();
+    Ok(Witness {
+        statement: s.statement,
+        traces,
+        pages,
+    })
+}
+
+/// Runs `program` on the private `input` and builds the host part of its traces, leaving the tables selected
+/// in `device` to the caller (a GPU fill from [`SplitWitness::inputs`] and [`SplitWitness::record`]).
+pub fn witness_split(
+    program: &Program,
+    input: &[u8],
+    device: trace::DeviceFill,
+) -> Result<SplitWitness, MachineError> {
+    let run = run_for_proof(program, input)?;
+    split_traces(program, run, device)
+}
+
+/// A run of a program, checked provable, ready for trace generation ([`run_for_proof`]).
+pub struct ProofRun {
+    pub statement: Statement,
+    pub record: zkrv_executor::Record,
+    /// The consumed prefix of the private input (what the INPUT table holds).
+    pub input: Vec<u8>,
+}
+
+/// Runs `program` on the private `input` with recording (at most `2^MAX_LOG_HEIGHT - 1` cycles) and checks
+/// that every executed instruction is provable.
+pub fn run_for_proof(program: &Program, input: &[u8]) -> Result<ProofRun, MachineError> {
     let max_cycles = (1u64 << zkrv_stark::logup::MAX_LOG_HEIGHT) - 1;
     let run = execute(
         program,
@@ -366,7 +427,6 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
     let rec = run
         .record
         .ok_or_else(|| MachineError::Internal("no record".into()))?;
-    let decode_table = DecodeTable::new(program)?;
     for ev in &rec.cycles {
         let op = decode(ev.word).map(|i| i.op).unwrap_or(Op::Illegal);
         let known = op != Op::Ecall || matches!(ev.rs1_val, 93 | 94 | 64 | 63);
@@ -389,34 +449,29 @@ pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError>
         .iter()
         .filter(|sc| sc.num == tables::sysio::SYS_READ && sc.args[0] == 0)
         .fold(0u64, |n, sc| n.saturating_add(sc.ret));
-    let input = &input[..(consumed.min(input.len() as u64)) as usize];
-    let t = trace::generate(&decode_table, &rec, input, MIN_HEIGHT)?;
-    let traces = vec![
-        t.cpu,
-        t.decode,
-        t.lookups.trace(),
-        t.regfile,
-        t.eq,
-        t.lt,
-        t.load,
-        t.store,
-        t.memw_a,
-        t.page,
-        t.bytewise,
-        t.syscall,
-        t.sysio,
-        t.input,
-        t.cpu32,
-        t.dvrm,
-        t.shift,
-        t.pow2,
-        t.mul,
-        t.memw,
-    ];
-    Ok(Witness {
+    let input = input[..(consumed.min(input.len() as u64)) as usize].to_vec();
+    Ok(ProofRun {
         statement,
+        record: rec,
+        input,
+    })
+}
+
+/// The host part of the traces of `run` (see [`witness_split`]): the sequential walk and every table not
+/// selected in `device`.
+pub fn split_traces(
+    program: &Program,
+    run: ProofRun,
+    device: trace::DeviceFill,
+) -> Result<SplitWitness, MachineError> {
+    let decode_table = DecodeTable::new(program)?;
+    let (traces, inputs) =
+        trace::generate_split(&decode_table, &run.record, &run.input, MIN_HEIGHT, device)?;
+    Ok(SplitWitness {
+        statement: run.statement,
         traces,
-        pages: t.pages,
+        inputs,
+        record: run.record,
     })
 }
 
@@ -438,20 +493,38 @@ pub fn prove_witness_with<B: zkrv_stark::backend::ProverBackend>(
     witness: Witness,
     config: &StarkConfig,
 ) -> Result<(Statement, Proof), MachineError> {
-    let decode_table = DecodeTable::new(program)?;
-    let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
-    let airs = machine.airs();
-    let pre = preprocess(&airs, machine.preprocessed(&decode_table))?;
-    let mut public = public_interactions(&witness.statement);
-    public.extend(
-        memory_init_interactions(program, &witness.pages).map_err(MachineError::BadProgram)?,
-    );
-    let pages = witness.pages;
     let traces = witness
         .traces
         .into_iter()
         .map(zkrv_stark::backend::TraceInput::Host)
         .collect();
+    prove_inputs_with(
+        backend,
+        program,
+        witness.statement,
+        witness.pages,
+        traces,
+        config,
+    )
+}
+
+/// Proves a run of `program` from prepared trace inputs: the main traces in table order ([`TABLE_NAMES`]),
+/// each a host matrix or a buffer already resident on `backend` (e.g. filled there by a GPU kernel), the
+/// run's `statement` and touched `pages`. [`prove_witness_with`] is this with every trace on the host.
+pub fn prove_inputs_with<B: zkrv_stark::backend::ProverBackend>(
+    backend: &B,
+    program: &Program,
+    statement: Statement,
+    pages: Vec<u32>,
+    traces: Vec<zkrv_stark::backend::TraceInput<B::DeviceTrace>>,
+    config: &StarkConfig,
+) -> Result<(Statement, Proof), MachineError> {
+    let decode_table = DecodeTable::new(program)?;
+    let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
+    let airs = machine.airs();
+    let pre = preprocess(&airs, machine.preprocessed(&decode_table))?;
+    let mut public = public_interactions(&statement);
+    public.extend(memory_init_interactions(program, &pages).map_err(MachineError::BadProgram)?);
     let stark = zkrv_stark::prove_with(
         backend,
         config,
@@ -459,9 +532,9 @@ pub fn prove_witness_with<B: zkrv_stark::backend::ProverBackend>(
         &pre,
         traces,
         &public,
-        &witness.statement.to_bytes(),
+        &statement.to_bytes(),
     )?;
-    Ok((witness.statement, Proof { pages, stark }))
+    Ok((statement, Proof { pages, stark }))
 }
 
 /// Recomputes the BITWISE multiplicities (table 2) from the lookups that the other tables' traces make, as
@@ -569,6 +642,16 @@ impl WitnessChecker {
         })
     }
 
+    /// The compiled AIRs, in table order (for backends' and kernels' parity tests).
+    pub fn compiled(&self) -> &[zkrv_stark::air::CompiledAir] {
+        &self.compiled
+    }
+
+    /// The preprocessed traces in table order (`Some` for DECODE, BITWISE and POW2).
+    pub fn preprocessed(&self) -> &[Option<RowMajorMatrix>] {
+        &self.prep
+    }
+
     /// Checks `witness` (traces in table order, see [`Witness`]); the error names the table, row and
     /// constraint, or the unbalanced bus tuple.
     pub fn check(&self, witness: &Witness) -> Result<(), zkrv_stark::check::CheckError> {
@@ -660,4 +743,29 @@ pub fn preprocessed_traces(
         .enumerate()
         .filter_map(|(t, m)| m.map(|m| (names[t].clone(), m)))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_names_are_the_air_names_in_proof_order() {
+        let program = Program::from_words(0x1000, &[zkrv_executor::asm::ECALL]).unwrap();
+        let machine = Machine::new(&program).unwrap();
+        let names: Vec<&str> = machine.airs().iter().map(|a| a.name()).collect();
+        assert_eq!(names, TABLE_NAMES);
+        for (t, name) in [
+            (table_id::CPU, "CPU"),
+            (table_id::DECODE, "DECODE"),
+            (table_id::BITWISE, "BITWISE"),
+            (table_id::LT, "LT"),
+            (table_id::LOAD, "LOAD"),
+            (table_id::STORE, "STORE"),
+            (table_id::MEMW_A, "MEMW_A"),
+            (table_id::SHIFT, "SHIFT"),
+        ] {
+            assert_eq!(TABLE_NAMES[t], name);
+        }
+    }
 }

@@ -11,21 +11,23 @@ use crate::bus::{alu, NUM_REG_CELLS};
 use crate::bus::{REG_INPUT_CURSOR, REG_OUTPUT_CURSOR};
 use crate::tables::bitwise::Lookups;
 use crate::tables::bytewise::bytewise_trace;
-use crate::tables::cpu::{CpuCols, NUM_CPU_COLS};
+use crate::tables::cpu::{cpu_height, cpu_result, cpu_trace, CpuDecode, RegWalk, NUM_CPU_COLS};
 use crate::tables::cpu32::cpu32_trace;
-use crate::tables::decode::{words, DecodeTable, NUM_DECODE_COLS};
+use crate::tables::decode::{DecodeTable, NUM_DECODE_COLS};
 use crate::tables::dvrm::{add_dvrm_request, dvrm_trace, DvrmRequests};
 use crate::tables::eq::eq_trace;
 use crate::tables::input::input_trace;
-use crate::tables::load::{load_trace, LoadEvent};
-use crate::tables::lt::lt_trace;
+use crate::tables::load::{load_trace, LoadEvent, NUM_LOAD_COLS};
+use crate::tables::lt::{lt_trace, NUM_LT_COLS};
 use crate::tables::memw::{memw_trace, MemwEvent};
-use crate::tables::memw_a::{memw_a_trace, MemwAEvent};
+use crate::tables::memw_a::{memw_a_trace, MemwAEvent, NUM_MEMW_A_COLS};
 use crate::tables::mul::{mul_trace, MulRequests};
 use crate::tables::page::{page_trace, CELLS_PER_PAGE};
 use crate::tables::regfile::regfile_trace;
-use crate::tables::shift::{shift_trace, ShiftOp, ShiftRequests, ShiftTraces};
-use crate::tables::store::{store_trace, StoreEvent};
+use crate::tables::shift::{
+    shift_side_requests, shift_trace, ShiftOp, ShiftRequests, ShiftTraces, NUM_SHIFT_COLS,
+};
+use crate::tables::store::{store_trace, StoreEvent, NUM_STORE_COLS};
 use crate::tables::sysio::{
     syscall_trace, sysio_trace, SyscallEventRow, SysioEventRow, SYS_READ, SYS_WRITE,
 };
@@ -70,13 +72,109 @@ pub struct Traces {
     pub lookups: Lookups,
 }
 
-fn f(v: u64) -> F {
-    F::from_u64(v)
+/// Tables whose rows the caller fills itself (on a GPU, crate `zkrv-cuda`) from [`FillInputs`] instead of the
+/// host. For a skipped table [`generate_split`] returns an empty `0 x width` matrix in [`Traces`] and adds none
+/// of that table's own BITWISE lookups to [`Traces::lookups`] (the device fill counts them); every request the
+/// table makes of other tables (e.g. SHIFT's MUL checks and POW2 counters) is still made on the host.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceFill {
+    /// CPU (with its MEMW_R register-access group): the walk still runs on the host and records
+    /// [`RegWalk`] per cycle ([`FillInputs::cpu`]); DECODE multiplicities and all requests stay on the host.
+    pub cpu: bool,
+    pub lt: bool,
+    pub load: bool,
+    pub store: bool,
+    pub memw_a: bool,
+    pub shift: bool,
 }
 
-/// Splits a 64-bit value into four 16-bit halves.
-fn halves(x: u64) -> [u64; 4] {
-    [x & 0xffff, (x >> 16) & 0xffff, (x >> 32) & 0xffff, x >> 48]
+impl DeviceFill {
+    /// Every table on the host.
+    pub const NONE: DeviceFill = DeviceFill {
+        cpu: false,
+        lt: false,
+        load: false,
+        store: false,
+        memw_a: false,
+        shift: false,
+    };
+
+    /// Every table that has a device fill.
+    pub const ALL: DeviceFill = DeviceFill {
+        cpu: true,
+        lt: true,
+        load: true,
+        store: true,
+        memw_a: true,
+        shift: true,
+    };
+}
+
+/// The CPU table's compact inputs besides the record's cycles (`Record::cycles`, uploaded as they are).
+#[derive(Clone, Debug, Default)]
+pub struct CpuFillInputs {
+    /// One entry per cycle, in cycle order (= row order): `cycles x 20` bytes.
+    pub walk: Vec<RegWalk>,
+    /// The program's DECODE rows and dense pc -> row index.
+    pub decode: CpuDecode,
+}
+
+/// The compact inputs of the device-filled tables (everything a fill kernel needs besides the record). Each
+/// list is in row order: the host fill `x_trace(&inputs.x, min_height, ..)` produces the same rows.
+#[derive(Clone, Debug, Default)]
+pub struct FillInputs {
+    /// Smallest table height (a power of two).
+    pub min_height: usize,
+    /// CPU: the register walk and decode data (`Some` iff [`DeviceFill::cpu`]); the host fill is
+    /// `cpu_trace(&record.cycles, &cpu.walk, &cpu.decode, min_height, ..)`.
+    pub cpu: Option<CpuFillInputs>,
+    /// LT requests `(a, b, signed) -> multiplicity`, in key order (= row order).
+    pub lt: BTreeMap<(u64, u64, bool), u64>,
+    /// SHIFT requests, in key order (= row order).
+    pub shift: ShiftRequests,
+    /// One per load / store / in-cell (MEMW_A) access, in cycle order (= row order).
+    pub loads: Vec<LoadEvent>,
+    pub stores: Vec<StoreEvent>,
+    pub accesses: Vec<MemwAEvent>,
+}
+
+impl Traces {
+    /// The main traces in table order (`zkrv_machine::TABLE_NAMES`), BITWISE built from [`Self::lookups`],
+    /// and the touched pages. Device-filled tables are still `0 x width` here.
+    pub fn into_table_order(self) -> (Vec<RowMajorMatrix>, Vec<u32>) {
+        let t = self;
+        let traces = vec![
+            t.cpu,
+            t.decode,
+            t.lookups.trace(),
+            t.regfile,
+            t.eq,
+            t.lt,
+            t.load,
+            t.store,
+            t.memw_a,
+            t.page,
+            t.bytewise,
+            t.syscall,
+            t.sysio,
+            t.input,
+            t.cpu32,
+            t.dvrm,
+            t.shift,
+            t.pow2,
+            t.mul,
+            t.memw,
+        ];
+        (traces, t.pages)
+    }
+}
+
+fn empty(width: usize) -> RowMajorMatrix {
+    RowMajorMatrix::new(Vec::new(), width)
+}
+
+fn f(v: u64) -> F {
+    F::from_u64(v)
 }
 
 /// Builds the main traces of `rec` (a run on the private `input`) and the BITWISE lookups.
@@ -87,11 +185,24 @@ pub fn generate(
     input: &[u8],
     min_height: usize,
 ) -> Result<Traces, MachineError> {
+    generate_split(decode_table, rec, input, min_height, DeviceFill::NONE).map(|(t, _)| t)
+}
+
+/// [`generate`], leaving the tables selected in `device` to the caller: returns the traces (skipped ones
+/// `0 x width`) and the compact inputs of the skipped tables.
+pub fn generate_split(
+    decode_table: &DecodeTable,
+    rec: &Record,
+    input: &[u8],
+    min_height: usize,
+    device: DeviceFill,
+) -> Result<(Traces, FillInputs), MachineError> {
     let cycles = rec.cycles.len();
-    let height = (cycles + 1).next_power_of_two().max(min_height);
+    let height = cpu_height(cycles, min_height);
     let mut lookups = Lookups::new();
     let mut decode_counts = vec![0u64; decode_table.height(min_height)];
-    let mut cpu = Vec::with_capacity(height * NUM_CPU_COLS);
+    let cpu_decode = CpuDecode::new(decode_table)?;
+    let mut walk: Vec<RegWalk> = Vec::with_capacity(cycles);
 
     // Register walk: current value and last-access timestamp of every register cell.
     let mut reg_val = [0u64; NUM_REG_CELLS];
@@ -127,37 +238,18 @@ pub fn generate(
     let mut ecalls = 0usize;
 
     for (i, ev) in rec.cycles.iter().enumerate() {
-        let row_idx = decode_table
+        let row_idx = cpu_decode
             .row_of(ev.pc)
             .ok_or(MachineError::NotInDecode { pc: ev.pc })?;
         decode_counts[row_idx] += 1;
-        let d = decode_table.rows[row_idx].dec;
+        let d = *cpu_decode.fields(row_idx);
         let fl = d.flags;
         let op = decode(ev.word).map(|x| x.op).unwrap_or(Op::Illegal);
-        let mut r = CpuCols::<u64> {
-            pc: ev.pc as u64,
-            clk: i as u64,
-            dec: d,
-            ..Default::default()
-        };
         let ts = 4 * i as u64;
 
         let rv1 = if fl.rr1 == 1 { ev.rs1_val } else { 0 };
         let rv2 = if fl.rr2 == 1 { ev.rs2_val } else { 0 };
-        r.rv1 = words(rv1);
-        r.rv2 = words(rv2);
-        let res = if fl.is_store == 1 {
-            ev.rs2_val
-        } else if fl.is_branch == 1 {
-            (match d.op {
-                alu::EQ => ev.rs1_val == ev.rs2_val,
-                alu::SLT => (ev.rs1_val as i64) < (ev.rs2_val as i64),
-                _ => ev.rs1_val < ev.rs2_val,
-            }) as u64
-        } else {
-            ev.rd_val
-        };
-        r.res = halves(res);
+        let res = cpu_result(ev, &d);
         if fl.is_alu == 1 {
             let b = rv2.wrapping_add(d.imm[0] | (d.imm[1] << 32));
             match d.op {
@@ -176,21 +268,6 @@ pub fn generate(
                     }
                 }
             }
-        }
-        for h in r.res {
-            lookups.u16(h);
-        }
-
-        let next_pc = rec
-            .cycles
-            .get(i + 1)
-            .map(|e| e.pc as u64)
-            .unwrap_or(ev.pc as u64 + 4);
-        r.next_pc = next_pc;
-        r.taken = ((fl.is_branch == 1 && res == 1 - fl.neg) || fl.is_jal == 1) as u64;
-        if fl.is_jalr == 1 {
-            let imm = d.imm[0] | (d.imm[1] << 32);
-            r.jalr_bit0 = rv1.wrapping_add(imm) & 1;
         }
         if fl.is_load == 1 || fl.is_store == 1 {
             let addr = ev
@@ -388,49 +465,44 @@ pub fn generate(
         if op == Op::Ecall {
             ecalls += 1;
         }
-        r.is_halt = (op == Op::Ecall && (ev.rs1_val == 93 || ev.rs1_val == 94)) as u64;
 
-        // Register accesses (MEMW_R group).
+        // Register accesses (MEMW_R group): the walk records what the CPU row needs ([`RegWalk`]).
+        // Timestamps are < 4 * 2^26 (the CPU height bound), so they fit u32; checked once below.
+        let mut wk = RegWalk::default();
         if fl.rr1 == 1 {
             let reg = d.rs1 as usize;
             debug_assert_eq!(reg_val[reg], rv1, "rs1 value at cycle {i}");
-            r.r1.old_ts = reg_ts[reg];
-            r.r1.d0 = lookups.lt32(reg_ts[reg], ts + 1);
+            wk.r1_old_ts = reg_ts[reg] as u32;
             reg_ts[reg] = ts + 1;
         }
         if fl.rr2 == 1 {
             let reg = d.rs2 as usize;
             debug_assert_eq!(reg_val[reg], rv2, "rs2 value at cycle {i}");
-            r.r2.old_ts = reg_ts[reg];
-            r.r2.d0 = lookups.lt32(reg_ts[reg], ts + 2);
+            wk.r2_old_ts = reg_ts[reg] as u32;
             reg_ts[reg] = ts + 2;
         }
         if fl.wr == 1 {
             let reg = d.rd as usize;
-            r.w.old_ts = reg_ts[reg];
-            r.w.old = words(reg_val[reg]);
-            r.w.d0 = lookups.lt32(reg_ts[reg], ts + 3);
+            wk.w_old_ts = reg_ts[reg] as u32;
+            wk.w_old = [reg_val[reg] as u32, (reg_val[reg] >> 32) as u32];
             reg_ts[reg] = ts + 3;
             reg_val[reg] = res;
         }
-        push_row(&mut cpu, &r);
+        walk.push(wk);
     }
-
-    // Padding rows: pc = 0 (DECODE's padding entry, row 0), next_pc = 4 (the "next pc" constraint holds on
-    // every row), clk continuing, res = 0.
-    for i in cycles..height {
-        let mut r = CpuCols::<u64> {
-            clk: i as u64,
-            next_pc: 4,
-            ..Default::default()
-        };
-        r.dec.flags.is_pad = 1;
-        decode_counts[0] += 1;
-        for _ in 0..4 {
-            lookups.u16(0);
-        }
-        push_row(&mut cpu, &r);
+    if 4 * cycles as u64 + 4 > u32::MAX as u64 {
+        return Err(MachineError::TooManyCycles {
+            cycles,
+            max_log: 30,
+        });
     }
+    // Padding rows look up DECODE's padding entry (row 0).
+    decode_counts[0] += (height - cycles) as u64;
+    let cpu = if device.cpu {
+        empty(NUM_CPU_COLS)
+    } else {
+        cpu_trace(&rec.cycles, &walk, &cpu_decode, min_height, &mut lookups)?
+    };
 
     for (reg, (&v, &want)) in reg_val.iter().zip(rec.final_regs.iter()).enumerate() {
         if v != want {
@@ -465,15 +537,39 @@ pub fn generate(
             return Err(MachineError::Internal(format!("DVRM request {fa:?}")));
         }
     }
-    let ShiftTraces { shift, pow2 } =
-        shift_trace(&shift_req, min_height, &mut lookups, &mut mul_req);
+    let (shift, pow2) = if device.shift {
+        // The requests SHIFT makes (MUL checks, POW2 counters) are still needed on the host; its own rows and
+        // lookups come from the device.
+        let pow2 = shift_side_requests(&shift_req, min_height, &mut mul_req);
+        (empty(NUM_SHIFT_COLS), pow2)
+    } else {
+        let ShiftTraces { shift, pow2 } =
+            shift_trace(&shift_req, min_height, &mut lookups, &mut mul_req);
+        (shift, pow2)
+    };
     let mul = mul_trace(&mul_req, min_height, &mut lookups);
     let eq = eq_trace(&eq_req, min_height);
-    let lt = lt_trace(&lt_req, min_height, &mut lookups);
+    let lt = if device.lt {
+        empty(NUM_LT_COLS)
+    } else {
+        lt_trace(&lt_req, min_height, &mut lookups)
+    };
     let bytewise = bytewise_trace(&bw_req, min_height, &mut lookups);
-    let load = load_trace(&loads, min_height, &mut lookups);
-    let store = store_trace(&stores, min_height, &mut lookups);
-    let memw_a = memw_a_trace(&accesses, min_height, &mut lookups);
+    let load = if device.load {
+        empty(NUM_LOAD_COLS)
+    } else {
+        load_trace(&loads, min_height, &mut lookups)
+    };
+    let store = if device.store {
+        empty(NUM_STORE_COLS)
+    } else {
+        store_trace(&stores, min_height, &mut lookups)
+    };
+    let memw_a = if device.memw_a {
+        empty(NUM_MEMW_A_COLS)
+    } else {
+        memw_a_trace(&accesses, min_height, &mut lookups)
+    };
     let memw = memw_trace(&general, min_height, &mut lookups);
     // PAGE: every cell of every touched page, with its final value and last-access timestamp.
     let mut cells = Vec::with_capacity(rec.pages.len() * CELLS_PER_PAGE);
@@ -497,7 +593,23 @@ pub fn generate(
     let syscall = syscall_trace(&syscall_rows, min_height, &mut lookups);
     let sysio = sysio_trace(&sysio_rows, min_height, &mut lookups);
     let input_t = input_trace(input, &input_uses, min_height, &mut lookups);
-    Ok(Traces {
+    let inputs = FillInputs {
+        min_height,
+        cpu: device.cpu.then_some(CpuFillInputs {
+            walk,
+            decode: cpu_decode,
+        }),
+        lt: if device.lt { lt_req } else { BTreeMap::new() },
+        shift: if device.shift {
+            shift_req
+        } else {
+            ShiftRequests::new()
+        },
+        loads: if device.load { loads } else { Vec::new() },
+        stores: if device.store { stores } else { Vec::new() },
+        accesses: if device.memw_a { accesses } else { Vec::new() },
+    };
+    let traces = Traces {
         eq,
         lt,
         bytewise,
@@ -515,15 +627,10 @@ pub fn generate(
         pow2,
         mul,
         memw,
-        cpu: RowMajorMatrix::new(cpu, NUM_CPU_COLS),
+        cpu,
         decode: RowMajorMatrix::new(decode_counts.into_iter().map(f).collect(), NUM_DECODE_COLS),
         regfile: regfile_trace(&regs),
         lookups,
-    })
-}
-
-fn push_row(out: &mut Vec<F>, r: &CpuCols<u64>) {
-    let mut flat = [0u64; NUM_CPU_COLS];
-    *CpuCols::from_row_mut(&mut flat) = *r;
-    out.extend(flat.iter().map(|&v| f(v)));
+    };
+    Ok((traces, inputs))
 }

@@ -5,7 +5,8 @@
 //!    one mixed-height Merkle tree. Input is a [`TraceInput`]: a host matrix, or a buffer already resident
 //!    on the backend (`Self::DeviceTrace`), so a trace generated on a GPU enters the commitment without a
 //!    round trip through the host.
-//! 2. [`ProverBackend::build_aux`]: the LogUp aux trace of one table.
+//! 2. [`ProverBackend::build_aux`]: the LogUp aux trace of one table, from the committed main (and
+//!    preprocessed) round; it may stay resident on the backend for the aux commitment.
 //! 3. [`ProverBackend::quotient`]: the quotient chunks of one table, from its LDEs.
 //! 4. [`ProverBackend::open`]: DEEP openings + FRI over all committed rounds.
 //!
@@ -55,6 +56,15 @@ pub enum BackendError {
     Device(String),
 }
 
+/// Why [`ProverBackend::build_aux`] failed: the trace breaks a LogUp precondition, or the backend failed.
+#[derive(Debug, Error)]
+pub enum AuxError {
+    #[error(transparent)]
+    Logup(#[from] LogupError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
 /// Shape of a committed trace (before the blowup).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceDims {
@@ -97,17 +107,42 @@ pub trait ProverBackend: Sync {
         i: usize,
     ) -> Result<Cow<'a, RowMajorMatrix>, BackendError>;
 
-    /// LogUp aux trace of one table (`n x aux_width`, natural order) and its bus sum. Default: host
-    /// implementation [`logup::build_aux_trace`].
+    /// LogUp aux trace of table `table` (`n x aux_width`, natural order) and its bus sum. The table's main
+    /// trace is committed trace `table` of the round `main`; its preprocessed trace, if it has one, is
+    /// `preprocessed = Some((round, index))`. The aux trace may come back resident on the backend
+    /// (`TraceInput::Device`), ready for the aux commitment; it must equal
+    /// [`logup::build_aux_trace`] on the host copies bit for bit, and fail with the same [`LogupError`].
+    /// Default: host implementation [`logup::build_aux_trace`] on [`ProverBackend::host_trace`] copies.
     fn build_aux(
         &self,
         air: &CompiledAir,
-        main: &RowMajorMatrix,
-        preprocessed: Option<&RowMajorMatrix>,
+        main: &Self::Committed,
+        table: usize,
+        preprocessed: Option<(&Self::Committed, usize)>,
         challenges: &LogupChallenges,
         log_max_multiplicity: u32,
-    ) -> Result<(RowMajorMatrix, Ext3), LogupError> {
-        logup::build_aux_trace(air, main, preprocessed, challenges, log_max_multiplicity)
+    ) -> Result<(TraceInput<Self::DeviceTrace>, Ext3), AuxError> {
+        let main = self.host_trace(main, table)?;
+        let prep = match preprocessed {
+            Some((c, i)) => Some(self.host_trace(c, i)?),
+            None => None,
+        };
+        let (aux, sum) = logup::build_aux_trace(
+            air,
+            &main,
+            prep.as_deref(),
+            challenges,
+            log_max_multiplicity,
+        )?;
+        Ok((TraceInput::Host(aux), sum))
+    }
+
+    /// Called once the last reader of the committed traces (natural order) of `committed` is done: after
+    /// the aux builds for the main and preprocessed rounds, right after `commit` for the others. A backend
+    /// that keeps natural-order copies of committed traces for [`ProverBackend::build_aux`] frees them
+    /// here; [`ProverBackend::host_trace`] may fail on this round afterwards. Default: nothing to free.
+    fn release_traces(&self, committed: &Self::Committed) {
+        let _ = committed;
     }
 
     /// Quotient chunks of one table as a trace: `n x 3c` (natural order on `H_n`), where extension column

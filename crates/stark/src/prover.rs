@@ -11,7 +11,7 @@
 use thiserror::Error;
 
 use crate::air::{compile_all, Air, AirError};
-use crate::backend::{BackendError, CpuBackend, ProverBackend, TraceInput};
+use crate::backend::{AuxError, BackendError, CpuBackend, ProverBackend, TraceInput};
 use crate::check::{check_traces, CheckError};
 use crate::config::StarkConfig;
 use crate::field::Ext3;
@@ -47,6 +47,15 @@ pub enum ProveError {
     Logup(#[from] LogupError),
     #[error(transparent)]
     Backend(#[from] BackendError),
+}
+
+impl From<AuxError> for ProveError {
+    fn from(e: AuxError) -> Self {
+        match e {
+            AuxError::Logup(e) => ProveError::Logup(e),
+            AuxError::Backend(e) => ProveError::Backend(e),
+        }
+    }
 }
 
 /// Prove on the CPU. `traces[t]` is table `t`'s `n_t x width_t` main trace (natural order).
@@ -178,19 +187,25 @@ pub fn prove_with<B: ProverBackend>(
     let mut bus_sums = vec![Ext3::ZERO; airs.len()];
     let s_aux = span("LogUp aux");
     for &t in &bus_tables {
-        let prep_trace = preprocessed.traces[t].as_ref();
-        // Host view of the main trace (a device backend downloads it here; tables without
-        // interactions are never downloaded).
-        let host_main = backend.host_trace(&main, t)?;
+        let prep_round = match (&prep, prep_index(t)) {
+            (Some(c), Some(i)) => Some((c, i)),
+            _ => None,
+        };
         let (aux, sum) = backend.build_aux(
             &compiled[t],
-            &host_main,
-            prep_trace,
+            &main,
+            t,
+            prep_round,
             &challenges,
             config.log_max_multiplicity,
         )?;
-        aux_traces.push(TraceInput::Host(aux));
+        aux_traces.push(aux);
         bus_sums[t] = sum;
+    }
+    // Last readers of the natural-order main and preprocessed traces.
+    backend.release_traces(&main);
+    if let Some(c) = &prep {
+        backend.release_traces(c);
     }
     drop(s_aux);
     let aux = if bus_tables.is_empty() {
@@ -198,6 +213,7 @@ pub fn prove_with<B: ProverBackend>(
     } else {
         let _s = span("aux commit");
         let (root, c) = backend.commit(aux_traces, lb)?;
+        backend.release_traces(&c);
         transcript.observe_digest(&root);
         Some((root, c))
     };
@@ -233,7 +249,9 @@ pub fn prove_with<B: ProverBackend>(
     drop(s_quotient);
     let (quotient_root, quotient) = {
         let _s = span("quotient commit");
-        backend.commit(quotients, lb)?
+        let (root, c) = backend.commit(quotients, lb)?;
+        backend.release_traces(&c);
+        (root, c)
     };
     transcript.observe_digest(&quotient_root);
 

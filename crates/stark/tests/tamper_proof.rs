@@ -7,11 +7,11 @@ use std::borrow::Cow;
 use proto_common::*;
 use zkrv_stark::air::CompiledAir;
 use zkrv_stark::backend::{
-    BackendError, CpuBackend, CpuCommitted, ProverBackend, TraceDims, TraceInput,
+    AuxError, BackendError, CpuBackend, CpuCommitted, ProverBackend, TraceDims, TraceInput,
 };
 use zkrv_stark::check::CheckError;
 use zkrv_stark::field::{Ext3, PrimeCharacteristicRing, F};
-use zkrv_stark::logup::{LogupChallenges, LogupError};
+use zkrv_stark::logup::LogupChallenges;
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::merkle::Digest;
 use zkrv_stark::pcs::{FriConfig, OpenedValues, PcsError, PcsProof};
@@ -155,17 +155,19 @@ impl ProverBackend for AuxTamper {
     fn build_aux(
         &self,
         air: &CompiledAir,
-        main: &RowMajorMatrix,
-        prep: Option<&RowMajorMatrix>,
+        main: &CpuCommitted,
+        table: usize,
+        prep: Option<(&CpuCommitted, usize)>,
         ch: &LogupChallenges,
         bits: u32,
-    ) -> Result<(RowMajorMatrix, Ext3), LogupError> {
-        let (mut aux, sum) = CpuBackend.build_aux(air, main, prep, ch, bits)?;
+    ) -> Result<(TraceInput<Self::DeviceTrace>, Ext3), AuxError> {
+        let (aux, sum) = CpuBackend.build_aux(air, main, table, prep, ch, bits)?;
+        let TraceInput::Host(mut aux) = aux;
         if air.name == "bytes" {
             let w = aux.width;
             aux.row_mut(3)[w - 2] += F::ONE;
         }
-        Ok((aux, sum))
+        Ok((TraceInput::Host(aux), sum))
     }
     fn open(
         &self,

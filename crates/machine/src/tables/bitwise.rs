@@ -86,6 +86,20 @@ impl Lookups {
         self.counts[kind as usize][x as usize] += 1;
     }
 
+    /// Count `n` lookups of `kind` at row `x` (< 2^16).
+    pub fn add_n(&mut self, kind: LookupKind, x: u64, n: u32) {
+        self.counts[kind as usize][x as usize] += n;
+    }
+
+    /// Adds every counter of `other` (panics if a counter overflows u32: a fill bug, never prover input).
+    pub fn merge(&mut self, other: &Lookups) {
+        for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
+            for (c, &x) in mine.iter_mut().zip(theirs) {
+                *c += x;
+            }
+        }
+    }
+
     /// `RANGE16[x]`.
     pub fn u16(&mut self, x: u64) {
         self.add(LookupKind::U16, x);
@@ -103,6 +117,31 @@ impl Lookups {
         self.u16(d & 0xffff);
         self.u16(d >> 16);
         d & 0xffff
+    }
+
+    /// Adds a kind-major histogram `counts[kind * 2^16 + x]` (`7 x 2^16` values, e.g. one counted on a GPU).
+    /// Errors if the length is wrong or a counter overflows u32.
+    pub fn add_histogram(&mut self, counts: &[u32]) -> Result<(), String> {
+        if counts.len() != NUM_BITWISE_COLS * H {
+            return Err(format!(
+                "histogram of {} counters, expected {}",
+                counts.len(),
+                NUM_BITWISE_COLS * H
+            ));
+        }
+        for (k, chunk) in counts.chunks_exact(H).enumerate() {
+            for (c, &x) in self.counts[k].iter_mut().zip(chunk) {
+                *c = c
+                    .checked_add(x)
+                    .ok_or_else(|| format!("lookup counter of kind {k} overflows"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The counters of one kind: `2^16` values, row order.
+    pub fn counts(&self, kind: LookupKind) -> &[u32] {
+        &self.counts[kind as usize]
     }
 
     /// The main trace: `2^16 x 7`, natural order.

@@ -2,13 +2,21 @@
 //! two (at least one). Holds the decoded instruction (checked against DECODE on every row), the operands,
 //! the result, the next pc, and the register accesses inline (the MEMW_R column group, §6.4).
 
+use bytemuck::{Pod, Zeroable};
+use rayon::prelude::*;
+use zkrv_executor::CycleEvent;
 use zkrv_stark::air::{Air, AirBuilder};
 use zkrv_stark::field::{Field, PrimeCharacteristicRing, F};
+use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::symbolic::Expr;
 
 use crate::bus;
 use crate::cols::columns;
-use crate::tables::decode::DecodedCols;
+use crate::tables::bitwise::{LookupKind, Lookups};
+use crate::tables::decode::{
+    words, DecodePrepCols, DecodeTable, DecodedCols, NUM_DECODE_PREP_COLS,
+};
+use crate::MachineError;
 
 /// A register read (MEMW_R group, read form): the consumed token's timestamp and the ordering witness.
 #[repr(C)]
@@ -337,4 +345,253 @@ impl Air for CpuAir {
             &f.wr,
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Fill. The CPU rows are a pure function of (the record's cycles, the register walk's [`RegWalk`] per cycle,
+// the program's [`CpuDecode`]); `trace::generate_split` does the sequential walk and either calls
+// [`cpu_trace`] (host) or leaves the rows to the GPU (`zkrv_cuda::tables::cpu::fill_cpu`, kernel
+// `kernels/tables/cpu.cu`, which mirrors [`cpu_row`] line for line).
+
+/// What the register walk knows about one cycle that the cycle's own event does not (20 bytes, `#[repr(C)]`,
+/// uploaded to the GPU as it is): the previous-access timestamps of the three register accesses (MEMW_R
+/// group) and the value the rd write overwrites. Fields of an access the instruction does not make
+/// (`rr1`/`rr2`/`wr` = 0) are 0. Timestamps are `4 clk + slot` < 2^28.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct RegWalk {
+    /// Timestamp of the previous access of rs1 (0: the initial token).
+    pub r1_old_ts: u32,
+    /// Timestamp of the previous access of rs2.
+    pub r2_old_ts: u32,
+    /// Timestamp of the previous access of rd.
+    pub w_old_ts: u32,
+    /// Value of rd before the write, two 32-bit words (lo, hi).
+    pub w_old: [u32; 2],
+}
+
+/// Marks a pc with no DECODE row in [`CpuDecode::row_of_pc`].
+pub const NO_DECODE_ROW: u32 = u32::MAX;
+
+/// Largest executable span [`CpuDecode`] indexes densely: 2^26 instruction slots (256 MiB of text).
+pub const MAX_DECODE_SLOTS: usize = 1 << 26;
+
+/// The per-program decode data of the CPU fill: the DECODE rows and a dense pc -> row index.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CpuDecode {
+    /// pc of slot 0 of [`Self::row_of_pc`] (the lowest pc with a row; 0 if there is none).
+    pub base_pc: u32,
+    /// `row_of_pc[(pc - base_pc) / 4]`: DECODE row of `pc`, or [`NO_DECODE_ROW`]. Covers the pcs from the
+    /// lowest to the highest one with a row.
+    pub row_of_pc: Vec<u32>,
+    /// The DECODE preprocessed rows, `rows x 23` row-major u64 ([`DecodePrepCols`] layout: pc, then the 22
+    /// [`DecodedCols`] fields), row 0 = the padding entry; not padded to a power of two.
+    pub rows: Vec<u64>,
+}
+
+impl CpuDecode {
+    /// The decode data of `table`. Errors if the executable span exceeds [`MAX_DECODE_SLOTS`].
+    pub fn new(table: &DecodeTable) -> Result<Self, MachineError> {
+        let mut rows = Vec::with_capacity(table.rows.len() * NUM_DECODE_PREP_COLS);
+        for r in &table.rows {
+            let mut flat = [0u64; NUM_DECODE_PREP_COLS];
+            *DecodePrepCols::from_row_mut(&mut flat) = *r;
+            rows.extend_from_slice(&flat);
+        }
+        let pcs = || table.rows.iter().skip(1).map(|r| r.pc);
+        let (Some(lo), Some(hi)) = (pcs().min(), pcs().max()) else {
+            return Ok(CpuDecode {
+                base_pc: 0,
+                row_of_pc: Vec::new(),
+                rows,
+            });
+        };
+        let slots = ((hi - lo) / 4 + 1) as usize;
+        if slots > MAX_DECODE_SLOTS {
+            return Err(MachineError::BadProgram(format!(
+                "executable span {lo:#x}..={hi:#x} has more than {MAX_DECODE_SLOTS} instruction slots"
+            )));
+        }
+        let mut row_of_pc = vec![NO_DECODE_ROW; slots];
+        for (k, r) in table.rows.iter().enumerate().skip(1) {
+            row_of_pc[((r.pc - lo) / 4) as usize] = k as u32;
+        }
+        Ok(CpuDecode {
+            base_pc: lo as u32,
+            row_of_pc,
+            rows,
+        })
+    }
+
+    /// DECODE row of `pc`, if it has one.
+    pub fn row_of(&self, pc: u32) -> Option<usize> {
+        let off = pc.checked_sub(self.base_pc)?;
+        if off % 4 != 0 {
+            return None;
+        }
+        match *self.row_of_pc.get((off / 4) as usize)? {
+            NO_DECODE_ROW => None,
+            r => Some(r as usize),
+        }
+    }
+
+    /// Number of DECODE rows.
+    pub fn len(&self) -> usize {
+        self.rows.len() / NUM_DECODE_PREP_COLS
+    }
+
+    /// Whether there are no rows (never for a table from [`DecodeTable::new`]).
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The decoded fields of DECODE row `row` (< [`Self::len`]).
+    pub fn fields(&self, row: usize) -> &DecodedCols<u64> {
+        let k = row * NUM_DECODE_PREP_COLS;
+        &DecodePrepCols::from_row(&self.rows[k..k + NUM_DECODE_PREP_COLS]).dec
+    }
+}
+
+/// Height of the CPU table for `cycles` executed instructions: the next power of two > cycles (at least one
+/// padding row, whose pc = 0 ends the run), at least `min_height`.
+pub fn cpu_height(cycles: usize, min_height: usize) -> usize {
+    (cycles + 1).next_power_of_two().max(min_height)
+}
+
+/// The `res` value of a cycle (before the split into halves): the store value, the branch condition, else
+/// the value the instruction produced (`rd_val`; ECALL: a0 after the call).
+pub fn cpu_result(ev: &CycleEvent, d: &DecodedCols<u64>) -> u64 {
+    if d.flags.is_store == 1 {
+        ev.rs2_val
+    } else if d.flags.is_branch == 1 {
+        (match d.op {
+            bus::alu::EQ => ev.rs1_val == ev.rs2_val,
+            bus::alu::SLT => (ev.rs1_val as i64) < (ev.rs2_val as i64),
+            _ => ev.rs1_val < ev.rs2_val,
+        }) as u64
+    } else {
+        ev.rd_val
+    }
+}
+
+fn halves(x: u64) -> [u64; 4] {
+    [x & 0xffff, (x >> 16) & 0xffff, (x >> 32) & 0xffff, x >> 48]
+}
+
+/// Row `i` of the CPU table (a real row: `i < cycles.len()`): the event, its walk entry and its decoded
+/// instruction `d` (the DECODE row of the event's pc). Adds the row's BITWISE lookups (4 `RANGE16` of the
+/// result halves, 2 per register access) to `lookups`.
+pub fn cpu_row(
+    i: usize,
+    cycles: &[CycleEvent],
+    w: &RegWalk,
+    d: &DecodedCols<u64>,
+    lookups: &mut Lookups,
+) -> CpuCols<u64> {
+    let ev = &cycles[i];
+    let fl = &d.flags;
+    let mut r = CpuCols::<u64> {
+        pc: ev.pc as u64,
+        clk: i as u64,
+        dec: *d,
+        ..Default::default()
+    };
+    let ts = 4 * i as u64;
+    let rv1 = if fl.rr1 == 1 { ev.rs1_val } else { 0 };
+    let rv2 = if fl.rr2 == 1 { ev.rs2_val } else { 0 };
+    r.rv1 = words(rv1);
+    r.rv2 = words(rv2);
+    let res = cpu_result(ev, d);
+    r.res = halves(res);
+    for h in r.res {
+        lookups.u16(h);
+    }
+    r.next_pc = cycles
+        .get(i + 1)
+        .map(|e| e.pc as u64)
+        .unwrap_or(ev.pc as u64 + 4);
+    r.taken = ((fl.is_branch == 1 && res == 1 - fl.neg) || fl.is_jal == 1) as u64;
+    if fl.is_jalr == 1 {
+        r.jalr_bit0 = rv1.wrapping_add(d.imm[0] | (d.imm[1] << 32)) & 1;
+    }
+    // ECALL reads a7 as rs1 (rr1 = 1): 93/94 is the halting exit.
+    r.is_halt = (fl.is_ecall == 1 && (ev.rs1_val == 93 || ev.rs1_val == 94)) as u64;
+    if fl.rr1 == 1 {
+        r.r1.old_ts = w.r1_old_ts as u64;
+        r.r1.d0 = lookups.lt32(r.r1.old_ts, ts + 1);
+    }
+    if fl.rr2 == 1 {
+        r.r2.old_ts = w.r2_old_ts as u64;
+        r.r2.d0 = lookups.lt32(r.r2.old_ts, ts + 2);
+    }
+    if fl.wr == 1 {
+        r.w.old_ts = w.w_old_ts as u64;
+        r.w.old = [w.w_old[0] as u64, w.w_old[1] as u64];
+        r.w.d0 = lookups.lt32(r.w.old_ts, ts + 3);
+    }
+    r
+}
+
+/// Padding row `i` (`i >= cycles`): pc = 0 (DECODE's padding entry), next_pc = 4 (the "next pc" constraint
+/// holds on every row), clk continuing, res = 0 (its four `RANGE16[0]` lookups are counted by the caller).
+pub fn cpu_padding_row(i: usize) -> CpuCols<u64> {
+    let mut r = CpuCols::<u64> {
+        clk: i as u64,
+        next_pc: 4,
+        ..Default::default()
+    };
+    r.dec.flags.is_pad = 1;
+    r
+}
+
+/// The CPU main trace: `cpu_height(cycles, min_height) x 44`, natural row order, from the record's cycles,
+/// the register walk (`walk[i]` for cycle i) and the program's decode data; adds the rows' BITWISE lookups
+/// (padding rows included: 4 `RANGE16[0]` each) to `lookups`. The DECODE multiplicities are the caller's.
+pub fn cpu_trace(
+    cycles: &[CycleEvent],
+    walk: &[RegWalk],
+    decode: &CpuDecode,
+    min_height: usize,
+    lookups: &mut Lookups,
+) -> Result<RowMajorMatrix, MachineError> {
+    if walk.len() != cycles.len() {
+        return Err(MachineError::Internal(format!(
+            "register walk of {} entries for {} cycles",
+            walk.len(),
+            cycles.len()
+        )));
+    }
+    let height = cpu_height(cycles.len(), min_height);
+    let mut values = vec![F::ZERO; height * NUM_CPU_COLS];
+    // Rows are independent given the walk: fill chunks in parallel, each worker counting its lookups into its
+    // own histogram (merged at the end; a histogram is order-independent, so the result is deterministic).
+    const CHUNK_ROWS: usize = 1 << 13;
+    let part = values
+        .par_chunks_mut(CHUNK_ROWS * NUM_CPU_COLS)
+        .enumerate()
+        .try_fold(Lookups::new, |mut lk, (k, chunk)| {
+            for (j, out) in chunk.chunks_exact_mut(NUM_CPU_COLS).enumerate() {
+                let i = k * CHUNK_ROWS + j;
+                let r = if i < cycles.len() {
+                    let pc = cycles[i].pc;
+                    let row = decode.row_of(pc).ok_or(MachineError::NotInDecode { pc })?;
+                    cpu_row(i, cycles, &walk[i], decode.fields(row), &mut lk)
+                } else {
+                    cpu_padding_row(i)
+                };
+                let mut flat = [0u64; NUM_CPU_COLS];
+                *CpuCols::from_row_mut(&mut flat) = r;
+                for (o, v) in out.iter_mut().zip(flat) {
+                    *o = F::from_u64(v);
+                }
+            }
+            Ok::<_, MachineError>(lk)
+        })
+        .try_reduce(Lookups::new, |mut a, b| {
+            a.merge(&b);
+            Ok(a)
+        })?;
+    lookups.merge(&part);
+    lookups.add_n(LookupKind::U16, 0, 4 * (height - cycles.len()) as u32);
+    Ok(RowMajorMatrix::new(values, NUM_CPU_COLS))
 }

@@ -100,6 +100,11 @@ impl Air for LtAir {
     }
 }
 
+/// Height of the LT trace for `len` deduplicated requests: the next power of two >= max(len, min_height).
+pub fn lt_height(len: usize, min_height: usize) -> usize {
+    len.next_power_of_two().max(min_height)
+}
+
 /// The LT trace from the requests `(a, b, signed) -> count` (`n x 16`, n = next power of two >=
 /// max(requests, min_height); padding rows are the fact 0 <u 0 = 0 with m = 0), adding its lookups.
 pub fn lt_trace(
@@ -107,7 +112,7 @@ pub fn lt_trace(
     min_height: usize,
     lookups: &mut Lookups,
 ) -> RowMajorMatrix {
-    let n = requests.len().next_power_of_two().max(min_height);
+    let n = lt_height(requests.len(), min_height);
     let mut values = vec![F::ZERO; n * NUM_LT_COLS];
     let rows = requests
         .iter()

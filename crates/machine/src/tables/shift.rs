@@ -298,41 +298,109 @@ pub struct ShiftTraces {
     pub pow2: RowMajorMatrix,
 }
 
-/// The SHIFT trace from the deduplicated requests: `n x 22` (n = next power of two >= max(requests,
-/// min_height); one row per request key in key order, then padding rows: SLL(0, 0) = 0 with m = 0), and the
-/// POW2 counters. Adds each row's MUL check (padding rows included: `MUL(0, 1)`) to `mul` and the BITWISE
-/// lookups to `lookups`; so fill SHIFT before MUL.
-pub fn shift_trace(
+/// Height of the SHIFT trace for `len` deduplicated requests: the next power of two >= max(len, min_height).
+pub fn shift_height(len: usize, min_height: usize) -> usize {
+    len.next_power_of_two().max(min_height)
+}
+
+/// What one SHIFT row `(op, a, b)` derives: the amount, its quotient, the POW2 row values, the MUL check.
+struct ShiftRow {
+    w5: bool,
+    s: u64,
+    quot: u64,
+    p: u64,
+    q: u64,
+    z: u64,
+    kind: u64,
+    /// The multiplier sent to MUL (p for SLL, q for SRL/SRA) and the MUL op.
+    x: u64,
+    mop: MulOp,
+    r: u64,
+}
+
+fn shift_row(op: ShiftOp, a: u64, b: u64) -> ShiftRow {
+    let w5 = op.is_w5();
+    let b_lo = b & 0xffff_ffff;
+    let s = b_lo & if w5 { 31 } else { 63 };
+    let quot = (b_lo - s) >> if w5 { 5 } else { 6 };
+    let (p, q, z) = pow2_values(s);
+    let kind = op.kind();
+    let x = if kind == 0 { p } else { q };
+    let mop = match (kind, z) {
+        (0, _) | (_, 1) => MulOp::Mul,
+        (1, _) => MulOp::Mulhu,
+        _ => MulOp::Mulhsu,
+    };
+    let r = op.eval(a, b);
+    debug_assert_eq!(r, mop.eval(a, x));
+    ShiftRow {
+        w5,
+        s,
+        quot,
+        p,
+        q,
+        z,
+        kind,
+        x,
+        mop,
+        r,
+    }
+}
+
+/// The requests SHIFT makes of other tables, without building its rows: each row's MUL check (padding rows
+/// included: `MUL(0, 1)` each) added to `mul`, and the POW2 counters returned (`128 x 1`, natural order).
+/// Row `i` of the SHIFT trace ([`shift_fill`]) makes exactly these requests; so call this before MUL.
+pub fn shift_side_requests(
+    requests: &ShiftRequests,
+    min_height: usize,
+    mul: &mut MulRequests,
+) -> RowMajorMatrix {
+    let n = shift_height(requests.len(), min_height);
+    let mut pow2 = vec![0u64; POW2_HEIGHT];
+    for &(op, a, b) in requests.keys() {
+        let row = shift_row(op, a, b);
+        mul.add(row.mop, a, row.x);
+        pow2[pow2_row(row.s, row.w5)] += 1;
+    }
+    // Padding rows SLL(0, 0): MUL(0, 2^0) and POW2 row (0, 0).
+    let pad = (n - requests.len()) as u64;
+    if pad > 0 {
+        let row = shift_row(ShiftOp::Sll, 0, 0);
+        mul.add_n(row.mop, 0, row.x, pad);
+        pow2[pow2_row(row.s, row.w5)] += pad;
+    }
+    RowMajorMatrix::new(pow2.into_iter().map(F::from_u64).collect(), 1)
+}
+
+/// The SHIFT rows from the deduplicated requests: `n x 22` (n = [`shift_height`]; one row per request key in
+/// key order, then padding rows: SLL(0, 0) = 0 with m = 0), adding the rows' own BITWISE lookups (two
+/// `RANGE16` per row, padding rows included) to `lookups`. Makes no requests of other tables (see
+/// [`shift_side_requests`]).
+pub fn shift_fill(
     requests: &ShiftRequests,
     min_height: usize,
     lookups: &mut Lookups,
-    mul: &mut MulRequests,
-) -> ShiftTraces {
-    let n = requests.len().next_power_of_two().max(min_height);
+) -> RowMajorMatrix {
+    let n = shift_height(requests.len(), min_height);
     let mut values = vec![F::ZERO; n * NUM_SHIFT_COLS];
-    let mut pow2 = vec![0u64; POW2_HEIGHT];
     let rows = requests
         .iter()
         .map(|(&(op, a, b), &m)| (op, a, b, m))
         .chain(std::iter::repeat((ShiftOp::Sll, 0, 0, 0)));
     let f = F::from_u64;
     for (chunk, (op, a, b, m)) in values.chunks_mut(NUM_SHIFT_COLS).zip(rows) {
-        let w5 = op.is_w5();
-        let b_lo = b & 0xffff_ffff;
-        let s = b_lo & if w5 { 31 } else { 63 };
-        let quot = (b_lo - s) >> if w5 { 5 } else { 6 };
-        let (p, q, z) = pow2_values(s);
-        let kind = op.kind();
-        let x = if kind == 0 { p } else { q };
-        let mop = match (kind, z) {
-            (0, _) | (_, 1) => MulOp::Mul,
-            (1, _) => MulOp::Mulhu,
-            _ => MulOp::Mulhsu,
-        };
-        let r = op.eval(a, b);
-        debug_assert_eq!(r, mop.eval(a, x));
-        mul.add(mop, a, x);
-        pow2[pow2_row(s, w5)] += 1;
+        let ShiftRow {
+            w5,
+            s,
+            quot,
+            p,
+            q,
+            z,
+            kind,
+            x,
+            mop,
+            r,
+        } = shift_row(op, a, b);
         lookups.u16(quot & 0xffff);
         lookups.u16(quot >> 16);
         *ShiftCols::from_row_mut(chunk) = ShiftCols {
@@ -354,8 +422,23 @@ pub fn shift_trace(
             m: f(m),
         };
     }
+    RowMajorMatrix::new(values, NUM_SHIFT_COLS)
+}
+
+/// The SHIFT trace from the deduplicated requests: `n x 22` (n = next power of two >= max(requests,
+/// min_height); one row per request key in key order, then padding rows: SLL(0, 0) = 0 with m = 0), and the
+/// POW2 counters. Adds each row's MUL check (padding rows included: `MUL(0, 1)`) to `mul` and the BITWISE
+/// lookups to `lookups`; so fill SHIFT before MUL. The composition of [`shift_side_requests`] and
+/// [`shift_fill`].
+pub fn shift_trace(
+    requests: &ShiftRequests,
+    min_height: usize,
+    lookups: &mut Lookups,
+    mul: &mut MulRequests,
+) -> ShiftTraces {
+    let pow2 = shift_side_requests(requests, min_height, mul);
     ShiftTraces {
-        shift: RowMajorMatrix::new(values, NUM_SHIFT_COLS),
-        pow2: RowMajorMatrix::new(pow2.into_iter().map(f).collect(), 1),
+        shift: shift_fill(requests, min_height, lookups),
+        pow2,
     }
 }

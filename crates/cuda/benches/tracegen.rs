@@ -1,0 +1,299 @@
+//! GPU trace generation figures (harness = false): per-table fill time GPU vs the host reference fill, rows/s,
+//! the whole trace generation GPU pipeline vs host, and end-to-end prove time with and without GPU trace
+//! generation (proof bytes compared).
+//!
+//! `cargo bench -p zkrv-cuda --features cuda --bench tracegen -- [GUEST[:BYTES|=FILE] ...]`
+//! GUEST is a guests/bin ELF name; `:BYTES` runs it on that many random input bytes (seed 1), `=FILE` on a
+//! file, else on guests/inputs/GUEST.bin. Default: every guest, then `sha256:131072` (~8M cycles) and
+//! `sha256:1048576` (~67M cycles, 2^26 CPU rows: the largest workload; fills only).
+//! End-to-end proofs run for workloads of at most `ZKRV_BENCH_PROVE_MAX_CYCLES` cycles (default 2^23; 0 skips
+//! them). Host times: wall clock, median of 3 (1 above 2^22 cycles); GPU fill times: wall clock between
+//! synchronizations (input uploads included), median of 3 after a warm-up.
+
+use std::time::Instant;
+
+use rand::rngs::StdRng;
+use rand::{RngCore, SeedableRng};
+use zkrv_cuda::tables::DeviceLookups;
+use zkrv_cuda::trace_gen::{fill_one, TraceGenOptions, DEVICE_FILLS};
+use zkrv_cuda::{prove_gpu_tracegen_with, CudaBackend, Device, TransferStats};
+use zkrv_executor::Program;
+use zkrv_machine::tables::bitwise::Lookups;
+use zkrv_machine::tables::cpu::cpu_trace;
+use zkrv_machine::tables::load::load_trace;
+use zkrv_machine::tables::lt::lt_trace;
+use zkrv_machine::tables::memw_a::memw_a_trace;
+use zkrv_machine::tables::mul::MulRequests;
+use zkrv_machine::tables::shift::shift_trace;
+use zkrv_machine::tables::store::store_trace;
+use zkrv_machine::trace::DeviceFill;
+use zkrv_machine::{run_for_proof, split_traces, table_id, SplitWitness, TABLE_NAMES};
+use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::StarkConfig;
+
+const GUESTS: [&str; 9] = [
+    "exitcode",
+    "fibonacci",
+    "keccak",
+    "matmul",
+    "modexp",
+    "rustalloc",
+    "rv64im",
+    "sha256",
+    "sort",
+];
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn load(spec: &str) -> (String, Program, Vec<u8>) {
+    let dir = format!("{}/../../guests", env!("CARGO_MANIFEST_DIR"));
+    let (name, input) = if let Some((n, bytes)) = spec.split_once(':') {
+        let len: usize = bytes.parse().expect("BYTES");
+        let mut v = vec![0u8; len];
+        StdRng::seed_from_u64(1).fill_bytes(&mut v);
+        (n, v)
+    } else if let Some((n, file)) = spec.split_once('=') {
+        (n, std::fs::read(file).expect("input file"))
+    } else {
+        (
+            spec,
+            std::fs::read(format!("{dir}/inputs/{spec}.bin")).unwrap_or_default(),
+        )
+    };
+    let elf = std::fs::read(format!("{dir}/bin/{name}.elf")).expect("guest ELF");
+    (
+        spec.to_string(),
+        Program::from_elf(&elf).expect("ELF"),
+        input,
+    )
+}
+
+/// The host reference fill of device-fillable table `t` from the split's inputs.
+fn host_fill(t: usize, s: &SplitWitness, lk: &mut Lookups) -> RowMajorMatrix {
+    let i = &s.inputs;
+    let mh = i.min_height;
+    match t {
+        table_id::CPU => {
+            let c = i.cpu.as_ref().expect("CPU inputs");
+            cpu_trace(&s.record.cycles, &c.walk, &c.decode, mh, lk).expect("cpu_trace")
+        }
+        table_id::LT => lt_trace(&i.lt, mh, lk),
+        table_id::LOAD => load_trace(&i.loads, mh, lk),
+        table_id::STORE => store_trace(&i.stores, mh, lk),
+        table_id::MEMW_A => memw_a_trace(&i.accesses, mh, lk),
+        table_id::SHIFT => shift_trace(&i.shift, mh, lk, &mut MulRequests::new()).shift,
+        _ => unreachable!("table {t} has no device fill"),
+    }
+}
+
+fn secs<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = Instant::now();
+    let r = f();
+    (r, t.elapsed().as_secs_f64())
+}
+
+fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
+    let (name, program, input) = load(spec);
+    println!("\n== {name} ({} input bytes)", input.len());
+    let (run, exec_s) = secs(|| run_for_proof(&program, &input).expect("run"));
+    let cycles = run.record.cycles.len();
+    println!("execute            {exec_s:>9.3} s   {cycles} cycles");
+    let reps = if cycles > 1 << 22 { 1 } else { 3 };
+    // Host trace generation, everything on the host (the CPU path).
+    let mut main_bytes = vec![0u64; TABLE_NAMES.len()];
+    let host_all = median(
+        (0..reps)
+            .map(|_| {
+                let r = zkrv_machine::ProofRun {
+                    statement: run.statement.clone(),
+                    record: run.record.clone(),
+                    input: run.input.clone(),
+                };
+                let (w, s) = secs(|| split_traces(&program, r, DeviceFill::NONE).expect("split"));
+                let (traces, _) = w.traces.into_table_order();
+                for (b, m) in main_bytes.iter_mut().zip(&traces) {
+                    *b = (m.values.len() * 8) as u64;
+                }
+                s
+            })
+            .collect(),
+    );
+    // The split the GPU pipeline does (host walk + host fills of the tables without a device fill).
+    let r = zkrv_machine::ProofRun {
+        statement: run.statement.clone(),
+        record: run.record.clone(),
+        input: run.input.clone(),
+    };
+    let (split_dev, walk_s) = secs(|| split_traces(&program, r, DEVICE_FILLS).expect("split"));
+    drop(split_dev);
+    let (split, _) = secs(|| split_traces(&program, run, DeviceFill::ALL).expect("split"));
+    println!("host trace gen     {host_all:>9.3} s   (all tables on the host)");
+    println!("host walk (GPU path) {walk_s:>7.3} s   (walk + host fills of tables without a device fill)");
+    println!(
+        "{:<9} {:>10} {:>12} {:>12} {:>12} {:>12} {:>8}",
+        "table", "rows", "host ms", "host Mrow/s", "GPU ms", "GPU Mrow/s", "speedup"
+    );
+    let mut gpu_total = 0.0;
+    for t in [
+        table_id::CPU,
+        table_id::LT,
+        table_id::LOAD,
+        table_id::STORE,
+        table_id::MEMW_A,
+        table_id::SHIFT,
+    ] {
+        let mut rows = 0;
+        let host = median(
+            (0..reps)
+                .map(|_| {
+                    let mut lk = Lookups::new();
+                    let (m, s) = secs(|| host_fill(t, &split, &mut lk));
+                    rows = m.height();
+                    s
+                })
+                .collect(),
+        );
+        let gpu = {
+            let lookups = DeviceLookups::new(dev).expect("histogram");
+            let mut stats = TransferStats::default();
+            let mut run = || -> Result<f64, zkrv_cuda::CudaError> {
+                dev.synchronize()?;
+                let t0 = Instant::now();
+                let d = fill_one(dev, t, &split, &lookups, &mut stats)?;
+                dev.synchronize()?;
+                let s = t0.elapsed().as_secs_f64();
+                drop(d);
+                Ok(s)
+            };
+            match run() {
+                Ok(_) => Some(median((0..reps).map(|_| run().expect("fill")).collect())),
+                Err(e) => {
+                    if has_device_fill(t) {
+                        panic!("{}: device fill failed: {e}", TABLE_NAMES[t]);
+                    }
+                    None
+                }
+            }
+        };
+        let mrows = |s: f64| rows as f64 / s.max(1e-12) / 1e6;
+        match gpu {
+            Some(g) => {
+                gpu_total += g;
+                println!(
+                    "{:<9} {rows:>10} {:>12.3} {:>12.1} {:>12.3} {:>12.1} {:>7.1}x",
+                    TABLE_NAMES[t],
+                    host * 1e3,
+                    mrows(host),
+                    g * 1e3,
+                    mrows(g),
+                    host / g.max(1e-12)
+                )
+            }
+            None => println!(
+                "{:<9} {rows:>10} {:>12.3} {:>12.1} {:>12} {:>12} {:>8}",
+                TABLE_NAMES[t],
+                host * 1e3,
+                mrows(host),
+                "no fill",
+                "-",
+                "-"
+            ),
+        }
+    }
+    println!("device fills total {:>9.3} ms", gpu_total * 1e3);
+    let all: u64 = main_bytes.iter().sum();
+    let resident: u64 = zkrv_cuda::trace_gen::selected_tables(DEVICE_FILLS)
+        .into_iter()
+        .map(|t| main_bytes[t])
+        .sum();
+    println!(
+        "main-trace host->device: {all} bytes with host traces, {} with GPU trace generation ({:+.1}%)",
+        all - resident,
+        -100.0 * resident as f64 / all.max(1) as f64
+    );
+    drop(split);
+    let prove_max: usize = std::env::var("ZKRV_BENCH_PROVE_MAX_CYCLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1 << 23);
+    if cycles > prove_max {
+        println!("end-to-end proofs skipped: {cycles} cycles > ZKRV_BENCH_PROVE_MAX_CYCLES = {prove_max}");
+        return;
+    }
+    let config = StarkConfig::default();
+    let mut proofs = Vec::new();
+    for host_traces in [false, true] {
+        backend.reset_stats();
+        let opts = TraceGenOptions {
+            host_traces,
+            ..TraceGenOptions::default()
+        };
+        let ((st, proof, report), s) = secs(|| {
+            prove_gpu_tracegen_with(backend, &program, &input, &config, opts).expect("prove")
+        });
+        let stats = backend.stats();
+        let main_h2d: u64 = TABLE_NAMES
+            .iter()
+            .filter_map(|n| stats.bytes.get(&("commit".to_string(), n.to_string())))
+            .map(|b| b.h2d)
+            .sum();
+        println!(
+            "prove, {} traces: {s:.3} s end to end (trace gen {:.3} s, prove {:.3} s); main-trace H2D {main_h2d} bytes, trace-gen inputs H2D {} bytes",
+            if host_traces { "host" } else { "GPU" },
+            report.trace_gen_s(),
+            report.prove_s,
+            stats.stage("trace-gen").h2d
+        );
+        if !host_traces {
+            print!("{report}");
+        }
+        proofs.push((st, proof.to_bytes()));
+    }
+    assert!(
+        proofs[0] == proofs[1],
+        "{name}: GPU and host trace generation give different proofs"
+    );
+    println!("proofs identical ({} bytes)", proofs[0].1.len());
+}
+
+fn has_device_fill(t: usize) -> bool {
+    zkrv_cuda::trace_gen::selected_tables(DEVICE_FILLS).contains(&t)
+}
+
+fn main() {
+    let specs: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let specs = if specs.is_empty() {
+        let mut v: Vec<String> = GUESTS.iter().map(|s| s.to_string()).collect();
+        v.push("sha256:131072".into());
+        v.push("sha256:1048576".into());
+        v
+    } else {
+        specs
+    };
+    let dev = match Device::new() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("SKIPPED tracegen bench: {e}");
+            return;
+        }
+    };
+    println!(
+        "GPU trace generation: {} ({}); device fills: {:?}",
+        dev.name(),
+        dev.arch(),
+        zkrv_cuda::trace_gen::selected_tables(DEVICE_FILLS)
+            .into_iter()
+            .map(|t| TABLE_NAMES[t])
+            .collect::<Vec<_>>()
+    );
+    let backend = CudaBackend::new(dev);
+    for s in &specs {
+        bench_one(backend.device(), &backend, s);
+    }
+}

@@ -1,0 +1,70 @@
+// Shared helpers of the table fill kernels (kernels/tables/*.cu, mirroring crates/machine/src/tables/*.rs).
+//
+// Every fill kernel is written as a per-row function `ZKRV_HD void <table>_fill_row(u64 row, ...)` plus a thin
+// `extern "C" __global__` wrapper (one thread per row). The same file also compiles as plain C++ with
+// `-DZKRV_HOST_EMU` (crates/cuda/tests/common/host_emu.rs): the host parity harness then calls the row function
+// in a loop, so the kernel's logic is checked against the Rust fill on machines without a GPU (CI).
+//
+// Trace layout written by the fills: `rows x width` row-major u64, natural row order, every cell a canonical
+// Goldilocks value (< p), i.e. what `RowMajorMatrix::values[i].as_canonical_u64()` holds on the host.
+//
+// BITWISE lookups: each fill adds its lookups to a device histogram `u32 counts[7 * 65536]`, kind-major in
+// `zkrv_machine::tables::bitwise::LookupKind` order (counts[kind * 65536 + x]).
+#pragma once
+
+#ifdef ZKRV_HOST_EMU
+#define __device__
+#define __forceinline__ inline
+#define __global__
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+static inline unsigned int __brev(unsigned int x) {
+    unsigned int r = 0;
+    for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
+    return r;
+}
+#endif
+
+#include "field.cuh"
+
+#define ZKRV_HD __device__ __forceinline__
+
+// LookupKind (crates/machine/src/tables/bitwise.rs).
+#define LK_U16 0u
+#define LK_MSB16 1u
+#define LK_PAIR 2u
+#define LK_AND 3u
+#define LK_OR 4u
+#define LK_XOR 5u
+#define LK_MSB8 6u
+#define LK_ROWS 65536u
+
+// Count one BITWISE lookup of `kind` at row `x` (< 2^16).
+ZKRV_HD void lookup_add(u32* counts, u32 kind, u64 x) {
+#ifdef ZKRV_HOST_EMU
+    counts[kind * LK_ROWS + (u32)x] += 1;
+#else
+    atomicAdd(&counts[kind * LK_ROWS + (u32)x], 1u);
+#endif
+}
+
+// `lookup_add`, aggregated over the warp: the lanes in `lanes` that hit the same counter add their count with
+// one atomic (fills whose rows mostly hit a few hot counters, e.g. RANGE16[0], would otherwise serialise on
+// them). Every lane in `lanes` must make this same call (same order of calls, same `lanes`); 1-D blocks of a
+// multiple of 32 threads (`launch_1d`). Host emulation: plain `lookup_add`.
+ZKRV_HD void lookup_add_warp(u32* counts, u32 kind, u64 x, u32 lanes) {
+#ifdef ZKRV_HOST_EMU
+    (void)lanes;
+    lookup_add(counts, kind, x);
+#else
+    const u32 key = kind * LK_ROWS + (u32)x;
+    const u32 peers = __match_any_sync(lanes, key);
+    if ((threadIdx.x & 31u) == (u32)(__ffs(peers) - 1)) atomicAdd(&counts[key], (u32)__popc(peers));
+#endif
+}
+
+// Global thread index of a 1-D launch (the row of a fill kernel).
+#ifndef ZKRV_HOST_EMU
+__device__ __forceinline__ u64 global_row() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
+#endif

@@ -1,0 +1,116 @@
+// Fill kernel of the SHIFT table (mirrors crates/machine/src/tables/shift.rs `shift_fill`): see common.cuh for the
+// conventions.
+//
+// Input: the deduplicated requests `(op, a, b) -> m` in key order (= row order), one `ShiftRequest` each
+// (`zkrv_cuda::tables::shift::ShiftRequest`, 32 bytes; `op` the ALU code SLL..SRA5 = 7..12). Output: `rows x 22`
+// row-major (ShiftCols order): row i < len is request i, rows len..rows are padding (SLL(0, 0) = 0 with m = 0).
+// Lookups per row: RANGE16 of the two 16-bit halves of the amount quotient, aggregated per warp (equal lookups of
+// a warp's rows are one atomic). The padding rows' lookups (both at 0) are counted in one addition by the thread
+// of row `len`. The requests SHIFT makes of MUL and POW2 are counted on the host (`shift_side_requests`).
+#include "table_common.cuh"
+
+#define SHIFT_COLS 22u
+// ALU codes (crates/machine/src/bus.rs, module alu).
+#define ALU_SLL 7ull
+#define ALU_SLL5 10ull
+#define ALU_MUL 13ull
+#define ALU_MULHSU 15ull
+#define ALU_MULHU 16ull
+
+struct ShiftRequest {
+    u64 a;
+    u64 b;
+    u64 op;  // ALU code, SLL..SRA5
+    u64 m;
+};
+
+// Adds `n` lookups of `kind` at row `x`.
+ZKRV_HD void shift_lookup_add_n(u32* counts, u32 kind, u64 x, u32 n) {
+#ifdef ZKRV_HOST_EMU
+    counts[kind * LK_ROWS + (u32)x] += n;
+#else
+    atomicAdd(&counts[kind * LK_ROWS + (u32)x], n);
+#endif
+}
+
+// No lookup (a padding row's slot in the warp-wide lookup calls).
+#define SHIFT_NO_LOOKUP 0xffffffffu
+
+// Counts one lookup at histogram index `key` (kind * 2^16 + x), or none for SHIFT_NO_LOOKUP. On the device every
+// lane in `lanes` (the warp's lanes that run a row) must make the same sequence of calls: lanes with equal keys are
+// merged into one atomic (warp aggregation; the hot key RANGE16[0] of small amounts would otherwise serialise).
+ZKRV_HD void shift_lookup(u32* counts, u32 key, u32 lanes) {
+#ifdef ZKRV_HOST_EMU
+    (void)lanes;
+    if (key != SHIFT_NO_LOOKUP) counts[key] += 1;
+#else
+    u32 peers = __match_any_sync(lanes, key);
+    if (key != SHIFT_NO_LOOKUP && (u32)(__ffs(peers) - 1) == (threadIdx.x & 31u))
+        atomicAdd(&counts[key], (u32)__popc(peers));
+#endif
+}
+
+// Writes row `row` (< rows) of the SHIFT trace and counts its lookups. `len <= rows`. `lanes`: on the device, the
+// mask of the warp's lanes calling this function (all of them call it once), unused in host emulation.
+ZKRV_HD void shift_fill_row(u64 row, const ShiftRequest* req, u64 len, u64 rows, u64* trace, u32* counts,
+                            u32 lanes) {
+    u64 a = 0, b = 0, op = ALU_SLL, m = 0;
+    bool real = row < len;
+    if (real) {
+        ShiftRequest q = req[row];
+        a = q.a;
+        b = q.b;
+        op = q.op;
+        m = q.m;
+    }
+    u64 w5 = op >= ALU_SLL5;
+    u64 kind = (op - ALU_SLL) % 3;  // 0 left, 1 logical right, 2 arithmetic right
+    u64 b_lo = b & 0xffffffffull;
+    u64 s = b_lo & (w5 ? 31 : 63);
+    u64 quot = (b_lo - s) >> (w5 ? 5 : 6);
+    u64 p = 1ull << s;
+    u64 q = s == 0 ? 1 : 1ull << (64 - s);
+    u64 z = s == 0;
+    u64 x = kind == 0 ? p : q;
+    u64 mop = (kind == 0 || z) ? ALU_MUL : (kind == 1 ? ALU_MULHU : ALU_MULHSU);
+    u64 r = kind == 0 ? a << s : (kind == 1 ? a >> s : (u64)((long long)a >> s));
+    // Real rows: RANGE16 of q0 and q1. Padding rows make no call-time lookups (counted below in one addition),
+    // but take part in the warp-wide calls.
+    shift_lookup(counts, real ? LK_U16 * LK_ROWS + (u32)(quot & 0xffff) : SHIFT_NO_LOOKUP, lanes);
+    shift_lookup(counts, real ? LK_U16 * LK_ROWS + (u32)(quot >> 16) : SHIFT_NO_LOOKUP, lanes);
+    if (row == len) shift_lookup_add_n(counts, LK_U16, 0, 2u * (u32)(rows - len));
+    u64* o = trace + row * SHIFT_COLS;
+    o[0] = a & 0xffffffffull;
+    o[1] = a >> 32;
+    o[2] = b_lo;
+    o[3] = b >> 32;
+    o[4] = s;
+    o[5] = quot & 0xffff;
+    o[6] = quot >> 16;
+    o[7] = kind == 0;
+    o[8] = kind == 1;
+    o[9] = kind == 2;
+    o[10] = w5;
+    o[11] = p & 0xffffffffull;
+    o[12] = p >> 32;
+    o[13] = q & 0xffffffffull;
+    o[14] = q >> 32;
+    o[15] = z;
+    o[16] = mop;
+    o[17] = x & 0xffffffffull;
+    o[18] = x >> 32;
+    o[19] = r & 0xffffffffull;
+    o[20] = r >> 32;
+    o[21] = gl_canon(m);
+}
+
+#ifndef ZKRV_HOST_EMU
+// One thread per row: `rows` threads or more (extra threads return). `req`: len ShiftRequest; `trace`: rows x 22
+// u64; `counts`: the 7 x 2^16 u32 lookup histogram.
+extern "C" __global__ void shift_fill(const ShiftRequest* req, u64 len, u64 rows, u64* trace, u32* counts) {
+    u64 row = global_row();
+    u32 lanes = __ballot_sync(0xffffffffu, row < rows);
+    if (row >= rows) return;
+    shift_fill_row(row, req, len, rows, trace, counts, lanes);
+}
+#endif

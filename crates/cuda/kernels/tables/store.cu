@@ -1,0 +1,84 @@
+// Fill kernel of the STORE table (mirrors crates/machine/src/tables/store.rs): see common.cuh for the conventions.
+//
+// Input: one `StoreIn` per store (20 bytes, layout = `zkrv_cuda::tables::store::StoreIn`), in row order. Every
+// STORE cell is a function of it: base = addr - imm (mod 2^64; the walk guarantees base + imm < 2^32), v is val
+// truncated to the width, and top (the access's top byte after the write) is byte `width - 1` of val.
+// Output: `rows x 20` u64 (`StoreCols` order), padding rows (row >= n_events) an inactive 8-byte store of 0;
+// per store one BYTE[PAIR] lookup (Pair at `b0 << 8 | b1`) and one RANGE16 lookup (U16 at `hh`).
+#include "table_common.cuh"
+
+// StoreCols column offsets (crates/machine/src/tables/store.rs).
+#define STORE_TS 0
+#define STORE_BASE 1
+#define STORE_IMM 3
+#define STORE_ADDR 5
+#define STORE_C0 6
+#define STORE_VAL 7
+#define STORE_W 9
+#define STORE_B0 13
+#define STORE_B1 14
+#define STORE_HH 15
+#define STORE_V 16
+#define STORE_TOP 18
+#define STORE_MU 19
+#define STORE_WIDTH 20
+
+// One store.
+struct StoreIn {
+    u32 addr;     // base + imm (mod 2^64), < 2^32
+    u32 ts;       // 4 clk + 1
+    u32 val[2];   // the rs2 value, low word first
+    short imm;    // sign-extended offset (12-bit S-immediate)
+    unsigned short width_idx;  // width 1 << width_idx bytes
+};
+
+// Row `row` of the trace; `lanes`: the warp's lanes that fill real rows (see lookup_add_warp).
+ZKRV_HD void store_fill_row(u64 row, u64* trace, const StoreIn* events, u32 n_events, u32* counts,
+                            u32 lanes) {
+    u64* t = trace + row * STORE_WIDTH;
+    if (row >= n_events) {
+#pragma unroll
+        for (int c = 0; c < STORE_WIDTH; c++) t[c] = 0;
+        t[STORE_W + 3] = 1;
+        return;
+    }
+    const StoreIn e = events[row];
+    const u32 widx = e.width_idx & 3u;
+    const u64 imm = (u64)(long long)e.imm;
+    const u64 addr = e.addr;
+    const u64 base = addr - imm;
+    const u64 val = (u64)e.val[0] | ((u64)e.val[1] << 32);
+    const u32 width = 1u << widx;
+    const u64 v = width == 8 ? val : val & ((1ULL << (8 * width)) - 1);
+    const u64 lo = e.val[0];
+    t[STORE_TS] = e.ts;
+    t[STORE_BASE] = base & 0xffffffffULL;
+    t[STORE_BASE + 1] = base >> 32;
+    t[STORE_IMM] = imm & 0xffffffffULL;
+    t[STORE_IMM + 1] = imm >> 32;
+    t[STORE_ADDR] = addr;
+    t[STORE_C0] = ((base & 0xffffffffULL) + (imm & 0xffffffffULL)) >> 32;
+    t[STORE_VAL] = lo;
+    t[STORE_VAL + 1] = e.val[1];
+#pragma unroll
+    for (u32 k = 0; k < 4; k++) t[STORE_W + k] = k == widx;
+    t[STORE_B0] = lo & 0xff;
+    t[STORE_B1] = (lo >> 8) & 0xff;
+    t[STORE_HH] = lo >> 16;
+    t[STORE_V] = v & 0xffffffffULL;
+    t[STORE_V + 1] = v >> 32;
+    t[STORE_TOP] = (val >> (8 * (width - 1))) & 0xff;
+    t[STORE_MU] = 1;
+    lookup_add_warp(counts, LK_PAIR, ((lo & 0xff) << 8) | ((lo >> 8) & 0xff), lanes);
+    lookup_add_warp(counts, LK_U16, lo >> 16, lanes);
+}
+
+#ifndef ZKRV_HOST_EMU
+// One thread per row of a `rows x 20` trace; launch shape from `zkrv_cuda::tables::launch_1d(rows, 20, ..)`.
+extern "C" __global__ void store_fill(u64* trace, const StoreIn* events, u32 n_events, u32 rows, u32* counts) {
+    const u64 row = global_row();
+    // Every lane of the warp is live here (launch_1d blocks are whole warps): the lanes of real rows.
+    const u32 lanes = __ballot_sync(0xffffffffu, row < n_events);
+    if (row < rows) store_fill_row(row, trace, events, n_events, counts, lanes);
+}
+#endif

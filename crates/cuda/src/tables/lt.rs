@@ -1,0 +1,86 @@
+//! LT fill on the device (mirrors `zkrv_machine::tables::lt::lt_trace`, kernel `kernels/tables/lt.cu`).
+
+use std::collections::BTreeMap;
+
+use cudarc::driver::DeviceRepr;
+use zkrv_machine::tables::lt::{lt_height, NUM_LT_COLS};
+
+use crate::backend::DeviceTrace;
+use crate::device::{Device, KArg, Program};
+use crate::error::CudaError;
+use crate::stats::TransferStats;
+use crate::tables::{alloc_trace, launch_1d, DeviceLookups, FILL_BLOCK};
+
+/// One deduplicated LT request as uploaded (32 bytes, the kernel's `LtRequest`): `[a <s b]` (signed = 1) or
+/// `[a <u b]` (signed = 0), answering `m` ALU requests.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LtRequest {
+    pub a: u64,
+    pub b: u64,
+    pub signed: u64,
+    pub m: u64,
+}
+
+// SAFETY: plain-old-data, `#[repr(C)]`, no padding, any bit pattern valid.
+unsafe impl DeviceRepr for LtRequest {}
+
+/// The upload form of the requests, in key order (= row order).
+pub fn lt_requests(requests: &BTreeMap<(u64, u64, bool), u64>) -> Vec<LtRequest> {
+    requests
+        .iter()
+        .map(|(&(a, b, signed), &m)| LtRequest {
+            a,
+            b,
+            signed: signed as u64,
+            m,
+        })
+        .collect()
+}
+
+/// Fills the LT trace on the device from the deduplicated requests `(a, b, signed) -> count`: returns
+/// `n x 16` row-major u64 (n = `lt_height(requests.len(), min_height)`, natural order, canonical field
+/// elements), exactly `lt_trace`'s rows (padding rows included), and adds the rows' BITWISE lookups to
+/// `lookups`. Uploads `32 * requests.len()` bytes (recorded as H2D stage "trace-gen", table "LT").
+/// Errors: launch shape out of bounds ([`launch_1d`]), allocation, launch.
+pub fn fill_lt(
+    dev: &Device,
+    requests: &BTreeMap<(u64, u64, bool), u64>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+    stats: &mut TransferStats,
+) -> Result<DeviceTrace, CudaError> {
+    let rows = lt_height(requests.len(), min_height);
+    let cfg = launch_1d(rows as u64, NUM_LT_COLS as u64, FILL_BLOCK)?;
+    let host = lt_requests(requests);
+    let req = if host.is_empty() {
+        dev.alloc::<LtRequest>(0)?
+    } else {
+        dev.upload(&host)?
+    };
+    stats.add_h2d(
+        "trace-gen",
+        "LT",
+        (host.len() * std::mem::size_of::<LtRequest>()) as u64,
+    );
+    let trace = alloc_trace(dev, rows, NUM_LT_COLS)?;
+    // SAFETY: `req` holds `host.len()` requests (at least one slot), `trace` rows x 16 u64, `counts` the
+    // 7 x 2^16 histogram; the grid covers `rows` threads (launch_1d) and the kernel skips the rest.
+    unsafe {
+        dev.launch(
+            Program::TableLt,
+            "lt_fill",
+            cfg,
+            &[
+                KArg::U64(req.ptr()),
+                KArg::U64(host.len() as u64),
+                KArg::U64(rows as u64),
+                KArg::U64(trace.data.ptr()),
+                KArg::U64(lookups.counts.ptr()),
+            ],
+        )?;
+    }
+    // `req` is freed stream-ordered after the kernel.
+    drop(req);
+    Ok(trace)
+}

@@ -1,0 +1,180 @@
+//! GPU trace generation: fill kernels for the machine tables (docs/gpu.md, "Trace generation").
+//!
+//! One module per table, mirroring `zkrv_machine::tables::<table>` and `kernels/tables/<table>.cu` file for file.
+//! Each fill takes the table's compact inputs (the execution record, or the list the host fill takes, see
+//! `zkrv_machine::trace::FillInputs`), uploads them once and writes the table's main trace (`n x width`
+//! row-major u64, natural order, canonical field elements, padding rows included) into a fresh device buffer,
+//! producing exactly the host fill's rows. The BITWISE lookups the rows make are added to a [`DeviceLookups`]
+//! histogram on the device, merged into the host's `Lookups` once at the end.
+//!
+//! Launch guards ([`launch_1d`]) refuse shapes the kernels cannot address instead of launching a truncated grid.
+
+pub mod cpu;
+pub mod load;
+pub mod lt;
+pub mod memw_a;
+pub mod shift;
+pub mod store;
+
+use cudarc::driver::LaunchConfig;
+use zkrv_machine::tables::bitwise::{Lookups, BITWISE_LOG_HEIGHT, NUM_BITWISE_COLS};
+
+use crate::backend::DeviceTrace;
+use crate::device::{Device, DeviceBuffer};
+use crate::error::CudaError;
+
+/// Largest trace height a fill kernel accepts: 2^26 rows (`zkrv_stark::logup::MAX_LOG_HEIGHT`).
+pub const MAX_FILL_LOG_ROWS: u32 = 26;
+/// Threads per block of the fill kernels.
+pub const FILL_BLOCK: u32 = 256;
+/// Largest grid x-dimension CUDA accepts (compute capability >= 3.0).
+pub const MAX_GRID_X: u64 = (1 << 31) - 1;
+
+/// The launch shape of a one-thread-per-row fill over `rows` rows of `width` columns, checked:
+/// `1 <= rows <= 2^26`, `block` a multiple of 32 in `[32, 1024]`, the grid `ceil(rows / block)` at most
+/// [`MAX_GRID_X`], and `rows * width <= u32::MAX` (kernels may address a cell with a 32-bit offset).
+/// Errors: [`CudaError::InvalidArgument`] naming the violated bound.
+pub fn launch_1d(rows: u64, width: u64, block: u32) -> Result<LaunchConfig, CudaError> {
+    if rows == 0 || rows > 1 << MAX_FILL_LOG_ROWS {
+        return Err(CudaError::InvalidArgument(format!(
+            "fill of {rows} rows: must be 1..=2^{MAX_FILL_LOG_ROWS}"
+        )));
+    }
+    if block == 0 || block > 1024 || !block.is_multiple_of(32) {
+        return Err(CudaError::InvalidArgument(format!(
+            "fill block of {block} threads: must be a multiple of 32 in [32, 1024]"
+        )));
+    }
+    let cells = rows.saturating_mul(width);
+    if cells > u32::MAX as u64 {
+        return Err(CudaError::InvalidArgument(format!(
+            "fill of {rows} x {width} = {cells} cells exceeds the 32-bit cell index bound {}",
+            u32::MAX
+        )));
+    }
+    let grid = rows.div_ceil(block as u64);
+    if grid > MAX_GRID_X {
+        return Err(CudaError::InvalidArgument(format!(
+            "fill grid of {grid} blocks exceeds the grid limit {MAX_GRID_X}"
+        )));
+    }
+    Ok(LaunchConfig {
+        grid_dim: (grid as u32, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
+/// A fresh trace buffer of `rows x width` u64 (poisoned with 0xff bytes when the device is in debug mode, so
+/// that a cell no kernel wrote reads as `u64::MAX`, which is not a canonical field element).
+pub fn alloc_trace(dev: &Device, rows: usize, width: usize) -> Result<DeviceTrace, CudaError> {
+    if !rows.is_power_of_two() {
+        return Err(CudaError::InvalidArgument(format!(
+            "trace height {rows} is not a power of two"
+        )));
+    }
+    Ok(DeviceTrace {
+        data: dev.alloc::<u64>(rows * width)?,
+        width,
+        log_height: rows.trailing_zeros(),
+    })
+}
+
+/// The BITWISE lookup histogram on the device: `u32 counts[7 x 2^16]`, kind-major (`LookupKind` order).
+pub struct DeviceLookups {
+    pub counts: DeviceBuffer<u32>,
+}
+
+impl DeviceLookups {
+    /// Number of counters: 7 kinds x 2^16 rows.
+    pub const LEN: usize = NUM_BITWISE_COLS << BITWISE_LOG_HEIGHT;
+
+    /// A zeroed histogram.
+    pub fn new(dev: &Device) -> Result<Self, CudaError> {
+        Ok(DeviceLookups {
+            counts: dev.alloc_zeros::<u32>(Self::LEN)?,
+        })
+    }
+
+    /// Downloads the histogram (`7 x 2^16` u32, 1.75 MiB) and adds it to `host`.
+    pub fn merge_into(&self, dev: &Device, host: &mut Lookups) -> Result<(), CudaError> {
+        let v = dev.download(&self.counts)?;
+        host.add_histogram(&v)
+            .map_err(|e| CudaError::InvalidArgument(format!("lookup histogram: {e}")))
+    }
+}
+
+/// Height of a table filled from `n_events` events, one row per event: the next power of two `>=
+/// max(n_events, min_height)` (what `load_trace`, `store_trace` and `memw_a_trace` use). Errors if
+/// `min_height` is not a power of two or the height exceeds `2^MAX_FILL_LOG_ROWS`.
+pub fn event_table_height(n_events: usize, min_height: usize) -> Result<usize, CudaError> {
+    if !min_height.is_power_of_two() {
+        return Err(CudaError::InvalidArgument(format!(
+            "min_height {min_height} is not a power of two"
+        )));
+    }
+    let n = n_events.next_power_of_two().max(min_height);
+    if n > 1 << MAX_FILL_LOG_ROWS {
+        return Err(CudaError::InvalidArgument(format!(
+            "table of {n_events} events: height {n} exceeds 2^{MAX_FILL_LOG_ROWS} rows"
+        )));
+    }
+    Ok(n)
+}
+
+/// Events per thread below which [`par_pack`] stays on the calling thread.
+pub const PACK_CHUNK: usize = 1 << 16;
+
+/// `events.iter().enumerate().map(f).collect()`, on up to 16 threads for large inputs (chunks of at least
+/// [`PACK_CHUNK`] events): the host-side conversion of a fill's events into their upload form. On failure
+/// returns the error of the first failing event (lowest index), as the sequential loop would.
+pub fn par_pack<E: Sync, P: Copy + Default + Send>(
+    events: &[E],
+    f: impl Fn(usize, &E) -> Result<P, CudaError> + Sync,
+) -> Result<Vec<P>, CudaError> {
+    let chunks = events.len().div_ceil(PACK_CHUNK);
+    let threads = if chunks <= 1 {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(16)
+            .min(chunks)
+    };
+    let mut out = vec![P::default(); events.len()];
+    let part = events.len().div_ceil(threads).max(1);
+    let run = |base: usize, src: &[E], dst: &mut [P]| -> Result<(), CudaError> {
+        for (k, (e, d)) in src.iter().zip(dst.iter_mut()).enumerate() {
+            *d = f(base + k, e)?;
+        }
+        Ok(())
+    };
+    if threads == 1 {
+        run(0, events, &mut out)?;
+        return Ok(out);
+    }
+    let results: Vec<Result<(), CudaError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = events
+            .chunks(part)
+            .zip(out.chunks_mut(part))
+            .enumerate()
+            .map(|(c, (src, dst))| {
+                let run = &run;
+                s.spawn(move || run(c * part, src, dst))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(CudaError::InvalidArgument(
+                        "event packing thread panicked".into(),
+                    ))
+                })
+            })
+            .collect()
+    });
+    // Chunks are in event order, so the first error is the lowest failing index.
+    results.into_iter().collect::<Result<Vec<()>, _>>()?;
+    Ok(out)
+}

@@ -1,0 +1,358 @@
+//! Proving with GPU trace generation (docs/gpu.md, "Trace generation"):
+//!
+//! 1. execute the program with recording (`zkrv_machine::run_for_proof`);
+//! 2. the host walk (`zkrv_machine::split_traces`): the inherently sequential parts (register and memory walks,
+//!    requests between tables, DECODE multiplicities) and the host fills of every table without a device fill;
+//!    the device-filled tables come back empty with their compact inputs (`FillInputs`);
+//! 3. device fills, one per selected table ([`DEVICE_FILLS`]): each uploads its compact inputs once and writes
+//!    its main trace into a fresh device buffer, counting its BITWISE lookups into one device histogram;
+//! 4. the histogram is merged into the host's lookups ([`DeviceLookups::merge_into`]) and BITWISE is built;
+//! 5. prove (`zkrv_machine::prove_inputs_with`): resident traces enter the commitment as
+//!    `TraceInput::Device` (no main-trace upload; the LDE consumes and drops them), the others are uploaded.
+//!
+//! No silent fallback: a fill that cannot run (launch bounds, out of memory, launch failure) fails the proof
+//! with that error. `ZKRV_CPU_TRACE=1` ([`TraceGenOptions::from_env`]) makes every trace on the host.
+
+use std::fmt;
+use std::time::Instant;
+
+use thiserror::Error;
+use zkrv_executor::Program;
+use zkrv_machine::trace::DeviceFill;
+use zkrv_machine::{
+    prove_inputs_with, run_for_proof, split_traces, table_id, MachineError, Proof, SplitWitness,
+    Statement, TABLE_NAMES,
+};
+use zkrv_stark::backend::TraceInput;
+use zkrv_stark::StarkConfig;
+
+use crate::backend::{CudaBackend, DeviceTrace};
+use crate::device::Device;
+use crate::error::CudaError;
+use crate::stats::{TraceOrigin, TransferStats};
+use crate::tables::{self, DeviceLookups};
+
+/// Environment variable forcing host trace generation when set to anything but `0` or empty.
+pub const CPU_TRACE_ENV: &str = "ZKRV_CPU_TRACE";
+
+/// The tables that have a device fill in this build (the others are generated on the host and uploaded):
+/// CPU, LT, SHIFT, LOAD, STORE. Switch a table on here and add its arm to [`fill_one`] when its fill lands.
+pub const DEVICE_FILLS: DeviceFill = DeviceFill {
+    cpu: true,
+    lt: true,
+    load: true,
+    store: true,
+    memw_a: false,
+    shift: true,
+};
+
+/// Why proving with GPU trace generation failed.
+#[derive(Debug, Error)]
+pub enum TraceGenError {
+    /// Execution, the host walk or the prover.
+    #[error(transparent)]
+    Machine(#[from] MachineError),
+    /// A device fill could not run.
+    #[error("device fill of {table}: {source}")]
+    Fill {
+        table: &'static str,
+        source: CudaError,
+    },
+    /// Another device failure (histogram, synchronization).
+    #[error("device: {0}")]
+    Device(#[from] CudaError),
+}
+
+/// Where the traces are generated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceGenOptions {
+    /// Generate every trace on the host (all uploaded at commit).
+    pub host_traces: bool,
+    /// The tables filled on the device when `host_traces` is false.
+    pub device: DeviceFill,
+}
+
+impl Default for TraceGenOptions {
+    fn default() -> Self {
+        TraceGenOptions {
+            host_traces: false,
+            device: DEVICE_FILLS,
+        }
+    }
+}
+
+impl TraceGenOptions {
+    /// The default, with `host_traces` set when `ZKRV_CPU_TRACE` is set to anything but `0` or empty.
+    pub fn from_env() -> Self {
+        let host = std::env::var(CPU_TRACE_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
+        TraceGenOptions {
+            host_traces: host,
+            ..Self::default()
+        }
+    }
+
+    /// The tables actually filled on the device.
+    pub fn device_tables(&self) -> DeviceFill {
+        if self.host_traces {
+            DeviceFill::NONE
+        } else {
+            self.device
+        }
+    }
+}
+
+/// One table of a proof: how its main trace was made.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableGen {
+    /// Table name (`zkrv_machine::TABLE_NAMES`).
+    pub name: &'static str,
+    /// `Resident`: filled on the device; `Uploaded`: generated on the host and uploaded at commit.
+    pub origin: TraceOrigin,
+    /// Rows x columns of the main trace.
+    pub rows: usize,
+    pub width: usize,
+    /// Device fill time in seconds, input uploads included (synchronized before and after); `None` for
+    /// host-generated tables (their time is in [`TraceGenReport::host_trace_s`]).
+    pub fill_s: Option<f64>,
+}
+
+/// Timings (wall seconds) and per-table origins of one proof.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TraceGenReport {
+    /// Execution with recording.
+    pub execute_s: f64,
+    /// The host walk and the host fills of the tables not filled on the device.
+    pub host_trace_s: f64,
+    /// All device fills (sum of [`TableGen::fill_s`]).
+    pub device_fill_s: f64,
+    /// Merging the device lookup histogram and building BITWISE.
+    pub lookups_s: f64,
+    /// Proving (commitments onwards).
+    pub prove_s: f64,
+    /// Every table, in proof order.
+    pub tables: Vec<TableGen>,
+}
+
+impl TraceGenReport {
+    /// Trace generation end to end: host walk + device fills + lookups.
+    pub fn trace_gen_s(&self) -> f64 {
+        self.host_trace_s + self.device_fill_s + self.lookups_s
+    }
+}
+
+impl fmt::Display for TraceGenReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, device fills {:.3} s, lookups {:.3} s), prove {:.3} s",
+            self.execute_s,
+            self.trace_gen_s(),
+            self.host_trace_s,
+            self.device_fill_s,
+            self.lookups_s,
+            self.prove_s
+        )?;
+        for t in &self.tables {
+            let how = match (t.origin, t.fill_s) {
+                (TraceOrigin::Resident, Some(s)) => format!(
+                    "resident, device fill {:.3} ms, {:.1} Mrows/s",
+                    s * 1e3,
+                    t.rows as f64 / s.max(1e-12) / 1e6
+                ),
+                (TraceOrigin::Resident, None) => "resident".to_string(),
+                (TraceOrigin::Uploaded, _) => "uploaded".to_string(),
+            };
+            writeln!(f, "  {:<9} {:>10} x {:<3} {how}", t.name, t.rows, t.width)?;
+        }
+        Ok(())
+    }
+}
+
+/// Proves `program` on `input` with GPU trace generation as [`TraceGenOptions::from_env`] says.
+pub fn prove_gpu_tracegen(
+    backend: &CudaBackend,
+    program: &Program,
+    input: &[u8],
+    config: &StarkConfig,
+) -> Result<(Statement, Proof, TraceGenReport), TraceGenError> {
+    prove_gpu_tracegen_with(backend, program, input, config, TraceGenOptions::from_env())
+}
+
+/// Proves `program` on `input` on `backend`, filling the tables of `opts` on the device (see the module
+/// docs): [`generate_traces`] then `zkrv_machine::prove_inputs_with`. The proof is byte-identical to the CPU
+/// backend's.
+pub fn prove_gpu_tracegen_with(
+    backend: &CudaBackend,
+    program: &Program,
+    input: &[u8],
+    config: &StarkConfig,
+    opts: TraceGenOptions,
+) -> Result<(Statement, Proof, TraceGenReport), TraceGenError> {
+    let g = generate_traces(backend, program, input, opts)?;
+    let mut report = g.report;
+    let t = Instant::now();
+    let (statement, proof) =
+        prove_inputs_with(backend, program, g.statement, g.pages, g.traces, config)?;
+    report.prove_s = t.elapsed().as_secs_f64();
+    Ok((statement, proof, report))
+}
+
+/// The prepared inputs of a proof ([`generate_traces`]).
+pub struct GpuTraces {
+    pub statement: Statement,
+    /// Touched pages (public).
+    pub pages: Vec<u32>,
+    /// Main traces in table order: `TraceInput::Device` for the device-filled tables, host matrices else.
+    pub traces: Vec<TraceInput<DeviceTrace>>,
+    /// Timings so far (`prove_s` = 0) and every table's origin.
+    pub report: TraceGenReport,
+}
+
+/// Executes `program` on `input` and generates its main traces, the tables of `opts` on `backend`'s device
+/// (resident), the rest on the host. Names the next commit round's tables with the machine's table names in
+/// the backend's transfer statistics (so the main commitment shows CPU, LT, ... as resident / uploaded) and
+/// counts the fills' input uploads there under stage "trace-gen". Prove with
+/// `zkrv_machine::prove_inputs_with(backend, ..)` before committing anything else on `backend`.
+pub fn generate_traces(
+    backend: &CudaBackend,
+    program: &Program,
+    input: &[u8],
+    opts: TraceGenOptions,
+) -> Result<GpuTraces, TraceGenError> {
+    let mut report = TraceGenReport::default();
+    let device = opts.device_tables();
+    let t = Instant::now();
+    let run = run_for_proof(program, input)?;
+    report.execute_s = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let mut split = split_traces(program, run, device)?;
+    report.host_trace_s = t.elapsed().as_secs_f64();
+
+    let dev = backend.device();
+    let mut stats = TransferStats::default();
+    let mut resident: Vec<Option<(DeviceTrace, f64)>> =
+        (0..TABLE_NAMES.len()).map(|_| None).collect();
+    let selected = selected_tables(device);
+    if !selected.is_empty() {
+        let lookups = DeviceLookups::new(dev)?;
+        for &t in &selected {
+            dev.synchronize()?;
+            let start = Instant::now();
+            let fill = fill_one(dev, t, &split, &lookups, &mut stats)
+                .and_then(|d| dev.synchronize().map(|_| d))
+                .map_err(|source| TraceGenError::Fill {
+                    table: TABLE_NAMES[t],
+                    source,
+                })?;
+            let s = start.elapsed().as_secs_f64();
+            report.device_fill_s += s;
+            resident[t] = Some((fill, s));
+        }
+        let start = Instant::now();
+        lookups.merge_into(dev, &mut split.traces.lookups)?;
+        report.lookups_s = start.elapsed().as_secs_f64();
+    }
+    let start = Instant::now();
+    let SplitWitness {
+        statement, traces, ..
+    } = split;
+    let (host, pages) = traces.into_table_order();
+    report.lookups_s += start.elapsed().as_secs_f64();
+
+    let mut inputs = Vec::with_capacity(host.len());
+    for (t, (m, r)) in host.into_iter().zip(resident).enumerate() {
+        let name = TABLE_NAMES[t];
+        match r {
+            Some((d, s)) => {
+                report.tables.push(TableGen {
+                    name,
+                    origin: TraceOrigin::Resident,
+                    rows: 1 << d.log_height,
+                    width: d.width,
+                    fill_s: Some(s),
+                });
+                inputs.push(TraceInput::Device(d));
+            }
+            None => {
+                report.tables.push(TableGen {
+                    name,
+                    origin: TraceOrigin::Uploaded,
+                    rows: m.height(),
+                    width: m.width,
+                    fill_s: None,
+                });
+                inputs.push(TraceInput::Host(m));
+            }
+        }
+    }
+    backend.record_stats(&stats);
+    backend.name_tables(
+        backend.next_round(),
+        TABLE_NAMES.iter().map(|s| s.to_string()).collect(),
+    );
+    Ok(GpuTraces {
+        statement,
+        pages,
+        traces: inputs,
+        report,
+    })
+}
+
+/// Table indices selected in `device`, in proof order.
+pub fn selected_tables(device: DeviceFill) -> Vec<usize> {
+    [
+        (device.cpu, table_id::CPU),
+        (device.lt, table_id::LT),
+        (device.load, table_id::LOAD),
+        (device.store, table_id::STORE),
+        (device.memw_a, table_id::MEMW_A),
+        (device.shift, table_id::SHIFT),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, t)| t)
+    .collect()
+}
+
+/// Runs the device fill of table `t` from the split's inputs.
+pub fn fill_one(
+    dev: &Device,
+    t: usize,
+    split: &SplitWitness,
+    lookups: &DeviceLookups,
+    stats: &mut TransferStats,
+) -> Result<DeviceTrace, CudaError> {
+    let inputs = &split.inputs;
+    let min_height = inputs.min_height;
+    match t {
+        table_id::CPU => {
+            let cpu = inputs.cpu.as_ref().ok_or_else(|| {
+                CudaError::InvalidArgument("CPU fill inputs missing (DeviceFill::cpu unset)".into())
+            })?;
+            tables::cpu::fill_cpu(
+                dev,
+                &split.record.cycles,
+                &cpu.walk,
+                &cpu.decode,
+                min_height,
+                lookups,
+                stats,
+            )
+        }
+        table_id::LT => tables::lt::fill_lt(dev, &inputs.lt, min_height, lookups, stats),
+        table_id::SHIFT => {
+            tables::shift::fill_shift(dev, &inputs.shift, min_height, lookups, stats)
+        }
+        table_id::LOAD => tables::load::fill_load(dev, &inputs.loads, min_height, lookups, stats),
+        table_id::STORE => {
+            tables::store::fill_store(dev, &inputs.stores, min_height, lookups, stats)
+        }
+        // MEMW_A (gmem) when its fill lands: add the arm and switch it on in DEVICE_FILLS:
+        // table_id::MEMW_A => tables::memw_a::fill_memw_a(dev, &inputs.accesses, min_height, lookups, stats),
+        _ => Err(CudaError::InvalidArgument(format!(
+            "table {} has no device fill in this build",
+            TABLE_NAMES.get(t).copied().unwrap_or("?")
+        ))),
+    }
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the zkrv-cuda test and bench binaries and the zkrv CLI (release, --features cuda) on this machine and copies
+# them, stripped, into .device/ (git-ignored) for a run on the GPU machine (scripts/device-run.sh there).
+#   bash scripts/device-build.sh [TEST_NAME ...]     # default: every zkrv-cuda test
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .device
+tests=("$@")
+args=()
+for t in "${tests[@]}"; do args+=(--test "$t"); done
+cargo test --release -p zkrv-cuda --features cuda --no-run "${args[@]}" --message-format=json 2>/dev/null \
+  | python3 -c '
+import json, sys, shutil, os
+for line in sys.stdin:
+    try: m = json.loads(line)
+    except Exception: continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        name = m["target"]["name"]
+        shutil.copy(m["executable"], ".device/" + name)
+        print(".device/" + name)
+'
+cargo build --release -p zkrv 2>&1 | tail -1 || true
+bin="${CARGO_TARGET_DIR:-target}/release/zkrv"
+[ -x "$bin" ] && cp "$bin" .device/zkrv
+strip .device/* 2>/dev/null || true
+ls -la .device
