@@ -151,18 +151,21 @@ pub fn evaluate_at_ood(trace: &RowMajorMatrix, z: Ext3) -> Option<[Vec<Ext3>; 2]
     let t = sym(z + z1 + z2)?;
     let s = sym(z * z1 + z * z2 + z1 * z2)?;
     let nz = sym(z * z1 * z2)?;
-    // v[k][i] = u_i ω^(k i), u_i = ω^i / N(ω^i), N(x) = nz - s x + t x^2 - x^3; canonical u64s.
+    // Per chunk of rows `start..start + len`: the weight vectors `v[k][j] = u_i ω^(k i)` for
+    // `i = start - 1 + j` (mod n), `j <= len`, with `u_i = ω^i / N(ω^i)`, `N(x) = nz - s x + t x^2 - x^3`
+    // (canonical u64s; entry 0 is the previous row, for the rotated sums), then the chunk's dot products:
+    // `acc[c][k] += f_i v_k[i]`, `acc[c][3 + k] += f_i v_k[i - 1]`.
     let n_chunks = n.div_ceil(CHUNK);
-    let chunks: Vec<Option<[Vec<u64>; 3]>> = (0..n_chunks)
+    let sums: Option<Vec<[DotAcc; 6]>> = (0..n_chunks)
         .into_par_iter()
-        .map(|c| {
-            let start = c * CHUNK;
+        .map(|ch| {
+            let start = ch * CHUNK;
             let len = CHUNK.min(n - start);
-            let mut x = omega.exp_u64(start as u64);
-            let mut xs = Vec::with_capacity(len);
-            let mut prefix = Vec::with_capacity(len);
+            let mut x = omega.exp_u64(((start + n - 1) & (n - 1)) as u64);
+            let mut xs = Vec::with_capacity(len + 1);
+            let mut prefix = Vec::with_capacity(len + 1);
             let mut acc = F::ONE;
-            for _ in 0..len {
+            for _ in 0..=len {
                 let norm = nz - x * (s - x * (t - x));
                 prefix.push(acc);
                 acc *= norm;
@@ -170,48 +173,32 @@ pub fn evaluate_at_ood(trace: &RowMajorMatrix, z: Ext3) -> Option<[Vec<Ext3>; 2]
                 x *= omega;
             }
             let mut inv = acc.try_inverse()?;
-            let mut v = [vec![0u64; len], vec![0u64; len], vec![0u64; len]];
-            for i in (0..len).rev() {
-                let (x, norm) = xs[i];
-                let u = prefix[i] * inv * x;
+            let mut v = vec![[0u64; 3]; len + 1];
+            for j in (0..=len).rev() {
+                let (x, norm) = xs[j];
+                let u = prefix[j] * inv * x;
                 inv *= norm;
                 let ux = u * x;
-                v[0][i] = u.as_canonical_u64();
-                v[1][i] = ux.as_canonical_u64();
-                v[2][i] = (ux * x).as_canonical_u64();
+                v[j] = [
+                    u.as_canonical_u64(),
+                    ux.as_canonical_u64(),
+                    (ux * x).as_canonical_u64(),
+                ];
             }
-            Some(v)
-        })
-        .collect();
-    let mut v: [Vec<u64>; 3] = [
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    ];
-    for c in chunks {
-        let c = c?;
-        for k in 0..3 {
-            v[k].extend_from_slice(&c[k]);
-        }
-    }
-    // acc[c][k]: A_k of column c; acc[c][3 + k]: the rotated sum B_k = Σ_i f_i v_k[i-1].
-    let sums: Vec<[DotAcc; 6]> = (0..n_chunks)
-        .into_par_iter()
-        .map(|ch| {
             let mut acc = vec![[DotAcc::default(); 6]; w];
-            for i in ch * CHUNK..((ch + 1) * CHUNK).min(n) {
-                let p = (i + n - 1) & (n - 1);
-                let vi = [v[0][i], v[1][i], v[2][i], v[0][p], v[1][p], v[2][p]];
-                for (a, f) in acc.iter_mut().zip(trace.row(i)) {
+            for j in 0..len {
+                let (cur, prev) = (v[j + 1], v[j]);
+                let vi = [cur[0], cur[1], cur[2], prev[0], prev[1], prev[2]];
+                for (a, f) in acc.iter_mut().zip(trace.row(start + j)) {
                     let f = f.as_canonical_u64();
                     for k in 0..6 {
                         a[k].add(f, vi[k]);
                     }
                 }
             }
-            acc
+            Some(acc)
         })
-        .reduce(
+        .try_reduce(
             || vec![[DotAcc::default(); 6]; w],
             |mut a, b| {
                 for (x, y) in a.iter_mut().zip(&b) {
@@ -219,9 +206,10 @@ pub fn evaluate_at_ood(trace: &RowMajorMatrix, z: Ext3) -> Option<[Vec<Ext3>; 2]
                         x[k].merge(&y[k]);
                     }
                 }
-                a
+                Some(a)
             },
         );
+    let sums = sums?;
     let scale = (z.pow(n as u64) - F::ONE) * F::from_u64(n as u64).inverse(); // (zω)^n = z^n
     let c1 = -(z1 + z2);
     let c0 = z1 * z2;
