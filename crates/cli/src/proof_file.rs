@@ -20,7 +20,7 @@ use zkrv_stark::StarkConfig;
 /// File magic.
 pub const MAGIC: [u8; 8] = *b"ZKRVPRF\0";
 /// Format version this build writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Why a file is not a readable zkrv proof.
 #[derive(Debug, Error)]

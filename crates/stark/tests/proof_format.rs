@@ -13,17 +13,12 @@ use zkrv_stark::{preprocess, prove, verify_bytes, Proof, StarkConfig, VerifyErro
 
 const STMT: &[u8] = b"fuzz";
 
-fn proof_bytes() -> (
-    StarkConfig,
-    Fixture,
-    zkrv_stark::PreprocessedCommitment,
-    Vec<u8>,
-) {
+fn proof_bytes() -> (StarkConfig, Fixture, zkrv_stark::PreprocessedData, Vec<u8>) {
     let config = StarkConfig::default();
     let fx = fixture(3);
-    let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
+    let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
     let proof = prove(&config, &airs(), &pre, fx.traces.clone(), &fx.public, STMT).unwrap();
-    (config, fx, pre.commitment, proof.to_bytes())
+    (config, fx, pre, proof.to_bytes())
 }
 
 #[test]
