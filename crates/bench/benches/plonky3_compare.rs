@@ -258,7 +258,7 @@ fn prove_zkrv(
     use zkrv_stark::air::Air;
     let air = ZkSquareChainAir { width: p.width };
     let airs: [&dyn Air; 1] = [&air];
-    let pre = zkrv_stark::prover::preprocess(config, &airs, vec![None])
+    let pre = zkrv_stark::prover::preprocess(&airs, vec![None])
         .map_err(|e| format!("zkrv preprocess: {e}"))?;
     let statement = b"plonky3_compare";
     let m = zkrv_stark::matrix::RowMajorMatrix::new(trace.to_vec(), p.width);
@@ -268,7 +268,7 @@ fn prove_zkrv(
     let dt = t0.elapsed().as_secs_f64();
     let bytes = proof.to_bytes();
     if verify {
-        zkrv_stark::verifier::verify_bytes(config, &airs, &pre.commitment, &[], statement, &bytes)
+        zkrv_stark::verifier::verify_bytes(config, &airs, &pre, &[], statement, &bytes)
             .map_err(|e| format!("zkrv verify: {e}"))?;
     }
     Ok((dt, bytes.len()))

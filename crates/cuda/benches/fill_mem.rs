@@ -7,7 +7,9 @@
 //! - pack: `pack_*` on the host (the conversion `fill_*` starts with), median of 3;
 //! - upload: `dev.upload` of the packed events, CUDA events, median of `ZKRV_BENCH_REPS` (default 5);
 //! - gpu: the whole `fill_*` (pack + upload + allocation + kernel), wall clock after a synchronize, median;
-//!   the kernel share is estimated as gpu - pack - upload.
+//!   the kernel share is estimated as gpu - pack - upload;
+//! - record path: the whole `fill_*_rec` with the record already resident (`DeviceCycles`, 32 B/cycle, uploaded
+//!   once for all tables; its upload time is printed separately).
 //!
 //! Prints rows/s and the bytes uploaded per event vs the trace bytes per row.
 
@@ -15,11 +17,12 @@ use std::time::Instant;
 
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
-use zkrv_cuda::tables::load::{fill_load, pack_loads};
-use zkrv_cuda::tables::memw_a::{fill_memw_a, pack_accesses};
-use zkrv_cuda::tables::store::{fill_store, pack_stores};
-use zkrv_cuda::tables::DeviceLookups;
+use zkrv_cuda::tables::load::{fill_load, fill_load_rec, pack_loads};
+use zkrv_cuda::tables::memw_a::{fill_memw_a, fill_memw_a_rec, pack_accesses};
+use zkrv_cuda::tables::store::{fill_store, fill_store_rec, pack_stores};
+use zkrv_cuda::tables::{DeviceCycles, DeviceLookups};
 use zkrv_cuda::{CudaError, Device, TransferStats};
+use zkrv_executor::CycleEvent;
 use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::load::{load_trace, LoadEvent, NUM_LOAD_COLS};
 use zkrv_machine::tables::memw_a::{memw_a_trace, MemwAEvent, NUM_MEMW_A_COLS};
@@ -134,6 +137,63 @@ fn accesses(r: &mut StdRng, n: usize) -> Vec<MemwAEvent> {
         .collect()
 }
 
+/// The word of a load (I-type) or store (S-type) with a 12-bit `imm` and `funct3`.
+fn mem_word(store: bool, imm: u64, funct3: u32) -> u32 {
+    let imm = imm as u32 & 0xfff;
+    if store {
+        (imm >> 5) << 25 | 2 << 20 | 1 << 15 | funct3 << 12 | (imm & 31) << 7 | 0x23
+    } else {
+        imm << 20 | 1 << 15 | funct3 << 12 | 5 << 7 | 0x03
+    }
+}
+
+/// A record whose cycle k is load k.
+fn record_of_loads(events: &[LoadEvent]) -> Vec<CycleEvent> {
+    events
+        .iter()
+        .map(|e| CycleEvent {
+            pc: 0x1000,
+            word: mem_word(false, e.imm, e.width_idx as u32 | (e.unsigned as u32) << 2),
+            rs1_val: e.base,
+            rs2_val: 0,
+            rd_val: e.r,
+        })
+        .collect()
+}
+
+/// A record whose cycle k is store k.
+fn record_of_stores(events: &[StoreEvent]) -> Vec<CycleEvent> {
+    events
+        .iter()
+        .map(|e| CycleEvent {
+            pc: 0x1000,
+            word: mem_word(true, e.imm, e.width_idx as u32),
+            rs1_val: e.base,
+            rs2_val: e.val,
+            rd_val: 0,
+        })
+        .collect()
+}
+
+/// A record whose cycle k is access k (offset 0 of the 12-bit immediate).
+fn record_of_accesses(events: &[MemwAEvent]) -> Vec<CycleEvent> {
+    events
+        .iter()
+        .map(|e| {
+            let mut val = [0u8; 8];
+            let w = 1usize << e.width_idx;
+            val[..w].copy_from_slice(&e.new[e.offset..e.offset + w]);
+            CycleEvent {
+                pc: 0x1000,
+                word: mem_word(e.is_write, 0, e.width_idx as u32),
+                rs1_val: e.cell * 8 + e.offset as u64,
+                rs2_val: u64::from_le_bytes(val),
+                rd_val: 0,
+            }
+        })
+        .collect()
+}
+
 struct Row {
     table: &'static str,
     n: usize,
@@ -143,12 +203,15 @@ struct Row {
     pack: f64,
     upload: f64,
     gpu: f64,
+    /// Upload bytes per event and whole-fill time of the record path (record already resident).
+    rec_bytes: usize,
+    rec: f64,
 }
 
 fn print(row: &Row) {
     let rate = |ms: f64| row.n as f64 / ms / 1e3;
     println!(
-        "{:<7} {:>9} events | host {:>8.2} ms ({:>6.1} M rows/s) | gpu {:>7.2} ms ({:>7.1} M rows/s; pack {:.2}, upload {:.2}, kernel ~{:.2}) | {:.1}x | upload {} B/event vs trace {} B/row ({:.1}%)",
+        "{:<7} {:>9} events | host {:>8.2} ms ({:>6.1} M rows/s) | gpu {:>7.2} ms ({:>7.1} M rows/s; pack {:.2}, upload {:.2}, kernel ~{:.2}) | {:.1}x | upload {} B/event vs trace {} B/row ({:.1}%) | record path {:.2} ms, {} B/event ({:.1}%)",
         row.table,
         row.n,
         row.host,
@@ -162,6 +225,9 @@ fn print(row: &Row) {
         row.in_bytes,
         row.width * 8,
         100.0 * row.in_bytes as f64 / (row.width * 8) as f64,
+        row.rec,
+        row.rec_bytes,
+        100.0 * row.rec_bytes as f64 / (row.width * 8) as f64,
     );
 }
 
@@ -191,7 +257,8 @@ fn run() -> Result<(), CudaError> {
     };
 
     macro_rules! bench {
-        ($table:literal, $events:expr, $host:ident, $pack:ident, $fill:ident, $width:expr, $in_bytes:expr) => {{
+        ($table:literal, $events:expr, $host:ident, $pack:ident, $fill:ident, $width:expr, $in_bytes:expr,
+         $record:ident, $rec_fill:ident, $rec_bytes:expr) => {{
             let events = $events;
             let host = wall_ms(3, || {
                 let mut l = Lookups::new();
@@ -200,7 +267,7 @@ fn run() -> Result<(), CudaError> {
             let pack = wall_ms(3, || {
                 std::hint::black_box($pack(&events).unwrap());
             });
-            let (mut upload, mut gpu) = (f64::NAN, f64::NAN);
+            let (mut upload, mut gpu, mut rec) = (f64::NAN, f64::NAN, f64::NAN);
             if let Some((lookups, dev)) = &gpu_dev {
                 let packed = $pack(&events)?;
                 let _ = dev.upload(&packed)?; // warm-up (pinned staging)
@@ -221,6 +288,26 @@ fn run() -> Result<(), CudaError> {
                     drop(trace);
                 }
                 gpu = median(g);
+                let t = Instant::now();
+                let cycles = DeviceCycles::upload(dev, &$record(&events), &mut stats)?;
+                dev.synchronize()?;
+                println!(
+                    "{}: record of {} cycles uploaded in {:.2} ms (32 B/cycle, not in the record-path time)",
+                    $table,
+                    cycles.len,
+                    t.elapsed().as_secs_f64() * 1e3
+                );
+                drop($rec_fill(dev, &cycles, &events, min_height, lookups, &mut stats)?);
+                dev.synchronize()?;
+                let mut g = Vec::new();
+                for _ in 0..reps {
+                    let t = Instant::now();
+                    let trace = $rec_fill(dev, &cycles, &events, min_height, lookups, &mut stats)?;
+                    dev.synchronize()?;
+                    g.push(t.elapsed().as_secs_f64() * 1e3);
+                    drop(trace);
+                }
+                rec = median(g);
             }
             print(&Row {
                 table: $table,
@@ -231,6 +318,8 @@ fn run() -> Result<(), CudaError> {
                 pack,
                 upload,
                 gpu,
+                rec_bytes: $rec_bytes,
+                rec,
             });
         }};
     }
@@ -241,7 +330,10 @@ fn run() -> Result<(), CudaError> {
         pack_loads,
         fill_load,
         NUM_LOAD_COLS,
-        20
+        20,
+        record_of_loads,
+        fill_load_rec,
+        4
     );
     bench!(
         "STORE",
@@ -250,7 +342,10 @@ fn run() -> Result<(), CudaError> {
         pack_stores,
         fill_store,
         NUM_STORE_COLS,
-        20
+        20,
+        record_of_stores,
+        fill_store_rec,
+        4
     );
     bench!(
         "MEMW_A",
@@ -259,7 +354,10 @@ fn run() -> Result<(), CudaError> {
         pack_accesses,
         fill_memw_a,
         NUM_MEMW_A_COLS,
-        28
+        28,
+        record_of_accesses,
+        fill_memw_a_rec,
+        16
     );
     Ok(())
 }

@@ -95,7 +95,8 @@ fn secs<T>(f: impl FnOnce() -> T) -> (T, f64) {
     (r, t.elapsed().as_secs_f64())
 }
 
-fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
+fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
+    let dev = backend.map(|b| b.device());
     let (name, program, input) = load(spec);
     println!("\n== {name} ({} input bytes)", input.len());
     let (run, exec_s) = secs(|| run_for_proof(&program, &input).expect("run"));
@@ -156,13 +157,13 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
                 })
                 .collect(),
         );
-        let gpu = {
+        let gpu = dev.and_then(|dev| {
             let lookups = DeviceLookups::new(dev).expect("histogram");
             let mut stats = TransferStats::default();
             let mut run = || -> Result<f64, zkrv_cuda::CudaError> {
                 dev.synchronize()?;
                 let t0 = Instant::now();
-                let d = fill_one(dev, t, &split, &lookups, &mut stats)?;
+                let d = fill_one(dev, t, &split, None, &lookups, &mut stats)?;
                 dev.synchronize()?;
                 let s = t0.elapsed().as_secs_f64();
                 drop(d);
@@ -177,7 +178,7 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
                     None
                 }
             }
-        };
+        });
         let mrows = |s: f64| rows as f64 / s.max(1e-12) / 1e6;
         match gpu {
             Some(g) => {
@@ -197,13 +198,17 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
                 TABLE_NAMES[t],
                 host * 1e3,
                 mrows(host),
-                "no fill",
+                if dev.is_some() { "no fill" } else { "no GPU" },
                 "-",
                 "-"
             ),
         }
     }
     println!("device fills total {:>9.3} ms", gpu_total * 1e3);
+    println!(
+        "(GPU ms: input uploads included; CPU includes the record's cycles, which the pipeline uploads during the \
+         host walk; LOAD/STORE/MEMW_A upload packed events here, the pipeline's record path uploads less)"
+    );
     let all: u64 = main_bytes.iter().sum();
     let resident: u64 = zkrv_cuda::trace_gen::selected_tables(DEVICE_FILLS)
         .into_iter()
@@ -214,11 +219,20 @@ fn bench_one(dev: &Device, backend: &CudaBackend, spec: &str) {
         all - resident,
         -100.0 * resident as f64 / all.max(1) as f64
     );
+    let dev_tables = zkrv_cuda::trace_gen::selected_tables(DEVICE_FILLS);
+    let mut up: Vec<(u64, &str)> = (0..TABLE_NAMES.len())
+        .filter(|t| !dev_tables.contains(t))
+        .map(|t| (main_bytes[t], TABLE_NAMES[t]))
+        .collect();
+    up.sort_by(|a, b| b.cmp(a));
+    let top: Vec<String> = up.iter().take(5).map(|(b, n)| format!("{n} {b}")).collect();
+    println!("largest uploaded main traces (bytes): {}", top.join(", "));
     drop(split);
     let prove_max: usize = std::env::var("ZKRV_BENCH_PROVE_MAX_CYCLES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1 << 23);
+    let Some(backend) = backend else { return };
     if cycles > prove_max {
         println!("end-to-end proofs skipped: {cycles} cycles > ZKRV_BENCH_PROVE_MAX_CYCLES = {prove_max}");
         return;
@@ -276,24 +290,25 @@ fn main() {
     } else {
         specs
     };
-    let dev = match Device::new() {
-        Ok(d) => d,
+    let fills: Vec<&str> = zkrv_cuda::trace_gen::selected_tables(DEVICE_FILLS)
+        .into_iter()
+        .map(|t| TABLE_NAMES[t])
+        .collect();
+    let backend = match Device::new() {
+        Ok(dev) => {
+            println!(
+                "GPU trace generation: {} ({}); device fills: {fills:?}",
+                dev.name(),
+                dev.arch()
+            );
+            Some(CudaBackend::new(dev))
+        }
         Err(e) => {
-            eprintln!("SKIPPED tracegen bench: {e}");
-            return;
+            println!("no GPU ({e}): host figures only");
+            None
         }
     };
-    println!(
-        "GPU trace generation: {} ({}); device fills: {:?}",
-        dev.name(),
-        dev.arch(),
-        zkrv_cuda::trace_gen::selected_tables(DEVICE_FILLS)
-            .into_iter()
-            .map(|t| TABLE_NAMES[t])
-            .collect::<Vec<_>>()
-    );
-    let backend = CudaBackend::new(dev);
     for s in &specs {
-        bench_one(backend.device(), &backend, s);
+        bench_one(backend.as_ref(), s);
     }
 }

@@ -370,6 +370,13 @@ impl ProverBackend for CudaBackend {
         }
     }
 
+    fn prepare(&self, airs: &[CompiledAir]) {
+        if !cpu_aux_forced() {
+            // NVRTC compiles of the aux programs overlap the main commitment.
+            crate::logup::precompile(self.dev.arch(), airs);
+        }
+    }
+
     fn trace_dims(&self, c: &CudaCommitted) -> Vec<TraceDims> {
         c.dims.clone()
     }

@@ -220,7 +220,9 @@ fn cache_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("zkrv-cuda"))
 }
 
-type MemCache = Mutex<HashMap<(String, String, u64), Arc<Vec<u8>>>>;
+/// (name, arch, key) -> the CUBIN, behind a per-entry lock so that concurrent callers of one program (e.g. a
+/// background precompile and the first launch) compile it once.
+type MemCache = Mutex<HashMap<(String, String, u64), Arc<Mutex<Option<Arc<Vec<u8>>>>>>>;
 
 /// Compiles (or fetches from the memory / disk cache) one program for `arch`.
 pub fn cubin_cached(name: &str, src: &str, arch: &str) -> Result<Arc<Vec<u8>>, CudaError> {
@@ -242,11 +244,16 @@ pub fn cubin_cached(name: &str, src: &str, arch: &str) -> Result<Arc<Vec<u8>>, C
     let key = cache_key(&parts);
     let mem = MEM.get_or_init(Default::default);
     let mkey = (name.to_string(), arch.to_string(), key);
-    if let Some(c) = mem
+    let slot = mem
         .lock()
         .map_err(|_| CudaError::Cache("poisoned lock".into()))?
-        .get(&mkey)
-    {
+        .entry(mkey)
+        .or_default()
+        .clone();
+    let mut slot = slot
+        .lock()
+        .map_err(|_| CudaError::Cache("poisoned lock".into()))?;
+    if let Some(c) = slot.as_ref() {
         return Ok(c.clone());
     }
     let file = cache_dir().map(|d| {
@@ -273,8 +280,6 @@ pub fn cubin_cached(name: &str, src: &str, arch: &str) -> Result<Arc<Vec<u8>>, C
         }
     };
     let cubin = Arc::new(cubin);
-    mem.lock()
-        .map_err(|_| CudaError::Cache("poisoned lock".into()))?
-        .insert(mkey, cubin.clone());
+    *slot = Some(cubin.clone());
     Ok(cubin)
 }

@@ -18,10 +18,11 @@ use std::time::Instant;
 
 use thiserror::Error;
 use zkrv_executor::Program;
-use zkrv_machine::trace::DeviceFill;
+use zkrv_machine::tables::decode::DecodeTable;
+use zkrv_machine::trace::{generate_split, DeviceFill};
 use zkrv_machine::{
-    prove_inputs_with, run_for_proof, split_traces_min, table_id, MachineError, Proof,
-    SplitWitness, Statement, TABLE_NAMES,
+    prove_inputs_with, run_for_proof, table_id, MachineError, Proof, SplitWitness, Statement,
+    TABLE_NAMES,
 };
 use zkrv_stark::backend::TraceInput;
 use zkrv_stark::StarkConfig;
@@ -30,19 +31,19 @@ use crate::backend::{CudaBackend, DeviceTrace};
 use crate::device::Device;
 use crate::error::CudaError;
 use crate::stats::{TraceOrigin, TransferStats};
-use crate::tables::{self, DeviceLookups};
+use crate::tables::{self, DeviceCycles, DeviceLookups};
 
 /// Environment variable forcing host trace generation when set to anything but `0` or empty.
 pub const CPU_TRACE_ENV: &str = "ZKRV_CPU_TRACE";
 
 /// The tables that have a device fill in this build (the others are generated on the host and uploaded):
-/// CPU, LT, SHIFT, LOAD, STORE. Switch a table on here and add its arm to [`fill_one`] when its fill lands.
+/// CPU, LT, SHIFT, LOAD, STORE, MEMW_A. A new fill: switch it on here and add its arm to [`fill_one`].
 pub const DEVICE_FILLS: DeviceFill = DeviceFill {
     cpu: true,
     lt: true,
     load: true,
     store: true,
-    memw_a: false,
+    memw_a: true,
     shift: true,
 };
 
@@ -73,6 +74,10 @@ pub struct TraceGenOptions {
     /// Smallest table height (a power of two): `zkrv_machine::MIN_HEIGHT`, or `zkrv_machine::min_height(config)`
     /// in zk mode.
     pub min_height: usize,
+    /// Upload the record's cycles once (during the host walk) and fill CPU, LOAD, STORE and MEMW_A from
+    /// them (LOAD/STORE/MEMW_A then upload only what the record does not hold); else each fill uploads its
+    /// own inputs. Default true.
+    pub record_path: bool,
 }
 
 impl Default for TraceGenOptions {
@@ -81,6 +86,7 @@ impl Default for TraceGenOptions {
             host_traces: false,
             device: DEVICE_FILLS,
             min_height: zkrv_machine::MIN_HEIGHT,
+            record_path: true,
         }
     }
 }
@@ -127,6 +133,8 @@ pub struct TraceGenReport {
     pub execute_s: f64,
     /// The host walk and the host fills of the tables not filled on the device.
     pub host_trace_s: f64,
+    /// Upload of the record's cycles for the CPU fill, overlapped with the host walk (not in the total).
+    pub record_upload_s: f64,
     /// All device fills (sum of [`TableGen::fill_s`]).
     pub device_fill_s: f64,
     /// Merging the device lookup histogram and building BITWISE.
@@ -148,10 +156,11 @@ impl fmt::Display for TraceGenReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, device fills {:.3} s, lookups {:.3} s), prove {:.3} s",
+            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, record upload {:.3} s overlapped, device fills {:.3} s, lookups {:.3} s), prove {:.3} s",
             self.execute_s,
             self.trace_gen_s(),
             self.host_trace_s,
+            self.record_upload_s,
             self.device_fill_s,
             self.lookups_s,
             self.prove_s
@@ -233,12 +242,55 @@ pub fn generate_traces(
     let run = run_for_proof(program, input)?;
     report.execute_s = t.elapsed().as_secs_f64();
 
-    let t = Instant::now();
-    let mut split = split_traces_min(program, run, device, opts.min_height)?;
-    report.host_trace_s = t.elapsed().as_secs_f64();
-
     let dev = backend.device();
     let mut stats = TransferStats::default();
+    // The host walk, with the record's cycles uploaded for the CPU fill meanwhile (the walk does not touch
+    // the device; the upload's staging copies run on their own thread).
+    let decode_table = DecodeTable::new(program)?;
+    let (split, cycles_upload) = std::thread::scope(|scope| {
+        let upload = needs_record(device, opts.record_path).then(|| {
+            scope.spawn(|| {
+                let t = Instant::now();
+                let mut st = TransferStats::default();
+                let r = DeviceCycles::upload(dev, &run.record.cycles, &mut st);
+                (r, st, t.elapsed().as_secs_f64())
+            })
+        });
+        let t = Instant::now();
+        let split = generate_split(
+            &decode_table,
+            &run.record,
+            &run.input,
+            opts.min_height,
+            device,
+        );
+        report.host_trace_s = t.elapsed().as_secs_f64();
+        (split, upload.map(|h| h.join()))
+    });
+    let (traces, inputs) = split?;
+    let mut split = SplitWitness {
+        statement: run.statement,
+        traces,
+        inputs,
+        record: run.record,
+    };
+    let cycles = match cycles_upload {
+        None => None,
+        Some(Err(_)) => {
+            return Err(TraceGenError::Fill {
+                table: "record",
+                source: CudaError::InvalidArgument("the record upload thread panicked".into()),
+            })
+        }
+        Some(Ok((r, st, s))) => {
+            stats.merge(&st);
+            report.record_upload_s = s;
+            Some(r.map_err(|source| TraceGenError::Fill {
+                table: "record",
+                source,
+            })?)
+        }
+    };
     let mut resident: Vec<Option<(DeviceTrace, f64)>> =
         (0..TABLE_NAMES.len()).map(|_| None).collect();
     let selected = selected_tables(device);
@@ -247,7 +299,10 @@ pub fn generate_traces(
         for &t in &selected {
             dev.synchronize()?;
             let start = Instant::now();
-            let fill = fill_one(dev, t, &split, &lookups, &mut stats)
+            let c = cycles
+                .as_ref()
+                .filter(|_| opts.record_path || t == table_id::CPU);
+            let fill = fill_one(dev, t, &split, c, &lookups, &mut stats)
                 .and_then(|d| dev.synchronize().map(|_| d))
                 .map_err(|source| TraceGenError::Fill {
                     table: TABLE_NAMES[t],
@@ -307,6 +362,12 @@ pub fn generate_traces(
     })
 }
 
+/// Whether the record's cycles are uploaded for the fills of `device` (CPU always reads them; LOAD, STORE and
+/// MEMW_A on the record path).
+fn needs_record(device: DeviceFill, record_path: bool) -> bool {
+    device.cpu || (record_path && (device.load || device.store || device.memw_a))
+}
+
 /// Table indices selected in `device`, in proof order.
 pub fn selected_tables(device: DeviceFill) -> Vec<usize> {
     [
@@ -323,11 +384,14 @@ pub fn selected_tables(device: DeviceFill) -> Vec<usize> {
     .collect()
 }
 
-/// Runs the device fill of table `t` from the split's inputs.
+/// Runs the device fill of table `t` from the split's inputs. With the record's cycles on the device
+/// (`cycles`), CPU reads them and LOAD, STORE, MEMW_A take the record path (`fill_*_rec`: only what the record
+/// does not hold is uploaded); without, CPU uploads them and the others upload their packed events.
 pub fn fill_one(
     dev: &Device,
     t: usize,
     split: &SplitWitness,
+    cycles: Option<&DeviceCycles>,
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
@@ -338,26 +402,54 @@ pub fn fill_one(
             let cpu = inputs.cpu.as_ref().ok_or_else(|| {
                 CudaError::InvalidArgument("CPU fill inputs missing (DeviceFill::cpu unset)".into())
             })?;
-            tables::cpu::fill_cpu(
-                dev,
-                &split.record.cycles,
-                &cpu.walk,
-                &cpu.decode,
-                min_height,
-                lookups,
-                stats,
-            )
+            match cycles {
+                Some(c) => tables::cpu::fill_cpu_uploaded(
+                    dev,
+                    c,
+                    &cpu.walk,
+                    &cpu.decode,
+                    min_height,
+                    lookups,
+                    stats,
+                ),
+                None => tables::cpu::fill_cpu(
+                    dev,
+                    &split.record.cycles,
+                    &cpu.walk,
+                    &cpu.decode,
+                    min_height,
+                    lookups,
+                    stats,
+                ),
+            }
         }
         table_id::LT => tables::lt::fill_lt(dev, &inputs.lt, min_height, lookups, stats),
         table_id::SHIFT => {
             tables::shift::fill_shift(dev, &inputs.shift, min_height, lookups, stats)
         }
-        table_id::LOAD => tables::load::fill_load(dev, &inputs.loads, min_height, lookups, stats),
-        table_id::STORE => {
-            tables::store::fill_store(dev, &inputs.stores, min_height, lookups, stats)
-        }
-        // MEMW_A (gmem) when its fill lands: add the arm and switch it on in DEVICE_FILLS:
-        // table_id::MEMW_A => tables::memw_a::fill_memw_a(dev, &inputs.accesses, min_height, lookups, stats),
+        table_id::LOAD => match cycles {
+            Some(c) => {
+                tables::load::fill_load_rec(dev, c, &inputs.loads, min_height, lookups, stats)
+            }
+            None => tables::load::fill_load(dev, &inputs.loads, min_height, lookups, stats),
+        },
+        table_id::STORE => match cycles {
+            Some(c) => {
+                tables::store::fill_store_rec(dev, c, &inputs.stores, min_height, lookups, stats)
+            }
+            None => tables::store::fill_store(dev, &inputs.stores, min_height, lookups, stats),
+        },
+        table_id::MEMW_A => match cycles {
+            Some(c) => tables::memw_a::fill_memw_a_rec(
+                dev,
+                c,
+                &inputs.accesses,
+                min_height,
+                lookups,
+                stats,
+            ),
+            None => tables::memw_a::fill_memw_a(dev, &inputs.accesses, min_height, lookups, stats),
+        },
         _ => Err(CudaError::InvalidArgument(format!(
             "table {} has no device fill in this build",
             TABLE_NAMES.get(t).copied().unwrap_or("?")

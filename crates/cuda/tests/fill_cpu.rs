@@ -220,8 +220,14 @@ fn gpu_fill(dev: &Device, c: &Case) -> (Vec<u64>, Vec<u32>) {
     assert_eq!(1usize << t.log_height, cpu_height(n, c.min_height));
     let want_h2d = 32 * n + 20 * n + 4 * c.cpu.decode.row_of_pc.len() + 8 * c.cpu.decode.rows.len();
     assert!(
-        stats.table("CPU").h2d >= want_h2d as u64,
+        stats.total_h2d() >= want_h2d as u64,
         "{}: input bytes counted",
+        c.name
+    );
+    assert_eq!(
+        stats.table("record").h2d,
+        32 * n as u64,
+        "{}: record bytes",
         c.name
     );
     (

@@ -12,12 +12,14 @@ mod host_emu;
 
 use fill_util::*;
 use rand::rngs::StdRng;
-use rand::Rng;
-use zkrv_cuda::tables::load::{extend_load, fill_load, pack_loads, LoadIn};
-use zkrv_cuda::tables::DeviceLookups;
+use rand::{Rng, RngCore};
+use zkrv_cuda::tables::load::{extend_load, fill_load, fill_load_rec, pack_loads, LoadIn};
+use zkrv_cuda::tables::{DeviceCycles, DeviceLookups};
 use zkrv_cuda::TransferStats;
+use zkrv_executor::CycleEvent;
 use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::load::{load_trace, LoadEvent, NUM_LOAD_COLS};
+use zkrv_machine::trace::generate_split;
 
 const TEST: &str = "gpu_load_fill_matches_cpu";
 
@@ -228,4 +230,118 @@ fn load_pack_parallel_matches_sequential() {
     events[first].r ^= 1;
     let err = pack_loads(&events).unwrap_err().to_string();
     assert!(err.contains(&format!("LOAD event {first} ")), "{err}");
+}
+
+/// A random record with `n` loads among junk cycles, and its loads as the walk derives them (12-bit offsets,
+/// `ts = 4 clk + 1`, `rd_val = r`).
+fn random_load_record(r: &mut StdRng, n: usize) -> (Vec<CycleEvent>, Vec<LoadEvent>) {
+    let (mut cycles, mut events) = (Vec::new(), Vec::new());
+    for k in 0..n {
+        for _ in 0..r.gen_range(0..3) {
+            cycles.push(junk_cycle(r));
+        }
+        let mut e = random_load(r, k);
+        let addr = e.base.wrapping_add(e.imm);
+        e.imm = rand_imm12(r);
+        e.base = addr.wrapping_sub(e.imm);
+        e.ts = 4 * cycles.len() as u64 + 1;
+        let funct3 = e.width_idx as u32 | (e.unsigned as u32) << 2;
+        cycles.push(CycleEvent {
+            pc: r.next_u32(),
+            word: mem_word(r, false, e.imm, funct3),
+            rs1_val: e.base,
+            rs2_val: r.next_u64(),
+            rd_val: e.r,
+        });
+        events.push(e);
+    }
+    cycles.push(junk_cycle(r));
+    (cycles, events)
+}
+
+/// The record path (`fill_load_rec`, kernel `load_fill_rec`): rows read from the resident record and one cycle
+/// index per load equal the host fill, on random records and on the guests' records.
+#[test]
+fn gpu_load_fill_rec_matches_cpu() {
+    const T: &str = "gpu_load_fill_rec_matches_cpu";
+    let mut r = rng(T);
+    let h = zkrv_machine::MIN_HEIGHT;
+    let mut cases: Vec<(String, Vec<CycleEvent>, Vec<LoadEvent>)> = edge_sizes()
+        .into_iter()
+        .map(|n| {
+            let (c, e) = random_load_record(&mut r, n);
+            (format!("random record, {n} loads"), c, e)
+        })
+        .collect();
+    for g in guest_runs() {
+        let (_, fi) = generate_split(&g.decode, &g.record, &g.input, h, MEM_FILLS).unwrap();
+        cases.push((format!("guest {}", g.name), g.record.cycles, fi.loads));
+    }
+    let want: Vec<_> = cases
+        .iter()
+        .map(|(_, _, ev)| {
+            let mut l = Lookups::new();
+            (load_trace(ev, h, &mut l), l)
+        })
+        .collect();
+    let rows = |k: usize| want[k].0.values.len() / NUM_LOAD_COLS;
+
+    let mut input = Vec::new();
+    let mut shapes = Vec::new();
+    for (k, (_, cycles, ev)) in cases.iter().enumerate() {
+        let clks: Vec<u8> = ev
+            .iter()
+            .flat_map(|e| (((e.ts - 1) / 4) as u32).to_le_bytes())
+            .collect();
+        input.extend(rec_case(cycles, ev.len(), rows(k), &clks));
+        shapes.push((rows(k), NUM_LOAD_COLS));
+    }
+    let driver = rec_driver("u32", 4, "load_fill_rec_row", NUM_LOAD_COLS);
+    match host_emu::run("load_rec", zkrv_cuda::nvrtc::TABLE_LOAD_CU, &driver, &input) {
+        None => eprintln!("SKIPPED {T} (host emulation): no C++ compiler"),
+        Some(out) => {
+            for (((name, _, _), (t, hist)), (wt, wl)) in
+                cases.iter().zip(split_output(&out, &shapes)).zip(&want)
+            {
+                assert_trace_eq(&format!("host emulation, {name}"), wt, &t);
+                assert_lookups_eq(&format!("host emulation, {name}"), wl, &hist);
+            }
+            eprintln!("{T}: host emulation matches on {} cases", cases.len());
+        }
+    }
+
+    let Some(dev) = device(T) else { return };
+    for (k, (name, cycles, ev)) in cases.iter().enumerate() {
+        let lookups = DeviceLookups::new(&dev).unwrap();
+        let mut stats = TransferStats::default();
+        let d_cycles = DeviceCycles::upload(&dev, cycles, &mut stats).unwrap();
+        let t = fill_load_rec(&dev, &d_cycles, ev, h, &lookups, &mut stats).unwrap();
+        assert_eq!((t.width, 1usize << t.log_height), (NUM_LOAD_COLS, rows(k)));
+        assert_trace_eq(
+            &format!("GPU, {name}"),
+            &want[k].0,
+            &dev.download(&t.data).unwrap(),
+        );
+        assert_lookups_eq(
+            &format!("GPU, {name}"),
+            &want[k].1,
+            &dev.download(&lookups.counts).unwrap(),
+        );
+        assert_eq!(stats.table("LOAD").h2d, 4 * ev.len() as u64, "{name}");
+        assert_eq!(
+            stats.table("record").h2d,
+            32 * cycles.len() as u64,
+            "{name}"
+        );
+    }
+    // A load whose cycle is not in the record is refused.
+    let (_, cycles, ev) = &cases[3];
+    let lookups = DeviceLookups::new(&dev).unwrap();
+    let mut stats = TransferStats::default();
+    let d_cycles = DeviceCycles::upload(&dev, &cycles[..0], &mut stats).unwrap();
+    let e = fill_load_rec(&dev, &d_cycles, ev, h, &lookups, &mut stats)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("LOAD event 0"), "{e}");
+    eprintln!("{T}: GPU matches on {} cases", cases.len());
 }

@@ -12,12 +12,16 @@ mod host_emu;
 
 use fill_util::*;
 use rand::rngs::StdRng;
-use rand::Rng;
-use zkrv_cuda::tables::memw_a::{fill_memw_a, pack_accesses, MemwAIn};
-use zkrv_cuda::tables::DeviceLookups;
+use rand::{Rng, RngCore};
+use zkrv_cuda::tables::memw_a::{
+    fill_memw_a, fill_memw_a_rec, pack_accesses, pack_accesses_rec, MemwAIn,
+};
+use zkrv_cuda::tables::{DeviceCycles, DeviceLookups};
 use zkrv_cuda::TransferStats;
+use zkrv_executor::CycleEvent;
 use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::memw_a::{memw_a_trace, MemwAEvent, NUM_MEMW_A_COLS};
+use zkrv_machine::trace::generate_split;
 
 const TEST: &str = "gpu_memw_a_fill_matches_cpu";
 
@@ -228,6 +232,28 @@ fn memw_a_pack_rejects_invalid_events() {
         let err = pack_accesses(&[ok, *e]).unwrap_err().to_string();
         assert!(err.contains("MEMW_A event 1"), "case {i}: {err}");
     }
+    // Record path: ts must be 4 clk + 1 of a cycle of the record (here 3 cycles), old_ts < ts.
+    let p = pack_accesses_rec(&[ok], 3).unwrap()[0];
+    assert_eq!((p.clk, p.old_ts, p.old), (2, 5, ok.old));
+    for (i, (e, cycles)) in [
+        (MemwAEvent { ts: 8, ..ok }, 3),
+        (ok, 2),
+        (MemwAEvent { ts: 0, ..ok }, 3),
+        (MemwAEvent { old_ts: 9, ..ok }, 3),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let first = MemwAEvent {
+            ts: 1,
+            old_ts: 0,
+            ..ok
+        };
+        let err = pack_accesses_rec(&[first, e], cycles)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("MEMW_A event 1"), "case {i}: {err}");
+    }
 }
 
 /// The host split for the device fills of LOAD, STORE and MEMW_A, on every guest: `generate_split` leaves the
@@ -237,7 +263,7 @@ fn memw_a_pack_rejects_invalid_events() {
 fn mem_split_matches_generate() {
     use zkrv_machine::tables::load::load_trace;
     use zkrv_machine::tables::store::store_trace;
-    use zkrv_machine::trace::{generate, generate_split};
+    use zkrv_machine::trace::generate;
     for g in guest_runs() {
         let h = zkrv_machine::MIN_HEIGHT;
         let full = generate(&g.decode, &g.record, &g.input, h).unwrap();
@@ -267,4 +293,141 @@ fn mem_split_matches_generate() {
             );
         }
     }
+}
+
+/// A random record with `n` in-cell accesses among junk cycles, and its accesses as the walk derives them
+/// (12-bit offsets, `ts = 4 clk + 1`, a store's `rs2_val` holds the written bytes low, random bytes above).
+fn random_access_record(r: &mut StdRng, n: usize) -> (Vec<CycleEvent>, Vec<MemwAEvent>) {
+    let (mut cycles, mut events) = (Vec::new(), Vec::new());
+    for k in 0..n {
+        for _ in 0..r.gen_range(0..3) {
+            cycles.push(junk_cycle(r));
+        }
+        let mut e = random_access(r, k);
+        e.ts = 4 * cycles.len() as u64 + 1;
+        e.old_ts = match r.gen_range(0..3) {
+            0 => 0,
+            1 => e.ts - 1,
+            _ => r.gen_range(0..e.ts),
+        };
+        let width = 1usize << e.width_idx;
+        let imm = rand_imm12(r);
+        let base = (e.cell * 8 + e.offset as u64).wrapping_sub(imm);
+        let mut val = r.next_u64().to_le_bytes();
+        if e.is_write {
+            val[..width].copy_from_slice(&e.new[e.offset..e.offset + width]);
+        }
+        let unsigned = !e.is_write && width < 8 && r.gen_bool(0.5);
+        cycles.push(CycleEvent {
+            pc: r.next_u32(),
+            word: mem_word(
+                r,
+                e.is_write,
+                imm,
+                e.width_idx as u32 | (unsigned as u32) << 2,
+            ),
+            rs1_val: base,
+            rs2_val: u64::from_le_bytes(val),
+            rd_val: r.next_u64(),
+        });
+        events.push(e);
+    }
+    cycles.push(junk_cycle(r));
+    (cycles, events)
+}
+
+/// The record path (`fill_memw_a_rec`, kernel `memw_a_fill_rec`): rows read from the resident record and a
+/// `MemwARecIn` per access equal the host fill, on random records and on the guests' records.
+#[test]
+fn gpu_memw_a_fill_rec_matches_cpu() {
+    const T: &str = "gpu_memw_a_fill_rec_matches_cpu";
+    let mut r = rng(T);
+    let h = zkrv_machine::MIN_HEIGHT;
+    let mut cases: Vec<(String, Vec<CycleEvent>, Vec<MemwAEvent>)> = edge_sizes()
+        .into_iter()
+        .map(|n| {
+            let (c, e) = random_access_record(&mut r, n);
+            (format!("random record, {n} accesses"), c, e)
+        })
+        .collect();
+    for g in guest_runs() {
+        let (_, fi) = generate_split(&g.decode, &g.record, &g.input, h, MEM_FILLS).unwrap();
+        cases.push((format!("guest {}", g.name), g.record.cycles, fi.accesses));
+    }
+    let want: Vec<_> = cases
+        .iter()
+        .map(|(_, _, ev)| {
+            let mut l = Lookups::new();
+            (memw_a_trace(ev, h, &mut l), l)
+        })
+        .collect();
+    let rows = |k: usize| want[k].0.values.len() / NUM_MEMW_A_COLS;
+
+    let mut input = Vec::new();
+    let mut shapes = Vec::new();
+    for (k, (_, cycles, ev)) in cases.iter().enumerate() {
+        let packed: Vec<u8> = pack_accesses_rec(ev, cycles.len())
+            .unwrap()
+            .iter()
+            .flat_map(|p| p.to_le_bytes())
+            .collect();
+        input.extend(rec_case(cycles, ev.len(), rows(k), &packed));
+        shapes.push((rows(k), NUM_MEMW_A_COLS));
+    }
+    let driver = rec_driver("MemwARecIn", 16, "memw_a_fill_rec_row", NUM_MEMW_A_COLS);
+    match host_emu::run(
+        "memw_a_rec",
+        zkrv_cuda::nvrtc::TABLE_MEMW_A_CU,
+        &driver,
+        &input,
+    ) {
+        None => eprintln!("SKIPPED {T} (host emulation): no C++ compiler"),
+        Some(out) => {
+            for (((name, _, _), (t, hist)), (wt, wl)) in
+                cases.iter().zip(split_output(&out, &shapes)).zip(&want)
+            {
+                assert_trace_eq(&format!("host emulation, {name}"), wt, &t);
+                assert_lookups_eq(&format!("host emulation, {name}"), wl, &hist);
+            }
+            eprintln!("{T}: host emulation matches on {} cases", cases.len());
+        }
+    }
+
+    let Some(dev) = device(T) else { return };
+    for (k, (name, cycles, ev)) in cases.iter().enumerate() {
+        let lookups = DeviceLookups::new(&dev).unwrap();
+        let mut stats = TransferStats::default();
+        let d_cycles = DeviceCycles::upload(&dev, cycles, &mut stats).unwrap();
+        let t = fill_memw_a_rec(&dev, &d_cycles, ev, h, &lookups, &mut stats).unwrap();
+        assert_eq!(
+            (t.width, 1usize << t.log_height),
+            (NUM_MEMW_A_COLS, rows(k))
+        );
+        assert_trace_eq(
+            &format!("GPU, {name}"),
+            &want[k].0,
+            &dev.download(&t.data).unwrap(),
+        );
+        assert_lookups_eq(
+            &format!("GPU, {name}"),
+            &want[k].1,
+            &dev.download(&lookups.counts).unwrap(),
+        );
+        assert_eq!(stats.table("MEMW_A").h2d, 16 * ev.len() as u64, "{name}");
+        assert_eq!(
+            stats.table("record").h2d,
+            32 * cycles.len() as u64,
+            "{name}"
+        );
+    }
+    // An access whose cycle is not in the record is refused.
+    let (_, cycles, ev) = &cases[3];
+    let lookups = DeviceLookups::new(&dev).unwrap();
+    let mut stats = TransferStats::default();
+    let d_cycles = DeviceCycles::upload(&dev, &cycles[..0], &mut stats).unwrap();
+    let e = fill_memw_a_rec(&dev, &d_cycles, ev, h, &lookups, &mut stats)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("MEMW_A event 0"), "{e}");
+    eprintln!("{T}: GPU matches on {} cases", cases.len());
 }

@@ -12,12 +12,14 @@ mod host_emu;
 
 use fill_util::*;
 use rand::rngs::StdRng;
-use rand::Rng;
-use zkrv_cuda::tables::store::{fill_store, pack_stores, StoreIn};
-use zkrv_cuda::tables::DeviceLookups;
+use rand::{Rng, RngCore};
+use zkrv_cuda::tables::store::{fill_store, fill_store_rec, pack_stores, StoreIn};
+use zkrv_cuda::tables::{DeviceCycles, DeviceLookups};
 use zkrv_cuda::TransferStats;
+use zkrv_executor::CycleEvent;
 use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::store::{store_trace, StoreEvent, NUM_STORE_COLS};
+use zkrv_machine::trace::generate_split;
 
 const TEST: &str = "gpu_store_fill_matches_cpu";
 
@@ -201,4 +203,122 @@ fn store_pack_rejects_invalid_events() {
         let err = pack_stores(&[ok, *e]).unwrap_err().to_string();
         assert!(err.contains("STORE event 1"), "case {i}: {err}");
     }
+}
+
+/// A random record with `n` stores among junk cycles, and its stores as the walk derives them (12-bit offsets,
+/// `ts = 4 clk + 1`, `rs2_val = val`).
+fn random_store_record(r: &mut StdRng, n: usize) -> (Vec<CycleEvent>, Vec<StoreEvent>) {
+    let (mut cycles, mut events) = (Vec::new(), Vec::new());
+    for k in 0..n {
+        for _ in 0..r.gen_range(0..3) {
+            cycles.push(junk_cycle(r));
+        }
+        let mut e = random_store(r, k);
+        let addr = e.base.wrapping_add(e.imm);
+        e.imm = rand_imm12(r);
+        e.base = addr.wrapping_sub(e.imm);
+        e.ts = 4 * cycles.len() as u64 + 1;
+        cycles.push(CycleEvent {
+            pc: r.next_u32(),
+            word: mem_word(r, true, e.imm, e.width_idx as u32),
+            rs1_val: e.base,
+            rs2_val: e.val,
+            rd_val: r.next_u64(),
+        });
+        events.push(e);
+    }
+    cycles.push(junk_cycle(r));
+    (cycles, events)
+}
+
+/// The record path (`fill_store_rec`, kernel `store_fill_rec`): rows read from the resident record and one cycle
+/// index per store equal the host fill, on random records and on the guests' records.
+#[test]
+fn gpu_store_fill_rec_matches_cpu() {
+    const T: &str = "gpu_store_fill_rec_matches_cpu";
+    let mut r = rng(T);
+    let h = zkrv_machine::MIN_HEIGHT;
+    let mut cases: Vec<(String, Vec<CycleEvent>, Vec<StoreEvent>)> = edge_sizes()
+        .into_iter()
+        .map(|n| {
+            let (c, e) = random_store_record(&mut r, n);
+            (format!("random record, {n} stores"), c, e)
+        })
+        .collect();
+    for g in guest_runs() {
+        let (_, fi) = generate_split(&g.decode, &g.record, &g.input, h, MEM_FILLS).unwrap();
+        cases.push((format!("guest {}", g.name), g.record.cycles, fi.stores));
+    }
+    let want: Vec<_> = cases
+        .iter()
+        .map(|(_, _, ev)| {
+            let mut l = Lookups::new();
+            (store_trace(ev, h, &mut l), l)
+        })
+        .collect();
+    let rows = |k: usize| want[k].0.values.len() / NUM_STORE_COLS;
+
+    let mut input = Vec::new();
+    let mut shapes = Vec::new();
+    for (k, (_, cycles, ev)) in cases.iter().enumerate() {
+        let clks: Vec<u8> = ev
+            .iter()
+            .flat_map(|e| (((e.ts - 1) / 4) as u32).to_le_bytes())
+            .collect();
+        input.extend(rec_case(cycles, ev.len(), rows(k), &clks));
+        shapes.push((rows(k), NUM_STORE_COLS));
+    }
+    let driver = rec_driver("u32", 4, "store_fill_rec_row", NUM_STORE_COLS);
+    match host_emu::run(
+        "store_rec",
+        zkrv_cuda::nvrtc::TABLE_STORE_CU,
+        &driver,
+        &input,
+    ) {
+        None => eprintln!("SKIPPED {T} (host emulation): no C++ compiler"),
+        Some(out) => {
+            for (((name, _, _), (t, hist)), (wt, wl)) in
+                cases.iter().zip(split_output(&out, &shapes)).zip(&want)
+            {
+                assert_trace_eq(&format!("host emulation, {name}"), wt, &t);
+                assert_lookups_eq(&format!("host emulation, {name}"), wl, &hist);
+            }
+            eprintln!("{T}: host emulation matches on {} cases", cases.len());
+        }
+    }
+
+    let Some(dev) = device(T) else { return };
+    for (k, (name, cycles, ev)) in cases.iter().enumerate() {
+        let lookups = DeviceLookups::new(&dev).unwrap();
+        let mut stats = TransferStats::default();
+        let d_cycles = DeviceCycles::upload(&dev, cycles, &mut stats).unwrap();
+        let t = fill_store_rec(&dev, &d_cycles, ev, h, &lookups, &mut stats).unwrap();
+        assert_eq!((t.width, 1usize << t.log_height), (NUM_STORE_COLS, rows(k)));
+        assert_trace_eq(
+            &format!("GPU, {name}"),
+            &want[k].0,
+            &dev.download(&t.data).unwrap(),
+        );
+        assert_lookups_eq(
+            &format!("GPU, {name}"),
+            &want[k].1,
+            &dev.download(&lookups.counts).unwrap(),
+        );
+        assert_eq!(stats.table("STORE").h2d, 4 * ev.len() as u64, "{name}");
+        assert_eq!(
+            stats.table("record").h2d,
+            32 * cycles.len() as u64,
+            "{name}"
+        );
+    }
+    // A store whose cycle is not in the record is refused.
+    let (_, cycles, ev) = &cases[3];
+    let lookups = DeviceLookups::new(&dev).unwrap();
+    let mut stats = TransferStats::default();
+    let d_cycles = DeviceCycles::upload(&dev, &cycles[..0], &mut stats).unwrap();
+    let e = fill_store_rec(&dev, &d_cycles, ev, h, &lookups, &mut stats)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("STORE event 0"), "{e}");
+    eprintln!("{T}: GPU matches on {} cases", cases.len());
 }

@@ -11,6 +11,7 @@
 //! * `aux_codegen_compiles_for_sm90`: NVRTC compiles the generated source of every AIR (no GPU needed);
 //! * `aux_host_emu_matches_cpu`: the generated source compiled as C++ (`-DZKRV_HOST_EMU`) and run on the host
 //!   (per-row function + a sequential running sum), so the code generator is checked in CI without a GPU;
+//!   `aux_scan_host_emu_matches_prefix_sum` does the same for the running-sum scan kernels;
 //! * `gpu_aux_matches_cpu`, `gpu_guest_proofs_match_cpu`: the device build (row kernel + scan) and whole machine
 //!   proofs with `CudaBackend` (aux built on the GPU from resident main traces) against the CPU; they print
 //!   `SKIPPED ...` without a device.
@@ -26,6 +27,7 @@ use rand::{Rng, SeedableRng};
 use zkrv_cuda::logup::{aux_kernel_source, aux_params, build_aux_device, AuxBuildError};
 use zkrv_cuda::{nvrtc, Device, TransferStats};
 use zkrv_stark::air::{Air, AirBuilder, CompiledAir};
+use zkrv_stark::backend::TraceInput;
 use zkrv_stark::field::{Ext3, PrimeCharacteristicRing, PrimeField64, F, P};
 use zkrv_stark::logup::{build_aux_trace, max_tuple_len, LogupChallenges, LogupError};
 use zkrv_stark::matrix::RowMajorMatrix;
@@ -474,6 +476,16 @@ fn gpu_aux_matches_cpu() {
     };
     let mut rng = StdRng::seed_from_u64(seed());
     let mut cases = small_cases(&mut rng);
+    // 2^21 rows: the running-sum scan recurses twice (2048 blocks of 1024 rows, then 2, then 1).
+    let sink = compile(&SinkAir);
+    let (main, prep) = sink_traces(&mut rng, 1 << 21);
+    cases.push(Case {
+        label: "sink 2^21".into(),
+        ch: challenges(&mut rng, std::slice::from_ref(&sink)),
+        air: sink,
+        main,
+        prep: Some(prep),
+    });
     for g in ["fibonacci", "sort"] {
         cases.extend(guest_cases(&mut rng, g));
     }
@@ -515,14 +527,18 @@ fn gpu_aux_matches_cpu() {
             Err(AuxBuildError::Logup(e)) => Err(e),
             Err(AuxBuildError::Cuda(e)) => panic!("{}: {e}", c.label),
         };
+        let t = std::time::Instant::now();
+        let host = c.host();
+        let cpu = t.elapsed();
         eprintln!(
-            "{}: 2^{lh} rows x {} aux columns: {:.2?} (first use, compiles or loads), {:.2?} (again)",
+            "{}: 2^{lh} rows x {} aux columns: GPU {:.2?} (first use, compiles or loads), {:.2?} (again); CPU {:.2?}",
             c.label,
             c.air.aux_width(),
             first,
-            dt
+            dt,
+            cpu
         );
-        assert_same(&c.label, &c.host(), got);
+        assert_same(&c.label, &host, got);
         // Inputs untouched.
         assert_eq!(
             dev.download(&main).unwrap(),
@@ -550,16 +566,43 @@ fn gpu_guest_proofs_match_cpu() {
         let program = zkrv_executor::Program::from_elf(&elf).unwrap();
         let w = zkrv_machine::witness(&program, &input).unwrap();
         let (st, cpu) = zkrv_machine::prove_witness(&program, w.clone(), &config).unwrap();
-        let (_, gpu) = zkrv_machine::prove_witness_with(&backend, &program, w, &config).unwrap();
+        // Every other table enters resident (uploaded here, as a device fill would leave it).
+        let inputs = w
+            .traces
+            .iter()
+            .enumerate()
+            .map(|(t, m)| {
+                if t % 2 == 0 {
+                    TraceInput::Device(zkrv_cuda::DeviceTrace {
+                        data: backend.device().upload(&raw(m)).unwrap(),
+                        width: m.width,
+                        log_height: m.log_height().unwrap() as u32,
+                    })
+                } else {
+                    TraceInput::Host(m.clone())
+                }
+            })
+            .collect();
+        let (_, gpu) = zkrv_machine::prove_inputs_with(
+            &backend,
+            &program,
+            w.statement.clone(),
+            w.pages.clone(),
+            inputs,
+            &config,
+        )
+        .unwrap();
         assert_eq!(gpu.to_bytes(), cpu.to_bytes(), "{name}: GPU proof differs");
         zkrv_machine::verify(&program, &st, &gpu, &config).unwrap();
     }
     let s = backend.stats();
     eprintln!("{s}");
+    let a = s.total_avoided();
     assert!(
-        s.total_avoided().h2d > 0,
+        a.h2d > 0,
         "aux traces should enter the aux commitment resident"
     );
+    assert!(a.d2h > 0, "resident main traces should never be downloaded");
 }
 
 /// Writes the generated sources of the guest tables to `$ZKRV_DUMP_AUX` (a folder), for inspection.
@@ -575,5 +618,105 @@ fn dump_aux_sources() {
             aux_kernel_source(&c.air),
         )
         .unwrap();
+    }
+}
+
+/// The running-sum scan kernels of `kernels/logup.cu`, emulated on the host: blocks run one after the other,
+/// the 256 threads of a block as OS threads meeting at a real barrier (`__syncthreads`), `__shared__` as a
+/// static array; the recursion over block totals mirrors `zkrv_cuda::logup::scan_ext3`. Compared with a
+/// sequential prefix sum in Rust, at edge sizes around the 1024-element block and with a stride.
+#[test]
+fn aux_scan_host_emu_matches_prefix_sum() {
+    let prelude = r#"
+#include <thread>
+#include <mutex>
+#include <condition_variable>
+struct emu_dim { unsigned x; };
+static thread_local emu_dim threadIdx;
+static emu_dim blockIdx, blockDim;
+static std::mutex emu_m;
+static std::condition_variable emu_cv;
+static unsigned emu_waiting = 0, emu_gen = 0;
+static void __syncthreads() {
+    std::unique_lock<std::mutex> l(emu_m);
+    unsigned g = emu_gen;
+    if (++emu_waiting == blockDim.x) { emu_waiting = 0; emu_gen++; emu_cv.notify_all(); }
+    else emu_cv.wait(l, [&] { return emu_gen != g; });
+}
+#define __shared__ static
+"#;
+    let driver = r#"
+template <class F> static void emu_launch(unsigned grid, unsigned block, F f) {
+    blockDim.x = block;
+    for (unsigned b = 0; b < grid; b++) {
+        blockIdx.x = b;
+        std::vector<std::thread> ts;
+        for (unsigned t = 0; t < block; t++) ts.emplace_back([&, t] { threadIdx.x = t; f(); });
+        for (auto& t : ts) t.join();
+    }
+}
+static void scan(u64* data, u64 stride, u64 n) {
+    u64 blocks = (n + SCAN_BLOCK - 1) / SCAN_BLOCK;
+    std::vector<u64> sums(3 * blocks, ~0ull);
+    emu_launch(blocks, SCAN_THREADS, [&] { logup_scan_block_kernel(data, stride, n, sums.data()); });
+    if (blocks > 1) {
+        scan(sums.data(), 3, blocks);
+        emu_launch((n + 255) / 256, 256, [&] { logup_scan_add_kernel(data, stride, n, sums.data()); });
+    }
+}
+int main() {
+    u64 h[2];
+    while (fread(h, 8, 2, stdin) == 2) {
+        u64 n = h[0], stride = h[1];
+        std::vector<u64> d(n * stride);
+        if (fread(d.data(), 8, d.size(), stdin) != d.size()) return 2;
+        scan(d.data(), stride, n);
+        fwrite(d.data(), 8, d.size(), stdout);
+    }
+    return 0;
+}
+"#;
+    let mut rng = StdRng::seed_from_u64(seed());
+    let mut input = Vec::new();
+    let mut expect = Vec::new();
+    for (n, stride) in [
+        (1usize, 3usize),
+        (2, 3),
+        (1023, 3),
+        (1024, 5),
+        (1025, 3),
+        (5 * 1024 + 17, 7),
+    ] {
+        input.extend_from_slice(&(n as u64).to_le_bytes());
+        input.extend_from_slice(&(stride as u64).to_le_bytes());
+        let mut acc = Ext3::ZERO;
+        for _ in 0..n {
+            let e = rand_ext(&mut rng);
+            acc += e;
+            for j in 0..stride {
+                // Columns other than the first three must come back untouched.
+                let v = if j < 3 {
+                    e.0[j].as_canonical_u64()
+                } else {
+                    rng.gen::<u64>()
+                };
+                input.extend_from_slice(&v.to_le_bytes());
+                expect.push(if j < 3 {
+                    acc.0[j].as_canonical_u64()
+                } else {
+                    v
+                });
+            }
+        }
+    }
+    let src = format!("{prelude}\n{}", nvrtc::LOGUP_CU);
+    let Some(out) = host_emu::run("logup_scan", &src, driver, &input) else {
+        eprintln!("SKIPPED aux_scan_host_emu_matches_prefix_sum: no C++ compiler");
+        return;
+    };
+    let got = host_emu::u64s(&out);
+    assert_eq!(got.len(), expect.len());
+    if let Some(i) = (0..got.len()).find(|&i| got[i] != expect[i]) {
+        panic!("scan cell {i}: {:#x}, expected {:#x}", got[i], expect[i]);
     }
 }

@@ -24,7 +24,7 @@ fn gpu_commit_proof_is_byte_identical_to_cpu() {
     let config = StarkConfig::default();
     for log_n in [3usize, 9] {
         let fx = fixture(log_n);
-        let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
+        let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
         let cpu = prove(
             &config,
             &airs(),
@@ -73,7 +73,7 @@ fn gpu_commit_proof_is_byte_identical_to_cpu() {
             cpu.to_bytes(),
             "log_n {log_n}: GPU proof differs from CPU proof"
         );
-        verify(&config, &airs(), &pre.commitment, &fx.public, b"stmt", &gpu).unwrap();
+        verify(&config, &airs(), &pre, &fx.public, b"stmt", &gpu).unwrap();
     }
     let s = backend.stats();
     eprintln!("{s}");
@@ -104,7 +104,7 @@ fn gpu_zk_proof_is_byte_identical_to_cpu() {
     };
     for log_n in [7usize, 9] {
         let fx = fixture(log_n);
-        let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
+        let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
         let cpu = prove(
             &config,
             &airs(),
@@ -152,6 +152,6 @@ fn gpu_zk_proof_is_byte_identical_to_cpu() {
             cpu.to_bytes(),
             "zk log_n {log_n}: GPU proof differs from CPU proof"
         );
-        verify(&config, &airs(), &pre.commitment, &fx.public, b"stmt", &gpu).unwrap();
+        verify(&config, &airs(), &pre, &fx.public, b"stmt", &gpu).unwrap();
     }
 }

@@ -25,6 +25,7 @@ use zkrv_stark::air::{Air, Direction};
 use zkrv_stark::field::{PrimeCharacteristicRing, F};
 use zkrv_stark::logup::PublicInteraction;
 use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::profile::span;
 use zkrv_stark::{preprocess, ProveError, StarkConfig};
 
 use tables::bitwise::{bitwise_preprocessed, BitwiseAir};
@@ -559,7 +560,6 @@ pub fn prove_inputs_with<B: zkrv_stark::backend::ProverBackend>(
     let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
     let airs = machine.airs();
     let pre = preprocess(
-        config,
         &airs,
         machine.preprocessed(&decode_table, min_height(config)),
     )?;
@@ -732,7 +732,8 @@ pub fn prove(
     prove_witness(program, witness_for(program, input, config)?, config)
 }
 
-/// Verifies `proof` of `statement` for `program` (the verifier rebuilds DECODE and BITWISE itself).
+/// Verifies `proof` of `statement` for `program` (the verifier rebuilds the preprocessed DECODE, BITWISE and
+/// POW2 traces itself and evaluates them at the out-of-domain point; nothing of them is taken from the proof).
 /// `config` must be the prover's (it is part of the transcript).
 pub fn verify(
     program: &Program,
@@ -743,27 +744,48 @@ pub fn verify(
     if statement.program != program_commitment(program) {
         return Err(VerifyError::WrongProgram);
     }
+    let s_decode = span("preprocessed traces");
     let decode_table =
         DecodeTable::new(program).map_err(|e| VerifyError::BadProgram(e.to_string()))?;
     let machine = Machine::new(program).map_err(VerifyError::BadProgram)?;
     let airs = machine.airs();
-    let pre = preprocess(
-        config,
-        &airs,
-        machine.preprocessed(&decode_table, min_height(config)),
-    )
-    .map_err(|e| VerifyError::Preprocess(e.to_string()))?;
+    let prep_traces = machine.preprocessed(&decode_table, min_height(config));
+    drop(s_decode);
+    let pre = preprocess(&airs, prep_traces).map_err(|e| VerifyError::Preprocess(e.to_string()))?;
+    let s_public = span("public interactions");
     let mut public = public_interactions(statement);
     public.extend(memory_init_interactions(program, &proof.pages).map_err(VerifyError::BadPages)?);
+    drop(s_public);
+    let _s = span("STARK verify");
     zkrv_stark::verify(
         config,
         &airs,
-        &pre.commitment,
+        &pre,
         &public,
         &statement.to_bytes(),
         &proof.stark,
     )?;
     Ok(())
+}
+
+/// The preprocessed traces of `program`'s tables, by table name (DECODE, BITWISE, POW2), each `n x w`,
+/// natural row order: what [`verify`] evaluates at the out-of-domain point. For benches and tests.
+pub fn preprocessed_traces(
+    program: &Program,
+) -> Result<Vec<(String, RowMajorMatrix)>, MachineError> {
+    let decode_table = DecodeTable::new(program)?;
+    let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
+    let names: Vec<String> = machine
+        .airs()
+        .iter()
+        .map(|a| a.name().to_string())
+        .collect();
+    Ok(machine
+        .preprocessed(&decode_table, MIN_HEIGHT)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(t, m)| m.map(|m| (names[t].clone(), m)))
+        .collect())
 }
 
 #[cfg(test)]

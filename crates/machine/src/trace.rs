@@ -169,6 +169,78 @@ impl Traces {
     }
 }
 
+/// One independent host fill: counts its lookups into the given histogram.
+type HostFill<'a> =
+    Box<dyn FnOnce(&mut Lookups) -> Result<RowMajorMatrix, MachineError> + Send + 'a>;
+
+/// The tables of the request chain.
+struct Chain {
+    cpu32: RowMajorMatrix,
+    dvrm: RowMajorMatrix,
+    shift: RowMajorMatrix,
+    pow2: RowMajorMatrix,
+    mul: RowMajorMatrix,
+    lt: RowMajorMatrix,
+}
+
+/// CPU32 -> SHIFT/MUL/DVRM, DVRM -> MUL/LT, SHIFT -> MUL, then MUL and LT: in that order, so that every request
+/// is counted before its answering table is built. SHIFT and LT are left empty when device-filled (SHIFT's
+/// side requests, MUL checks and POW2 counters, are still made).
+#[allow(clippy::too_many_arguments)]
+fn fill_chain(
+    w_ops: &[(u64, u64, u64)],
+    shift_req: &mut ShiftRequests,
+    dvrm_req: &mut DvrmRequests,
+    mul_req: &mut MulRequests,
+    lt_req: &mut BTreeMap<(u64, u64, bool), u64>,
+    device: DeviceFill,
+    min_height: usize,
+    lookups: &mut Lookups,
+) -> Result<Chain, MachineError> {
+    let (cpu32, facts) = cpu32_trace(w_ops, min_height, lookups)
+        .ok_or_else(|| MachineError::Internal("bad W op".into()))?;
+    for fa in facts {
+        if let Some(sop) = ShiftOp::from_alu(fa.op) {
+            *shift_req.entry((sop, fa.a, fa.b)).or_default() += 1;
+        } else if matches!(fa.op, alu::DIV | alu::DIVU | alu::REM | alu::REMU) {
+            add_dvrm_request(dvrm_req, fa.op, fa.a, fa.b);
+        } else if !mul_req.add_alu(fa.op, fa.a, fa.b) {
+            return Err(MachineError::Internal(format!("CPU32 request {fa:?}")));
+        }
+    }
+    let (dvrm, facts) = dvrm_trace(dvrm_req, min_height, lookups);
+    for fa in facts {
+        if fa.op == alu::SLTU {
+            *lt_req.entry((fa.a, fa.b, false)).or_default() += 1;
+        } else if !mul_req.add_alu(fa.op, fa.a, fa.b) {
+            return Err(MachineError::Internal(format!("DVRM request {fa:?}")));
+        }
+    }
+    let (shift, pow2) = if device.shift {
+        // The requests SHIFT makes (MUL checks, POW2 counters) are still needed on the host; its own rows and
+        // lookups come from the device.
+        let pow2 = shift_side_requests(shift_req, min_height, mul_req);
+        (empty(NUM_SHIFT_COLS), pow2)
+    } else {
+        let ShiftTraces { shift, pow2 } = shift_trace(shift_req, min_height, lookups, mul_req);
+        (shift, pow2)
+    };
+    let mul = mul_trace(mul_req, min_height, lookups);
+    let lt = if device.lt {
+        empty(NUM_LT_COLS)
+    } else {
+        lt_trace(lt_req, min_height, lookups)
+    };
+    Ok(Chain {
+        cpu32,
+        dvrm,
+        shift,
+        pow2,
+        mul,
+        lt,
+    })
+}
+
 fn empty(width: usize) -> RowMajorMatrix {
     RowMajorMatrix::new(Vec::new(), width)
 }
@@ -498,11 +570,6 @@ pub fn generate_split(
     }
     // Padding rows look up DECODE's padding entry (row 0).
     decode_counts[0] += (height - cycles) as u64;
-    let cpu = if device.cpu {
-        empty(NUM_CPU_COLS)
-    } else {
-        cpu_trace(&rec.cycles, &walk, &cpu_decode, min_height, &mut lookups)?
-    };
 
     for (reg, (&v, &want)) in reg_val.iter().zip(rec.final_regs.iter()).enumerate() {
         if v != want {
@@ -516,83 +583,137 @@ pub fn generate_split(
         .copied()
         .zip(reg_ts.iter().copied())
         .collect();
-    // Tables that ask other tables: CPU32 -> SHIFT/MUL/DVRM, DVRM -> MUL/LT, SHIFT -> MUL. Fill in that
-    // order so every request is counted before its answering table is built.
-    let (cpu32, facts) = cpu32_trace(&w_ops, min_height, &mut lookups)
-        .ok_or_else(|| MachineError::Internal("bad W op".into()))?;
-    for fa in facts {
-        if let Some(sop) = ShiftOp::from_alu(fa.op) {
-            *shift_req.entry((sop, fa.a, fa.b)).or_default() += 1;
-        } else if matches!(fa.op, alu::DIV | alu::DIVU | alu::REM | alu::REMU) {
-            add_dvrm_request(&mut dvrm_req, fa.op, fa.a, fa.b);
-        } else if !mul_req.add_alu(fa.op, fa.a, fa.b) {
-            return Err(MachineError::Internal(format!("CPU32 request {fa:?}")));
-        }
+
+    // The host fills. The tables that ask other tables (CPU32 -> SHIFT/MUL/DVRM, DVRM -> MUL/LT,
+    // SHIFT -> MUL) are filled in that order on this thread ("the chain"), so that every request is counted
+    // before its answering table is built; every other table is independent and filled in parallel
+    // meanwhile. Each fill counts its BITWISE lookups into its own histogram, merged at the end (a histogram
+    // is order-independent: the result does not depend on the schedule).
+    let mut tasks: Vec<(&'static str, HostFill<'_>)> = Vec::new();
+    if !device.cpu {
+        let (walk, cpu_decode) = (&walk, &cpu_decode);
+        tasks.push((
+            "CPU",
+            Box::new(move |lk| cpu_trace(&rec.cycles, walk, cpu_decode, min_height, lk)),
+        ));
     }
-    let (dvrm, facts) = dvrm_trace(&dvrm_req, min_height, &mut lookups);
-    for fa in facts {
-        if fa.op == alu::SLTU {
-            *lt_req.entry((fa.a, fa.b, false)).or_default() += 1;
-        } else if !mul_req.add_alu(fa.op, fa.a, fa.b) {
-            return Err(MachineError::Internal(format!("DVRM request {fa:?}")));
-        }
+    tasks.push(("EQ", Box::new(|_| Ok(eq_trace(&eq_req, min_height)))));
+    tasks.push((
+        "BYTEWISE",
+        Box::new(|lk| Ok(bytewise_trace(&bw_req, min_height, lk))),
+    ));
+    if !device.load {
+        tasks.push((
+            "LOAD",
+            Box::new(|lk| Ok(load_trace(&loads, min_height, lk))),
+        ));
     }
-    let (shift, pow2) = if device.shift {
-        // The requests SHIFT makes (MUL checks, POW2 counters) are still needed on the host; its own rows and
-        // lookups come from the device.
-        let pow2 = shift_side_requests(&shift_req, min_height, &mut mul_req);
-        (empty(NUM_SHIFT_COLS), pow2)
-    } else {
-        let ShiftTraces { shift, pow2 } =
-            shift_trace(&shift_req, min_height, &mut lookups, &mut mul_req);
-        (shift, pow2)
-    };
-    let mul = mul_trace(&mul_req, min_height, &mut lookups);
-    let eq = eq_trace(&eq_req, min_height);
-    let lt = if device.lt {
-        empty(NUM_LT_COLS)
-    } else {
-        lt_trace(&lt_req, min_height, &mut lookups)
-    };
-    let bytewise = bytewise_trace(&bw_req, min_height, &mut lookups);
-    let load = if device.load {
-        empty(NUM_LOAD_COLS)
-    } else {
-        load_trace(&loads, min_height, &mut lookups)
-    };
-    let store = if device.store {
-        empty(NUM_STORE_COLS)
-    } else {
-        store_trace(&stores, min_height, &mut lookups)
-    };
-    let memw_a = if device.memw_a {
-        empty(NUM_MEMW_A_COLS)
-    } else {
-        memw_a_trace(&accesses, min_height, &mut lookups)
-    };
-    let memw = memw_trace(&general, min_height, &mut lookups);
-    // PAGE: every cell of every touched page, with its final value and last-access timestamp.
-    let mut cells = Vec::with_capacity(rec.pages.len() * CELLS_PER_PAGE);
-    for (k, &p) in rec.pages.iter().enumerate() {
-        for j in 0..CELLS_PER_PAGE {
-            let cell = p as u64 / 8 + j as u64;
-            let (bytes, ts) = match mem.get(&cell) {
-                Some(&x) => x,
-                None => (init_cell(cell).unwrap_or_default(), 0),
-            };
-            let off = k * 4096 + j * 8;
-            if rec.final_pages.get(off..off + 8) != Some(&bytes[..]) {
-                return Err(MachineError::Internal(format!(
-                    "memory walk: cell {cell:#x} disagrees with the executor's final memory"
-                )));
+    if !device.store {
+        tasks.push((
+            "STORE",
+            Box::new(|lk| Ok(store_trace(&stores, min_height, lk))),
+        ));
+    }
+    if !device.memw_a {
+        tasks.push((
+            "MEMW_A",
+            Box::new(|lk| Ok(memw_a_trace(&accesses, min_height, lk))),
+        ));
+    }
+    tasks.push((
+        "MEMW",
+        Box::new(|lk| Ok(memw_trace(&general, min_height, lk))),
+    ));
+    tasks.push((
+        "PAGE",
+        Box::new(|_| {
+            // PAGE: every cell of every touched page, with its final value and last-access timestamp.
+            let mut cells = Vec::with_capacity(rec.pages.len() * CELLS_PER_PAGE);
+            for (k, &p) in rec.pages.iter().enumerate() {
+                for j in 0..CELLS_PER_PAGE {
+                    let cell = p as u64 / 8 + j as u64;
+                    let (bytes, ts) = match mem.get(&cell) {
+                        Some(&x) => x,
+                        None => (init_cell(cell).unwrap_or_default(), 0),
+                    };
+                    let off = k * 4096 + j * 8;
+                    if rec.final_pages.get(off..off + 8) != Some(&bytes[..]) {
+                        return Err(MachineError::Internal(format!(
+                            "memory walk: cell {cell:#x} disagrees with the executor's final memory"
+                        )));
+                    }
+                    cells.push((cell, u64::from_le_bytes(bytes), ts));
+                }
             }
-            cells.push((cell, u64::from_le_bytes(bytes), ts));
+            Ok(page_trace(&cells, min_height))
+        }),
+    ));
+    tasks.push((
+        "SYSCALL",
+        Box::new(|lk| Ok(syscall_trace(&syscall_rows, min_height, lk))),
+    ));
+    tasks.push((
+        "SYSIO",
+        Box::new(|lk| Ok(sysio_trace(&sysio_rows, min_height, lk))),
+    ));
+    tasks.push((
+        "INPUT",
+        Box::new(|lk| Ok(input_trace(input, &input_uses, min_height, lk))),
+    ));
+    let mut slots: Vec<Option<Result<(RowMajorMatrix, Lookups), MachineError>>> =
+        tasks.iter().map(|_| None).collect();
+    let names: Vec<&'static str> = tasks.iter().map(|(n, _)| *n).collect();
+    let mut chain = None;
+    rayon::scope(|scope| {
+        for ((_, task), slot) in tasks.into_iter().zip(slots.iter_mut()) {
+            scope.spawn(move |_| {
+                let mut lk = Lookups::new();
+                *slot = Some(task(&mut lk).map(|m| (m, lk)));
+            });
         }
+        chain = Some(fill_chain(
+            &w_ops,
+            &mut shift_req,
+            &mut dvrm_req,
+            &mut mul_req,
+            &mut lt_req,
+            device,
+            min_height,
+            &mut lookups,
+        ));
+    });
+    let Chain {
+        cpu32,
+        dvrm,
+        shift,
+        pow2,
+        mul,
+        lt,
+    } = chain.ok_or_else(|| MachineError::Internal("host fills did not run".into()))??;
+    let mut filled = std::collections::HashMap::new();
+    for (name, slot) in names.into_iter().zip(slots) {
+        let (m, lk) =
+            slot.ok_or_else(|| MachineError::Internal(format!("{name} fill did not run")))??;
+        lookups.merge(&lk);
+        filled.insert(name, m);
     }
-    let page = page_trace(&cells, min_height);
-    let syscall = syscall_trace(&syscall_rows, min_height, &mut lookups);
-    let sysio = sysio_trace(&sysio_rows, min_height, &mut lookups);
-    let input_t = input_trace(input, &input_uses, min_height, &mut lookups);
+    // Tables left to the device are `0 x width`; every other one was filled above.
+    let mut take = |name: &str, width: Option<usize>| match (filled.remove(name), width) {
+        (Some(m), _) => Ok(m),
+        (None, Some(w)) => Ok(empty(w)),
+        (None, None) => Err(MachineError::Internal(format!("no {name} trace"))),
+    };
+    let cpu = take("CPU", Some(NUM_CPU_COLS))?;
+    let eq = take("EQ", None)?;
+    let bytewise = take("BYTEWISE", None)?;
+    let load = take("LOAD", Some(NUM_LOAD_COLS))?;
+    let store = take("STORE", Some(NUM_STORE_COLS))?;
+    let memw_a = take("MEMW_A", Some(NUM_MEMW_A_COLS))?;
+    let memw = take("MEMW", None)?;
+    let page = take("PAGE", None)?;
+    let syscall = take("SYSCALL", None)?;
+    let sysio = take("SYSIO", None)?;
+    let input_t = take("INPUT", None)?;
     let inputs = FillInputs {
         min_height,
         cpu: device.cpu.then_some(CpuFillInputs {

@@ -252,7 +252,7 @@ impl Instance {
     fn prove_verify(&self) -> Result<(), String> {
         let config = StarkConfig::default();
         let airs = self.airs();
-        let pre = preprocess(&config, &airs, self.prep.clone()).map_err(|e| e.to_string())?;
+        let pre = preprocess(&airs, self.prep.clone()).map_err(|e| e.to_string())?;
         let t0 = std::time::Instant::now();
         let proof = zkrv_stark::prove(
             &config,
@@ -265,15 +265,8 @@ impl Instance {
         .map_err(|e| format!("prove: {e}"))?;
         let prove_time = t0.elapsed();
         let t0 = std::time::Instant::now();
-        zkrv_stark::verify(
-            &config,
-            &airs,
-            &pre.commitment,
-            &self.public,
-            b"dvrm test",
-            &proof,
-        )
-        .map_err(|e| format!("verify: {e}"))?;
+        zkrv_stark::verify(&config, &airs, &pre, &self.public, b"dvrm test", &proof)
+            .map_err(|e| format!("verify: {e}"))?;
         println!(
             "heights {:?}: prove {prove_time:?}, verify {:?}",
             self.traces.iter().map(|t| t.height()).collect::<Vec<_>>(),

@@ -15,10 +15,10 @@ use zkrv_stark::field::{Field, PrimeCharacteristicRing, PrimeField64, F};
 use zkrv_stark::poly::{coset_point, domain_generator};
 use zkrv_stark::StarkConfig;
 
-/// INPUT's position in the table order, and the main round's index in the opening proof (after the
-/// preprocessed round).
+/// INPUT's position in the table order, and the main round's index in the opening proof (the first opened
+/// round: preprocessed columns are evaluated by the verifier, not opened).
 const INPUT_TABLE: usize = 13;
-const MAIN_ROUND: usize = 1;
+const MAIN_ROUND: usize = 0;
 
 /// read(0, sp - 64, 16) then exit(0): reads the whole (short) private input, writes nothing.
 fn reader() -> Program {

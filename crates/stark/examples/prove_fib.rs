@@ -16,20 +16,12 @@ fn main() {
     let config = StarkConfig::default();
     let airs = proto_common::airs();
     let fx = proto_common::fixture(log_n);
-    let pre = preprocess(&config, &airs, fx.preprocessed.clone()).expect("preprocess");
+    let pre = preprocess(&airs, fx.preprocessed.clone()).expect("preprocess");
     let t0 = Instant::now();
     let proof = prove(&config, &airs, &pre, fx.traces, &fx.public, b"bench").expect("prove");
     let prove_t = t0.elapsed();
     let t0 = Instant::now();
-    verify(
-        &config,
-        &airs,
-        &pre.commitment,
-        &fx.public,
-        b"bench",
-        &proof,
-    )
-    .expect("verify");
+    verify(&config, &airs, &pre, &fx.public, b"bench", &proof).expect("verify");
     println!(
         "fib 2^{log_n} x 3 + bytes 2^8: prove {prove_t:?}, verify {:?}, proof {} bytes, {} threads",
         t0.elapsed(),

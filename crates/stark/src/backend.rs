@@ -112,6 +112,13 @@ pub trait ProverBackend: Sync {
         }
     }
 
+    /// Called once per proof with the compiled tables (table order), before the main commitment, so that a
+    /// backend can start work that depends only on the AIRs (e.g. compiling generated kernels in the
+    /// background while the traces are committed). Default: nothing.
+    fn prepare(&self, airs: &[CompiledAir]) {
+        let _ = airs;
+    }
+
     /// Shapes of the committed traces (before the blowup), in commit order.
     fn trace_dims(&self, committed: &Self::Committed) -> Vec<TraceDims>;
 

@@ -16,6 +16,7 @@ pub mod backend;
 pub mod check;
 pub mod config;
 pub mod logup;
+pub mod preprocessed;
 pub mod profile;
 pub mod proof;
 pub mod prover;
@@ -25,8 +26,7 @@ pub mod verifier;
 pub mod zk;
 
 pub use config::StarkConfig;
+pub use preprocessed::{preprocess, PreprocessedData};
 pub use proof::Proof;
-pub use prover::{
-    preprocess, prove, prove_with, PreprocessedCommitment, PreprocessedData, ProveError,
-};
+pub use prover::{prove, prove_with, ProveError};
 pub use verifier::{verify, verify_bytes, VerifyError};

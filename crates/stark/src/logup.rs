@@ -455,13 +455,27 @@ pub fn build_aux_trace(
 
 /// Sum of the public contributions `±m / fp` (`Err` names a public interaction with a zero fingerprint).
 pub fn public_sum(public: &[PublicInteraction], ch: &LogupChallenges) -> Result<Ext3, LogupError> {
+    // Montgomery batch inversion of the fingerprints (one Ext3 inversion in all).
+    let fps: Vec<Ext3> = public
+        .iter()
+        .map(|p| ch.fingerprint(p.bus, p.values.iter().copied()))
+        .collect();
+    if let Some(index) = fps.iter().position(|f| f.is_zero()) {
+        return Err(LogupError::ZeroPublicFingerprint { index });
+    }
+    let mut prefix = Vec::with_capacity(fps.len());
+    let mut acc = Ext3::ONE;
+    for &f in &fps {
+        prefix.push(acc);
+        acc *= f;
+    }
+    let mut inv = acc
+        .try_inverse()
+        .ok_or(LogupError::ZeroPublicFingerprint { index: 0 })?;
     let mut sum = Ext3::ZERO;
-    for (index, p) in public.iter().enumerate() {
-        let fp = ch.fingerprint(p.bus, p.values.iter().copied());
-        let inv = fp
-            .try_inverse()
-            .ok_or(LogupError::ZeroPublicFingerprint { index })?;
-        sum += signed(p.multiplicity, p.direction) * inv;
+    for (i, p) in public.iter().enumerate().rev() {
+        sum += signed(p.multiplicity, p.direction) * (prefix[i] * inv);
+        inv *= fps[i];
     }
     Ok(sum)
 }

@@ -45,10 +45,13 @@ use rayon::prelude::*;
 
 use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
 use crate::matrix::RowMajorMatrix;
-use crate::merkle::{verify_batch, Digest, MatrixDims, MerkleError, MerkleProof, MerkleTree};
+use crate::merkle::{
+    verify_batch_many, Digest, MatrixDims, MerkleError, MerkleProof, MerkleTree, Opening,
+};
 use crate::poly::{
     bit_reverse_slice, coset_idft_ext, coset_shift, domain_generator, eval_ext_poly, reverse_bits,
 };
+use crate::profile::span;
 use crate::transcript::Transcript;
 use crate::zk::ZkRng;
 
@@ -634,6 +637,7 @@ pub fn verify(
     }
 
     // 1-2. Observe values, sample alpha.
+    let s_transcript = span("transcript + grinding");
     for (_, mats) in rounds {
         for (_, pts) in mats {
             for (_, vals) in pts {
@@ -656,14 +660,18 @@ pub fn verify(
     if !transcript.check_grind(config.query_grinding_bits, proof.pow_nonce) {
         return Err(PcsError::Grinding);
     }
+    drop(s_transcript);
 
     // Per (round, matrix): alpha^k0, alpha^width, and the combined claimed values per point.
     struct MatInfo {
         apow: Vec<Ext3>,
         alpha_w: Ext3,
-        /// (z, Σ_c alpha^{k0+c} f_c(z)) per point.
-        pts: Vec<(Ext3, Ext3)>,
+        /// (index into `denoms`, Σ_c alpha^{k0+c} f_c(z)) per point `z`.
+        pts: Vec<(usize, Ext3)>,
     }
+    // The distinct (LDE log height, point) pairs: per query, `1 / (x_LH - z)` is computed once per pair
+    // (one batch inversion), not once per matrix and point.
+    let mut denoms: Vec<(usize, Ext3)> = Vec::new();
     let mut infos: Vec<Vec<MatInfo>> = Vec::with_capacity(rounds.len());
     let mut k = 0u64;
     for (_, mats) in rounds {
@@ -677,7 +685,14 @@ pub fn verify(
                 .collect();
             let pts_c = pts
                 .iter()
-                .map(|(z, vals)| (*z, vals.iter().zip(&apow).map(|(&v, &a)| a * v).sum()))
+                .map(|(z, vals)| {
+                    let key = (dims.log_height, *z);
+                    let j = denoms.iter().position(|d| *d == key).unwrap_or_else(|| {
+                        denoms.push(key);
+                        denoms.len() - 1
+                    });
+                    (j, vals.iter().zip(&apow).map(|(&v, &a)| a * v).sum())
+                })
                 .collect();
             v.push(MatInfo {
                 apow,
@@ -688,10 +703,19 @@ pub fn verify(
         }
         infos.push(v);
     }
+    let mut heights: Vec<usize> = denoms.iter().map(|&(lh, _)| lh).collect();
+    heights.sort_unstable();
+    heights.dedup();
 
-    // 6. Queries.
+    // 6. Queries: indices sampled in order, then the queries checked in parallel; the error reported is
+    // that of the first failing query.
+    let root_of = |l: usize| &proof.fri_roots[l];
+    let qs: Vec<usize> = proof
+        .queries
+        .iter()
+        .map(|_| transcript.sample_bits(lmax))
+        .collect();
     for (qi, qp) in proof.queries.iter().enumerate() {
-        let q = transcript.sample_bits(lmax);
         if qp.round_openings.len() != rounds.len() {
             return Err(PcsError::Shape(format!(
                 "query {qi}: wrong number of round openings"
@@ -702,62 +726,101 @@ pub fn verify(
                 "query {qi}: wrong number of FRI openings"
             )));
         }
+    }
+    // Merkle paths of all queries, one batch per tree (round trees, then FRI layers), trees in parallel.
+    let s_merkle = span("Merkle paths");
+    let round_merkle: Vec<Vec<Result<(), MerkleError>>> = rounds
+        .par_iter()
+        .enumerate()
+        .map(|(r, (root, mats))| {
+            let dims: Vec<MatrixDims> = mats.iter().map(|(d, _)| *d).collect();
+            let openings: Vec<Opening> = proof
+                .queries
+                .iter()
+                .zip(&qs)
+                .map(|(qp, &q)| Opening {
+                    index: q >> (lmax - round_lt[r]),
+                    rows: &qp.round_openings[r].rows,
+                    proof: &qp.round_openings[r].proof,
+                })
+                .collect();
+            verify_batch_many(root, &dims, &openings, round_salt(r))
+        })
+        .collect();
+    let fri_merkle: Vec<Vec<Result<(), MerkleError>>> = (0..num_layers)
+        .into_par_iter()
+        .map(|l| {
+            let dims = [MatrixDims {
+                width: 6,
+                log_height: lmax - l - 1,
+            }];
+            let rows: Vec<[Vec<F>; 1]> = proof
+                .queries
+                .iter()
+                .map(|qp| [qp.fri_openings[l].pair.iter().flat_map(|e| e.0).collect()])
+                .collect();
+            let openings: Vec<Opening> = proof
+                .queries
+                .iter()
+                .zip(&qs)
+                .zip(&rows)
+                .map(|((qp, &q), row)| Opening {
+                    index: (q >> l) >> 1,
+                    rows: row,
+                    proof: &qp.fri_openings[l].proof,
+                })
+                .collect();
+            verify_batch_many(root_of(l), &dims, &openings, salt_width)
+        })
+        .collect();
+    drop(s_merkle);
+    let _s = span("queries");
+    let check_query = |qi: usize, qp: &QueryProof, q: usize| -> Result<(), PcsError> {
+        // x per LDE height, then 1 / (x - z) per (height, point).
+        let xs: Vec<(usize, F)> = heights
+            .iter()
+            .map(|&lh| (lh, crate::poly::coset_point(lh, q >> (lmax - lh))))
+            .collect();
+        let x_of = |lh: usize| xs.iter().find(|(h, _)| *h == lh).map(|&(_, x)| x);
+        let diffs: Vec<Ext3> = denoms
+            .iter()
+            .map(|&(lh, z)| Ext3::from_base(x_of(lh).unwrap_or(F::ZERO)) - z)
+            .collect();
+        let invs = batch_inverse_small(&diffs).ok_or(PcsError::PointInDomain)?;
         // Reduced openings per height.
         let mut ro: BTreeMap<usize, Ext3> = BTreeMap::new();
-        for (r, ((root, mats), opening)) in rounds.iter().zip(&qp.round_openings).enumerate() {
-            let dims: Vec<MatrixDims> = mats.iter().map(|(d, _)| *d).collect();
-            verify_batch(
-                root,
-                &dims,
-                q >> (lmax - round_lt[r]),
-                &opening.rows,
-                &opening.proof,
-                round_salt(r),
-            )
-            .map_err(|source| PcsError::Merkle {
-                round: r,
-                query: qi,
-                source,
-            })?;
-            for ((d, row), info) in dims.iter().zip(&opening.rows).zip(&infos[r]) {
-                let lh = d.log_height;
-                let x = crate::poly::coset_point(lh, q >> (lmax - lh));
+        for (r, ((_, mats), opening)) in rounds.iter().zip(&qp.round_openings).enumerate() {
+            round_merkle[r][qi]
+                .clone()
+                .map_err(|source| PcsError::Merkle {
+                    round: r,
+                    query: qi,
+                    source,
+                })?;
+            for (((d, _), row), info) in mats.iter().zip(&opening.rows).zip(&infos[r]) {
                 let m: Ext3 = row.iter().zip(&info.apow).map(|(&v, &a)| a * v).sum();
                 let mut scale = Ext3::ONE;
                 let mut sum = Ext3::ZERO;
-                for &(z, mz) in &info.pts {
-                    let inv = (Ext3::from_base(x) - z)
-                        .try_inverse()
-                        .ok_or(PcsError::PointInDomain)?;
-                    sum += scale * ((m - mz) * inv);
+                for &(j, mz) in &info.pts {
+                    sum += scale * ((m - mz) * invs[j]);
                     scale *= info.alpha_w;
                 }
-                *ro.entry(lh).or_insert(Ext3::ZERO) += sum;
+                *ro.entry(d.log_height).or_insert(Ext3::ZERO) += sum;
             }
         }
 
         // FRI.
         let mut cur = ro.remove(&lmax).unwrap_or(Ext3::ZERO);
         let mut log_size = lmax;
-        for (l, (fo, (root, &beta))) in qp
-            .fri_openings
-            .iter()
-            .zip(proof.fri_roots.iter().zip(&betas))
-            .enumerate()
-        {
+        for (l, (fo, &beta)) in qp.fri_openings.iter().zip(&betas).enumerate() {
             let i = q >> l;
-            let row: Vec<F> = fo.pair.iter().flat_map(|e| e.0).collect();
-            let dims = [MatrixDims {
-                width: 6,
-                log_height: log_size - 1,
-            }];
-            verify_batch(root, &dims, i >> 1, &[row], &fo.proof, salt_width).map_err(|source| {
-                PcsError::FriMerkle {
+            fri_merkle[l][qi]
+                .clone()
+                .map_err(|source| PcsError::FriMerkle {
                     layer: l,
                     query: qi,
                     source,
-                }
-            })?;
+                })?;
             if fo.pair[i & 1] != cur {
                 return Err(PcsError::FriFold {
                     layer: l,
@@ -777,8 +840,33 @@ pub fn verify(
         if eval_ext_poly(&proof.final_poly, Ext3::from_base(x)) != cur {
             return Err(PcsError::FinalPoly { query: qi });
         }
+        Ok(())
+    };
+    let results: Vec<Result<(), PcsError>> = proof
+        .queries
+        .par_iter()
+        .zip(&qs)
+        .enumerate()
+        .map(|(qi, (qp, &q))| check_query(qi, qp, q))
+        .collect();
+    results.into_iter().collect()
+}
+
+/// Montgomery batch inversion of a few elements, sequential; `None` if any is zero.
+fn batch_inverse_small(xs: &[Ext3]) -> Option<Vec<Ext3>> {
+    let mut prefix = Vec::with_capacity(xs.len());
+    let mut acc = Ext3::ONE;
+    for &x in xs {
+        prefix.push(acc);
+        acc *= x;
     }
-    Ok(())
+    let mut inv = acc.try_inverse()?;
+    let mut out = vec![Ext3::ZERO; xs.len()];
+    for i in (0..xs.len()).rev() {
+        out[i] = prefix[i] * inv;
+        inv *= xs[i];
+    }
+    Some(out)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! Layout (all integers little-endian; `u32` lengths; a field element is its canonical `u64`, rejected if
 //! `>= p`; an `Ext3` is 3 field elements; a digest is 32 bytes):
 //! ```text
-//! "ZKRV" | version: u16 (= 2) | zk: u8 (0 | 1)
+//! "ZKRV" | version: u16 (= 3; 2 had no zk flag and no salts, 1 also opened a preprocessed round) | zk: u8 (0 | 1)
 //! statement_digest: digest
 //! log_heights: len u32, then u8 each
 //! main_root: digest
@@ -30,7 +30,7 @@ use crate::merkle::{Digest, MerkleProof};
 use crate::pcs::{BatchOpening, FriLayerOpening, OpenedValues, PcsProof, QueryProof};
 
 pub const MAGIC: &[u8; 4] = b"ZKRV";
-pub const VERSION: u16 = 2;
+pub const VERSION: u16 = 3;
 
 /// One proof of one execution (all tables).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,8 +48,8 @@ pub struct Proof {
     /// The bus sum of every table that has interactions, in table order.
     pub bus_sums: Vec<Ext3>,
     pub quotient_root: Digest,
-    /// `[round][matrix][point][column]`, rounds in order preprocessed (if any), main, aux (if any),
-    /// quotient.
+    /// `[round][matrix][point][column]`, rounds in order main, aux (if any), quotient. Preprocessed
+    /// columns are not opened (the verifier evaluates them, [`crate::preprocessed`]).
     pub opened: OpenedValues,
     pub pcs: PcsProof,
 }

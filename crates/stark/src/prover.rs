@@ -1,18 +1,17 @@
 //! The prover: one proof for all tables of an execution. Protocol steps (docs/stark.md):
 //!
 //! 1. transcript absorbs the statement ([`crate::statement::start_transcript`]);
-//! 2. preprocessed root (if any table has preprocessed columns), main root (all main traces, one
-//!    mixed-height tree);
+//! 2. main root (all main traces, one mixed-height tree); preprocessed columns are not committed (the
+//!    verifier evaluates them itself, [`crate::preprocessed`]);
 //! 3. LogUp challenges `z`, `a`; aux root (all aux traces, one tree); the bus sums;
 //! 4. constraint-folding challenge `alpha`; quotient root (every table's quotient chunks, one tree);
-//! 5. out-of-domain point `zeta`; DEEP + FRI opening of main/aux/preprocessed at `zeta` and `zeta ω_n`
-//!    (per table), quotient chunks at `zeta`.
+//! 5. out-of-domain point `zeta`; DEEP + FRI opening of main/aux at `zeta` and `zeta ω_n` (per table),
+//!    quotient chunks at `zeta`.
 //!
 //! zk mode (`StarkConfig::zk`, docs/stark.md "Zero knowledge"): main and aux traces are randomized to
-//! `2n` rows ([`crate::zk::randomize_trace`]) before their commitment, every commitment except the
-//! preprocessed one is a salted tree, the quotient chunks are randomized
-//! ([`crate::zk::randomize_quotient`]) and a random codeword ([`crate::zk::random_codeword`]) is committed
-//! last in the quotient round; FRI layers are salted.
+//! `2n` rows ([`crate::zk::randomize_trace`]) before their commitment, every commitment is a salted tree,
+//! the quotient chunks are randomized ([`crate::zk::randomize_quotient`]) and a random codeword
+//! ([`crate::zk::random_codeword`]) is committed last in the quotient round; FRI layers are salted.
 
 use thiserror::Error;
 
@@ -23,11 +22,11 @@ use crate::config::StarkConfig;
 use crate::field::Ext3;
 use crate::logup::{
     max_tuple_len, multiplicity_budget_ok, LogupChallenges, LogupError, PublicInteraction,
-    MAX_LOG_HEIGHT, MIN_LOG_HEIGHT,
+    MAX_LOG_HEIGHT,
 };
 use crate::matrix::RowMajorMatrix;
-use crate::merkle::Digest;
 use crate::poly::{domain_generator, lde_batch};
+pub use crate::preprocessed::{preprocess, PreprocessedData};
 use crate::profile::span;
 use crate::proof::Proof;
 use crate::statement::{sample_zeta, start_transcript, statement_digest};
@@ -68,82 +67,6 @@ impl From<AuxError> for ProveError {
     }
 }
 
-/// Preprocessed traces and their commitment, built once per program ([`preprocess`]).
-#[derive(Clone, Debug)]
-pub struct PreprocessedData {
-    /// `traces[t]`: `n_t x preprocessed_width_t` (natural order), `None` iff that width is 0.
-    pub traces: Vec<Option<RowMajorMatrix>>,
-    pub commitment: PreprocessedCommitment,
-}
-
-/// What the verifier needs of the preprocessed traces: the root of their commitment and their heights.
-/// The verifier recomputes it with [`preprocess`] from data it trusts (e.g. the program).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PreprocessedCommitment {
-    /// `None` iff no table has preprocessed columns.
-    pub root: Option<Digest>,
-    /// Per table: `Some(log_height)` iff it has preprocessed columns.
-    pub log_heights: Vec<Option<usize>>,
-}
-
-/// Commit the preprocessed traces (`traces[t]` is `Some` iff table `t` has preprocessed columns).
-pub fn preprocess(
-    config: &StarkConfig,
-    airs: &[&dyn Air],
-    traces: Vec<Option<RowMajorMatrix>>,
-) -> Result<PreprocessedData, ProveError> {
-    if traces.len() != airs.len() {
-        return Err(ProveError::Shape(format!(
-            "{} preprocessed entries for {} tables",
-            traces.len(),
-            airs.len()
-        )));
-    }
-    let mut log_heights = Vec::with_capacity(airs.len());
-    let mut inputs = Vec::new();
-    for (air, tr) in airs.iter().zip(&traces) {
-        match (air.preprocessed_width(), tr) {
-            (0, None) => log_heights.push(None),
-            (w, Some(m)) if w > 0 && m.width == w => {
-                let lh = m.log_height().ok_or_else(|| {
-                    ProveError::Shape(format!(
-                        "table `{}`: preprocessed height {} is not a power of two",
-                        air.name(),
-                        m.height()
-                    ))
-                })?;
-                if !(MIN_LOG_HEIGHT..=MAX_LOG_HEIGHT).contains(&lh) {
-                    return Err(ProveError::HeightOutOfRange {
-                        table: air.name().into(),
-                        log_height: lh,
-                        min: MIN_LOG_HEIGHT,
-                        max: MAX_LOG_HEIGHT,
-                    });
-                }
-                log_heights.push(Some(lh));
-                inputs.push(TraceInput::Host(m.clone()));
-            }
-            _ => {
-                return Err(ProveError::Shape(format!(
-                    "table `{}`: preprocessed trace does not match preprocessed width {}",
-                    air.name(),
-                    air.preprocessed_width()
-                )))
-            }
-        }
-    }
-    let root = if inputs.is_empty() {
-        None
-    } else {
-        let _s = span("preprocess");
-        Some(CpuBackend.commit(inputs, config.fri.log_blowup, None)?.0)
-    };
-    Ok(PreprocessedData {
-        traces,
-        commitment: PreprocessedCommitment { root, log_heights },
-    })
-}
-
 /// Prove on the CPU. `traces[t]` is table `t`'s `n_t x width_t` main trace (natural order).
 pub fn prove(
     config: &StarkConfig,
@@ -176,7 +99,10 @@ pub fn prove_with<B: ProverBackend>(
 ) -> Result<Proof, ProveError> {
     let lb = config.fri.log_blowup;
     let compiled = compile_for(airs, config)?;
-    if traces.len() != airs.len() || preprocessed.traces.len() != airs.len() {
+    if traces.len() != airs.len()
+        || preprocessed.traces.len() != airs.len()
+        || preprocessed.log_heights.len() != airs.len()
+    {
         return Err(ProveError::Shape(format!(
             "{} tables, {} traces, {} preprocessed entries",
             airs.len(),
@@ -192,6 +118,8 @@ pub fn prove_with<B: ProverBackend>(
     };
     let zk_shift = config.zk as usize;
     let salt = |round: u32| rng.map(|r| (r, round));
+
+    backend.prepare(&compiled);
 
     // Main commitment (before the transcript: it does not depend on any challenge).
     let traces = match &rng {
@@ -229,7 +157,7 @@ pub fn prove_with<B: ProverBackend>(
                 max: MAX_LOG_HEIGHT,
             });
         }
-        if let Some(plh) = preprocessed.commitment.log_heights[t] {
+        if let Some(plh) = preprocessed.log_heights[t] {
             if plh != lh {
                 return Err(ProveError::Shape(format!(
                     "table `{}`: trace height 2^{lh} != preprocessed height 2^{plh}",
@@ -270,27 +198,20 @@ pub fn prove_with<B: ProverBackend>(
 
     let mut transcript = start_transcript(config, &compiled, &log_heights, public, statement);
 
-    // Preprocessed round (committed by this backend; must match the trusted commitment; never salted:
-    // it is public).
+    // Preprocessed LDEs for the quotient (committed by the backend for its LDEs only: the root is neither
+    // observed nor opened).
     let prep_tables: Vec<usize> = (0..airs.len())
         .filter(|&t| preprocessed.traces[t].is_some())
         .collect();
     let prep = if prep_tables.is_empty() {
         None
     } else {
-        let _s = span("preprocessed commit");
+        let _s = span("preprocessed LDE");
         let inputs = prep_tables
             .iter()
             .filter_map(|&t| preprocessed.traces[t].clone().map(TraceInput::Host))
             .collect();
-        let (root, c) = backend.commit(inputs, lb, None)?;
-        if Some(root) != preprocessed.commitment.root {
-            return Err(ProveError::Shape(
-                "preprocessed traces do not match their commitment".into(),
-            ));
-        }
-        transcript.observe_digest(&root);
-        Some(c)
+        Some(backend.commit(inputs, lb, None)?.1)
     };
     transcript.observe_digest(&main_root);
 
@@ -420,9 +341,6 @@ pub fn prove_with<B: ProverBackend>(
     let two_points =
         |t: usize| -> Vec<Ext3> { vec![zeta, zeta * domain_generator(log_heights[t])] };
     let mut rounds: Vec<(&B::Committed, Vec<Vec<Ext3>>)> = Vec::new();
-    if let Some(c) = &prep {
-        rounds.push((c, prep_tables.iter().map(|&t| two_points(t)).collect()));
-    }
     rounds.push((&main, (0..airs.len()).map(two_points).collect()));
     if let Some((_, c)) = &aux {
         rounds.push((c, bus_tables.iter().map(|&t| two_points(t)).collect()));

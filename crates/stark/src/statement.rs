@@ -10,7 +10,7 @@ use crate::poly::domain_generator;
 use crate::transcript::Transcript;
 
 /// Transcript label of this protocol version.
-pub const PROTOCOL_LABEL: &[u8] = b"zkrv-stark-v1";
+pub const PROTOCOL_LABEL: &[u8] = b"zkrv-stark-v2";
 
 fn encode_public(public: &[PublicInteraction], out: &mut Vec<u8>) {
     out.extend((public.len() as u64).to_le_bytes());

@@ -2,6 +2,7 @@
 //! `C(zeta) = Z_H(zeta) * sum_j zeta^(j n) q_j(zeta)` per table at the out-of-domain point, the bus balance,
 //! and the DEEP + FRI opening proof. Returns a typed error and never panics on any proof.
 
+use rayon::prelude::*;
 use thiserror::Error;
 
 use crate::air::{compile_for, Air, AirError, CompiledAir};
@@ -14,8 +15,9 @@ use crate::logup::{
 use crate::merkle::MatrixDims;
 use crate::pcs::{self, PcsError, VerifierRound};
 use crate::poly::domain_generator;
+use crate::preprocessed::{evaluate_at_ood, PreprocessedData};
+use crate::profile::span;
 use crate::proof::{Proof, ProofFormatError};
-use crate::prover::PreprocessedCommitment;
 use crate::statement::{sample_zeta, selectors_at, start_transcript, statement_digest};
 use crate::symbolic::LeafValues;
 use crate::zk;
@@ -104,7 +106,7 @@ fn ext_column(v: &[Ext3], c: usize) -> Ext3 {
 pub fn verify_bytes(
     config: &StarkConfig,
     airs: &[&dyn Air],
-    preprocessed: &PreprocessedCommitment,
+    preprocessed: &PreprocessedData,
     public: &[PublicInteraction],
     statement: &[u8],
     proof_bytes: &[u8],
@@ -138,12 +140,12 @@ fn check_round_shape(
     Ok(())
 }
 
-/// Verify a proof against the tables, the preprocessed commitment (recomputed by the caller from trusted
-/// data), the public interactions and the statement bytes.
+/// Verify a proof against the tables, the preprocessed traces (rebuilt by the caller from trusted data; see
+/// [`crate::preprocessed`]), the public interactions and the statement bytes.
 pub fn verify(
     config: &StarkConfig,
     airs: &[&dyn Air],
-    preprocessed: &PreprocessedCommitment,
+    preprocessed: &PreprocessedData,
     public: &[PublicInteraction],
     statement: &[u8],
     proof: &Proof,
@@ -158,11 +160,17 @@ pub fn verify(
         return Err(VerifyError::Statement);
     }
     let lb = config.fri.log_blowup;
-    // zk: main, aux and quotient matrices have 2n rows (degree < 2n), preprocessed ones n.
+    // zk: main, aux and quotient matrices have 2n rows (degree < 2n).
     let zk_shift = config.zk as usize;
-    let compiled: Vec<CompiledAir> = compile_for(airs, config)?;
+    let compiled: Vec<CompiledAir> = {
+        let _s = span("compile AIRs");
+        compile_for(airs, config)?
+    };
     let nt = compiled.len();
-    if proof.log_heights.len() != nt || preprocessed.log_heights.len() != nt {
+    if proof.log_heights.len() != nt
+        || preprocessed.log_heights.len() != nt
+        || preprocessed.traces.len() != nt
+    {
         return Err(VerifyError::ShapeMismatch(format!(
             "{} log heights, {} preprocessed entries for {nt} tables",
             proof.log_heights.len(),
@@ -179,12 +187,18 @@ pub fn verify(
                 max: MAX_LOG_HEIGHT,
             });
         }
+        let prep = &preprocessed.traces[t];
         match (air.preprocessed_width, preprocessed.log_heights[t]) {
-            (0, None) => {}
-            (w, Some(plh)) if w > 0 && plh == lh => {}
+            (0, None) if prep.is_none() => {}
+            (w, Some(plh))
+                if w > 0
+                    && plh == lh
+                    && prep
+                        .as_ref()
+                        .is_some_and(|m| m.width == w && m.height() == 1 << lh) => {}
             _ => {
                 return Err(VerifyError::ShapeMismatch(format!(
-                    "table `{}`: height or preprocessed commitment does not match",
+                    "table `{}`: height does not match the preprocessed trace",
                     air.name
                 )))
             }
@@ -204,11 +218,6 @@ pub fn verify(
     let bus_tables: Vec<usize> = (0..nt)
         .filter(|&t| !compiled[t].interactions.is_empty())
         .collect();
-    if prep_tables.is_empty() != preprocessed.root.is_none() {
-        return Err(VerifyError::ShapeMismatch(
-            "preprocessed root presence".into(),
-        ));
-    }
     if bus_tables.is_empty() != proof.aux_root.is_none() {
         return Err(VerifyError::ShapeMismatch("aux root presence".into()));
     }
@@ -221,10 +230,8 @@ pub fn verify(
     }
 
     // Transcript replay.
+    let s_transcript = span("transcript");
     let mut transcript = start_transcript(config, &compiled, &log_heights, public, statement);
-    if let Some(root) = &preprocessed.root {
-        transcript.observe_digest(root);
-    }
     transcript.observe_digest(&proof.main_root);
     let z = transcript.sample_ext();
     let a = transcript.sample_ext();
@@ -236,36 +243,35 @@ pub fn verify(
     let alpha = transcript.sample_ext();
     transcript.observe_digest(&proof.quotient_root);
     let zeta = sample_zeta(&mut transcript);
+    drop(s_transcript);
+
+    // Preprocessed values at zeta and zeta·ω_n, computed here from the trusted traces.
+    let s_prep = span("preprocessed at OOD");
+    let prep_values: Vec<[Vec<Ext3>; 2]> = prep_tables
+        .par_iter()
+        .map(|&t| {
+            preprocessed.traces[t]
+                .as_ref()
+                .and_then(|m| evaluate_at_ood(m, zeta))
+                .ok_or_else(|| VerifyError::OodMismatch {
+                    table: compiled[t].name.clone(),
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    drop(s_prep);
 
     // Shape of the opened values.
-    let has_prep = !prep_tables.is_empty();
     let has_aux = !bus_tables.is_empty();
-    let n_rounds = 2 + has_prep as usize + has_aux as usize;
+    let n_rounds = 2 + has_aux as usize;
     if proof.opened.len() != n_rounds {
         return Err(VerifyError::ShapeMismatch(format!(
             "{} opened rounds, expected {n_rounds}",
             proof.opened.len()
         )));
     }
-    let mut r = 0;
-    let prep_round = has_prep.then(|| {
-        r += 1;
-        r - 1
-    });
-    let main_round = r;
-    r += 1;
-    let aux_round = has_aux.then(|| {
-        r += 1;
-        r - 1
-    });
-    let quotient_round = r;
-    if let Some(pr) = prep_round {
-        let widths: Vec<usize> = prep_tables
-            .iter()
-            .map(|&t| compiled[t].preprocessed_width)
-            .collect();
-        check_round_shape(&proof.opened[pr], &widths, 2, "preprocessed")?;
-    }
+    let main_round = 0;
+    let aux_round = has_aux.then_some(1);
+    let quotient_round = 1 + has_aux as usize;
     let widths: Vec<usize> = compiled.iter().map(|a| a.width).collect();
     check_round_shape(&proof.opened[main_round], &widths, 2, "main")?;
     if let Some(ar) = aux_round {
@@ -294,6 +300,7 @@ pub fn verify(
     check_round_shape(&proof.opened[quotient_round], &widths, 1, "quotient")?;
 
     // Out-of-domain check per table.
+    let s_ood = span("OOD constraints");
     let empty: Vec<Ext3> = Vec::new();
     let mut scratch = Vec::new();
     for (t, air) in compiled.iter().enumerate() {
@@ -303,9 +310,9 @@ pub fn verify(
         };
         let (zh, sel) = selectors_at(zeta, lh).ok_or_else(table_err)?;
         let main = &proof.opened[main_round][t];
-        let (prep, prep_next) = match (prep_round, prep_tables.iter().position(|&p| p == t)) {
-            (Some(pr), Some(i)) => (&proof.opened[pr][i][0], &proof.opened[pr][i][1]),
-            _ => (&empty, &empty),
+        let (prep, prep_next) = match prep_tables.iter().position(|&p| p == t) {
+            Some(i) => (&prep_values[i][0], &prep_values[i][1]),
+            None => (&empty, &empty),
         };
         let (aux_local, aux_next, bus_sum) =
             match (aux_round, bus_tables.iter().position(|&b| b == t)) {
@@ -348,7 +355,10 @@ pub fn verify(
         }
     }
 
+    drop(s_ood);
+
     // Bus balance.
+    let s_bus = span("bus balance");
     let public_contribution =
         public_sum(public, &challenges).map_err(|_| VerifyError::BusImbalance)?;
     let total: Ext3 = proof.bus_sums.iter().copied().sum::<Ext3>() + public_contribution;
@@ -356,7 +366,10 @@ pub fn verify(
         return Err(VerifyError::BusImbalance);
     }
 
+    drop(s_bus);
+
     // Opening proof.
+    let _s_pcs = span("PCS");
     let two_points = |t: usize| -> [Ext3; 2] { [zeta, zeta * domain_generator(log_heights[t])] };
     let mut rounds: Vec<VerifierRound> = Vec::with_capacity(n_rounds);
     let mk = |tables: &[usize],
@@ -380,18 +393,6 @@ pub fn verify(
             .collect::<Vec<_>>()
     };
     let all: Vec<usize> = (0..nt).collect();
-    if let (Some(root), Some(pr)) = (&preprocessed.root, prep_round) {
-        rounds.push((
-            *root,
-            mk(
-                &prep_tables,
-                &|t| compiled[t].preprocessed_width,
-                &proof.opened[pr],
-                2,
-                0,
-            ),
-        ));
-    }
     rounds.push((
         proof.main_root,
         mk(
@@ -436,8 +437,8 @@ pub fn verify(
         ));
     }
     rounds.push((proof.quotient_root, quotient_mats));
-    // zk: every round is salted except the (public) preprocessed one.
-    let salted: Vec<bool> = (0..rounds.len()).map(|r| Some(r) != prep_round).collect();
+    // zk: every opened round is salted (the preprocessed columns are evaluated by the verifier, not opened).
+    let salted: Vec<bool> = vec![true; rounds.len()];
     let hiding = config.zk.then_some(&salted[..]);
     pcs::verify(&config.fri, &rounds, &proof.pcs, &mut transcript, hiding).map_err(|e| match e {
         PcsError::Grinding => VerifyError::Grinding,

@@ -235,3 +235,66 @@ fn merkle_from_layers_round_trip_and_shape_checks() {
         MerkleError::NoMatrices
     );
 }
+
+#[test]
+fn verify_batch_many_agrees_with_verify_batch() {
+    let mut rng = StdRng::seed_from_u64(seed());
+    // Mixed heights (injections at two levels), a non-multiple-of-8 number of openings.
+    let mats = vec![
+        rand_matrix(&mut rng, 64, 5),
+        rand_matrix(&mut rng, 16, 3),
+        rand_matrix(&mut rng, 64, 2),
+        rand_matrix(&mut rng, 4, 7),
+    ];
+    let dims: Vec<MatrixDims> = mats
+        .iter()
+        .map(|m| MatrixDims {
+            width: m.width,
+            log_height: m.log_height().unwrap(),
+        })
+        .collect();
+    let tree = MerkleTree::new(mats);
+    let root = tree.root();
+    let mut cases: Vec<(usize, Vec<Vec<F>>, MerkleProof)> = (0..21)
+        .map(|_| {
+            let i = rng.gen_range(0..64);
+            let (rows, proof) = tree.open(i);
+            (i, rows, proof)
+        })
+        .collect();
+    // Tamper some: a row value, a sibling, the index, the path length, a row width, the row count.
+    cases[1].1[1][2] += F::ONE;
+    cases[4].2.siblings[3][0] ^= 1;
+    cases[6].0 ^= 1;
+    cases[9].2.siblings.pop();
+    cases[11].1[3].push(F::ONE);
+    cases[13].1.pop();
+    cases[15].0 = 64;
+    cases[17].1[0][0] += F::ONE;
+    cases[17].2.siblings[0][5] ^= 4;
+    let openings: Vec<Opening> = cases
+        .iter()
+        .map(|(index, rows, proof)| Opening {
+            index: *index,
+            rows,
+            proof,
+        })
+        .collect();
+    let many = verify_batch_many(&root, &dims, &openings, 0);
+    assert_eq!(many.len(), cases.len());
+    let mut rejected = 0;
+    for (k, (index, rows, proof)) in cases.iter().enumerate() {
+        let one = verify_batch(&root, &dims, *index, rows, proof, 0);
+        assert_eq!(many[k], one, "opening {k}");
+        rejected += one.is_err() as usize;
+    }
+    assert_eq!(
+        rejected, 8,
+        "the 8 tampered openings are rejected, the others accepted"
+    );
+    assert_eq!(
+        verify_batch_many(&root, &[], &openings[..1], 0),
+        vec![Err(MerkleError::NoMatrices)]
+    );
+    assert!(verify_batch_many(&root, &dims, &[], 0).is_empty());
+}

@@ -13,13 +13,8 @@ use zkrv_stark::{preprocess, prove, verify_bytes, Proof, StarkConfig, VerifyErro
 
 const STMT: &[u8] = b"fuzz";
 
-/// Config, fixture, preprocessed commitment and proof bytes.
-type Setup = (
-    StarkConfig,
-    Fixture,
-    zkrv_stark::PreprocessedCommitment,
-    Vec<u8>,
-);
+/// Config, fixture, preprocessed data and proof bytes.
+type Setup = (StarkConfig, Fixture, zkrv_stark::PreprocessedData, Vec<u8>);
 
 fn proof_bytes() -> Setup {
     proof_bytes_with(StarkConfig::default(), 3)
@@ -27,9 +22,9 @@ fn proof_bytes() -> Setup {
 
 fn proof_bytes_with(config: StarkConfig, log_n: usize) -> Setup {
     let fx = fixture(log_n);
-    let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
+    let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
     let proof = prove(&config, &airs(), &pre, fx.traces.clone(), &fx.public, STMT).unwrap();
-    (config, fx, pre.commitment, proof.to_bytes())
+    (config, fx, pre, proof.to_bytes())
 }
 
 #[test]

@@ -16,7 +16,7 @@ fn fib_and_bytes_prove_and_verify() {
     };
     for log_n in [1usize, 2, 3, 6, 9] {
         let fx = fixture(log_n);
-        let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
+        let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
         let t0 = std::time::Instant::now();
         let proof = prove(
             &config,
@@ -30,30 +30,14 @@ fn fib_and_bytes_prove_and_verify() {
         let prove_time = t0.elapsed();
         let bytes = proof.to_bytes();
         let t0 = std::time::Instant::now();
-        verify(
-            &config,
-            &airs(),
-            &pre.commitment,
-            &fx.public,
-            b"stmt",
-            &proof,
-        )
-        .unwrap();
+        verify(&config, &airs(), &pre, &fx.public, b"stmt", &proof).unwrap();
         println!(
             "log_n {log_n}: prove {prove_time:?}, verify {:?}, proof {} bytes",
             t0.elapsed(),
             bytes.len()
         );
         assert_eq!(Proof::from_bytes(&bytes).unwrap(), proof);
-        verify_bytes(
-            &config,
-            &airs(),
-            &pre.commitment,
-            &fx.public,
-            b"stmt",
-            &bytes,
-        )
-        .unwrap();
+        verify_bytes(&config, &airs(), &pre, &fx.public, b"stmt", &bytes).unwrap();
     }
 }
 
@@ -61,7 +45,7 @@ fn fib_and_bytes_prove_and_verify() {
 fn proofs_are_deterministic() {
     let config = StarkConfig::default();
     let fx = fixture(5);
-    let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
+    let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
     let p1 = prove(&config, &airs(), &pre, fx.traces.clone(), &fx.public, b"s").unwrap();
     let p2 = prove(&config, &airs(), &pre, fx.traces.clone(), &fx.public, b"s").unwrap();
     assert_eq!(p1.to_bytes(), p2.to_bytes());
@@ -94,10 +78,10 @@ fn single_table_without_buses() {
             .collect(),
         2,
     );
-    let pre = preprocess(&config, &airs, vec![None]).unwrap();
+    let pre = preprocess(&airs, vec![None]).unwrap();
     let proof = prove(&config, &airs, &pre, vec![trace], &[], b"").unwrap();
     assert!(proof.aux_root.is_none());
-    verify(&config, &airs, &pre.commitment, &[], b"", &proof).unwrap();
+    verify(&config, &airs, &pre, &[], b"", &proof).unwrap();
 }
 
 #[test]
@@ -148,9 +132,9 @@ fn max_degree_table_proves() {
             .collect(),
         2,
     );
-    let pre = preprocess(&config, &airs, vec![None]).unwrap();
+    let pre = preprocess(&airs, vec![None]).unwrap();
     let proof = prove(&config, &airs, &pre, vec![trace.clone()], &[], b"").unwrap();
-    verify(&config, &airs, &pre.commitment, &[], b"", &proof).unwrap();
+    verify(&config, &airs, &pre, &[], b"", &proof).unwrap();
     // With blowup 2 the max degree is 3: the AIR is refused.
     let mut small = StarkConfig::default();
     small.fri.log_blowup = 1;

@@ -32,7 +32,7 @@ struct Setup {
 fn setup() -> Setup {
     let config = StarkConfig::default();
     let fx = fixture(5);
-    let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
+    let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
     Setup { config, fx, pre }
 }
 
@@ -49,7 +49,7 @@ fn honest(s: &Setup) -> Proof {
 }
 
 fn check(s: &Setup, p: &Proof) -> Result<(), VerifyError> {
-    verify(&s.config, &airs(), &s.pre.commitment, &s.fx.public, STMT, p)
+    verify(&s.config, &airs(), &s.pre, &s.fx.public, STMT, p)
 }
 
 const ONE: Ext3 = Ext3::ONE;
@@ -207,7 +207,7 @@ fn aux_cell_is_rejected() {
 fn merkle_path_is_rejected() {
     let s = setup();
     let mut p = honest(&s);
-    // Round 1 is the main round (round 0 is the preprocessed one).
+    // Round 0 is the main round, 1 the aux round (preprocessed columns are not committed).
     p.pcs.queries[3].round_openings[1].proof.siblings[2][0] ^= 1;
     assert!(
         matches!(
@@ -237,11 +237,10 @@ fn merkle_path_is_rejected() {
 fn ood_value_is_rejected() {
     let s = setup();
     for (round, mat, point, col, table) in [
-        (1, 0, 0, 1, "fib"),
-        (1, 1, 0, 0, "bytes"),
-        (0, 0, 0, 0, "bytes"),
-        (2, 0, 1, 4, "fib"),
-        (3, 1, 0, 2, "bytes"),
+        (0, 0, 0, 1, "fib"),
+        (0, 1, 0, 0, "bytes"),
+        (1, 0, 1, 4, "fib"),
+        (2, 1, 0, 2, "bytes"),
     ] {
         let mut p = honest(&s);
         p.opened[round][mat][point][col] += ONE;
@@ -256,7 +255,7 @@ fn ood_value_is_rejected() {
     // A value no constraint reads (bytes' main column at zeta * omega) is still bound by the opening proof:
     // the opened values are absorbed before grinding.
     let mut p = honest(&s);
-    p.opened[1][1][1][0] += ONE;
+    p.opened[0][1][1][0] += ONE;
     assert_eq!(check(&s, &p), Err(VerifyError::Grinding));
 }
 
@@ -336,7 +335,7 @@ fn statement_is_rejected() {
         verify(
             &s.config,
             &airs(),
-            &s.pre.commitment,
+            &s.pre,
             &s.fx.public,
             b"program=fib;exit=1",
             &p
@@ -346,7 +345,7 @@ fn statement_is_rejected() {
     let mut public = s.fx.public.clone();
     public[0].values[0] += F::ONE;
     assert_eq!(
-        verify(&s.config, &airs(), &s.pre.commitment, &public, STMT, &p),
+        verify(&s.config, &airs(), &s.pre, &public, STMT, &p),
         Err(VerifyError::Statement)
     );
     // A proof re-labelled for the other statement still fails (the transcript differs).
@@ -356,7 +355,7 @@ fn statement_is_rejected() {
     assert!(verify(
         &s.config,
         &airs(),
-        &s.pre.commitment,
+        &s.pre,
         &s.fx.public,
         b"program=fib;exit=1",
         &p2
@@ -389,17 +388,69 @@ fn shapes_and_heights_are_rejected() {
         Err(VerifyError::HeightOutOfRange { .. })
     ));
     let mut p = honest(&s);
-    p.opened[1][0][0].pop();
+    p.opened[0][0][0].pop();
     assert!(matches!(check(&s, &p), Err(VerifyError::ShapeMismatch(_))));
     let mut p = honest(&s);
     p.aux_root = None;
     assert!(matches!(check(&s, &p), Err(VerifyError::ShapeMismatch(_))));
-    // Wrong preprocessed commitment (e.g. another program).
+    // Preprocessed traces of the wrong height for the proof.
+    let mut short = s.fx.preprocessed.clone();
+    let m = short[1].as_mut().unwrap();
+    m.values.truncate(m.values.len() / 2);
+    let pre2 = preprocess(&airs(), short).unwrap();
+    assert!(matches!(
+        verify(&s.config, &airs(), &pre2, &s.fx.public, STMT, &honest(&s)),
+        Err(VerifyError::ShapeMismatch(_))
+    ));
+}
+
+/// The bytes table's preprocessed trace with row 0 changed (another "program").
+fn other_preprocessed(s: &Setup) -> zkrv_stark::PreprocessedData {
     let mut other = s.fx.preprocessed.clone();
     other[1].as_mut().unwrap().row_mut(0)[0] = F::from_u64(9);
-    let pre2 = preprocess(&s.config, &airs(), other).unwrap();
-    let p = honest(&s);
-    assert!(verify(&s.config, &airs(), &pre2.commitment, &s.fx.public, STMT, &p).is_err());
+    preprocess(&airs(), other).unwrap()
+}
+
+#[test]
+fn proof_checked_against_other_preprocessed_values_is_rejected() {
+    // An honest proof, checked against other preprocessed traces: the verifier's own values at zeta no
+    // longer satisfy the table's constraints.
+    let s = setup();
+    let pre2 = other_preprocessed(&s);
+    assert_eq!(
+        verify(&s.config, &airs(), &pre2, &s.fx.public, STMT, &honest(&s)),
+        Err(VerifyError::OodMismatch {
+            table: "bytes".into()
+        })
+    );
+}
+
+#[test]
+fn prover_with_other_preprocessed_values_is_rejected() {
+    // A prover that proves with its own (wrong) preprocessed table gets nothing into the proof that the
+    // verifier uses in place of the trusted table.
+    let s = setup();
+    let pre2 = other_preprocessed(&s);
+    let p = prove(
+        &s.config,
+        &airs(),
+        &pre2,
+        s.fx.traces.clone(),
+        &s.fx.public,
+        STMT,
+    )
+    .unwrap();
+    assert_eq!(
+        verify(&s.config, &airs(), &pre2, &s.fx.public, STMT, &p),
+        Err(VerifyError::BusImbalance),
+        "consistent with its own table, the proof still fails the bus"
+    );
+    assert_eq!(
+        check(&s, &p),
+        Err(VerifyError::OodMismatch {
+            table: "bytes".into()
+        })
+    );
 }
 
 #[test]

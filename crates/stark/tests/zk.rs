@@ -24,7 +24,7 @@ fn zk_config(seed: u64) -> StarkConfig {
 
 fn prove_fib(config: &StarkConfig, log_n: usize) -> (Fixture, zkrv_stark::PreprocessedData, Proof) {
     let fx = fixture(log_n);
-    let pre = preprocess(config, &airs(), fx.preprocessed.clone()).unwrap();
+    let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
     let proof = prove(config, &airs(), &pre, fx.traces.clone(), &fx.public, STMT).unwrap();
     (fx, pre, proof)
 }
@@ -35,7 +35,7 @@ fn check(
     pre: &zkrv_stark::PreprocessedData,
     p: &Proof,
 ) -> Result<(), VerifyError> {
-    verify(config, &airs(), &pre.commitment, &fx.public, STMT, p)
+    verify(config, &airs(), &pre, &fx.public, STMT, p)
 }
 
 #[test]
@@ -49,7 +49,7 @@ fn zk_fib_and_bytes_prove_and_verify() {
         let bytes = proof.to_bytes();
         assert_eq!(Proof::from_bytes(&bytes).unwrap(), proof);
         let t0 = std::time::Instant::now();
-        verify_bytes(&config, &airs(), &pre.commitment, &fx.public, STMT, &bytes).unwrap();
+        verify_bytes(&config, &airs(), &pre, &fx.public, STMT, &bytes).unwrap();
         println!(
             "zk log_n {log_n}: prove {prove_time:?}, verify {:?}, proof {} bytes",
             t0.elapsed(),
@@ -212,9 +212,9 @@ fn zk_proof_does_not_reveal_the_witness() {
     let zk = zk_config(5);
     let run = |config: &StarkConfig, n: u64| {
         let trace = secret_trace(n);
-        let pre = preprocess(config, &airs, vec![None]).unwrap();
+        let pre = preprocess(&airs, vec![None]).unwrap();
         let proof = prove(config, &airs, &pre, vec![trace.clone()], &[], b"").unwrap();
-        verify(config, &airs, &pre.commitment, &[], b"", &proof).unwrap();
+        verify(config, &airs, &pre, &[], b"", &proof).unwrap();
         let bytes = proof.to_bytes();
         let key_in_bytes = contains(&bytes, &f_to_le_bytes(F::new(KEY)));
         let xs = trace.column(0);
@@ -295,11 +295,11 @@ fn zk_max_degree_is_blowup() {
             .collect(),
         2,
     );
-    let pre = preprocess(&config, &airs, vec![None]).unwrap();
+    let pre = preprocess(&airs, vec![None]).unwrap();
     let proof = prove(&config, &airs, &pre, vec![trace], &[], b"").unwrap();
-    verify(&config, &airs, &pre.commitment, &[], b"", &proof).unwrap();
+    verify(&config, &airs, &pre, &[], b"", &proof).unwrap();
     let airs5: Vec<&dyn Air> = vec![&Pow5];
-    let err = preprocess(&config, &airs5, vec![None])
+    let err = preprocess(&airs5, vec![None])
         .and_then(|pre| {
             prove(
                 &config,
@@ -319,7 +319,7 @@ fn zk_refuses_short_tables() {
     let config = zk_config(4);
     assert_eq!(config.min_log_height(), 7);
     let fx = fixture(6);
-    let pre = preprocess(&config, &airs(), fx.preprocessed.clone()).unwrap();
+    let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
     let err = prove(&config, &airs(), &pre, fx.traces.clone(), &fx.public, STMT).unwrap_err();
     assert!(
         matches!(
@@ -338,7 +338,7 @@ fn zk_refuses_short_tables() {
     few.fri.query_grinding_bits = 0;
     assert_eq!(few.min_log_height(), 5);
     let fx = fixture(5);
-    let pre = preprocess(&few, &airs(), fx.preprocessed.clone()).unwrap();
+    let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
     let p = prove(&few, &airs(), &pre, fx.traces.clone(), &fx.public, STMT).unwrap();
     check(&few, &fx, &pre, &p).unwrap();
 }
@@ -364,24 +364,24 @@ fn zk_tampering_is_rejected() {
 
     // An opened row of the main round.
     let mut p = proof.clone();
-    p.pcs.queries[0].round_openings[1].rows[0][0] += F::ONE;
+    p.pcs.queries[0].round_openings[0].rows[0][0] += F::ONE;
     assert!(matches!(
         check(&config, &fx, &pre, &p),
-        Err(VerifyError::Pcs(PcsError::Merkle { round: 1, .. }))
+        Err(VerifyError::Pcs(PcsError::Merkle { round: 0, .. }))
     ));
     // A salt of the main round.
     let mut p = proof.clone();
-    p.pcs.queries[1].round_openings[1].proof.salts[0][1] += F::ONE;
+    p.pcs.queries[1].round_openings[0].proof.salts[0][1] += F::ONE;
     assert!(matches!(
         check(&config, &fx, &pre, &p),
-        Err(VerifyError::Pcs(PcsError::Merkle { round: 1, .. }))
+        Err(VerifyError::Pcs(PcsError::Merkle { round: 0, .. }))
     ));
     // A missing salt.
     let mut p = proof.clone();
-    p.pcs.queries[1].round_openings[2].proof.salts.pop();
+    p.pcs.queries[1].round_openings[1].proof.salts.pop();
     assert!(matches!(
         check(&config, &fx, &pre, &p),
-        Err(VerifyError::Pcs(PcsError::Merkle { round: 2, .. }))
+        Err(VerifyError::Pcs(PcsError::Merkle { round: 1, .. }))
     ));
     // A salt of a FRI layer.
     let mut p = proof.clone();

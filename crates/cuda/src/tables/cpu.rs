@@ -1,11 +1,12 @@
 //! Device fill of the CPU table with its MEMW_R register-access group (kernel `kernels/tables/cpu.cu`,
 //! reference `zkrv_machine::tables::cpu::cpu_trace`).
 
+use cudarc::driver::LaunchConfig;
 use zkrv_executor::CycleEvent;
 use zkrv_machine::tables::cpu::{cpu_height, CpuDecode, RegWalk, NUM_CPU_COLS};
 use zkrv_machine::tables::decode::NUM_DECODE_PREP_COLS;
 
-use super::{alloc_trace, launch_1d, DeviceLookups, FILL_BLOCK};
+use super::{alloc_trace, launch_1d, DeviceCycles, DeviceLookups, FILL_BLOCK};
 use crate::backend::DeviceTrace;
 use crate::device::{Device, KArg, Program};
 use crate::error::CudaError;
@@ -18,13 +19,15 @@ pub const STAGE_TRACE_GEN: &str = "trace-gen";
 /// order, padding rows included, exactly `cpu_trace(cycles, walk, decode, min_height, ..)`; adds the rows'
 /// BITWISE lookups to `lookups`.
 ///
-/// Inputs: the record's cycles (uploaded as they are, 32 B each), the register walk (`walk[i]` for cycle i,
-/// 20 B each) and the program's decode data (`decode.rows`: `rows x 23` u64, `decode.row_of_pc`: u32 per
-/// instruction slot); their bytes are recorded in `stats` as ("trace-gen", "CPU") host->device traffic.
+/// Inputs: the record's cycles (uploaded as they are, 32 B each, [`DeviceCycles::upload`]: ("trace-gen",
+/// "record") host->device bytes), the register walk (`walk[i]` for cycle i, 20 B each) and the program's decode
+/// data (`decode.rows`: `rows x 23` u64, `decode.row_of_pc`: u32 per instruction slot); those are recorded as
+/// ("trace-gen", "CPU").
 /// Every cycle's pc must have a DECODE row (`generate_split` checked it).
 ///
-/// Errors: mismatched lengths, a height outside the launch bounds ([`launch_1d`]), allocation or launch
-/// failures. The kernel runs asynchronously; errors during its execution surface at the next synchronize.
+/// Errors (before anything is uploaded): mismatched lengths, a min height that is not a power of two, a
+/// height outside the launch bounds ([`launch_1d`]); then allocation or launch failures. The kernel runs
+/// asynchronously; errors during its execution surface at the next synchronize.
 pub fn fill_cpu(
     dev: &Device,
     cycles: &[CycleEvent],
@@ -34,6 +37,74 @@ pub fn fill_cpu(
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
+    check(cycles.len(), walk, decode, min_height)?;
+    let d_cycles = DeviceCycles::upload(dev, cycles, stats)?;
+    fill_cpu_uploaded(dev, &d_cycles, walk, decode, min_height, lookups, stats)
+}
+
+/// [`fill_cpu`] from the record's cycles already on the device (shared with the record-path fills of LOAD,
+/// STORE and MEMW_A).
+pub fn fill_cpu_uploaded(
+    dev: &Device,
+    cycles: &DeviceCycles,
+    walk: &[RegWalk],
+    decode: &CpuDecode,
+    min_height: usize,
+    lookups: &DeviceLookups,
+    stats: &mut TransferStats,
+) -> Result<DeviceTrace, CudaError> {
+    let (height, cfg, n_slots) = check(cycles.len, walk, decode, min_height)?;
+    if cycles.data.len() != 4 * cycles.len {
+        return Err(CudaError::InvalidArgument(format!(
+            "CPU fill: device cycles of {} u64 for {} cycles",
+            cycles.data.len(),
+            cycles.len
+        )));
+    }
+    let d_walk = dev.upload::<u32>(bytemuck::cast_slice(walk))?;
+    let d_slots = dev.upload::<u32>(&decode.row_of_pc)?;
+    let d_decode = dev.upload::<u64>(&decode.rows)?;
+    stats.add_h2d(
+        STAGE_TRACE_GEN,
+        "CPU",
+        (d_walk.num_bytes() + d_slots.num_bytes() + d_decode.num_bytes()) as u64,
+    );
+    let d_cycles = &cycles.data;
+    let out = alloc_trace(dev, height, NUM_CPU_COLS)?;
+    // SAFETY: `out` holds height x 44 u64; `cycles` and `walk` hold n_cycles entries of the kernel's
+    // CycleEvent (32 B) / RegWalk (20 B) layout (asserted above); `row_of_pc` n_slots u32; `decode` whole
+    // rows of 23 u64 with at least row 0, and every entry of `row_of_pc` is NO_DECODE_ROW or a row index
+    // (`CpuDecode::new`; a stale index is the caller's bug, the kernel maps NO_DECODE_ROW to row 0);
+    // `counts` is 7 x 2^16 u32; the grid covers `height` rows with full warps (launch_1d).
+    unsafe {
+        dev.launch(
+            Program::TableCpu,
+            "cpu_fill",
+            cfg,
+            &[
+                KArg::U64(out.data.ptr()),
+                KArg::U64(d_cycles.ptr()),
+                KArg::U64(d_walk.ptr()),
+                KArg::U64(cycles.len as u64),
+                KArg::U64(d_slots.ptr()),
+                KArg::U32(decode.base_pc),
+                KArg::U32(n_slots),
+                KArg::U64(d_decode.ptr()),
+                KArg::U64(lookups.counts.ptr()),
+                KArg::U64(height as u64),
+            ],
+        )?;
+    }
+    Ok(out)
+}
+
+/// Checks the fill's inputs: returns the height, the launch shape and the number of pc slots.
+fn check(
+    n_cycles: usize,
+    walk: &[RegWalk],
+    decode: &CpuDecode,
+    min_height: usize,
+) -> Result<(usize, LaunchConfig, u32), CudaError> {
     const _: () = assert!(
         NUM_CPU_COLS == 44,
         "kernels/tables/cpu.cu assumes 44 CPU columns"
@@ -42,13 +113,11 @@ pub fn fill_cpu(
         NUM_DECODE_PREP_COLS == 23,
         "kernels/tables/cpu.cu assumes 23 DECODE columns"
     );
-    const _: () = assert!(std::mem::size_of::<CycleEvent>() == 32);
     const _: () = assert!(std::mem::size_of::<RegWalk>() == 20);
-    if walk.len() != cycles.len() {
+    if walk.len() != n_cycles {
         return Err(CudaError::InvalidArgument(format!(
-            "CPU fill: register walk of {} entries for {} cycles",
+            "CPU fill: register walk of {} entries for {n_cycles} cycles",
             walk.len(),
-            cycles.len()
         )));
     }
     if decode.is_empty() || !decode.rows.len().is_multiple_of(NUM_DECODE_PREP_COLS) {
@@ -68,43 +137,7 @@ pub fn fill_cpu(
             "CPU fill: min height {min_height} is not a power of two"
         )));
     }
-    let height = cpu_height(cycles.len(), min_height);
+    let height = cpu_height(n_cycles, min_height);
     let cfg = launch_1d(height as u64, NUM_CPU_COLS as u64, FILL_BLOCK)?;
-
-    let d_cycles = dev.upload::<u64>(bytemuck::cast_slice(cycles))?;
-    let d_walk = dev.upload::<u32>(bytemuck::cast_slice(walk))?;
-    let d_slots = dev.upload::<u32>(&decode.row_of_pc)?;
-    let d_decode = dev.upload::<u64>(&decode.rows)?;
-    stats.add_h2d(
-        STAGE_TRACE_GEN,
-        "CPU",
-        (d_cycles.num_bytes() + d_walk.num_bytes() + d_slots.num_bytes() + d_decode.num_bytes())
-            as u64,
-    );
-    let out = alloc_trace(dev, height, NUM_CPU_COLS)?;
-    // SAFETY: `out` holds height x 44 u64; `cycles` and `walk` hold n_cycles entries of the kernel's
-    // CycleEvent (32 B) / RegWalk (20 B) layout (asserted above); `row_of_pc` n_slots u32; `decode` whole
-    // rows of 23 u64 with at least row 0, and every entry of `row_of_pc` is NO_DECODE_ROW or a row index
-    // (`CpuDecode::new`; a stale index is the caller's bug, the kernel maps NO_DECODE_ROW to row 0);
-    // `counts` is 7 x 2^16 u32; the grid covers `height` rows with full warps (launch_1d).
-    unsafe {
-        dev.launch(
-            Program::TableCpu,
-            "cpu_fill",
-            cfg,
-            &[
-                KArg::U64(out.data.ptr()),
-                KArg::U64(d_cycles.ptr()),
-                KArg::U64(d_walk.ptr()),
-                KArg::U64(cycles.len() as u64),
-                KArg::U64(d_slots.ptr()),
-                KArg::U32(decode.base_pc),
-                KArg::U32(n_slots),
-                KArg::U64(d_decode.ptr()),
-                KArg::U64(lookups.counts.ptr()),
-                KArg::U64(height as u64),
-            ],
-        )?;
-    }
-    Ok(out)
+    Ok((height, cfg, n_slots))
 }

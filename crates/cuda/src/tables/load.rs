@@ -13,7 +13,8 @@ use crate::device::{Device, KArg, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
 use crate::tables::{
-    alloc_trace, event_table_height, launch_1d, par_pack, DeviceLookups, FILL_BLOCK,
+    alloc_trace, clk_of, event_table_height, launch_1d, par_pack, DeviceCycles, DeviceLookups,
+    FILL_BLOCK,
 };
 
 /// One load as the kernel reads it: 20 bytes, `#[repr(C)]`, no padding (mirrors `struct LoadIn` in
@@ -146,5 +147,52 @@ pub fn fill_load(
         )?;
     }
     // `d_events` is freed on drop; the stream orders the free after the kernel.
+    Ok(trace)
+}
+
+/// [`fill_load`] from the record resident on the device: each row is read from the loads's cycle in `cycles`
+/// (`ts = 4 clk + 1`), so only the cycle indices are uploaded: 4 bytes per load (1/40 of the 160-byte row),
+/// recorded as H2D ("trace-gen", "LOAD"). `events` must be the loads of that record, as `generate_split` derives
+/// them from the same cycles (then the rows equal `load_trace(events, ..)`); an event whose cycle is not in
+/// `cycles` is an error.
+pub fn fill_load_rec(
+    dev: &Device,
+    cycles: &DeviceCycles,
+    events: &[LoadEvent],
+    min_height: usize,
+    lookups: &DeviceLookups,
+    stats: &mut TransferStats,
+) -> Result<DeviceTrace, CudaError> {
+    let rows = event_table_height(events.len(), min_height)?;
+    let cfg = launch_1d(rows as u64, NUM_LOAD_COLS as u64, FILL_BLOCK)?;
+    let clks = par_pack(events, |i, e| {
+        clk_of(e.ts, cycles.len)
+            .ok_or_else(|| bad(i, e, "ts is not 4 clk + 1 of a cycle of the record"))
+    })?;
+    let d_clks = if clks.is_empty() {
+        dev.alloc::<u32>(0)?
+    } else {
+        dev.upload(&clks)?
+    };
+    stats.add_h2d("trace-gen", "LOAD", 4 * clks.len() as u64);
+    let trace = alloc_trace(dev, rows, NUM_LOAD_COLS)?;
+    // SAFETY: `trace` holds rows x 20 u64, `d_clks` holds events.len() u32 (at least one element), each < the
+    // `cycles.len` cycles of `cycles.data` (4 u64 each); `lookups.counts` holds 7 x 2^16 u32 and every lookup
+    // row is < 2^16; the grid covers `rows` threads and the kernel returns for row >= rows.
+    unsafe {
+        dev.launch(
+            Program::TableLoad,
+            "load_fill_rec",
+            cfg,
+            &[
+                KArg::U64(trace.data.ptr()),
+                KArg::U64(cycles.data.ptr()),
+                KArg::U64(d_clks.ptr()),
+                KArg::U32(events.len() as u32),
+                KArg::U32(rows as u32),
+                KArg::U64(lookups.counts.ptr()),
+            ],
+        )?;
+    }
     Ok(trace)
 }

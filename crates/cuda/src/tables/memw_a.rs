@@ -13,7 +13,8 @@ use crate::device::{Device, KArg, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
 use crate::tables::{
-    alloc_trace, event_table_height, launch_1d, par_pack, DeviceLookups, FILL_BLOCK,
+    alloc_trace, clk_of, event_table_height, launch_1d, par_pack, DeviceCycles, DeviceLookups,
+    FILL_BLOCK,
 };
 
 /// Bits of [`MemwAIn::ts_meta`] that hold the timestamp (`MEMW_A_TS_BITS` in memw_a.cu).
@@ -50,6 +51,35 @@ impl MemwAIn {
         b[8..12].copy_from_slice(&self.old_ts.to_le_bytes());
         b[12..20].copy_from_slice(&self.old);
         b[20..28].copy_from_slice(&self.new);
+        b
+    }
+}
+
+/// One access for the record path (16 bytes, `#[repr(C)]`, no padding; mirrors `struct MemwARecIn` in
+/// `kernels/tables/memw_a.cu`): what the record does not hold.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemwARecIn {
+    /// The cycle of the load/store (`ts = 4 clk + 1`).
+    pub clk: u32,
+    /// Timestamp of the consumed token (< ts).
+    pub old_ts: u32,
+    /// The cell's bytes before the access.
+    pub old: [u8; 8],
+}
+
+const _: () = assert!(std::mem::size_of::<MemwARecIn>() == 16);
+
+// SAFETY: plain `#[repr(C)]` integers and bytes without padding, the layout `memw_a.cu` reads.
+unsafe impl cudarc::driver::DeviceRepr for MemwARecIn {}
+
+impl MemwARecIn {
+    /// The struct's bytes as the kernel reads them.
+    pub fn to_le_bytes(&self) -> [u8; 16] {
+        let mut b = [0u8; 16];
+        b[0..4].copy_from_slice(&self.clk.to_le_bytes());
+        b[4..8].copy_from_slice(&self.old_ts.to_le_bytes());
+        b[8..16].copy_from_slice(&self.old);
         b
     }
 }
@@ -135,5 +165,75 @@ pub fn fill_memw_a(
         )?;
     }
     // `d_events` is freed on drop, ordered after the kernel on the device's stream.
+    Ok(trace)
+}
+
+/// Packs the host's MEMW_A events for the record path ([`fill_memw_a_rec`]) against a record of `cycles`
+/// cycles. Errors name the first event whose `ts` is not `4 clk + 1` of a cycle of the record or whose
+/// `old_ts >= ts`.
+pub fn pack_accesses_rec(
+    events: &[MemwAEvent],
+    cycles: usize,
+) -> Result<Vec<MemwARecIn>, CudaError> {
+    par_pack(events, |i, e| {
+        let clk = clk_of(e.ts, cycles)
+            .ok_or_else(|| bad(i, e, "ts is not 4 clk + 1 of a cycle of the record"))?;
+        if e.old_ts >= e.ts {
+            return Err(bad(i, e, "old_ts >= ts"));
+        }
+        Ok(MemwARecIn {
+            clk,
+            old_ts: e.old_ts as u32,
+            old: e.old,
+        })
+    })
+}
+
+/// [`fill_memw_a`] from the record resident on the device: the access's cell, offset, width, direction and
+/// stored bytes are read from its cycle in `cycles`, so only a 16-byte [`MemwARecIn`] per access is uploaded
+/// (cycle, old_ts, old bytes: 1/18.5 of the 296-byte row), recorded as H2D ("trace-gen", "MEMW_A"). `events`
+/// must be the in-cell accesses of that record, as `generate_split` derives them from the same cycles (then the
+/// rows equal `memw_a_trace(events, ..)`); errors: see [`pack_accesses_rec`].
+pub fn fill_memw_a_rec(
+    dev: &Device,
+    cycles: &DeviceCycles,
+    events: &[MemwAEvent],
+    min_height: usize,
+    lookups: &DeviceLookups,
+    stats: &mut TransferStats,
+) -> Result<DeviceTrace, CudaError> {
+    let rows = event_table_height(events.len(), min_height)?;
+    let cfg = launch_1d(rows as u64, NUM_MEMW_A_COLS as u64, FILL_BLOCK)?;
+    let packed = pack_accesses_rec(events, cycles.len)?;
+    let d_events = if packed.is_empty() {
+        dev.alloc::<MemwARecIn>(0)?
+    } else {
+        dev.upload(&packed)?
+    };
+    stats.add_h2d(
+        "trace-gen",
+        "MEMW_A",
+        std::mem::size_of_val(packed.as_slice()) as u64,
+    );
+    let trace = alloc_trace(dev, rows, NUM_MEMW_A_COLS)?;
+    // SAFETY: `trace` holds rows x 37 u64, `d_events` holds packed.len() MemwARecIn (at least one element), each
+    // clk < the `cycles.len` cycles of `cycles.data` (4 u64 each) and old_ts < 4 clk + 1 (so the LT32 halves
+    // are lookup rows < 2^16); `lookups.counts` holds 7 x 2^16 u32; the grid covers `rows` threads and the
+    // kernel returns for row >= rows.
+    unsafe {
+        dev.launch(
+            Program::TableMemwA,
+            "memw_a_fill_rec",
+            cfg,
+            &[
+                KArg::U64(trace.data.ptr()),
+                KArg::U64(cycles.data.ptr()),
+                KArg::U64(d_events.ptr()),
+                KArg::U32(packed.len() as u32),
+                KArg::U32(rows as u32),
+                KArg::U64(lookups.counts.ptr()),
+            ],
+        )?;
+    }
     Ok(trace)
 }

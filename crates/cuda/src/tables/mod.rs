@@ -17,11 +17,13 @@ pub mod shift;
 pub mod store;
 
 use cudarc::driver::LaunchConfig;
+use zkrv_executor::CycleEvent;
 use zkrv_machine::tables::bitwise::{Lookups, BITWISE_LOG_HEIGHT, NUM_BITWISE_COLS};
 
 use crate::backend::DeviceTrace;
 use crate::device::{Device, DeviceBuffer};
 use crate::error::CudaError;
+use crate::stats::TransferStats;
 
 /// Largest trace height a fill kernel accepts: 2^26 rows (`zkrv_stark::logup::MAX_LOG_HEIGHT`).
 pub const MAX_FILL_LOG_ROWS: u32 = 26;
@@ -177,4 +179,47 @@ pub fn par_pack<E: Sync, P: Copy + Default + Send>(
     // Chunks are in event order, so the first error is the lowest failing index.
     results.into_iter().collect::<Result<Vec<()>, _>>()?;
     Ok(out)
+}
+
+/// The execution record's cycles resident on the device, for the record-path fills (`fill_load_rec`,
+/// `fill_store_rec`, `fill_memw_a_rec`), which read their rows from it and upload only what the record does
+/// not hold. `len x 4` u64 in cycle order, each a `zkrv_executor::CycleEvent` (32 bytes): `pc | word << 32`,
+/// `rs1_val`, `rs2_val`, `rd_val`.
+pub struct DeviceCycles {
+    pub data: DeviceBuffer<u64>,
+    /// Number of cycles.
+    pub len: usize,
+}
+
+impl DeviceCycles {
+    /// Uploads `cycles` (32 bytes each), recorded as H2D ("trace-gen", "record").
+    pub fn upload(
+        dev: &Device,
+        cycles: &[CycleEvent],
+        stats: &mut TransferStats,
+    ) -> Result<Self, CudaError> {
+        const _: () = assert!(std::mem::size_of::<CycleEvent>() == 32);
+        // CycleEvent is #[repr(C)] Pod { pc: u32, word: u32, rs1_val, rs2_val, rd_val: u64 }: on a little-endian
+        // host its bytes are exactly the 4 u64 `pc | word << 32, rs1_val, rs2_val, rd_val`.
+        let words: &[u64] = bytemuck::cast_slice(cycles);
+        let data = if words.is_empty() {
+            dev.alloc::<u64>(0)?
+        } else {
+            dev.upload(words)?
+        };
+        stats.add_h2d("trace-gen", "record", 8 * words.len() as u64);
+        Ok(DeviceCycles {
+            data,
+            len: cycles.len(),
+        })
+    }
+}
+
+/// The cycle of a load/store from its timestamp `4 clk + 1`, checked against the record's length.
+pub(crate) fn clk_of(ts: u64, cycles: usize) -> Option<u32> {
+    let clk = ts.checked_sub(1)?;
+    if clk % 4 != 0 || clk / 4 >= cycles as u64 {
+        return None;
+    }
+    u32::try_from(clk / 4).ok()
 }

@@ -7,7 +7,7 @@
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 use zkrv_cuda::Device;
-use zkrv_executor::{execute, ExecOptions, Program, Record};
+use zkrv_executor::{execute, CycleEvent, ExecOptions, Program, Record};
 use zkrv_machine::tables::bitwise::{LookupKind, Lookups};
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::trace::{generate_split, DeviceFill, FillInputs};
@@ -296,5 +296,83 @@ pub fn rand_ts(r: &mut StdRng) -> u64 {
     match r.gen_range(0..8) {
         0 => [0u64, 1, (1 << 28) - 3, u32::MAX as u64][r.gen_range(0..4)],
         _ => 4 * r.gen_range(0u64..1 << 26) + 1,
+    }
+}
+
+/// The host-emulation driver of a record-path fill: reads cases `[u32 n_cycles, u32 n_events, u32 rows,
+/// n_cycles x 4 u64, n_events x In]` from stdin until EOF, fills each with `row_fn(row, trace, cycles, events,
+/// n_events, counts, lanes)` on a poisoned trace and a zeroed histogram, writes as [`event_driver`].
+pub fn rec_driver(in_struct: &str, in_size: usize, row_fn: &str, width: usize) -> String {
+    format!(
+        r#"
+static_assert(sizeof({in_struct}) == {in_size}, "input struct layout");
+int main() {{
+    u32 hdr[3];
+    while (fread(hdr, 4, 3, stdin) == 3) {{
+        std::vector<u64> cycles(4 * (size_t)hdr[0] + 4);
+        if (hdr[0] && fread(cycles.data(), 8, 4 * (size_t)hdr[0], stdin) != 4 * (size_t)hdr[0]) return 2;
+        std::vector<{in_struct}> ev(hdr[1] + 1);
+        if (hdr[1] && fread(ev.data(), sizeof({in_struct}), hdr[1], stdin) != hdr[1]) return 2;
+        std::vector<u64> trace((size_t)hdr[2] * {width}, ~0ULL);
+        std::vector<u32> counts(7u * LK_ROWS, 0);
+        for (u64 r = 0; r < hdr[2]; r++)
+            {row_fn}(r, trace.data(), cycles.data(), ev.data(), hdr[1], counts.data(), ~0u);
+        fwrite(trace.data(), 8, trace.size(), stdout);
+        fwrite(counts.data(), 4, counts.size(), stdout);
+    }}
+    return 0;
+}}
+"#
+    )
+}
+
+/// One case of the record-path host-emulation input.
+pub fn rec_case(cycles: &[CycleEvent], n_events: usize, rows: usize, packed: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(12 + 32 * cycles.len() + packed.len());
+    v.extend_from_slice(&(cycles.len() as u32).to_le_bytes());
+    v.extend_from_slice(&(n_events as u32).to_le_bytes());
+    v.extend_from_slice(&(rows as u32).to_le_bytes());
+    for c in cycles {
+        for w in [
+            c.pc as u64 | (c.word as u64) << 32,
+            c.rs1_val,
+            c.rs2_val,
+            c.rd_val,
+        ] {
+            v.extend_from_slice(&w.to_le_bytes());
+        }
+    }
+    v.extend_from_slice(packed);
+    v
+}
+
+/// A random cycle (not a load or store the fill reads; fills the gaps of a random record).
+pub fn junk_cycle(r: &mut StdRng) -> CycleEvent {
+    CycleEvent {
+        pc: r.next_u32(),
+        word: r.next_u32(),
+        rs1_val: r.next_u64(),
+        rs2_val: r.next_u64(),
+        rd_val: r.next_u64(),
+    }
+}
+
+/// A random 12-bit immediate, sign-extended, sometimes an edge.
+pub fn rand_imm12(r: &mut StdRng) -> u64 {
+    (match r.gen_range(0..4) {
+        0 => [-2048i64, -1, 0, 1, 2047][r.gen_range(0..5)],
+        _ => r.gen_range(-2048..2048),
+    }) as u64
+}
+
+/// The word of a load (I-type, opcode 0x03) or store (S-type, opcode 0x23) with a 12-bit `imm` and `funct3`;
+/// random register numbers.
+pub fn mem_word(r: &mut StdRng, store: bool, imm: u64, funct3: u32) -> u32 {
+    let imm = imm as u32 & 0xfff;
+    let (rs1, rx) = (r.gen_range(0..32u32), r.gen_range(0..32u32));
+    if store {
+        (imm >> 5) << 25 | rx << 20 | rs1 << 15 | funct3 << 12 | (imm & 31) << 7 | 0x23
+    } else {
+        imm << 20 | rs1 << 15 | funct3 << 12 | rx << 7 | 0x03
     }
 }

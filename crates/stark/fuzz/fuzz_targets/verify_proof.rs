@@ -8,7 +8,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use zkrv_stark::{preprocess, prove, verify_bytes, PreprocessedCommitment, Proof, StarkConfig};
+use zkrv_stark::{preprocess, prove, verify_bytes, PreprocessedData, Proof, StarkConfig};
 
 #[path = "../../tests/proto_common/mod.rs"]
 mod proto_common;
@@ -18,7 +18,7 @@ const STMT: &[u8] = b"fuzz";
 struct Ctx {
     config: StarkConfig,
     fx: proto_common::Fixture,
-    pre: PreprocessedCommitment,
+    pre: PreprocessedData,
     bytes: Vec<u8>,
 }
 
@@ -27,7 +27,7 @@ fn ctx() -> &'static Ctx {
     CTX.get_or_init(|| {
         let config = StarkConfig::default();
         let fx = proto_common::fixture(3);
-        let pre = preprocess(&config, &proto_common::airs(), fx.preprocessed.clone()).unwrap();
+        let pre = preprocess(&proto_common::airs(), fx.preprocessed.clone()).unwrap();
         let proof = prove(
             &config,
             &proto_common::airs(),
@@ -40,7 +40,7 @@ fn ctx() -> &'static Ctx {
         Ctx {
             config,
             fx,
-            pre: pre.commitment,
+            pre,
             bytes: proof.to_bytes(),
         }
     })
