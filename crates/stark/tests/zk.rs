@@ -35,7 +35,7 @@ fn check(
     pre: &zkrv_stark::PreprocessedData,
     p: &Proof,
 ) -> Result<(), VerifyError> {
-    verify(config, &airs(), &pre, &fx.public, STMT, p)
+    verify(config, &airs(), pre, &fx.public, STMT, p)
 }
 
 #[test]
