@@ -25,6 +25,11 @@
 //! resident main trace (and one host->device copy of every aux trace); both are counted in
 //! `TransferStats::avoided`. `ZKRV_CPU_AUX=1` forces the host aux build (for comparisons).
 //!
+//! **zk mode.** The committed main traces are the randomized `2n`-row ones (`randomize_trace`, on the
+//! device for resident traces); the aux build reads their even rows in place (row stride 2,
+//! [`crate::logup::build_aux_device_strided`]) and the `n`-row aux trace is randomized on the device in
+//! turn, so no main trace crosses PCIe in zk mode either (preprocessed traces are not randomized).
+//!
 //! Every phase is deterministic, so proofs are byte-identical to the CPU backend's (`tests/proof_parity.rs`).
 
 use std::borrow::Cow;
@@ -32,7 +37,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use zkrv_stark::air::CompiledAir;
-use zkrv_stark::backend::{AuxError, BackendError, ProverBackend, TraceDims, TraceInput};
+use zkrv_stark::backend::{
+    strided_rows, AuxError, BackendError, ProverBackend, TraceDims, TraceInput,
+};
 use zkrv_stark::field::{Ext3, F};
 use zkrv_stark::logup::LogupChallenges;
 use zkrv_stark::matrix::RowMajorMatrix;
@@ -44,7 +51,7 @@ use zkrv_stark::zk::{self as host_zk, ZkRng};
 use crate::commit::{self, commit_lde_keep_salted, DeviceCommitted, STAGE_HOST_COPY};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::CudaError;
-use crate::logup::{build_aux_device, AuxBuildError};
+use crate::logup::{build_aux_device_strided, AuxBuildError};
 use crate::stats::TransferStats;
 
 /// A trace resident on the device: `2^log_height x width` row-major u64, natural row order.
@@ -418,12 +425,13 @@ impl ProverBackend for CudaBackend {
         air: &CompiledAir,
         main: &CudaCommitted,
         table: usize,
+        main_row_stride: usize,
         preprocessed: Option<(&CudaCommitted, usize)>,
         challenges: &LogupChallenges,
         log_max_multiplicity: u32,
     ) -> Result<(TraceInput<DeviceTrace>, Ext3), AuxError> {
         if cpu_aux_forced() {
-            let m = self.host_trace(main, table)?;
+            let m = strided_rows(self.host_trace(main, table)?, main_row_stride);
             let p = match preprocessed {
                 Some((c, i)) => Some(self.host_trace(c, i)?),
                 None => None,
@@ -468,11 +476,20 @@ impl ProverBackend for CudaBackend {
         main.aux_read.store(true, Ordering::Relaxed);
         let name = self.table_name(main.round, table);
         let mut stats = TransferStats::default();
-        let built = build_aux_device(
+        // zk: the committed main trace is `2n` rows (stride 2), the aux trace `n`.
+        let stride_log = main_row_stride.max(1).trailing_zeros() as usize;
+        if !main_row_stride.is_power_of_two() || dims.log_height < stride_log {
+            return Err(AuxError::Backend(BackendError::Device(format!(
+                "aux build of `{name}`: row stride {main_row_stride} of a 2^{} row trace",
+                dims.log_height
+            ))));
+        }
+        let built = build_aux_device_strided(
             &self.dev,
             air,
             d_main,
-            dims.log_height as u32,
+            main_row_stride,
+            (dims.log_height - stride_log) as u32,
             d_prep,
             challenges,
             log_max_multiplicity,
@@ -482,7 +499,9 @@ impl ProverBackend for CudaBackend {
         self.record(|s| s.merge(&stats));
         let (aux, sum) = built.map_err(aux_err)?;
         // The aux trace enters the aux commitment resident: the host build's upload is gone.
-        self.record(|s| s.add_avoided_h2d("aux-upload", &name, aux.data.num_bytes() as u64));
+        // (In zk mode the host build uploaded the randomized `2n`-row aux trace.)
+        let up = aux.data.num_bytes() as u64 * main_row_stride as u64;
+        self.record(|s| s.add_avoided_h2d("aux-upload", &name, up));
         Ok((TraceInput::Device(aux), sum))
     }
 

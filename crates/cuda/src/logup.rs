@@ -32,7 +32,7 @@ use crate::device::{cfg, Device, DeviceBuffer, KArg, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
 
-/// The kernel of every generated aux program: `logup_aux_kernel(main, prep, aux, params, err, n)`, one thread
+/// The kernel of every generated aux program: `logup_aux_kernel(main, prep, aux, params, err, n, mstride)`, one thread
 /// per row.
 pub const AUX_KERNEL: &str = "logup_aux_kernel";
 /// Threads per block of the generated row kernel (register-heavy straight-line code).
@@ -64,9 +64,11 @@ fn max_tuple(air: &CompiledAir) -> usize {
 
 /// CUDA source of the aux row kernel of `air` (see the module docs). Deterministic: the same AIR gives the
 /// same text (so the CUBIN cache hits). Defines `LOGUP_HD void aux_row(const u64* main, const u64* prep,
-/// u64* aux, const u64* params, u64* err, u64 row, u64 n)` and, unless `ZKRV_HOST_EMU` is defined, the kernel
-/// [`AUX_KERNEL`]. `main` is `n x width`, `prep` `n x preprocessed_width` (may be null when that width is 0),
-/// `aux` `n x aux_width`, all row-major u64 in natural order; `params`/`err` as in `kernels/logup.cuh`.
+/// u64* aux, const u64* params, u64* err, u64 row, u64 n, u64 mstride)` and, unless `ZKRV_HOST_EMU` is defined,
+/// the kernel [`AUX_KERNEL`]. `main` is `(mstride n) x width` row-major, logical row `r` at physical row
+/// `mstride r` (`mstride = 1`; `2` for the zk-randomized `2n`-row main trace, whose even rows are the trace), `prep`
+/// `n x preprocessed_width` (may be null when that width is 0), `aux` `n x aux_width`, all row-major u64 in
+/// natural order; `params`/`err` as in `kernels/logup.cuh`.
 pub fn aux_kernel_source(air: &CompiledAir) -> String {
     let nodes = &air.circuit.nodes;
     let k = air.interactions.len();
@@ -112,14 +114,22 @@ pub fn aux_kernel_source(air: &CompiledAir) -> String {
     }
     s.push_str(
         "LOGUP_HD void aux_row(const u64* main, const u64* prep, u64* aux, const u64* params, u64* err, \
-         u64 row, u64 n) {\n",
+         u64 row, u64 n, u64 mstride) {\n",
     );
     let _ = writeln!(s, "    const u64 nxt = row + 1 == n ? 0 : row + 1;");
     if uses(|n| matches!(n, Node::Main { next: false, .. })) {
-        let _ = writeln!(s, "    const u64* m0 = main + row * {}ull;", air.width);
+        let _ = writeln!(
+            s,
+            "    const u64* m0 = main + row * mstride * {}ull;",
+            air.width
+        );
     }
     if uses(|n| matches!(n, Node::Main { next: true, .. })) {
-        let _ = writeln!(s, "    const u64* m1 = main + nxt * {}ull;", air.width);
+        let _ = writeln!(
+            s,
+            "    const u64* m1 = main + nxt * mstride * {}ull;",
+            air.width
+        );
     }
     if uses(|n| matches!(n, Node::Preprocessed { next: false, .. })) {
         let _ = writeln!(
@@ -135,7 +145,7 @@ pub fn aux_kernel_source(air: &CompiledAir) -> String {
             air.preprocessed_width
         );
     }
-    s.push_str("    (void)nxt;\n");
+    s.push_str("    (void)nxt;\n    (void)mstride;\n");
     for (i, node) in nodes.iter().enumerate() {
         if !need[i] {
             continue;
@@ -214,11 +224,11 @@ pub fn aux_kernel_source(air: &CompiledAir) -> String {
     let _ = writeln!(
         s,
         "extern \"C\" __global__ void {AUX_KERNEL}(const u64* main, const u64* prep, u64* aux, \
-         const u64* params, u64* err, u64 n) {{"
+         const u64* params, u64* err, u64 n, u64 mstride) {{"
     );
     s.push_str(
         "    u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x;\n    if (row < n) aux_row(main, prep, aux, \
-         params, err, row, n);\n}\n#endif\n",
+         params, err, row, n, mstride);\n}\n#endif\n",
     );
     s
 }
@@ -252,12 +262,14 @@ pub fn aux_params(
     Ok(p)
 }
 
-/// Node values of `air`'s circuit on row `row` of the device traces (downloads rows `row` and `row + 1`):
-/// used to report the multiplicity of a failed bound check exactly as the host computes it.
+/// Node values of `air`'s circuit on logical row `row` of the device traces (downloads rows `row` and
+/// `row + 1`; main row `r` is physical row `main_row_stride * r`): used to report the multiplicity of a
+/// failed bound check exactly as the host computes it.
 fn host_nodes_at(
     dev: &Device,
     air: &CompiledAir,
     main: &DeviceBuffer<u64>,
+    main_row_stride: usize,
     prep: Option<&DeviceBuffer<u64>>,
     log_height: u32,
     row: usize,
@@ -269,7 +281,10 @@ fn host_nodes_at(
         dev.copy_dtoh(buf, r * w, &mut v)?;
         Ok(v.into_iter().map(F::new).collect())
     };
-    let (m0, m1) = (fetch(main, air.width, row)?, fetch(main, air.width, nxt)?);
+    let (m0, m1) = (
+        fetch(main, air.width, main_row_stride * row)?,
+        fetch(main, air.width, main_row_stride * nxt)?,
+    );
     let (p0, p1) = match prep {
         Some(p) if air.preprocessed_width > 0 => (
             fetch(p, air.preprocessed_width, row)?,
@@ -364,9 +379,49 @@ pub fn build_aux_device(
     stats: &mut TransferStats,
     table: &str,
 ) -> Result<(DeviceTrace, Ext3), AuxBuildError> {
-    if log_height > 32 || main.len() != air.width << log_height {
+    build_aux_device_strided(
+        dev,
+        air,
+        main,
+        1,
+        log_height,
+        prep,
+        challenges,
+        log_max_multiplicity,
+        stats,
+        table,
+    )
+}
+
+/// [`build_aux_device`] on a main trace read with a row stride: `main` is `(main_row_stride 2^log_height) x
+/// air.width` row-major u64 and logical row `r` is physical row `main_row_stride * r` (the next row of the
+/// last is row 0). zk mode passes the committed `2n x w` randomized main trace with `main_row_stride = 2`
+/// (its even rows are the trace, `zkrv_stark::zk::randomize_trace`); the result equals the host build on
+/// `zkrv_stark::zk::even_rows` of it. The preprocessed trace is read with stride 1 (zk does not randomize
+/// it). Errors (besides [`build_aux_device`]'s): `main_row_stride` not 1 or 2.
+#[allow(clippy::too_many_arguments)]
+pub fn build_aux_device_strided(
+    dev: &Device,
+    air: &CompiledAir,
+    main: &DeviceBuffer<u64>,
+    main_row_stride: usize,
+    log_height: u32,
+    prep: Option<&DeviceBuffer<u64>>,
+    challenges: &LogupChallenges,
+    log_max_multiplicity: u32,
+    stats: &mut TransferStats,
+    table: &str,
+) -> Result<(DeviceTrace, Ext3), AuxBuildError> {
+    if !(1..=2).contains(&main_row_stride) {
         return Err(CudaError::InvalidArgument(format!(
-            "aux build of `{}`: main buffer of {} is not 2^{log_height} x {}",
+            "aux build of `{}`: main row stride {main_row_stride} (1 or 2)",
+            air.name
+        ))
+        .into());
+    }
+    if log_height > 32 || main.len() != (air.width * main_row_stride) << log_height {
+        return Err(CudaError::InvalidArgument(format!(
+            "aux build of `{}`: main buffer of {} is not ({main_row_stride} 2^{log_height}) x {}",
             air.name,
             main.len(),
             air.width
@@ -408,7 +463,7 @@ pub fn build_aux_device(
     let src = aux_kernel_source(air);
     let name = program_name(&src);
     let grid = (n as u64).div_ceil(AUX_BLOCK as u64);
-    // SAFETY: `main` is n x width and `prep` n x preprocessed_width (checked above) or unused (null when the
+    // SAFETY: `main` is (main_row_stride n) x width and `prep` n x preprocessed_width (checked above) or unused (null when the
     // width is 0: the generated code then never reads it); `aux` holds n x aux_width u64; `params` is the
     // block `aux_params` built for this AIR; `err` holds 2 u64; one thread per row.
     unsafe {
@@ -424,6 +479,7 @@ pub fn build_aux_device(
                 KArg::U64(d_params.ptr()),
                 KArg::U64(d_err.ptr()),
                 KArg::U64(n as u64),
+                KArg::U64(main_row_stride as u64),
             ],
         )?;
     }
@@ -431,7 +487,7 @@ pub fn build_aux_device(
     stats.add_d2h(STAGE_AUX, table, 16);
     if err[0] != u64::MAX {
         let (row, interaction) = ((err[0] / k as u64) as usize, (err[0] % k as u64) as usize);
-        let nodes = host_nodes_at(dev, air, main, prep, log_height, row)?;
+        let nodes = host_nodes_at(dev, air, main, main_row_stride, prep, log_height, row)?;
         let it = &air.interactions[interaction];
         return Err(LogupError::MultiplicityTooLarge {
             table: air.name.clone(),

@@ -5,7 +5,9 @@
 //! sends and receives, more interactions than one term column holds, an empty tuple) at heights 2 .. 2^12 with
 //! random (partly non-canonical) cells; the stark crate's fib/bytes machine; every table of the real guests
 //! `fibonacci` and `sort`; a multiplicity out of range (two bad cells: the first in row-major order is reported);
-//! a zero fingerprint.
+//! a zero fingerprint. zk mode (row stride 2): the small cases and `fibonacci` again, each main trace in the
+//! zk-randomized `2n`-row layout (trace on the even rows, random odd rows), compared with the host build on the
+//! even rows (`aux_host_emu_matches_cpu`, `gpu_aux_matches_cpu`).
 //!
 //! Three layers:
 //! * `aux_codegen_compiles_for_sm90`: NVRTC compiles the generated source of every AIR (no GPU needed);
@@ -24,10 +26,12 @@ mod host_emu;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use zkrv_cuda::logup::{aux_kernel_source, aux_params, build_aux_device, AuxBuildError};
+use std::borrow::Cow;
+
+use zkrv_cuda::logup::{aux_kernel_source, aux_params, build_aux_device_strided, AuxBuildError};
 use zkrv_cuda::{nvrtc, Device, TransferStats};
 use zkrv_stark::air::{Air, AirBuilder, CompiledAir};
-use zkrv_stark::backend::TraceInput;
+use zkrv_stark::backend::{strided_rows, TraceInput};
 use zkrv_stark::field::{Ext3, PrimeCharacteristicRing, PrimeField64, F, P};
 use zkrv_stark::logup::{build_aux_trace, max_tuple_len, LogupChallenges, LogupError};
 use zkrv_stark::matrix::RowMajorMatrix;
@@ -106,19 +110,65 @@ fn rand_ext(rng: &mut StdRng) -> Ext3 {
     Ext3([0; 3].map(|_: u8| F::from_u64(rng.gen())))
 }
 
-/// One aux-build case: an AIR, its traces, the challenges.
+/// One aux-build case: an AIR, its traces, the challenges. `main` is `(stride n) x width`: the trace is its
+/// rows `0, stride, 2 stride, ..` (stride 2: the zk-randomized layout, odd rows random).
 struct Case {
     label: String,
     air: CompiledAir,
     main: RowMajorMatrix,
+    stride: usize,
     prep: Option<RowMajorMatrix>,
     ch: LogupChallenges,
 }
 
 impl Case {
-    fn host(&self) -> Result<(RowMajorMatrix, Ext3), LogupError> {
-        build_aux_trace(&self.air, &self.main, self.prep.as_ref(), &self.ch, BITS)
+    /// The trace itself (`n x width`).
+    fn logical_main(&self) -> RowMajorMatrix {
+        strided_rows(Cow::Borrowed(&self.main), self.stride).into_owned()
     }
+    fn n(&self) -> usize {
+        self.main.height() / self.stride
+    }
+    fn host(&self) -> Result<(RowMajorMatrix, Ext3), LogupError> {
+        build_aux_trace(
+            &self.air,
+            &self.logical_main(),
+            self.prep.as_ref(),
+            &self.ch,
+            BITS,
+        )
+    }
+}
+
+/// The small cases and `fibonacci`'s tables in the zk layout ([`zk_cases`]).
+fn zk_variants(rng: &mut StdRng) -> Vec<Case> {
+    let mut cases = small_cases(rng);
+    cases.extend(guest_cases(rng, "fibonacci"));
+    zk_cases(rng, cases)
+}
+
+/// The zk layout of `cases` (stride 2): trace row `r` at row `2r`, odd rows uniformly random field
+/// elements (so a kernel reading an odd row breaks the multiplicity bound or the sums). Preprocessed
+/// traces unchanged (zk does not randomize them).
+fn zk_cases(rng: &mut StdRng, cases: Vec<Case>) -> Vec<Case> {
+    cases
+        .into_iter()
+        .map(|c| {
+            assert_eq!(c.stride, 1);
+            let w = c.main.width;
+            let mut v = Vec::with_capacity(2 * c.main.values.len());
+            for r in 0..c.main.height() {
+                v.extend_from_slice(c.main.row(r));
+                v.extend((0..w).map(|_| F::new(rng.gen::<u64>() % P)));
+            }
+            Case {
+                label: format!("{} (zk, stride 2)", c.label),
+                main: RowMajorMatrix::new(v, w),
+                stride: 2,
+                ..c
+            }
+        })
+        .collect()
 }
 
 fn challenges(rng: &mut StdRng, airs: &[CompiledAir]) -> LogupChallenges {
@@ -141,6 +191,7 @@ fn small_cases(rng: &mut StdRng) -> Vec<Case> {
             ch: challenges(rng, std::slice::from_ref(&sink)),
             air: sink.clone(),
             main,
+            stride: 1,
             prep: Some(prep),
         });
     }
@@ -153,6 +204,7 @@ fn small_cases(rng: &mut StdRng) -> Vec<Case> {
         ch: challenges(rng, std::slice::from_ref(&sink)),
         air: sink.clone(),
         main,
+        stride: 1,
         prep: Some(prep),
     });
     // Zero fingerprint: interaction 12 (bus 8, tuple (m0 - m1)) on row 77: z = 8 + alpha (m0 - m1).
@@ -165,6 +217,7 @@ fn small_cases(rng: &mut StdRng) -> Vec<Case> {
         ch,
         air: sink,
         main,
+        stride: 1,
         prep: Some(prep),
     });
     // fib/bytes (the proof_parity machine).
@@ -176,6 +229,7 @@ fn small_cases(rng: &mut StdRng) -> Vec<Case> {
             label: format!("proto {}", air.name),
             air,
             main: fx.traces[t].clone(),
+            stride: 1,
             prep: fx.preprocessed[t].clone(),
             ch: ch.clone(),
         });
@@ -202,6 +256,7 @@ fn guest_cases(rng: &mut StdRng, name: &str) -> Vec<Case> {
             label: format!("{name} {}", air.name),
             air: air.clone(),
             main: w.traces[t].clone(),
+            stride: 1,
             prep: checker.preprocessed()[t].clone(),
             ch: ch.clone(),
         })
@@ -290,7 +345,8 @@ fn aux_codegen_compiles_for_sm90() {
     }
 }
 
-/// The host-emulation driver: reads cases `[id, n, width, pw, aw, nparams]` + main + prep + params (u64 LE)
+/// The host-emulation driver: reads cases `[id, n, width, pw, aw, nparams, main row stride]` + main
+/// (`stride n x width`) + prep + params (u64 LE)
 /// until EOF; per case writes err[0], err[1] and the `n x aw` aux trace (cells never written stay ~0) with the
 /// running sum column scanned sequentially when no error was flagged.
 fn emu_program(airs: &[&CompiledAir]) -> (String, String) {
@@ -302,18 +358,18 @@ fn emu_program(airs: &[&CompiledAir]) -> (String, String) {
             aux_kernel_source(a)
         ));
         cases.push_str(&format!(
-            "            case {i}: air{i}::aux_row(main.data(), prep.data(), aux.data(), params.data(), err, r, n); break;\n"
+            "            case {i}: air{i}::aux_row(main.data(), prep.data(), aux.data(), params.data(), err, r, n, ms); break;\n"
         ));
     }
     let driver = format!(
         r#"
 static bool rd(u64* p, size_t k) {{ return fread(p, 8, k, stdin) == k; }}
 int main() {{
-    u64 h[6];
-    while (rd(h, 6)) {{
-        u64 id = h[0], n = h[1], w = h[2], pw = h[3], aw = h[4], np = h[5];
-        std::vector<u64> main(n * w), prep(n * pw + 1), params(np), aux(n * aw, ~0ull);
-        if (!rd(main.data(), n * w) || !rd(prep.data(), n * pw) || !rd(params.data(), np)) return 2;
+    u64 h[7];
+    while (rd(h, 7)) {{
+        u64 id = h[0], n = h[1], w = h[2], pw = h[3], aw = h[4], np = h[5], ms = h[6];
+        std::vector<u64> main(ms * n * w), prep(n * pw + 1), params(np), aux(n * aw, ~0ull);
+        if (!rd(main.data(), ms * n * w) || !rd(prep.data(), n * pw) || !rd(params.data(), np)) return 2;
         u64 err[2] = {{~0ull, ~0ull}};
         for (u64 r = 0; r < n; r++) {{
             switch (id) {{
@@ -345,8 +401,8 @@ fn emulate(cases: &[Case]) -> Option<Vec<Built>> {
     let mut input = Vec::new();
     let put = |v: &mut Vec<u8>, x: u64| v.extend_from_slice(&x.to_le_bytes());
     for (i, c) in cases.iter().enumerate() {
-        let n = c.main.height();
-        let lh = c.main.log_height().unwrap() as u32;
+        let n = c.n();
+        let lh = n.trailing_zeros();
         let params = aux_params(&c.air, lh, &c.ch, BITS).unwrap();
         let pw = c.air.preprocessed_width;
         for x in [
@@ -359,6 +415,7 @@ fn emulate(cases: &[Case]) -> Option<Vec<Built>> {
             put(&mut input, x);
         }
         put(&mut input, params.len() as u64);
+        put(&mut input, c.stride as u64);
         for x in raw(&c.main) {
             put(&mut input, x);
         }
@@ -375,11 +432,7 @@ fn emulate(cases: &[Case]) -> Option<Vec<Built>> {
     let mut pos = 0;
     let mut res = Vec::new();
     for c in cases {
-        let (n, aw, k) = (
-            c.main.height(),
-            c.air.aux_width(),
-            c.air.interactions.len() as u64,
-        );
+        let (n, aw, k) = (c.n(), c.air.aux_width(), c.air.interactions.len() as u64);
         let (e0, e1) = (out[pos], out[pos + 1]);
         let aux = out[pos + 2..pos + 2 + n * aw].to_vec();
         pos += 2 + n * aw;
@@ -413,12 +466,13 @@ fn emulate(cases: &[Case]) -> Option<Vec<Built>> {
 
 /// Multiplicity of `interaction` on `row`, evaluated with the host circuit.
 fn host_multiplicity(c: &Case, row: usize, interaction: usize) -> u64 {
-    let n = c.main.height();
+    let main = c.logical_main();
+    let n = main.height();
     let nxt = (row + 1) % n;
     let omega = zkrv_stark::poly::domain_generator(n.trailing_zeros() as usize);
     let tr = zkrv_stark::air::TraceRow {
-        main: c.main.row(row),
-        main_next: c.main.row(nxt),
+        main: main.row(row),
+        main_next: main.row(nxt),
         prep: c.prep.as_ref().map_or(&[][..], |p| p.row(row)),
         prep_next: c.prep.as_ref().map_or(&[][..], |p| p.row(nxt)),
         first: F::from_bool(row == 0),
@@ -437,6 +491,8 @@ fn aux_host_emu_matches_cpu() {
     for g in ["fibonacci", "sort"] {
         cases.extend(guest_cases(&mut rng, g));
     }
+    // zk mode: the same kinds of cases read from the 2n-row randomized layout with row stride 2.
+    cases.extend(zk_variants(&mut rng));
     let t = std::time::Instant::now();
     let Some(got) = emulate(&cases) else {
         eprintln!("SKIPPED aux_host_emu_matches_cpu: no C++ compiler");
@@ -453,7 +509,10 @@ fn aux_host_emu_matches_cpu() {
         errors += host.is_err() as usize;
         assert_same(&c.label, &host, g);
     }
-    assert_eq!(errors, 2, "the two error cases must fail on the host");
+    assert_eq!(
+        errors, 4,
+        "the two error cases (stride 1 and 2) must fail on the host"
+    );
 }
 
 fn device_or_skip(test: &str) -> Option<Device> {
@@ -484,21 +543,25 @@ fn gpu_aux_matches_cpu() {
         ch: challenges(&mut rng, std::slice::from_ref(&sink)),
         air: sink,
         main,
+        stride: 1,
         prep: Some(prep),
     });
     for g in ["fibonacci", "sort"] {
         cases.extend(guest_cases(&mut rng, g));
     }
+    // zk mode: row stride 2 over the 2n-row randomized layout.
+    cases.extend(zk_variants(&mut rng));
     let mut stats = TransferStats::default();
     for c in &cases {
         let main = dev.upload(&raw(&c.main)).unwrap();
         let prep = c.prep.as_ref().map(|p| dev.upload(&raw(p)).unwrap());
-        let lh = c.main.log_height().unwrap() as u32;
+        let lh = c.n().trailing_zeros();
         let t = std::time::Instant::now();
-        let got = build_aux_device(
+        let got = build_aux_device_strided(
             &dev,
             &c.air,
             &main,
+            c.stride,
             lh,
             prep.as_ref(),
             &c.ch,
@@ -509,10 +572,11 @@ fn gpu_aux_matches_cpu() {
         let first = t.elapsed();
         // Again, with the program loaded: the build itself.
         let t = std::time::Instant::now();
-        let again = build_aux_device(
+        let again = build_aux_device_strided(
             &dev,
             &c.air,
             &main,
+            c.stride,
             lh,
             prep.as_ref(),
             &c.ch,

@@ -7,7 +7,7 @@
 #[path = "common/rv_programs.rs"]
 mod rv_programs;
 
-use zkrv_cuda::commit::STAGE_COMMIT;
+use zkrv_cuda::commit::{STAGE_COMMIT, STAGE_HOST_COPY};
 use zkrv_cuda::trace_gen::{selected_tables, TraceGenOptions, DEVICE_FILLS};
 use zkrv_cuda::{prove_gpu_tracegen_with, CudaBackend, Device, TraceOrigin};
 use zkrv_machine::trace::DeviceFill;
@@ -112,4 +112,62 @@ fn gpu_tracegen_proofs_are_byte_identical_to_cpu() {
             assert_eq!(resident, want, "{g}: resident tables");
         }
     }
+}
+
+/// zk mode (fixed test seed): with GPU trace generation the resident main traces are randomized on the
+/// device, the LogUp aux build reads their even rows there (row stride 2) and the aux traces are randomized
+/// on the device: the proof is byte-identical to the CPU zk proof, verifies, and no resident main trace
+/// is downloaded (its `2n x w` randomized buffer is counted as avoided).
+#[test]
+fn gpu_tracegen_zk_proof_is_byte_identical_to_cpu() {
+    const T: &str = "gpu_tracegen_zk_proof_is_byte_identical_to_cpu";
+    let dev = match Device::new() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("SKIPPED {T}: {e}");
+            return;
+        }
+    };
+    dev.set_debug(true);
+    let backend = CudaBackend::new(dev);
+    let config = StarkConfig {
+        zk_seed: Some(20261130),
+        ..StarkConfig::default_zk()
+    };
+    let g = rv_programs::GUESTS[0];
+    let (p, input) = rv_programs::guest(g);
+    let (st_cpu, proof_cpu) = prove(&p, &input, &config).unwrap();
+    let (st, proof, report) =
+        prove_gpu_tracegen_with(&backend, &p, &input, &config, TraceGenOptions::default())
+            .unwrap_or_else(|e| panic!("{g}: {e}"));
+    eprintln!("{g} (zk):\n{report}");
+    assert_eq!(st, st_cpu, "{g}: statement");
+    assert!(
+        proof.to_bytes() == proof_cpu.to_bytes(),
+        "{g} (zk): GPU trace-gen proof differs from the CPU proof"
+    );
+    verify(&p, &st, &proof, &config).unwrap();
+    let stats = backend.stats();
+    eprintln!("{stats}");
+    let mut resident = 0;
+    for t in report
+        .tables
+        .iter()
+        .filter(|t| t.origin == TraceOrigin::Resident)
+    {
+        resident += 1;
+        let avoided = stats
+            .avoided
+            .get(&(STAGE_HOST_COPY.to_string(), t.name.to_string()))
+            .map_or(0, |b| b.d2h);
+        assert_eq!(
+            avoided,
+            (2 * t.rows * t.width * 8) as u64,
+            "{g} (zk): resident {} ({} x {}) must not be downloaded",
+            t.name,
+            t.rows,
+            t.width
+        );
+    }
+    assert!(resident > 0, "{g} (zk): no resident table");
 }

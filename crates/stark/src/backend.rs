@@ -66,6 +66,21 @@ pub enum AuxError {
     Backend(#[from] BackendError),
 }
 
+/// Rows `0, stride, 2 stride, ..` of `m` (`ceil(h / stride) x w`); `m` itself for a stride of 0 or 1. With
+/// stride 2 this is [`crate::zk::even_rows`]: the trace inside a zk-randomized committed trace.
+pub fn strided_rows(m: Cow<'_, RowMajorMatrix>, stride: usize) -> Cow<'_, RowMajorMatrix> {
+    if stride <= 1 {
+        return m;
+    }
+    let w = m.width;
+    let v: Vec<F> = m
+        .values
+        .chunks(stride * w)
+        .flat_map(|c| c[..w].iter().copied())
+        .collect();
+    Cow::Owned(RowMajorMatrix::new(v, w))
+}
+
 /// Shape of a committed trace (before the blowup).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceDims {
@@ -139,21 +154,26 @@ pub trait ProverBackend: Sync {
     ) -> Result<Cow<'a, RowMajorMatrix>, BackendError>;
 
     /// LogUp aux trace of table `table` (`n x aux_width`, natural order) and its bus sum. The table's main
-    /// trace is committed trace `table` of the round `main`; its preprocessed trace, if it has one, is
-    /// `preprocessed = Some((round, index))`. The aux trace may come back resident on the backend
-    /// (`TraceInput::Device`), ready for the aux commitment; it must equal
-    /// [`logup::build_aux_trace`] on the host copies bit for bit, and fail with the same [`LogupError`].
-    /// Default: host implementation [`logup::build_aux_trace`] on [`ProverBackend::host_trace`] copies.
+    /// trace is committed trace `table` of the round `main`, read with row stride `main_row_stride`
+    /// (logical row `r` = committed row `main_row_stride * r`: 1, or 2 in zk mode where the committed main
+    /// trace is the `2n`-row randomized one whose even rows are the trace); its preprocessed trace, if it
+    /// has one, is `preprocessed = Some((round, index))` (stride 1: never randomized). The aux trace may come
+    /// back resident on the backend (`TraceInput::Device`), ready for the aux commitment; it must equal
+    /// [`logup::build_aux_trace`] on the host copies ([`strided_rows`] of the main one) bit for bit, and fail
+    /// with the same [`LogupError`]. Default: host implementation [`logup::build_aux_trace`] on
+    /// [`ProverBackend::host_trace`] copies.
+    #[allow(clippy::too_many_arguments)]
     fn build_aux(
         &self,
         air: &CompiledAir,
         main: &Self::Committed,
         table: usize,
+        main_row_stride: usize,
         preprocessed: Option<(&Self::Committed, usize)>,
         challenges: &LogupChallenges,
         log_max_multiplicity: u32,
     ) -> Result<(TraceInput<Self::DeviceTrace>, Ext3), AuxError> {
-        let main = self.host_trace(main, table)?;
+        let main = strided_rows(self.host_trace(main, table)?, main_row_stride);
         let prep = match preprocessed {
             Some((c, i)) => Some(self.host_trace(c, i)?),
             None => None,

@@ -227,38 +227,25 @@ pub fn prove_with<B: ProverBackend>(
     let mut bus_sums = vec![Ext3::ZERO; airs.len()];
     let s_aux = span("LogUp aux");
     for &t in &bus_tables {
-        let (aux, sum) = match &rng {
-            None => {
-                let prep_round = match (&prep, prep_index(t)) {
-                    (Some(c), Some(i)) => Some((c, i)),
-                    _ => None,
-                };
-                backend.build_aux(
-                    &compiled[t],
-                    &main,
-                    t,
-                    prep_round,
-                    &challenges,
-                    config.log_max_multiplicity,
-                )?
-            }
-            Some(r) => {
-                // zk: the committed main trace is the randomized 2n-row one; the aux trace is built on the
-                // host from its even rows (the trace) and randomized in turn (a device aux build that reads
-                // the even rows is a next step, docs/stark.md section 9).
-                let main_t = host_main(t)?;
-                let (aux, sum) = crate::logup::build_aux_trace(
-                    &compiled[t],
-                    &main_t,
-                    preprocessed.traces[t].as_ref(),
-                    &challenges,
-                    config.log_max_multiplicity,
-                )?;
-                (
-                    backend.randomize_trace(TraceInput::Host(aux), r, ROUND_AUX, t as u64)?,
-                    sum,
-                )
-            }
+        let prep_round = match (&prep, prep_index(t)) {
+            (Some(c), Some(i)) => Some((c, i)),
+            _ => None,
+        };
+        // zk: the committed main trace is the randomized 2n-row one; the backend reads its even rows (the
+        // trace, row stride 2) and the n-row aux trace is randomized in turn (on the device when it comes
+        // back resident). The preprocessed trace is not randomized (stride 1).
+        let (aux, sum) = backend.build_aux(
+            &compiled[t],
+            &main,
+            t,
+            1 + zk_shift,
+            prep_round,
+            &challenges,
+            config.log_max_multiplicity,
+        )?;
+        let aux = match &rng {
+            None => aux,
+            Some(r) => backend.randomize_trace(aux, r, ROUND_AUX, t as u64)?,
         };
         aux_traces.push(aux);
         bus_sums[t] = sum;

@@ -158,11 +158,12 @@ impl ProverBackend for AuxTamper {
         air: &CompiledAir,
         main: &CpuCommitted,
         table: usize,
+        stride: usize,
         prep: Option<(&CpuCommitted, usize)>,
         ch: &LogupChallenges,
         bits: u32,
     ) -> Result<(TraceInput<Self::DeviceTrace>, Ext3), AuxError> {
-        let (aux, sum) = CpuBackend.build_aux(air, main, table, prep, ch, bits)?;
+        let (aux, sum) = CpuBackend.build_aux(air, main, table, stride, prep, ch, bits)?;
         let TraceInput::Host(mut aux) = aux;
         if air.name == "bytes" {
             let w = aux.width;
