@@ -402,7 +402,7 @@ fn zkrv_phases(
     let m = zkrv_stark::matrix::RowMajorMatrix::new(trace.to_vec(), p.width);
     let t0 = Instant::now();
     let (_, main) = backend
-        .commit(vec![TraceInput::Host(m)], lb)
+        .commit(vec![TraceInput::Host(m)], lb, None)
         .map_err(|e| e.to_string())?;
     let t_commit = t0.elapsed().as_secs_f64();
     let e = |a: u64, b: u64, c: u64| Ext3::from_u64s([a, b, c]);
@@ -422,7 +422,7 @@ fn zkrv_phases(
     let t_quot = t0.elapsed().as_secs_f64();
     let t0 = Instant::now();
     let (_, quotient) = backend
-        .commit(vec![TraceInput::Host(q)], lb)
+        .commit(vec![TraceInput::Host(q)], lb, None)
         .map_err(|e| e.to_string())?;
     let t_qcommit = t0.elapsed().as_secs_f64();
     let zeta = e(31, 37, 41);
@@ -433,7 +433,7 @@ fn zkrv_phases(
     ];
     let mut transcript = zkrv_stark::transcript::Transcript::new(b"plonky3_compare phases");
     let t0 = Instant::now();
-    let _ = backend.open(&config.fri, &rounds, &mut transcript);
+    let _ = backend.open(&config.fri, &rounds, &mut transcript, None);
     let t_open = t0.elapsed().as_secs_f64();
     Ok(vec![
         ("commit main (LDE + Merkle)", t_commit),

@@ -312,6 +312,9 @@ pub struct Report {
     pub loadavg_end: Option<String>,
     pub input_seed: String,
     pub verify_runs: usize,
+    /// Extra `zkrv prove` arguments of every case (e.g. `--no-zk`).
+    #[serde(default)]
+    pub prove_args: Vec<String>,
     pub cases: Vec<CaseResult>,
 }
 
@@ -364,8 +367,14 @@ pub fn render_markdown(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "# zkrv suite: `{}` list, backend `{}`\n",
-        r.list, r.backend
+        "# zkrv suite: `{}` list, backend `{}`{}\n",
+        r.list,
+        r.backend,
+        if r.prove_args.is_empty() {
+            String::new()
+        } else {
+            format!(", prove `{}`", r.prove_args.join(" "))
+        }
     );
     let _ = writeln!(
         s,
@@ -528,6 +537,8 @@ pub struct RunOptions {
     pub limits: Limits,
     /// Scratch directory for proofs, profiles and generated inputs.
     pub tmp: PathBuf,
+    /// Extra `zkrv prove` arguments (e.g. `--no-zk`).
+    pub prove_args: Vec<String>,
 }
 
 /// Proves `case` with `zkrv prove --profile-json`, then verifies it `verify_runs` times.
@@ -555,7 +566,9 @@ pub fn run_case(case: &PreparedCase, index: usize, opt: &RunOptions) -> CaseResu
         .arg(&case.input)
         .arg("-o")
         .arg(&proof)
-        .args(["--backend", &opt.backend, "--profile-json"])
+        .args(["--backend", &opt.backend])
+        .args(&opt.prove_args)
+        .arg("--profile-json")
         .arg(&prof);
     let w = match run_watched(
         cmd,
@@ -755,6 +768,7 @@ mod tests {
             loadavg_end: None,
             input_seed: format!("{INPUT_SEED:#x}"),
             verify_runs: 3,
+            prove_args: vec![],
             cases: vec![ok, bad],
         }
     }

@@ -102,6 +102,14 @@ enum Command {
         /// Write the profile as JSON to this file.
         #[arg(long, value_name = "FILE")]
         profile_json: Option<PathBuf>,
+        /// Prove without zero knowledge (smaller and faster proofs that reveal information about the
+        /// private input; docs/stark.md "Zero knowledge"). Default: zero-knowledge proofs.
+        #[arg(long)]
+        no_zk: bool,
+        /// Testing only: take the zk randomness from this fixed, public seed instead of the OS, so that two
+        /// runs (e.g. CPU and GPU backends) give byte-identical proofs. Such proofs are NOT zero-knowledge.
+        #[arg(long, value_name = "N", conflicts_with = "no_zk")]
+        zk_test_seed: Option<u64>,
     },
     /// Verify a proof file against a guest ELF; prints the public output and exit code.
     Verify {
@@ -288,15 +296,19 @@ fn prepare_traces(
     program: &Program,
     input: &[u8],
     cpu_trace: bool,
+    config: &StarkConfig,
 ) -> Result<Prepared> {
     #[cfg(not(feature = "cuda"))]
     let _ = cpu_trace;
     match engine {
-        Engine::Cpu => Ok(Prepared::Host(zkrv_machine::witness(program, input)?)),
+        Engine::Cpu => Ok(Prepared::Host(zkrv_machine::witness_for(
+            program, input, config,
+        )?)),
         #[cfg(feature = "cuda")]
         Engine::Gpu(b) => {
             let mut opts = zkrv_cuda::TraceGenOptions::from_env();
             opts.host_traces |= cpu_trace;
+            opts.min_height = zkrv_machine::min_height(config);
             Ok(Prepared::Gpu(zkrv_cuda::trace_gen::generate_traces(
                 b.as_ref(),
                 program,
@@ -545,6 +557,8 @@ struct ProveArgs {
     cpu_trace: bool,
     profile: bool,
     profile_json: Option<PathBuf>,
+    no_zk: bool,
+    zk_test_seed: Option<u64>,
 }
 
 /// `path` made absolute with symlinks resolved: the file itself if it exists, else its directory joined
@@ -671,14 +685,25 @@ fn prove(a: ProveArgs) -> Result<u8> {
     let input = read_input(a.input.as_deref())?;
     let engine = select_backend(a.backend)?;
     let device_base = engine.device_used();
-    let config = StarkConfig::default();
+    let config = if a.no_zk {
+        StarkConfig::default()
+    } else {
+        StarkConfig {
+            zk_seed: a.zk_test_seed,
+            ..StarkConfig::default_zk()
+        }
+    };
+    if a.zk_test_seed.is_some() {
+        eprintln!("zkrv: --zk-test-seed: fixed public randomness, the proof is NOT zero-knowledge");
+    }
     let progress = Progress::new();
     eprintln!(
-        "proving {} on {} (blowup 2^{}, {} queries)",
+        "proving {} on {} (blowup 2^{}, {} queries, {})",
         a.elf.display(),
         engine.name(),
         config.fri.log_blowup,
-        config.fri.num_queries
+        config.fri.num_queries,
+        zk_mode(config.zk)
     );
     let bar = progress.bar.clone();
     let listener: profile::Listener = Box::new(move |path: &str| {
@@ -700,7 +725,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
         })?;
         let prepared = progress.stage("trace generation", || {
             no_panic("trace generation", || {
-                prepare_traces(&engine, &program, &input, a.cpu_trace)
+                prepare_traces(&engine, &program, &input, a.cpu_trace, &config)
             })
         })?;
         let report = match &prepared {
@@ -727,6 +752,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
     print_statement(&statement);
     println!("cycles              {cycles}");
     println!("proof               {} ({size} bytes)", a.output.display());
+    println!("zero knowledge      {}", yes_no(config.zk));
     println!(
         "prove time          {prove_secs:.3} s ({} cycles/s; {total:.3} s in all)",
         per_sec(cycles, prove_secs)
@@ -837,6 +863,22 @@ fn print_profile(p: &Profile, total: f64) {
 // ---------------------------------------------------------------------------------------------------------
 // verify
 
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no (--no-zk: the proof may reveal information about the private input)"
+    }
+}
+
+fn zk_mode(zk: bool) -> &'static str {
+    if zk {
+        "zero-knowledge"
+    } else {
+        "NOT zero-knowledge"
+    }
+}
+
 fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
     let bytes = read_capped(&proof, MAX_PROOF_BYTES, "proof file")?;
     if bytes.starts_with(b"\x7fELF") {
@@ -853,7 +895,7 @@ fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
         eprintln!("zkrv: proof rejected: {why}");
         Ok(REJECTED)
     };
-    let (statement, proof) = match proof_file::decode(&bytes, &config) {
+    let (statement, proof, config) = match proof_file::decode(&bytes, &config) {
         Ok(v) => v,
         Err(e) => return reject(e.to_string()),
     };
@@ -863,6 +905,7 @@ fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
     match res {
         Ok(Ok(())) => {
             println!("proof OK for {}", elf.display());
+            println!("zero knowledge      {}", yes_no(config.zk));
             print_statement(&statement);
             println!("{}", security_line(&config, &proof.stark));
             Ok(0)
@@ -899,6 +942,8 @@ fn main() -> ExitCode {
             cpu_trace,
             profile,
             profile_json,
+            no_zk,
+            zk_test_seed,
         } => prove(ProveArgs {
             elf,
             input,
@@ -909,6 +954,8 @@ fn main() -> ExitCode {
             cpu_trace,
             profile,
             profile_json,
+            no_zk,
+            zk_test_seed,
         }),
         Command::Verify { proof, elf } => verify(proof, elf),
     });

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | 8 | magic `ZKRVPRF\0` |
 //! | 4 | format version (u32, [`VERSION`]) |
-//! | 8 | STARK parameters: log_blowup (u8), num_queries (u16), query_grinding_bits (u8), log_final_poly_len (u8), log_folding_arity (u8), log_max_multiplicity (u8), reserved (u8, 0) |
+//! | 8 | STARK parameters: log_blowup (u8), num_queries (u16), query_grinding_bits (u8), log_final_poly_len (u8), log_folding_arity (u8), log_max_multiplicity (u8), zk (u8: 1 zero-knowledge, 0 not) |
 //! | 8 + s | statement length s (u64), then `zkrv_machine::Statement::to_bytes` (program commitment 32, exit code u32, output length u64, output) |
 //! | 8 + p | proof length p (u64), then `zkrv_machine::Proof::to_bytes` |
 //!
@@ -41,6 +41,8 @@ pub enum FileError {
     Params { found: String, expected: String },
     #[error("STARK parameters out of the file format's range: {0}")]
     Unencodable(String),
+    #[error("the header's zk flag ({header}) disagrees with the proof's ({proof})")]
+    ZkFlag { header: bool, proof: bool },
 }
 
 /// The 8 parameter bytes of `config` (all fields absorbed by the transcript).
@@ -58,7 +60,7 @@ fn params_bytes(config: &StarkConfig) -> Result<[u8; 8], FileError> {
         b(f.log_final_poly_len, "log_final_poly_len")?,
         b(f.log_folding_arity, "log_folding_arity")?,
         b(config.log_max_multiplicity as usize, "log_max_multiplicity")?,
-        0,
+        config.zk as u8,
     ])
 }
 
@@ -73,6 +75,8 @@ fn params_config(p: &[u8; 8]) -> StarkConfig {
         },
         log_max_multiplicity: p[6] as u32,
         debug_check: false,
+        zk: p[7] == 1,
+        zk_seed: None,
     }
 }
 
@@ -162,8 +166,13 @@ fn parse_statement(b: &[u8]) -> Result<Statement, FileError> {
     })
 }
 
-/// Parses a proof file and checks that its STARK parameters are `expected`. Never panics.
-pub fn decode(bytes: &[u8], expected: &StarkConfig) -> Result<(Statement, Proof), FileError> {
+/// Parses a proof file and checks that its STARK parameters are `expected`, except the zk mode: either is
+/// accepted, and the returned config is `expected` with the file's mode (the verifier checks the proof in
+/// that mode). Never panics.
+pub fn decode(
+    bytes: &[u8],
+    expected: &StarkConfig,
+) -> Result<(Statement, Proof, StarkConfig), FileError> {
     if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
         // A prefix of the magic is a truncated proof file, anything else is some other file.
         if !bytes.is_empty() && MAGIC.starts_with(bytes) {
@@ -184,7 +193,9 @@ pub fn decode(bytes: &[u8], expected: &StarkConfig) -> Result<(Statement, Proof)
     let config = params_config(&p);
     let mut want = expected.clone();
     want.debug_check = false;
-    if config != want || p[7] != 0 {
+    want.zk_seed = None;
+    want.zk = config.zk;
+    if config != want || p[7] > 1 {
         return Err(FileError::Params {
             found: describe(&config),
             expected: describe(&want),
@@ -196,7 +207,15 @@ pub fn decode(bytes: &[u8], expected: &StarkConfig) -> Result<(Statement, Proof)
     if !r.rest.is_empty() {
         return Err(FileError::Trailing(r.rest.len()));
     }
-    Ok((statement, proof))
+    if proof.stark.zk != config.zk {
+        return Err(FileError::ZkFlag {
+            header: config.zk,
+            proof: proof.stark.zk,
+        });
+    }
+    let mut config_out = expected.clone();
+    config_out.zk = config.zk;
+    Ok((statement, proof, config_out))
 }
 
 #[cfg(test)]
@@ -237,5 +256,7 @@ mod tests {
     fn params_roundtrip() {
         let c = StarkConfig::default();
         assert_eq!(params_config(&params_bytes(&c).unwrap()), c);
+        let z = StarkConfig::default_zk();
+        assert_eq!(params_config(&params_bytes(&z).unwrap()), z);
     }
 }

@@ -130,6 +130,86 @@ fn prove_then_verify() {
     assert!(so.contains("627965 (\"bye\")"), "{so}");
 }
 
+/// zk is the default (`zero knowledge      yes`); `--no-zk` proves without it; `verify` accepts both and says
+/// which; two zk proofs of the same run differ (fresh OS randomness) and both verify.
+#[test]
+fn zk_by_default_and_no_zk_on_request() {
+    let (path, out) = fixture();
+    let so = text(&out.stdout);
+    assert!(so.contains("zero knowledge      yes"), "{so}");
+    assert!(text(&out.stderr).contains("zero-knowledge"));
+    let zk_a = std::fs::read(path).unwrap();
+
+    let dir = tempdir("nozk");
+    let plain = dir.join("plain.zkrv");
+    let again = dir.join("again.zkrv");
+    let out = zkrv(&[
+        "prove",
+        &elf("exitcode"),
+        "-o",
+        plain.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--no-zk",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let so = text(&out.stdout);
+    assert!(so.contains("zero knowledge      no"), "{so}");
+    assert!(text(&out.stderr).contains("NOT zero-knowledge"));
+    let out = zkrv(&["verify", plain.to_str().unwrap(), &elf("exitcode")]);
+    let so = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        so.contains("proof OK") && so.contains("zero knowledge      no"),
+        "{so}"
+    );
+    let plain_bytes = std::fs::read(&plain).unwrap();
+    assert!(plain_bytes.len() < zk_a.len(), "a --no-zk proof is smaller");
+
+    let out = zkrv(&[
+        "prove",
+        &elf("exitcode"),
+        "-o",
+        again.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let zk_b = std::fs::read(&again).unwrap();
+    assert_ne!(zk_a, zk_b, "two zk proofs of one run differ");
+    let out = zkrv(&["verify", again.to_str().unwrap(), &elf("exitcode")]);
+    let so = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(so.contains("zero knowledge      yes"), "{so}");
+
+    // --zk-test-seed: deterministic (for CPU/GPU parity), warned about, still verifies.
+    let s1 = dir.join("s1.zkrv");
+    let s2 = dir.join("s2.zkrv");
+    for p in [&s1, &s2] {
+        let out = zkrv(&[
+            "prove",
+            &elf("exitcode"),
+            "-o",
+            p.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--zk-test-seed",
+            "7",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("NOT zero-knowledge"));
+    }
+    assert_eq!(std::fs::read(&s1).unwrap(), std::fs::read(&s2).unwrap());
+    let out = zkrv(&["verify", s1.to_str().unwrap(), &elf("exitcode")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // The header's mode byte (offset 8 + 4 + 7) disagreeing with the proof is rejected.
+    let mut forged = zk_a.clone();
+    forged[19] = 0;
+    assert_rejected(&verify_bytes("zkflag", &forged, "exitcode"), "zk flag");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn verify_rejects_truncated_proof() {
     let b = proof_bytes();

@@ -39,8 +39,9 @@ use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::merkle::{Digest, MerkleTree};
 use zkrv_stark::pcs::{self, FriConfig, OpenedValues, PcsProof};
 use zkrv_stark::transcript::Transcript;
+use zkrv_stark::zk::{self as host_zk, ZkRng};
 
-use crate::commit::{self, commit_lde_keep, DeviceCommitted, STAGE_HOST_COPY};
+use crate::commit::{self, commit_lde_keep_salted, DeviceCommitted, STAGE_HOST_COPY};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::CudaError;
 use crate::logup::{build_aux_device, AuxBuildError};
@@ -212,8 +213,17 @@ impl CudaBackend {
                     .collect::<Vec<Digest>>(),
             );
         }
+        let mut salts = Vec::with_capacity(c.gpu.salts.len());
+        for l in &c.gpu.salts {
+            let v = self.dev.download(&l.data)?;
+            bytes += (v.len() * 8) as u64;
+            salts.push(RowMajorMatrix::new(
+                v.into_iter().map(F::new).collect(),
+                l.width,
+            ));
+        }
         self.record(|s| s.add_d2h(STAGE_HOST_COPY, "merkle-layers", bytes));
-        let tree = MerkleTree::from_layers(ldes, layers)
+        let tree = MerkleTree::from_layers(ldes, salts, layers)
             .map_err(|e| CudaError::InvalidArgument(format!("GPU Merkle levels: {e}")))?;
         if tree.root() != c.gpu.root {
             return Err(CudaError::InvalidArgument(
@@ -222,7 +232,7 @@ impl CudaBackend {
         }
         debug_assert_eq!(
             tree.layers(),
-            MerkleTree::new(tree.matrices().to_vec()).layers(),
+            MerkleTree::with_salts(tree.matrices().to_vec(), tree.salts().to_vec()).layers(),
             "GPU and CPU Merkle layers differ"
         );
         let _ = c.host_tree.set(tree);
@@ -238,6 +248,7 @@ impl ProverBackend for CudaBackend {
         &self,
         traces: Vec<TraceInput<DeviceTrace>>,
         log_blowup: usize,
+        salt: Option<(ZkRng, u32)>,
     ) -> Result<(Digest, CudaCommitted), BackendError> {
         if traces.is_empty() {
             return Err(BackendError::Commit("no traces".into()));
@@ -302,8 +313,13 @@ impl ProverBackend for CudaBackend {
                 }
             })
             .collect();
-        let (gpu, naturals) =
-            commit_lde_keep(&self.dev, inputs, log_blowup as u32).map_err(dev_err)?;
+        let (gpu, naturals) = commit_lde_keep_salted(
+            &self.dev,
+            inputs,
+            log_blowup as u32,
+            salt.as_ref().map(|(r, round)| (r, *round)),
+        )
+        .map_err(dev_err)?;
         self.record(|s| s.merge(&gpu.stats));
         let root = gpu.root;
         Ok((
@@ -320,6 +336,38 @@ impl ProverBackend for CudaBackend {
                 host_tree: OnceLock::new(),
             },
         ))
+    }
+
+    /// Host traces: the host function; device traces: `zk.cu` on the device (bit-exact), no round trip.
+    fn randomize_trace(
+        &self,
+        trace: TraceInput<DeviceTrace>,
+        rng: &ZkRng,
+        round: u32,
+        table: u64,
+    ) -> Result<TraceInput<DeviceTrace>, BackendError> {
+        match trace {
+            TraceInput::Host(m) => Ok(TraceInput::Host(host_zk::randomize_trace(
+                &m, rng, round, table,
+            ))),
+            TraceInput::Device(d) => {
+                let data = crate::zk::randomize_trace(
+                    &self.dev,
+                    rng,
+                    round,
+                    table,
+                    &d.data,
+                    d.width,
+                    d.log_height,
+                )
+                .map_err(dev_err)?;
+                Ok(TraceInput::Device(DeviceTrace {
+                    data,
+                    width: d.width,
+                    log_height: d.log_height + 1,
+                }))
+            }
+        }
     }
 
     fn prepare(&self, airs: &[CompiledAir]) {
@@ -470,6 +518,7 @@ impl ProverBackend for CudaBackend {
         fri: &FriConfig,
         rounds: &[(&CudaCommitted, Vec<Vec<Ext3>>)],
         transcript: &mut Transcript,
+        hiding: Option<&ZkRng>,
     ) -> (OpenedValues, PcsProof) {
         let trees: Vec<(&MerkleTree, Vec<Vec<Ext3>>)> = rounds
             .iter()
@@ -483,6 +532,6 @@ impl ProverBackend for CudaBackend {
                 (tree, points.clone())
             })
             .collect();
-        pcs::open(fri, &trees, transcript)
+        pcs::open(fri, &trees, transcript, hiding)
     }
 }

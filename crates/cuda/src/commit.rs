@@ -11,6 +11,7 @@
 use zkrv_stark::field::F;
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::merkle::{Digest, MatrixDims, MerkleProof};
+use zkrv_stark::zk::{ZkRng, SALT_WIDTH};
 
 use crate::device::{Device, DeviceBuffer};
 use crate::error::CudaError;
@@ -62,6 +63,9 @@ pub struct DeviceLde {
 pub struct DeviceCommitted {
     pub root: Digest,
     pub ldes: Vec<DeviceLde>,
+    /// Salted trees (zk mode): one `2^lh x SALT_WIDTH` salt matrix per level `lh` that holds LDEs, largest
+    /// first (`zkrv_stark::merkle::MerkleTree::with_salts`); empty otherwise.
+    pub salts: Vec<DeviceLde>,
     pub tree: DeviceMerkleTree,
     /// Transfers made so far for this commitment (upload, root, host copies, openings).
     pub stats: TransferStats,
@@ -81,7 +85,19 @@ pub fn commit_lde(
     traces: Vec<TraceInput<'_>>,
     log_blowup: u32,
 ) -> Result<DeviceCommitted, CudaError> {
-    commit_lde_inner(dev, traces, log_blowup, false).map(|(c, _)| c)
+    commit_lde_inner(dev, traces, log_blowup, false, None).map(|(c, _)| c)
+}
+
+/// [`commit_lde`] with a salted tree when `salt = Some((rng, round))` (zk mode): salts generated on the device
+/// ([`crate::zk::salt_matrix`]) and hashed as one more matrix after each level's LDEs, byte-identical to
+/// `MerkleTree::new_salted(ldes, Some((rng, round)))` on the CPU.
+pub fn commit_lde_salted(
+    dev: &Device,
+    traces: Vec<TraceInput<'_>>,
+    log_blowup: u32,
+    salt: Option<(&ZkRng, u32)>,
+) -> Result<DeviceCommitted, CudaError> {
+    commit_lde_inner(dev, traces, log_blowup, false, salt).map(|(c, _)| c)
 }
 
 /// As [`commit_lde`], but also returns the natural-order trace buffers (`2^log_height x width` each, commit
@@ -92,7 +108,17 @@ pub fn commit_lde_keep(
     traces: Vec<TraceInput<'_>>,
     log_blowup: u32,
 ) -> Result<(DeviceCommitted, Vec<DeviceBuffer<u64>>), CudaError> {
-    let (c, kept) = commit_lde_inner(dev, traces, log_blowup, true)?;
+    commit_lde_keep_salted(dev, traces, log_blowup, None)
+}
+
+/// [`commit_lde_keep`] with an optional salted tree (see [`commit_lde_salted`]).
+pub fn commit_lde_keep_salted(
+    dev: &Device,
+    traces: Vec<TraceInput<'_>>,
+    log_blowup: u32,
+    salt: Option<(&ZkRng, u32)>,
+) -> Result<(DeviceCommitted, Vec<DeviceBuffer<u64>>), CudaError> {
+    let (c, kept) = commit_lde_inner(dev, traces, log_blowup, true, salt)?;
     Ok((c, kept.into_iter().flatten().collect()))
 }
 
@@ -104,6 +130,7 @@ fn commit_lde_inner(
     traces: Vec<TraceInput<'_>>,
     log_blowup: u32,
     keep: bool,
+    salt: Option<(&ZkRng, u32)>,
 ) -> Result<(DeviceCommitted, Vec<Option<KeptTrace>>), CudaError> {
     if traces.is_empty() {
         return Err(CudaError::InvalidArgument("commit of no traces".into()));
@@ -150,8 +177,24 @@ fn commit_lde_inner(
             log_height: log_n + log_blowup,
         });
     }
+    let mut salts = Vec::new();
+    if let Some((rng, round)) = salt {
+        let mut levels: Vec<u32> = ldes.iter().map(|l| l.log_height).collect();
+        levels.sort_unstable_by(|a, b| b.cmp(a));
+        levels.dedup();
+        for lh in levels {
+            salts.push(DeviceLde {
+                name: format!("salt{round}.{lh}"),
+                data: crate::zk::salt_matrix(dev, rng, round, lh)?,
+                width: SALT_WIDTH,
+                log_height: lh,
+            });
+        }
+    }
+    // Salts last: within a level, `build_tree` hashes the matrices in list order (LDEs, then the salt).
     let refs: Vec<MatrixRef<'_>> = ldes
         .iter()
+        .chain(&salts)
         .map(|l| MatrixRef {
             data: &l.data,
             width: l.width,
@@ -165,6 +208,7 @@ fn commit_lde_inner(
         DeviceCommitted {
             root,
             ldes,
+            salts,
             tree,
             stats,
         },
@@ -221,9 +265,18 @@ impl DeviceCommitted {
                 .add_d2h(STAGE_OPEN, &l.name, (l.width * 8) as u64);
             rows.push(row.into_iter().map(F::new).collect());
         }
+        let mut salts = Vec::with_capacity(self.salts.len());
+        for l in &self.salts {
+            let r = index >> (big_l - l.log_height);
+            let mut row = vec![0u64; l.width];
+            dev.copy_dtoh(&l.data, r * l.width, &mut row)?;
+            self.stats
+                .add_d2h(STAGE_OPEN, &l.name, (l.width * 8) as u64);
+            salts.push(row.into_iter().map(F::new).collect());
+        }
         let siblings = self.tree.open(dev, index)?;
         self.stats
             .add_d2h(STAGE_OPEN, "", (siblings.len() * 32) as u64);
-        Ok((rows, MerkleProof { siblings }))
+        Ok((rows, MerkleProof { siblings, salts }))
     }
 }

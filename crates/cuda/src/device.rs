@@ -28,6 +28,8 @@ pub enum Program {
     Merkle,
     /// `kernels/field.cuh` parity kernels
     FieldTest,
+    /// `kernels/zk.cu`
+    Zk,
     /// `kernels/logup.cu`: running-sum scan of the LogUp aux trace
     Logup,
     /// `kernels/tables/<table>.cu`: trace fill kernels
@@ -45,6 +47,7 @@ impl Program {
             Program::Poly => ("poly.cu", nvrtc::POLY_CU),
             Program::Merkle => ("merkle.cu", nvrtc::MERKLE_CU),
             Program::FieldTest => ("field_test.cu", nvrtc::FIELD_TEST_CU),
+            Program::Zk => ("zk.cu", nvrtc::ZK_CU),
             Program::Logup => ("logup.cu", nvrtc::LOGUP_CU),
             Program::TableCpu => ("tables/cpu.cu", nvrtc::TABLE_CPU_CU),
             Program::TableLoad => ("tables/load.cu", nvrtc::TABLE_LOAD_CU),

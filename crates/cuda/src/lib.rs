@@ -1,7 +1,7 @@
 //! zkrv-cuda: the CUDA backend of zkrv (docs/gpu.md).
 //!
 //! Kernels live in `kernels/*.cu`, mirroring the CPU modules file for file (`field.cuh` <-> `zkrv_stark::field`,
-//! `poly.cu` <-> `zkrv_stark::poly`, `merkle.cu` <-> `zkrv_stark::merkle`), with launchers in the modules of the
+//! `poly.cu` <-> `zkrv_stark::poly`, `merkle.cu` <-> `zkrv_stark::merkle`, `zk.cu` <-> `zkrv_stark::zk`), with launchers in the modules of the
 //! same name. They are compiled at run time by NVRTC for the device's compute capability (CUBIN, cached in
 //! memory and on disk), and `libcuda`/`libnvrtc` are loaded at run time, so `--features cuda` builds and its
 //! tests run (printing skips) on machines without CUDA. Without the `cuda` feature only the error and
@@ -33,11 +33,13 @@ pub mod poly;
 pub mod tables;
 #[cfg(feature = "cuda")]
 pub mod trace_gen;
+#[cfg(feature = "cuda")]
+pub mod zk;
 
 #[cfg(feature = "cuda")]
 pub use backend::{CudaBackend, CudaCommitted, DeviceTrace};
 #[cfg(feature = "cuda")]
-pub use commit::{commit_lde, commit_lde_keep, DeviceCommitted, TraceInput};
+pub use commit::{commit_lde, commit_lde_keep, commit_lde_salted, DeviceCommitted, TraceInput};
 #[cfg(feature = "cuda")]
 pub use device::{libcuda_available, Device, DeviceBuffer, PinnedBuffer};
 #[cfg(feature = "cuda")]

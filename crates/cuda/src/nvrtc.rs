@@ -19,6 +19,10 @@ pub const FIELD_CUH: &str = include_str!("../kernels/field.cuh");
 pub const POLY_CU: &str = include_str!("../kernels/poly.cu");
 /// `kernels/merkle.cu`: Keccak-256 rows and Merkle levels (mirrors `zkrv_stark::merkle`).
 pub const MERKLE_CU: &str = include_str!("../kernels/merkle.cu");
+/// `kernels/keccak.cuh`: Keccak-f[1600] (shared by merkle.cu and zk.cu).
+pub const KECCAK_CUH: &str = include_str!("../kernels/keccak.cuh");
+/// `kernels/zk.cu`: zero-knowledge randomness, salts and randomized traces (mirrors `zkrv_stark::zk`).
+pub const ZK_CU: &str = include_str!("../kernels/zk.cu");
 /// `kernels/tables/common.cuh`: conventions and helpers of the table fill kernels (included as
 /// `table_common.cuh`).
 pub const TABLE_COMMON_CUH: &str = include_str!("../kernels/tables/common.cuh");
@@ -39,6 +43,7 @@ pub const FIELD_TEST_CU: &str = "#define ZKRV_FIELD_TEST_KERNELS\n#include \"fie
 /// Headers every program may `#include`.
 pub const HEADERS: &[(&str, &str)] = &[
     ("field.cuh", FIELD_CUH),
+    ("keccak.cuh", KECCAK_CUH),
     ("table_common.cuh", TABLE_COMMON_CUH),
     ("logup.cuh", LOGUP_CUH),
 ];
@@ -47,6 +52,7 @@ pub const HEADERS: &[(&str, &str)] = &[
 pub const PROGRAMS: &[(&str, &str)] = &[
     ("poly.cu", POLY_CU),
     ("merkle.cu", MERKLE_CU),
+    ("zk.cu", ZK_CU),
     ("field_test.cu", FIELD_TEST_CU),
     ("logup.cu", LOGUP_CU),
     ("tables/cpu.cu", TABLE_CPU_CU),

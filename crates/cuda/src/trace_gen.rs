@@ -22,7 +22,7 @@ use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::trace::{generate_split, DeviceFill};
 use zkrv_machine::{
     prove_inputs_with, run_for_proof, table_id, MachineError, Proof, SplitWitness, Statement,
-    MIN_HEIGHT, TABLE_NAMES,
+    TABLE_NAMES,
 };
 use zkrv_stark::backend::TraceInput;
 use zkrv_stark::StarkConfig;
@@ -71,6 +71,9 @@ pub struct TraceGenOptions {
     pub host_traces: bool,
     /// The tables filled on the device when `host_traces` is false.
     pub device: DeviceFill,
+    /// Smallest table height (a power of two): `zkrv_machine::MIN_HEIGHT`, or `zkrv_machine::min_height(config)`
+    /// in zk mode.
+    pub min_height: usize,
     /// Upload the record's cycles once (during the host walk) and fill CPU, LOAD, STORE and MEMW_A from
     /// them (LOAD/STORE/MEMW_A then upload only what the record does not hold); else each fill uploads its
     /// own inputs. Default true.
@@ -82,6 +85,7 @@ impl Default for TraceGenOptions {
         TraceGenOptions {
             host_traces: false,
             device: DEVICE_FILLS,
+            min_height: zkrv_machine::MIN_HEIGHT,
             record_path: true,
         }
     }
@@ -197,6 +201,10 @@ pub fn prove_gpu_tracegen_with(
     config: &StarkConfig,
     opts: TraceGenOptions,
 ) -> Result<(Statement, Proof, TraceGenReport), TraceGenError> {
+    let opts = TraceGenOptions {
+        min_height: opts.min_height.max(zkrv_machine::min_height(config)),
+        ..opts
+    };
     let g = generate_traces(backend, program, input, opts)?;
     let mut report = g.report;
     let t = Instant::now();
@@ -249,7 +257,13 @@ pub fn generate_traces(
             })
         });
         let t = Instant::now();
-        let split = generate_split(&decode_table, &run.record, &run.input, MIN_HEIGHT, device);
+        let split = generate_split(
+            &decode_table,
+            &run.record,
+            &run.input,
+            opts.min_height,
+            device,
+        );
         report.host_trace_s = t.elapsed().as_secs_f64();
         (split, upload.map(|h| h.join()))
     });

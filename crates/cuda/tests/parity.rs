@@ -228,7 +228,7 @@ fn merkle_case(dev: &Device, r: &mut StdRng, shapes: &[(u32, usize)]) {
             proof.siblings,
             "path of {q}, shapes {shapes:?}"
         );
-        verify_batch(&cpu_tree.root(), &cpu_tree.dims(), q, &rows, &proof).unwrap();
+        verify_batch(&cpu_tree.root(), &cpu_tree.dims(), q, &rows, &proof, 0).unwrap();
     }
 }
 
@@ -325,4 +325,66 @@ fn device_is_usable_from_other_threads() {
             });
         }
     });
+}
+
+/// zk mode (`kernels/zk.cu` vs `zkrv_stark::zk`): salt matrices and randomized traces, bit for bit, at edge
+/// sizes; a salted commitment equals `MerkleTree::new_salted` (root, rows, salts and paths).
+#[test]
+fn zk_randomness_and_salted_commit_match_cpu() {
+    use zkrv_stark::zk::{self as host_zk, ZkRng};
+    let Some(dev) = device("zk_randomness_and_salted_commit_match_cpu") else {
+        return;
+    };
+    let mut r = rng("zk_randomness_and_salted_commit_match_cpu");
+    let zk_rng = ZkRng::from_test_seed(r.next_u64());
+    for lh in [0u32, 1, 5, 10] {
+        let d = zkrv_cuda::zk::salt_matrix(&dev, &zk_rng, 3, lh).unwrap();
+        let cpu_salt = host_zk::salt_matrix(&zk_rng, 3, lh as usize);
+        assert_eq!(dev.download(&d).unwrap(), canon(&cpu_salt), "salt 2^{lh}");
+    }
+    // Widths across the 8-element squeeze blocks (1, 8, 9, 17, 33), non-canonical inputs.
+    for (log_n, width) in [(0u32, 1usize), (1, 8), (4, 9), (6, 17), (3, 33)] {
+        let t = rand_matrix(&mut r, 1 << log_n, width);
+        let d = upload(&dev, &t);
+        let out = zkrv_cuda::zk::randomize_trace(&dev, &zk_rng, 1, 7, &d, width, log_n).unwrap();
+        let cpu_t = host_zk::randomize_trace(&t, &zk_rng, 1, 7);
+        assert_eq!(
+            dev.download(&out).unwrap(),
+            canon(&cpu_t),
+            "randomized 2^{log_n} x {width}"
+        );
+    }
+    let mats = [
+        rand_matrix(&mut r, 16, 3),
+        rand_matrix(&mut r, 4, 2),
+        rand_matrix(&mut r, 16, 1),
+    ];
+    let traces: Vec<TraceInput<'_>> = mats
+        .iter()
+        .enumerate()
+        .map(|(i, m)| TraceInput::Host {
+            name: format!("t{i}"),
+            trace: m,
+        })
+        .collect();
+    let mut gpu =
+        zkrv_cuda::commit::commit_lde_salted(&dev, traces, 2, Some((&zk_rng, 5))).unwrap();
+    let ldes: Vec<RowMajorMatrix> = mats.iter().map(|m| cpu::lde_batch(m, 2)).collect();
+    let cpu_tree = MerkleTree::new_salted(ldes, Some((&zk_rng, 5)));
+    assert_eq!(gpu.root, cpu_tree.root());
+    for q in [0usize, 5, 63] {
+        let (rows, proof) = cpu_tree.open(q);
+        let (g_rows, g_proof) = gpu.open(&dev, q).unwrap();
+        assert_eq!(g_rows, rows);
+        assert_eq!(g_proof, proof);
+        verify_batch(
+            &cpu_tree.root(),
+            &cpu_tree.dims(),
+            q,
+            &rows,
+            &proof,
+            host_zk::SALT_WIDTH,
+        )
+        .unwrap();
+    }
 }

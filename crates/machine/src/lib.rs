@@ -47,8 +47,16 @@ use tables::shift::{pow2_preprocessed, Pow2Air, ShiftAir};
 use tables::store::StoreAir;
 use tables::sysio::{SyscallAir, SysioAir};
 
-/// Smallest table height (rows); every table is padded to a power of two at least this.
+/// Smallest table height (rows) without zk; every table is padded to a power of two at least this.
 pub const MIN_HEIGHT: usize = 8;
+
+/// Smallest table height under `config`: [`MIN_HEIGHT`], or in zk mode at least
+/// `2^zkrv_stark::zk::min_log_height(num_queries)` (128 rows with the default 44 queries), so that the random
+/// part of every committed column hides all the evaluations a proof reveals (docs/stark.md, "Zero
+/// knowledge"). Prover and verifier derive the DECODE table's height from it.
+pub fn min_height(config: &StarkConfig) -> usize {
+    MIN_HEIGHT.max(1 << config.min_log_height())
+}
 
 /// What a proof proves: the program (by commitment) ran on some private input, wrote `output` to the
 /// public output and exited with `exit_code`.
@@ -255,9 +263,9 @@ impl Machine {
     }
 
     /// Preprocessed traces in table order (DECODE and BITWISE).
-    fn preprocessed(&self, decode: &DecodeTable) -> Vec<Option<RowMajorMatrix>> {
+    fn preprocessed(&self, decode: &DecodeTable, min_height: usize) -> Vec<Option<RowMajorMatrix>> {
         let mut v = vec![None; self.airs().len()];
-        v[DECODE_TABLE] = Some(decode.preprocessed_trace(MIN_HEIGHT));
+        v[DECODE_TABLE] = Some(decode.preprocessed_trace(min_height));
         v[BITWISE_TABLE] = Some(bitwise_preprocessed());
         v[POW2_TABLE] = Some(pow2_preprocessed());
         v
@@ -384,7 +392,25 @@ pub struct SplitWitness {
 
 /// Runs `program` on the private `input` and builds the witness (traces) of the run.
 pub fn witness(program: &Program, input: &[u8]) -> Result<Witness, MachineError> {
-    let s = witness_split(program, input, trace::DeviceFill::NONE)?;
+    witness_min_height(program, input, MIN_HEIGHT)
+}
+
+/// [`witness`] with the table heights `config` needs ([`min_height`]; taller in zk mode).
+pub fn witness_for(
+    program: &Program,
+    input: &[u8],
+    config: &StarkConfig,
+) -> Result<Witness, MachineError> {
+    witness_min_height(program, input, min_height(config))
+}
+
+fn witness_min_height(
+    program: &Program,
+    input: &[u8],
+    min_height: usize,
+) -> Result<Witness, MachineError> {
+    let run = run_for_proof(program, input)?;
+    let s = split_traces_min(program, run, trace::DeviceFill::NONE, min_height)?;
     let (traces, pages) = s.traces.into_table_order();
     Ok(Witness {
         statement: s.statement,
@@ -464,9 +490,20 @@ pub fn split_traces(
     run: ProofRun,
     device: trace::DeviceFill,
 ) -> Result<SplitWitness, MachineError> {
+    split_traces_min(program, run, device, MIN_HEIGHT)
+}
+
+/// [`split_traces`] with another smallest table height (a power of two; [`min_height`] of the config in zk
+/// mode).
+pub fn split_traces_min(
+    program: &Program,
+    run: ProofRun,
+    device: trace::DeviceFill,
+    min_height: usize,
+) -> Result<SplitWitness, MachineError> {
     let decode_table = DecodeTable::new(program)?;
     let (traces, inputs) =
-        trace::generate_split(&decode_table, &run.record, &run.input, MIN_HEIGHT, device)?;
+        trace::generate_split(&decode_table, &run.record, &run.input, min_height, device)?;
     Ok(SplitWitness {
         statement: run.statement,
         traces,
@@ -522,7 +559,10 @@ pub fn prove_inputs_with<B: zkrv_stark::backend::ProverBackend>(
     let decode_table = DecodeTable::new(program)?;
     let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
     let airs = machine.airs();
-    let pre = preprocess(&airs, machine.preprocessed(&decode_table))?;
+    let pre = preprocess(
+        &airs,
+        machine.preprocessed(&decode_table, min_height(config)),
+    )?;
     let mut public = public_interactions(&statement);
     public.extend(memory_init_interactions(program, &pages).map_err(MachineError::BadProgram)?);
     let stark = zkrv_stark::prove_with(
@@ -550,7 +590,11 @@ pub fn recount_lookups(program: &Program, witness: &mut Witness) -> Result<(), M
 
     let decode_table = DecodeTable::new(program)?;
     let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
-    let prep = machine.preprocessed(&decode_table);
+    let decode_height = witness
+        .traces
+        .get(DECODE_TABLE)
+        .map_or(MIN_HEIGHT, |t| t.height());
+    let prep = machine.preprocessed(&decode_table, decode_height);
     let mut lookups = Lookups::new();
     for (t, air) in machine.airs().iter().enumerate() {
         if t == BITWISE_TABLE {
@@ -631,13 +675,12 @@ impl WitnessChecker {
     pub fn new(program: &Program, config: &StarkConfig) -> Result<Self, MachineError> {
         let decode_table = DecodeTable::new(program)?;
         let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
-        let compiled =
-            zkrv_stark::air::compile_all(&machine.airs(), config.max_constraint_degree())
-                .map_err(|e| MachineError::Internal(e.to_string()))?;
+        let compiled = zkrv_stark::air::compile_for(&machine.airs(), config)
+            .map_err(|e| MachineError::Internal(e.to_string()))?;
         Ok(WitnessChecker {
             program: program.clone(),
             compiled,
-            prep: machine.preprocessed(&decode_table),
+            prep: machine.preprocessed(&decode_table, min_height(config)),
             log_max_multiplicity: config.log_max_multiplicity,
         })
     }
@@ -686,7 +729,7 @@ pub fn prove(
     input: &[u8],
     config: &StarkConfig,
 ) -> Result<(Statement, Proof), MachineError> {
-    prove_witness(program, witness(program, input)?, config)
+    prove_witness(program, witness_for(program, input, config)?, config)
 }
 
 /// Verifies `proof` of `statement` for `program` (the verifier rebuilds the preprocessed DECODE, BITWISE and
@@ -706,7 +749,7 @@ pub fn verify(
         DecodeTable::new(program).map_err(|e| VerifyError::BadProgram(e.to_string()))?;
     let machine = Machine::new(program).map_err(VerifyError::BadProgram)?;
     let airs = machine.airs();
-    let prep_traces = machine.preprocessed(&decode_table);
+    let prep_traces = machine.preprocessed(&decode_table, min_height(config));
     drop(s_decode);
     let pre = preprocess(&airs, prep_traces).map_err(|e| VerifyError::Preprocess(e.to_string()))?;
     let s_public = span("public interactions");
@@ -738,7 +781,7 @@ pub fn preprocessed_traces(
         .map(|a| a.name().to_string())
         .collect();
     Ok(machine
-        .preprocessed(&decode_table)
+        .preprocessed(&decode_table, MIN_HEIGHT)
         .into_iter()
         .enumerate()
         .filter_map(|(t, m)| m.map(|m| (names[t].clone(), m)))

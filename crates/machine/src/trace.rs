@@ -750,7 +750,7 @@ pub fn generate_split(
         memw,
         cpu,
         decode: RowMajorMatrix::new(decode_counts.into_iter().map(f).collect(), NUM_DECODE_COLS),
-        regfile: regfile_trace(&regs),
+        regfile: regfile_trace(&regs, min_height),
         lookups,
     };
     Ok((traces, inputs))

@@ -11,22 +11,49 @@ fn guest(name: &str) -> Program {
 
 #[test]
 fn exitcode_guest_proves_and_verifies() {
+    for zk in [false, true] {
+        exitcode_guest(zk);
+    }
+}
+
+/// zk mode with a fixed test seed (deterministic; `zkrv prove` uses OS randomness).
+fn zk_config() -> StarkConfig {
+    StarkConfig {
+        zk_seed: Some(20261130),
+        ..StarkConfig::default_zk()
+    }
+}
+
+fn exitcode_guest(zk: bool) {
     // guests/c/programs/exitcode.c: writes "bye" to the public output, a debug line, exits with 42.
     let p = guest("exitcode");
     let config = StarkConfig {
         debug_check: true,
+        zk,
+        zk_seed: Some(1),
         ..StarkConfig::default()
     };
     let t0 = std::time::Instant::now();
     let (st, proof) = prove(&p, b"", &config).unwrap();
     println!(
-        "exitcode.elf: prove {:?}, proof {} bytes",
+        "exitcode.elf (zk {zk}): prove {:?}, proof {} bytes",
         t0.elapsed(),
         proof.to_bytes().len()
     );
     assert_eq!(st.exit_code, 42);
     assert_eq!(st.output, b"bye");
     verify(&p, &st, &proof, &config).unwrap();
+    // Checked in the other mode: a specific error.
+    let other = StarkConfig {
+        zk: !zk,
+        ..config.clone()
+    };
+    assert!(matches!(
+        verify(&p, &st, &proof, &other),
+        Err(zkrv_machine::VerifyError::Stark(
+            zkrv_stark::VerifyError::ZkMode { .. }
+        ))
+    ));
     // Another output, or the right bytes in another order, is rejected.
     for output in [b"bye!".to_vec(), b"eby".to_vec(), Vec::new()] {
         let lie = Statement {
@@ -67,7 +94,7 @@ fn echo_program() -> Program {
 #[test]
 fn private_input_read_proves_and_verifies() {
     let p = echo_program();
-    let config = StarkConfig::default();
+    let config = zk_config();
     for input in [&b"abcdefg"[..], b"", b"0123456789abcdefXYZ"] {
         let (st, proof) = prove(&p, input, &config).unwrap();
         // Model of the program: the three reads into a zeroed 32-byte buffer.
@@ -93,7 +120,7 @@ fn private_input_read_proves_and_verifies() {
 fn fibonacci_guest_proves_and_verifies() {
     // guests/c/programs/fibonacci.c: input n (u64 LE), output fib(n) (u64 LE).
     let p = guest("fibonacci");
-    let config = StarkConfig::default();
+    let config = zk_config();
     let input = 30u64.to_le_bytes();
     let t0 = std::time::Instant::now();
     let (st, proof) = prove(&p, &input, &config).unwrap();
@@ -112,7 +139,7 @@ fn fibonacci_guest_proves_and_verifies() {
 #[test]
 #[ignore]
 fn all_guests_prove_and_verify() {
-    let config = StarkConfig::default();
+    let config = zk_config();
     for name in [
         "exitcode",
         "fibonacci",

@@ -104,7 +104,12 @@ fn main() {
         let z = Ext3::from_u64s([3, 5, 7]);
         let (t_open, c_open, _) = best_of(iters, || {
             let mut tr = Transcript::new(b"bench");
-            open(&cfg, &[(&tree, vec![vec![z, z * F::new(11)]])], &mut tr)
+            open(
+                &cfg,
+                &[(&tree, vec![vec![z, z * F::new(11)]])],
+                &mut tr,
+                None,
+            )
         });
         println!(
             "pcs open (2 points, {} queries, 16-bit grinding): {t_open:8.3} s wall {c_open:8.3} s cpu",

@@ -392,6 +392,22 @@ pub struct FoldChallenge {
     pub powers: Vec<Ext3>,
 }
 
+/// Compile for a configuration: max degree [`crate::StarkConfig::max_constraint_degree`]; in zk mode a
+/// table of degree `d` has `2d - 1` quotient chunks of degree `< n` (its traces have degree `< 2n`, so
+/// `deg C / Z_H < (2d - 1) n`).
+pub fn compile_for(
+    airs: &[&dyn Air],
+    config: &crate::StarkConfig,
+) -> Result<Vec<CompiledAir>, AirError> {
+    let mut v = compile_all(airs, config.max_constraint_degree())?;
+    if config.zk {
+        for a in &mut v {
+            a.num_quotient_chunks = 2 * a.degree - 1;
+        }
+    }
+    Ok(v)
+}
+
 /// Compile several tables with the same degree bound.
 pub fn compile_all(airs: &[&dyn Air], max_degree: usize) -> Result<Vec<CompiledAir>, AirError> {
     airs.iter()

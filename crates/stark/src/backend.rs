@@ -38,6 +38,7 @@ use crate::poly::{
 use crate::profile::span;
 use crate::symbolic::{BlockLeaves, Node};
 use crate::transcript::Transcript;
+use crate::zk::{self, ZkRng};
 
 /// A trace handed to [`ProverBackend::commit`]: on the host, or already resident on the backend.
 pub enum TraceInput<D> {
@@ -82,11 +83,34 @@ pub trait ProverBackend: Sync {
     /// Commit `traces` (each `n_i x w_i`, natural order, `n_i` a power of two, `w_i >= 1`): LDE with
     /// blowup `2^log_blowup` (bit-reversed rows on `g·H`) and one mixed-height Merkle tree over all of them,
     /// in the given order. Returns the root.
+    ///
+    /// `salt = Some((rng, round))` (zk mode): a salted tree, [`MerkleTree::new_salted`] with the salts of
+    /// stream `(DOMAIN_SALT, round, ..)` of `rng`, reproduced bit-exactly by every backend.
     fn commit(
         &self,
         traces: Vec<TraceInput<Self::DeviceTrace>>,
         log_blowup: usize,
+        salt: Option<(ZkRng, u32)>,
     ) -> Result<(Digest, Self::Committed), BackendError>;
+
+    /// zk mode: the randomized trace of [`zk::randomize_trace`] (`n x w` -> `2n x w`, even rows the trace,
+    /// odd rows stream `(DOMAIN_TRACE, round, table, i)`), before [`ProverBackend::commit`]. The default
+    /// randomizes host traces on the host and refuses device traces; a device backend overrides it for
+    /// `TraceInput::Device` (bit-exact with the host function).
+    fn randomize_trace(
+        &self,
+        trace: TraceInput<Self::DeviceTrace>,
+        rng: &ZkRng,
+        round: u32,
+        table: u64,
+    ) -> Result<TraceInput<Self::DeviceTrace>, BackendError> {
+        match trace {
+            TraceInput::Host(m) => Ok(TraceInput::Host(zk::randomize_trace(&m, rng, round, table))),
+            TraceInput::Device(_) => Err(BackendError::Commit(
+                "this backend cannot randomize a device-resident trace".into(),
+            )),
+        }
+    }
 
     /// Called once per proof with the compiled tables (table order), before the main commitment, so that a
     /// backend can start work that depends only on the AIRs (e.g. compiling generated kernels in the
@@ -179,12 +203,14 @@ pub trait ProverBackend: Sync {
         )
     }
 
-    /// DEEP + FRI opening of `rounds` (`points[m]` per matrix of the round), as [`pcs::open`].
+    /// DEEP + FRI opening of `rounds` (`points[m]` per matrix of the round), as [`pcs::open`] (`hiding`:
+    /// zk mode, salted FRI layers).
     fn open(
         &self,
         fri: &FriConfig,
         rounds: &[(&Self::Committed, Vec<Vec<Ext3>>)],
         transcript: &mut Transcript,
+        hiding: Option<&ZkRng>,
     ) -> (OpenedValues, PcsProof);
 }
 
@@ -207,6 +233,7 @@ impl ProverBackend for CpuBackend {
         &self,
         traces: Vec<TraceInput<Infallible>>,
         log_blowup: usize,
+        salt: Option<(ZkRng, u32)>,
     ) -> Result<(Digest, CpuCommitted), BackendError> {
         let traces: Vec<RowMajorMatrix> = traces
             .into_iter()
@@ -235,7 +262,7 @@ impl ProverBackend for CpuBackend {
         drop(s_lde);
         let tree = {
             let _s = span("Merkle");
-            MerkleTree::new(ldes)
+            MerkleTree::new_salted(ldes, salt.as_ref().map(|(r, round)| (r, *round)))
         };
         Ok((tree.root(), CpuCommitted { traces, tree }))
     }
@@ -271,10 +298,11 @@ impl ProverBackend for CpuBackend {
         fri: &FriConfig,
         rounds: &[(&CpuCommitted, Vec<Vec<Ext3>>)],
         transcript: &mut Transcript,
+        hiding: Option<&ZkRng>,
     ) -> (OpenedValues, PcsProof) {
         let rounds: Vec<(&MerkleTree, Vec<Vec<Ext3>>)> =
             rounds.iter().map(|(c, p)| (&c.tree, p.clone())).collect();
-        pcs::open(fri, &rounds, transcript)
+        pcs::open(fri, &rounds, transcript, hiding)
     }
 }
 

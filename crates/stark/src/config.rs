@@ -5,9 +5,19 @@ use std::fmt;
 use crate::pcs::FriConfig;
 use crate::transcript::Transcript;
 
-/// Everything that parameterizes a proof. All fields except `debug_check` are absorbed by the transcript.
+/// Everything that parameterizes a proof. All fields except `debug_check` and `zk_seed` are absorbed by the
+/// transcript.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StarkConfig {
+    /// Zero-knowledge mode (docs/stark.md, "Zero knowledge"): salted Merkle leaves, randomized traces
+    /// (degree `< 2n`), randomized quotient chunks and a random FRI codeword. Part of the transcript and of
+    /// the proof header. Max constraint degree `blowup` (4) instead of `blowup + 1`; every table needs at
+    /// least `2^zk::min_log_height(num_queries)` rows.
+    pub zk: bool,
+    /// Prover only, zk mode: `None` (default) draws a fresh 256-bit seed from the OS for every proof;
+    /// `Some(s)` uses the fixed, public test seed `s` ([`crate::zk::ZkRng::from_test_seed`]): deterministic
+    /// proofs for tests and CPU/GPU parity checks, **not** zero-knowledge.
+    pub zk_seed: Option<u64>,
     pub fri: FriConfig,
     /// Every bus multiplicity must lie in `[0, 2^log_max_multiplicity)` (the no-wrap bound of LogUp, see
     /// [`crate::logup`]).
@@ -30,6 +40,8 @@ impl Default for StarkConfig {
             },
             log_max_multiplicity: 32,
             debug_check: false,
+            zk: false,
+            zk_seed: None,
         }
     }
 }
@@ -68,22 +80,54 @@ impl fmt::Display for SecurityReport {
 const EXT_BITS: f64 = 3.0 * 64.0;
 
 impl StarkConfig {
-    /// Max constraint degree: `blowup + 1`.
+    /// The default configuration in zero-knowledge mode (OS randomness).
+    pub fn default_zk() -> Self {
+        Self {
+            zk: true,
+            ..Self::default()
+        }
+    }
+
+    /// Max constraint degree: `blowup + 1`; in zk mode `blowup` (the quotient of degree-`< 2n` traces,
+    /// `< (2d - 1) n`, must fit the LDE domain of size `2n * blowup`).
     pub fn max_constraint_degree(&self) -> usize {
-        (1usize << self.fri.log_blowup) + 1
+        (1usize << self.fri.log_blowup) + !self.zk as usize
+    }
+
+    /// Smallest log height of a table: 1, or in zk mode [`crate::zk::min_log_height`] of the query count.
+    pub fn min_log_height(&self) -> usize {
+        if self.zk {
+            crate::zk::min_log_height(self.fri.num_queries)
+        } else {
+            crate::logup::MIN_LOG_HEIGHT
+        }
+    }
+
+    /// The prover's random source in zk mode (the test seed, or a fresh OS seed).
+    pub fn zk_rng(&self) -> Result<crate::zk::ZkRng, crate::zk::RngError> {
+        match self.zk_seed {
+            Some(s) => Ok(crate::zk::ZkRng::from_test_seed(s)),
+            None => crate::zk::ZkRng::from_os(),
+        }
     }
 
     /// Security for proofs whose largest trace has height `2^log_max_height` and `num_polys` committed
     /// base columns over all rounds (main, aux, preprocessed, quotient).
     pub fn security_report(&self, log_max_height: usize, num_polys: usize) -> SecurityReport {
-        let log_d = log_max_height + self.fri.log_blowup;
+        // zk mode: committed polynomials have degree < 2n (and the random codeword may be taller).
+        let log_committed = if self.zk {
+            crate::zk::codeword_log_height(&self.fri, log_max_height + 1)
+        } else {
+            log_max_height
+        };
+        let log_d = log_committed + self.fri.log_blowup;
         let conjectured_bits = self.fri.conjectured_security_bits();
         let provable_fri_bits = self.fri.provable_security_bits(log_d, num_polys);
         // Algebraic errors (Schwartz-Zippel over Ext3): LogUp with 2^log_max_height rows per table times
         // ~2^8 interaction columns (fingerprint collision / sum cancellation, degree ~ n * k in z plus the
         // tuple length in alpha), constraint folding (number of constraints, ~2^12), out-of-domain
         // sampling (degree of the quotient identity ~ max_degree * n), each ~ 2^(log n + 12) / |K|.
-        let algebraic_bits = EXT_BITS - (log_max_height as f64 + 12.0) - 1.0;
+        let algebraic_bits = EXT_BITS - (log_committed as f64 + 12.0) - 1.0;
         SecurityReport {
             conjectured_bits,
             provable_fri_bits,
@@ -103,5 +147,6 @@ impl StarkConfig {
         t.observe_u64(self.fri.log_final_poly_len as u64);
         t.observe_u64(self.fri.log_folding_arity as u64);
         t.observe_u64(self.log_max_multiplicity as u64);
+        t.observe_u64(self.zk as u64);
     }
 }

@@ -291,12 +291,55 @@ mod x86 {
     ) {
         compress_range::<Avx512>(pair, out)
     }
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn permute_avx512(states: &mut [[u64; 25]]) {
+        permute_range::<Avx512>(states)
+    }
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn permute_avx2(states: &mut [[u64; 25]]) {
+        permute_range::<[u64; 4]>(states)
+    }
     #[target_feature(enable = "avx2")]
     pub unsafe fn compress_avx2<'a>(
         pair: impl Fn(usize) -> (&'a Digest, &'a Digest),
         out: &mut [Digest],
     ) {
         compress_range::<[u64; 4]>(pair, out)
+    }
+}
+
+/// Keccak-f[1600] on every state, `V::N` at a time (a partial last group is padded with zero states).
+#[inline(always)]
+fn permute_range<V: Lane>(states: &mut [[u64; 25]]) {
+    for chunk in states.chunks_mut(V::N) {
+        let mut s: [V; 25] =
+            std::array::from_fn(|i| V::from_fn(|j| chunk.get(j).map_or(0, |st| st[i])));
+        keccak_f(&mut s);
+        for (j, st) in chunk.iter_mut().enumerate() {
+            for (i, lane) in st.iter_mut().enumerate() {
+                *lane = s[i].get(j);
+            }
+        }
+    }
+}
+
+/// Keccak-f[1600] on each of `states` (lane `i` at `state[i]`), batched with the widest kernel of this CPU
+/// ([`lanes`]); bit-exact with [`keccak_f1600`] on each state.
+pub fn permute_many(states: &mut [[u64; 25]]) {
+    let lanes = lanes();
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: the features were detected at run time (`lanes` <= `detected_lanes`).
+        if lanes == 8 {
+            return unsafe { x86::permute_avx512(states) };
+        }
+        if lanes == 4 {
+            return unsafe { x86::permute_avx2(states) };
+        }
+    }
+    let _ = lanes;
+    for st in states.iter_mut() {
+        tiny_keccak::keccakf(st);
     }
 }
 

@@ -23,6 +23,7 @@ pub mod prover;
 pub mod statement;
 pub mod symbolic;
 pub mod verifier;
+pub mod zk;
 
 pub use config::StarkConfig;
 pub use preprocessed::{preprocess, PreprocessedData};

@@ -11,6 +11,13 @@
 //!
 //! Opening index `q < 2^L` reveals row `q >> (L - log_height)` of every matrix, plus `L` siblings, leaf level
 //! first. `H` is Keccak-256 with the original Keccak padding (`tiny_keccak::Keccak::v256`).
+//!
+//! **Salted (hiding) trees** (zk mode, [`MerkleTree::new_salted`]): every level that holds matrices has a
+//! salt matrix of the same height (`2^lh x SALT_WIDTH` fresh random elements, [`crate::zk::salt_matrix`]);
+//! its row is hashed after the rows of that level's matrices, exactly as if it were one more matrix of that
+//! height: leaf `i` = `H(row_i(M_a) || ... || salt_i)`. An opening also reveals the salt rows of the opened
+//! leaf and of every injected level ([`MerkleProof::salts`], largest height first); unopened leaves are then
+//! hiding (the salt has 128 bits of entropy).
 
 use rayon::prelude::*;
 use tiny_keccak::{Hasher, Keccak};
@@ -18,6 +25,7 @@ use tiny_keccak::{Hasher, Keccak};
 use crate::field::{PrimeField64, F};
 use crate::keccak;
 use crate::matrix::RowMajorMatrix;
+use crate::zk::ZkRng;
 
 /// A Keccak-256 digest.
 pub type Digest = [u8; 32];
@@ -36,6 +44,9 @@ pub struct MatrixDims {
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct MerkleProof {
     pub siblings: Vec<Digest>,
+    /// Salted trees only: one salt row per level that holds matrices, largest height first (empty for an
+    /// unsalted tree).
+    pub salts: Vec<Vec<F>>,
 }
 
 /// Why a Merkle opening was rejected.
@@ -69,6 +80,12 @@ pub enum MerkleError {
     },
     #[error("matrix {0}: height is not a power of two, or width is 0")]
     MatrixShape(usize),
+    #[error("expected {expected} salt rows of {width} elements, got {got}")]
+    SaltShape {
+        expected: usize,
+        width: usize,
+        got: usize,
+    },
 }
 
 /// Keccak-256 of `data`.
@@ -112,6 +129,8 @@ pub fn hash_rows<'a>(rows: impl IntoIterator<Item = &'a [F]>) -> Digest {
 #[derive(Clone, Debug)]
 pub struct MerkleTree {
     matrices: Vec<RowMajorMatrix>,
+    /// Salted trees: one `2^lh x SALT_WIDTH` matrix per level `lh` that holds matrices, largest first.
+    salts: Vec<RowMajorMatrix>,
     /// `layers[k]` is level `L - k`: `layers[0]` the `2^L` leaves, `layers[L]` the root.
     layers: Vec<Vec<Digest>>,
     log_max_height: usize,
@@ -157,7 +176,30 @@ impl MerkleTree {
     /// # Panics
     /// If `matrices` is empty or a height is not a power of two (prover-side programming errors).
     pub fn new(matrices: Vec<RowMajorMatrix>) -> Self {
+        Self::with_salts(matrices, Vec::new())
+    }
+
+    /// A salted (hiding) tree: salts of round `round` from `rng` ([`crate::zk::salt_matrix`]), or unsalted
+    /// if `salt` is `None`.
+    pub fn new_salted(matrices: Vec<RowMajorMatrix>, salt: Option<(&ZkRng, u32)>) -> Self {
+        let salts = match salt {
+            None => Vec::new(),
+            Some((rng, round)) => level_heights(&matrices)
+                .into_iter()
+                .map(|lh| crate::zk::salt_matrix(rng, round, lh))
+                .collect(),
+        };
+        Self::with_salts(matrices, salts)
+    }
+
+    /// A tree with the given salt matrices (empty: unsalted; otherwise one per level that holds matrices,
+    /// largest height first, each of that height and the same width >= 1).
+    ///
+    /// # Panics
+    /// As [`MerkleTree::new`], or if the salts do not have that shape.
+    pub fn with_salts(matrices: Vec<RowMajorMatrix>, salts: Vec<RowMajorMatrix>) -> Self {
         assert!(!matrices.is_empty(), "MerkleTree needs at least one matrix");
+        check_salts(&matrices, &salts).expect("salt matrices match the levels");
         let log_heights: Vec<usize> = matrices
             .iter()
             .map(|m| {
@@ -166,13 +208,18 @@ impl MerkleTree {
             })
             .collect();
         let log_max_height = *log_heights.iter().max().expect("non-empty");
+        let levels = level_heights(&matrices);
         let at_height = |lh: usize| -> Vec<&RowMajorMatrix> {
-            matrices
+            let mut v: Vec<&RowMajorMatrix> = matrices
                 .iter()
                 .zip(&log_heights)
                 .filter(|(_, &h)| h == lh)
                 .map(|(m, _)| m)
-                .collect()
+                .collect();
+            if let Some(k) = levels.iter().position(|&l| l == lh) {
+                v.extend(salts.get(k));
+            }
+            v
         };
 
         let mut layers = Vec::with_capacity(log_max_height + 1);
@@ -199,6 +246,7 @@ impl MerkleTree {
         }
         Self {
             matrices,
+            salts,
             layers,
             log_max_height,
         }
@@ -212,8 +260,10 @@ impl MerkleTree {
     /// `2^(L-k)` digests. Not checked (that would cost the rehash this avoids): that the digests are the
     /// hashes of `matrices`; the caller vouches for that, and a wrong layer yields proofs that the verifier
     /// rejects.
+    /// `salts` as in [`MerkleTree::with_salts`] (checked).
     pub fn from_layers(
         matrices: Vec<RowMajorMatrix>,
+        salts: Vec<RowMajorMatrix>,
         layers: Vec<Vec<Digest>>,
     ) -> Result<Self, MerkleError> {
         if matrices.is_empty() {
@@ -242,8 +292,10 @@ impl MerkleTree {
                 });
             }
         }
+        check_salts(&matrices, &salts)?;
         Ok(Self {
             matrices,
+            salts,
             layers,
             log_max_height,
         })
@@ -252,6 +304,11 @@ impl MerkleTree {
     /// All layers, leaf level first (`layers()[k]` is level `L - k`; see [`MerkleTree::from_layers`]).
     pub fn layers(&self) -> &[Vec<Digest>] {
         &self.layers
+    }
+
+    /// The salt matrices (empty for an unsalted tree; see [`MerkleTree::with_salts`]).
+    pub fn salts(&self) -> &[RowMajorMatrix] {
+        &self.salts
     }
 
     /// The commitment.
@@ -301,18 +358,58 @@ impl MerkleTree {
         let siblings = (0..self.log_max_height)
             .map(|k| self.layers[k][(index >> k) ^ 1])
             .collect();
-        (rows, MerkleProof { siblings })
+        let salts = self
+            .salts
+            .iter()
+            .map(|s| {
+                let lh = s.log_height().expect("checked at construction");
+                s.row(index >> (self.log_max_height - lh)).to_vec()
+            })
+            .collect();
+        (rows, MerkleProof { siblings, salts })
     }
 }
 
+/// The distinct log heights of `matrices`, largest first (the levels that hold matrices).
+fn level_heights(matrices: &[RowMajorMatrix]) -> Vec<usize> {
+    let mut v: Vec<usize> = matrices.iter().filter_map(|m| m.log_height()).collect();
+    v.sort_unstable_by(|a, b| b.cmp(a));
+    v.dedup();
+    v
+}
+
+fn check_salts(matrices: &[RowMajorMatrix], salts: &[RowMajorMatrix]) -> Result<(), MerkleError> {
+    if salts.is_empty() {
+        return Ok(());
+    }
+    let levels = level_heights(matrices);
+    let width = salts[0].width;
+    if salts.len() != levels.len()
+        || salts
+            .iter()
+            .zip(&levels)
+            .any(|(s, &lh)| s.width != width || s.log_height() != Some(lh))
+    {
+        return Err(MerkleError::SaltShape {
+            expected: levels.len(),
+            width,
+            got: salts.len(),
+        });
+    }
+    Ok(())
+}
+
 /// Verify an opening of leaf `index` against `root`. `dims` and `rows` are in commit order, `rows[m]` is
-/// the opened row of matrix `m`. Returns a typed error on any malformed input; never panics.
+/// the opened row of matrix `m`. `salt_width` is 0 for an unsalted tree, else the width of each salt row
+/// the proof must carry (one per distinct height of `dims`, largest first). Returns a typed error on any
+/// malformed input; never panics.
 pub fn verify_batch(
     root: &Digest,
     dims: &[MatrixDims],
     index: usize,
     rows: &[Vec<F>],
     proof: &MerkleProof,
+    salt_width: usize,
 ) -> Result<(), MerkleError> {
     if dims.is_empty() {
         return Err(MerkleError::NoMatrices);
@@ -348,11 +445,28 @@ pub fn verify_batch(
             got: proof.siblings.len(),
         });
     }
+    let mut levels: Vec<usize> = dims.iter().map(|d| d.log_height).collect();
+    levels.sort_unstable_by(|a, b| b.cmp(a));
+    levels.dedup();
+    let expected_salts = if salt_width == 0 { 0 } else { levels.len() };
+    if proof.salts.len() != expected_salts || proof.salts.iter().any(|s| s.len() != salt_width) {
+        return Err(MerkleError::SaltShape {
+            expected: expected_salts,
+            width: salt_width,
+            got: proof.salts.len(),
+        });
+    }
     let rows_at = |lh: usize| {
+        let salt = levels
+            .iter()
+            .position(|&l| l == lh)
+            .and_then(|k| proof.salts.get(k))
+            .map(|s| s.as_slice());
         dims.iter()
             .zip(rows)
             .filter(move |(d, _)| d.log_height == lh)
             .map(|(_, r)| r.as_slice())
+            .chain(salt)
     };
     let mut cur = hash_rows(rows_at(log_max));
     for (k, sib) in proof.siblings.iter().enumerate() {
@@ -386,17 +500,34 @@ pub struct Opening<'a> {
 /// [`verify_batch`] of many openings of one tree: `out[k]` is exactly `verify_batch(root, dims,
 /// openings[k].index, openings[k].rows, openings[k].proof)`. The openings are hashed together, level by
 /// level, with the batched Keccak ([`keccak::hash_leaves`], [`keccak::compress_with`]: 8 or 4 openings per
-/// permutation where the CPU has AVX-512F or AVX2). Never panics.
+/// permutation where the CPU has AVX-512F or AVX2). `salt_width` as in [`verify_batch`]. Never panics.
 pub fn verify_batch_many(
     root: &Digest,
     dims: &[MatrixDims],
     openings: &[Opening<'_>],
+    salt_width: usize,
 ) -> Vec<Result<(), MerkleError>> {
     // Shape checks (the ones `verify_batch` makes before hashing), then batch the well-formed openings.
     let mut out: Vec<Result<(), MerkleError>> = Vec::with_capacity(openings.len());
     let log_max = dims.iter().map(|d| d.log_height).max().unwrap_or(0);
+    let mut levels: Vec<usize> = dims.iter().map(|d| d.log_height).collect();
+    levels.sort_unstable_by(|a, b| b.cmp(a));
+    levels.dedup();
     for o in openings {
-        out.push(check_opening_shape(dims, log_max, o));
+        out.push(check_opening_shape(dims, log_max, o).and_then(|()| {
+            let expected = if salt_width == 0 { 0 } else { levels.len() };
+            if o.proof.salts.len() != expected
+                || o.proof.salts.iter().any(|s| s.len() != salt_width)
+            {
+                Err(MerkleError::SaltShape {
+                    expected,
+                    width: salt_width,
+                    got: o.proof.salts.len(),
+                })
+            } else {
+                Ok(())
+            }
+        }));
     }
     let ok: Vec<&Opening> = openings
         .iter()
@@ -412,7 +543,7 @@ pub fn verify_batch_many(
     // Row hashes at one level: the opened rows of the matrices of that height, one contiguous
     // `n x width` matrix per committed matrix (commit order), hashed as `hash_rows` would.
     let level_hashes = |lh: usize| -> Option<Vec<Digest>> {
-        let cols: Vec<(Vec<F>, usize)> = dims
+        let mut cols: Vec<(Vec<F>, usize)> = dims
             .iter()
             .enumerate()
             .filter(|(_, d)| d.log_height == lh)
@@ -426,6 +557,15 @@ pub fn verify_batch_many(
             .collect();
         if cols.is_empty() {
             return None;
+        }
+        // Salted trees: the level's salt row is hashed after its matrices' rows.
+        if salt_width > 0 {
+            let k = levels.iter().position(|&l| l == lh)?;
+            let mut v = Vec::with_capacity(n * salt_width);
+            for o in &ok {
+                v.extend_from_slice(&o.proof.salts[k]);
+            }
+            cols.push((v, salt_width));
         }
         let mats: Vec<(&[F], usize)> = cols.iter().map(|(v, w)| (&v[..], *w)).collect();
         let mut h = vec![[0u8; 32]; n];

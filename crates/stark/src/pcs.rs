@@ -53,6 +53,7 @@ use crate::poly::{
 };
 use crate::profile::span;
 use crate::transcript::Transcript;
+use crate::zk::ZkRng;
 
 /// FRI parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -331,10 +332,15 @@ fn bary_apply(mat: &RowMajorMatrix, bary: &Bary) -> Vec<Ext3> {
 /// On caller errors: `points.len()` differing from the number of matrices, a matrix shorter than the blowup,
 /// `log_folding_arity != 1`, heights above 2^32, or an opening point inside an LDE domain `g·H_N` (points must be
 /// sampled out of domain; for a random `Ext3` point this has probability about `N / p^3`).
+///
+/// `hiding`: zk mode; every FRI layer tree is salted ([`MerkleTree::new_salted`], round
+/// `zk::ROUND_FRI + layer`). The committed rounds must then be salted trees too (the caller's job), and the
+/// caller must have added a random codeword to a round so that the layers' values are masked.
 pub fn open(
     config: &FriConfig,
     rounds: &[(&MerkleTree, Vec<Vec<Ext3>>)],
     transcript: &mut Transcript,
+    hiding: Option<&ZkRng>,
 ) -> (OpenedValues, PcsProof) {
     assert_eq!(
         config.log_folding_arity, 1,
@@ -462,7 +468,11 @@ pub fn open(
     let mut log_size = lmax;
     while log_size > lf {
         let flat: Vec<F> = cur.iter().flat_map(|e| e.0).collect();
-        let tree = MerkleTree::new(vec![RowMajorMatrix::new(flat, 6)]);
+        let round = crate::zk::ROUND_FRI + layers.len() as u32;
+        let tree = MerkleTree::new_salted(
+            vec![RowMajorMatrix::new(flat, 6)],
+            hiding.map(|r| (r, round)),
+        );
         transcript.observe_digest(&tree.root());
         let beta = transcript.sample_ext();
         let inv_halves = fold_inv_halves(log_size);
@@ -537,13 +547,28 @@ pub fn open(
 pub type VerifierRound = (Digest, Vec<(MatrixDims, Vec<(Ext3, Vec<Ext3>)>)>);
 
 /// Verify a DEEP-FRI opening proof. Mirrors [`open`] step by step (same transcript operations); checks every
-/// length and never panics on malformed proofs.
+/// length and never panics on malformed proofs. `hiding`: zk mode, `salted[r]` says whether round `r` is a
+/// salted tree; the FRI layers are salted too. Salted openings must carry salts of
+/// [`crate::zk::SALT_WIDTH`] elements, unsalted ones none.
 pub fn verify(
     config: &FriConfig,
     rounds: &[VerifierRound],
     proof: &PcsProof,
     transcript: &mut Transcript,
+    hiding: Option<&[bool]>,
 ) -> Result<(), PcsError> {
+    let salt_width = if hiding.is_some() {
+        crate::zk::SALT_WIDTH
+    } else {
+        0
+    };
+    if hiding.is_some_and(|h| h.len() != rounds.len()) {
+        return Err(PcsError::Shape("one salt flag per round".into()));
+    }
+    let round_salt = |r: usize| match hiding {
+        Some(h) if h[r] => crate::zk::SALT_WIDTH,
+        _ => 0,
+    };
     if config.log_folding_arity != 1 {
         return Err(PcsError::Config("only log_folding_arity = 1 is supported"));
     }
@@ -719,7 +744,7 @@ pub fn verify(
                     proof: &qp.round_openings[r].proof,
                 })
                 .collect();
-            verify_batch_many(root, &dims, &openings)
+            verify_batch_many(root, &dims, &openings, round_salt(r))
         })
         .collect();
     let fri_merkle: Vec<Vec<Result<(), MerkleError>>> = (0..num_layers)
@@ -745,7 +770,7 @@ pub fn verify(
                     proof: &qp.fri_openings[l].proof,
                 })
                 .collect();
-            verify_batch_many(root_of(l), &dims, &openings)
+            verify_batch_many(root_of(l), &dims, &openings, salt_width)
         })
         .collect();
     drop(s_merkle);

@@ -62,6 +62,7 @@ pub fn preprocess(
                     return Err(ProveError::HeightOutOfRange {
                         table: air.name().into(),
                         log_height: lh,
+                        min: MIN_LOG_HEIGHT,
                         max: MAX_LOG_HEIGHT,
                     });
                 }

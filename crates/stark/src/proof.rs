@@ -4,7 +4,7 @@
 //! Layout (all integers little-endian; `u32` lengths; a field element is its canonical `u64`, rejected if
 //! `>= p`; an `Ext3` is 3 field elements; a digest is 32 bytes):
 //! ```text
-//! "ZKRV" | version: u16 (= 2; version 1 also opened a preprocessed round)
+//! "ZKRV" | version: u16 (= 3; 2 had no zk flag and no salts, 1 also opened a preprocessed round) | zk: u8 (0 | 1)
 //! statement_digest: digest
 //! log_heights: len u32, then u8 each
 //! main_root: digest
@@ -16,9 +16,10 @@
 //! pcs.final_poly: len u32, Ext3 each
 //! pcs.pow_nonce: u64
 //! pcs.queries: len u32 {
-//!     round_openings: len u32 { rows: len u32 { len u32, field elements } ; siblings: len u32, digests }
-//!     fri_openings:   len u32 { pair: 2 Ext3 ; siblings: len u32, digests }
+//!     round_openings: len u32 { rows: len u32 { len u32, field elements } ; path }
+//!     fri_openings:   len u32 { pair: 2 Ext3 ; path }
 //! }
+//! path = siblings: len u32, digests ; salts: len u32 { len u32, field elements }  (salts empty unless zk)
 //! ```
 //! Trailing bytes are an error.
 
@@ -29,11 +30,14 @@ use crate::merkle::{Digest, MerkleProof};
 use crate::pcs::{BatchOpening, FriLayerOpening, OpenedValues, PcsProof, QueryProof};
 
 pub const MAGIC: &[u8; 4] = b"ZKRV";
-pub const VERSION: u16 = 2;
+pub const VERSION: u16 = 3;
 
 /// One proof of one execution (all tables).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Proof {
+    /// Zero-knowledge mode (docs/stark.md, "Zero knowledge"): the verifier must check it with a config of the
+    /// same mode, and every Merkle path carries salts.
+    pub zk: bool,
     /// Keccak-256 of the statement bytes and the public interactions (see [`crate::prover`]).
     pub statement_digest: Digest,
     /// log2 of every table's height, in table order.
@@ -114,6 +118,19 @@ impl Writer {
             self.digest(d);
         }
     }
+    fn rows(&mut self, rows: &[Vec<F>]) {
+        self.u32(rows.len());
+        for r in rows {
+            self.u32(r.len());
+            for &x in r {
+                self.f(x);
+            }
+        }
+    }
+    fn path(&mut self, p: &MerkleProof) {
+        self.digests(&p.siblings);
+        self.rows(&p.salts);
+    }
 }
 
 struct Reader<'a> {
@@ -186,6 +203,28 @@ impl<'a> Reader<'a> {
         let n = self.len(32)?;
         (0..n).map(|_| self.digest()).collect()
     }
+    fn rows(&mut self) -> Result<Vec<Vec<F>>, ProofFormatError> {
+        let n_rows = self.len(4)?;
+        let mut rows = Vec::with_capacity(n_rows);
+        for _ in 0..n_rows {
+            let w = self.len(8)?;
+            rows.push((0..w).map(|_| self.f()).collect::<Result<Vec<F>, _>>()?);
+        }
+        Ok(rows)
+    }
+    fn path(&mut self) -> Result<MerkleProof, ProofFormatError> {
+        let siblings = self.digests()?;
+        let salts = self.rows()?;
+        Ok(MerkleProof { siblings, salts })
+    }
+    fn flag(&mut self) -> Result<bool, ProofFormatError> {
+        let offset = self.pos;
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            value => Err(ProofFormatError::Flag { offset, value }),
+        }
+    }
 }
 
 impl Proof {
@@ -194,6 +233,7 @@ impl Proof {
         let mut w = Writer(Vec::new());
         w.0.extend(MAGIC);
         w.0.extend(VERSION.to_le_bytes());
+        w.u8(self.zk as u8);
         w.digest(&self.statement_digest);
         w.u32(self.log_heights.len());
         w.0.extend(&self.log_heights);
@@ -224,20 +264,14 @@ impl Proof {
         for q in &self.pcs.queries {
             w.u32(q.round_openings.len());
             for o in &q.round_openings {
-                w.u32(o.rows.len());
-                for r in &o.rows {
-                    w.u32(r.len());
-                    for &x in r {
-                        w.f(x);
-                    }
-                }
-                w.digests(&o.proof.siblings);
+                w.rows(&o.rows);
+                w.path(&o.proof);
             }
             w.u32(q.fri_openings.len());
             for o in &q.fri_openings {
                 w.ext(o.pair[0]);
                 w.ext(o.pair[1]);
-                w.digests(&o.proof.siblings);
+                w.path(&o.proof);
             }
         }
         w.0
@@ -253,20 +287,14 @@ impl Proof {
         if v != VERSION {
             return Err(ProofFormatError::Version(v));
         }
+        let zk = r.flag()?;
         let statement_digest = r.digest()?;
         let n = r.len(1)?;
         let log_heights = r.take(n)?.to_vec();
         let main_root = r.digest()?;
-        let flag_at = r.pos;
-        let aux_root = match r.u8()? {
-            0 => None,
-            1 => Some(r.digest()?),
-            value => {
-                return Err(ProofFormatError::Flag {
-                    offset: flag_at,
-                    value,
-                })
-            }
+        let aux_root = match r.flag()? {
+            false => None,
+            true => Some(r.digest()?),
         };
         let bus_sums = r.exts()?;
         let quotient_root = r.digest()?;
@@ -291,30 +319,19 @@ impl Proof {
         let n_queries = r.len(8)?;
         let mut queries = Vec::with_capacity(n_queries);
         for _ in 0..n_queries {
-            let n_ro = r.len(8)?;
+            let n_ro = r.len(12)?;
             let mut round_openings = Vec::with_capacity(n_ro);
             for _ in 0..n_ro {
-                let n_rows = r.len(4)?;
-                let mut rows = Vec::with_capacity(n_rows);
-                for _ in 0..n_rows {
-                    let w = r.len(8)?;
-                    rows.push((0..w).map(|_| r.f()).collect::<Result<Vec<F>, _>>()?);
-                }
-                let siblings = r.digests()?;
-                round_openings.push(BatchOpening {
-                    rows,
-                    proof: MerkleProof { siblings },
-                });
+                let rows = r.rows()?;
+                let proof = r.path()?;
+                round_openings.push(BatchOpening { rows, proof });
             }
-            let n_fo = r.len(52)?;
+            let n_fo = r.len(56)?;
             let mut fri_openings = Vec::with_capacity(n_fo);
             for _ in 0..n_fo {
                 let pair = [r.ext()?, r.ext()?];
-                let siblings = r.digests()?;
-                fri_openings.push(FriLayerOpening {
-                    pair,
-                    proof: MerkleProof { siblings },
-                });
+                let proof = r.path()?;
+                fri_openings.push(FriLayerOpening { pair, proof });
             }
             queries.push(QueryProof {
                 round_openings,
@@ -325,6 +342,7 @@ impl Proof {
             return Err(ProofFormatError::Trailing(r.remaining()));
         }
         Ok(Proof {
+            zk,
             statement_digest,
             log_heights,
             main_root,

@@ -7,24 +7,30 @@
 //! 4. constraint-folding challenge `alpha`; quotient root (every table's quotient chunks, one tree);
 //! 5. out-of-domain point `zeta`; DEEP + FRI opening of main/aux at `zeta` and `zeta ω_n` (per table),
 //!    quotient chunks at `zeta`.
+//!
+//! zk mode (`StarkConfig::zk`, docs/stark.md "Zero knowledge"): main and aux traces are randomized to
+//! `2n` rows ([`crate::zk::randomize_trace`]) before their commitment, every commitment is a salted tree,
+//! the quotient chunks are randomized ([`crate::zk::randomize_quotient`]) and a random codeword
+//! ([`crate::zk::random_codeword`]) is committed last in the quotient round; FRI layers are salted.
 
 use thiserror::Error;
 
-use crate::air::{compile_all, Air, AirError};
+use crate::air::{compile_for, Air, AirError};
 use crate::backend::{AuxError, BackendError, CpuBackend, ProverBackend, TraceInput};
 use crate::check::{check_traces, CheckError};
 use crate::config::StarkConfig;
 use crate::field::Ext3;
 use crate::logup::{
     max_tuple_len, multiplicity_budget_ok, LogupChallenges, LogupError, PublicInteraction,
-    MAX_LOG_HEIGHT, MIN_LOG_HEIGHT,
+    MAX_LOG_HEIGHT,
 };
 use crate::matrix::RowMajorMatrix;
-use crate::poly::domain_generator;
+use crate::poly::{domain_generator, lde_batch};
 pub use crate::preprocessed::{preprocess, PreprocessedData};
 use crate::profile::span;
 use crate::proof::Proof;
 use crate::statement::{sample_zeta, start_transcript, statement_digest};
+use crate::zk::{self, ROUND_AUX, ROUND_MAIN, ROUND_QUOTIENT};
 
 /// Why proving failed (all are caller errors or, for `Check`, an unsatisfied trace).
 #[derive(Debug, Error)]
@@ -33,12 +39,15 @@ pub enum ProveError {
     Air(#[from] AirError),
     #[error("{0}")]
     Shape(String),
-    #[error("table `{table}`: log height {log_height} outside [{MIN_LOG_HEIGHT}, {max}]")]
+    #[error("table `{table}`: log height {log_height} outside [{min}, {max}]")]
     HeightOutOfRange {
         table: String,
         log_height: usize,
+        min: usize,
         max: usize,
     },
+    #[error("{0}")]
+    Rng(#[from] crate::zk::RngError),
     #[error("total multiplicity bound reaches p: lower heights or log_max_multiplicity")]
     MultiplicityBudget,
     #[error("debug check failed: {0}")]
@@ -89,7 +98,7 @@ pub fn prove_with<B: ProverBackend>(
     statement: &[u8],
 ) -> Result<Proof, ProveError> {
     let lb = config.fri.log_blowup;
-    let compiled = compile_all(airs, config.max_constraint_degree())?;
+    let compiled = compile_for(airs, config)?;
     if traces.len() != airs.len()
         || preprocessed.traces.len() != airs.len()
         || preprocessed.log_heights.len() != airs.len()
@@ -101,15 +110,35 @@ pub fn prove_with<B: ProverBackend>(
             preprocessed.traces.len()
         )));
     }
+    // zk: one random source for the whole proof; committed traces are 2n rows (`zk_shift = 1`).
+    let rng = if config.zk {
+        Some(config.zk_rng()?)
+    } else {
+        None
+    };
+    let zk_shift = config.zk as usize;
+    let salt = |round: u32| rng.map(|r| (r, round));
 
     backend.prepare(&compiled);
 
     // Main commitment (before the transcript: it does not depend on any challenge).
+    let traces = match &rng {
+        None => traces,
+        Some(r) => {
+            let _s = span("zk randomize");
+            traces
+                .into_iter()
+                .enumerate()
+                .map(|(t, tr)| backend.randomize_trace(tr, r, ROUND_MAIN, t as u64))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+    };
     let (main_root, main) = {
         let _s = span("main commit");
-        backend.commit(traces, lb)?
+        backend.commit(traces, lb, salt(ROUND_MAIN))?
     };
     let dims = backend.trace_dims(&main);
+    let min_lh = config.min_log_height();
     let mut log_heights = Vec::with_capacity(airs.len());
     for (t, air) in compiled.iter().enumerate() {
         let d = dims[t];
@@ -119,23 +148,34 @@ pub fn prove_with<B: ProverBackend>(
                 air.name, d.width, air.width
             )));
         }
-        if !(MIN_LOG_HEIGHT..=MAX_LOG_HEIGHT).contains(&d.log_height) {
+        let lh = d.log_height.saturating_sub(zk_shift);
+        if !(min_lh..=MAX_LOG_HEIGHT).contains(&lh) {
             return Err(ProveError::HeightOutOfRange {
                 table: air.name.clone(),
-                log_height: d.log_height,
+                log_height: lh,
+                min: min_lh,
                 max: MAX_LOG_HEIGHT,
             });
         }
         if let Some(plh) = preprocessed.log_heights[t] {
-            if plh != d.log_height {
+            if plh != lh {
                 return Err(ProveError::Shape(format!(
-                    "table `{}`: trace height 2^{} != preprocessed height 2^{plh}",
-                    air.name, d.log_height
+                    "table `{}`: trace height 2^{lh} != preprocessed height 2^{plh}",
+                    air.name
                 )));
             }
         }
-        log_heights.push(d.log_height);
+        log_heights.push(lh);
     }
+    // Host view of a main trace (`n x w`; in zk mode the even rows of the committed `2n x w` trace).
+    let host_main = |t: usize| -> Result<std::borrow::Cow<'_, RowMajorMatrix>, ProveError> {
+        let m = backend.host_trace(&main, t)?;
+        Ok(if rng.is_some() {
+            std::borrow::Cow::Owned(zk::even_rows(&m))
+        } else {
+            m
+        })
+    };
     let budget: Vec<(usize, usize)> = compiled
         .iter()
         .zip(&log_heights)
@@ -146,9 +186,7 @@ pub fn prove_with<B: ProverBackend>(
     }
     if config.debug_check {
         let _s = span("debug check");
-        let host: Vec<_> = (0..airs.len())
-            .map(|t| backend.host_trace(&main, t))
-            .collect::<Result<_, _>>()?;
+        let host: Vec<_> = (0..airs.len()).map(host_main).collect::<Result<_, _>>()?;
         check_traces(
             &compiled,
             &host,
@@ -173,7 +211,7 @@ pub fn prove_with<B: ProverBackend>(
             .iter()
             .filter_map(|&t| preprocessed.traces[t].clone().map(TraceInput::Host))
             .collect();
-        Some(backend.commit(inputs, lb)?.1)
+        Some(backend.commit(inputs, lb, None)?.1)
     };
     transcript.observe_digest(&main_root);
 
@@ -189,18 +227,39 @@ pub fn prove_with<B: ProverBackend>(
     let mut bus_sums = vec![Ext3::ZERO; airs.len()];
     let s_aux = span("LogUp aux");
     for &t in &bus_tables {
-        let prep_round = match (&prep, prep_index(t)) {
-            (Some(c), Some(i)) => Some((c, i)),
-            _ => None,
+        let (aux, sum) = match &rng {
+            None => {
+                let prep_round = match (&prep, prep_index(t)) {
+                    (Some(c), Some(i)) => Some((c, i)),
+                    _ => None,
+                };
+                backend.build_aux(
+                    &compiled[t],
+                    &main,
+                    t,
+                    prep_round,
+                    &challenges,
+                    config.log_max_multiplicity,
+                )?
+            }
+            Some(r) => {
+                // zk: the committed main trace is the randomized 2n-row one; the aux trace is built on the
+                // host from its even rows (the trace) and randomized in turn (a device aux build that reads
+                // the even rows is a next step, docs/stark.md section 9).
+                let main_t = host_main(t)?;
+                let (aux, sum) = crate::logup::build_aux_trace(
+                    &compiled[t],
+                    &main_t,
+                    preprocessed.traces[t].as_ref(),
+                    &challenges,
+                    config.log_max_multiplicity,
+                )?;
+                (
+                    backend.randomize_trace(TraceInput::Host(aux), r, ROUND_AUX, t as u64)?,
+                    sum,
+                )
+            }
         };
-        let (aux, sum) = backend.build_aux(
-            &compiled[t],
-            &main,
-            t,
-            prep_round,
-            &challenges,
-            config.log_max_multiplicity,
-        )?;
         aux_traces.push(aux);
         bus_sums[t] = sum;
     }
@@ -214,7 +273,7 @@ pub fn prove_with<B: ProverBackend>(
         None
     } else {
         let _s = span("aux commit");
-        let (root, c) = backend.commit(aux_traces, lb)?;
+        let (root, c) = backend.commit(aux_traces, lb, salt(ROUND_AUX))?;
         backend.release_traces(&c);
         transcript.observe_digest(&root);
         Some((root, c))
@@ -222,14 +281,23 @@ pub fn prove_with<B: ProverBackend>(
     let claimed: Vec<Ext3> = bus_tables.iter().map(|&t| bus_sums[t]).collect();
     transcript.observe_ext(&claimed);
 
-    // Quotient.
+    // Quotient. In zk mode the LDEs are `2n B` rows: the quotient sees blowup `2B` over `H_n`, and a
+    // preprocessed trace (committed with blowup `B`) gets a host LDE of blowup `2B` here.
     let alpha = transcript.sample_ext();
     let s_quotient = span("quotient");
-    let mut quotients = Vec::with_capacity(airs.len());
+    let lb_q = lb + zk_shift;
+    let mut quotients = Vec::with_capacity(airs.len() + 1);
     for (t, air) in compiled.iter().enumerate() {
         let main_lde = backend.host_lde(&main, t)?;
         let prep_lde = match (&prep, prep_index(t)) {
-            (Some(c), Some(i)) => Some(backend.host_lde(c, i)?),
+            (Some(c), Some(i)) => Some(if rng.is_some() {
+                let tr = preprocessed.traces[t]
+                    .as_ref()
+                    .ok_or_else(|| ProveError::Shape("preprocessed trace missing".into()))?;
+                std::borrow::Cow::Owned(lde_batch(tr, lb_q))
+            } else {
+                backend.host_lde(c, i)?
+            }),
             _ => None,
         };
         let aux_lde = match (&aux, bus_tables.iter().position(|&b| b == t)) {
@@ -238,7 +306,7 @@ pub fn prove_with<B: ProverBackend>(
         };
         let q = backend.quotient(
             air,
-            lb,
+            lb_q,
             &main_lde,
             prep_lde.as_deref(),
             aux_lde.as_deref(),
@@ -246,12 +314,23 @@ pub fn prove_with<B: ProverBackend>(
             bus_sums[t],
             alpha,
         );
+        let q = match &rng {
+            None => q,
+            Some(r) => zk::randomize_quotient(q, r, t as u64, config.fri.num_queries),
+        };
         quotients.push(TraceInput::Host(q));
+    }
+    if let Some(r) = &rng {
+        let lh = zk::codeword_log_height(
+            &config.fri,
+            log_heights.iter().copied().max().unwrap_or(0) + zk_shift,
+        );
+        quotients.push(TraceInput::Host(zk::random_codeword(r, lh)));
     }
     drop(s_quotient);
     let (quotient_root, quotient) = {
         let _s = span("quotient commit");
-        let (root, c) = backend.commit(quotients, lb)?;
+        let (root, c) = backend.commit(quotients, lb, salt(ROUND_QUOTIENT))?;
         backend.release_traces(&c);
         (root, c)
     };
@@ -266,13 +345,17 @@ pub fn prove_with<B: ProverBackend>(
     if let Some((_, c)) = &aux {
         rounds.push((c, bus_tables.iter().map(|&t| two_points(t)).collect()));
     }
-    rounds.push((&quotient, vec![vec![zeta]; airs.len()]));
+    rounds.push((
+        &quotient,
+        vec![vec![zeta]; airs.len() + rng.is_some() as usize],
+    ));
     let (opened, pcs) = {
         let _s = span("DEEP+FRI open");
-        backend.open(&config.fri, &rounds, &mut transcript)
+        backend.open(&config.fri, &rounds, &mut transcript, rng.as_ref())
     };
 
     Ok(Proof {
+        zk: config.zk,
         statement_digest: statement_digest(statement, public),
         log_heights: log_heights.iter().map(|&h| h as u8).collect(),
         main_root,

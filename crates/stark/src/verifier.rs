@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 use thiserror::Error;
 
-use crate::air::{compile_all, Air, AirError, CompiledAir};
+use crate::air::{compile_for, Air, AirError, CompiledAir};
 use crate::config::StarkConfig;
 use crate::field::{Ext3, PrimeCharacteristicRing, F};
 use crate::logup::{
@@ -20,6 +20,7 @@ use crate::profile::span;
 use crate::proof::{Proof, ProofFormatError};
 use crate::statement::{sample_zeta, selectors_at, start_transcript, statement_digest};
 use crate::symbolic::LeafValues;
+use crate::zk;
 
 /// Why a proof was rejected.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -28,6 +29,8 @@ pub enum VerifyError {
     Format(#[from] ProofFormatError),
     #[error("the proof is for a different statement or public interactions")]
     Statement,
+    #[error("proof is {}, but the verifier was configured for {}", mode(*proof), mode(*expected))]
+    ZkMode { proof: bool, expected: bool },
     #[error("AIR: {0}")]
     Air(#[from] AirError),
     #[error("proof shape does not match the tables: {0}")]
@@ -48,6 +51,14 @@ pub enum VerifyError {
     Grinding,
     #[error("opening proof: {0}")]
     Pcs(PcsError),
+}
+
+fn mode(zk: bool) -> &'static str {
+    if zk {
+        "zero-knowledge (zk)"
+    } else {
+        "non-zk"
+    }
 }
 
 /// Leaf values at the out-of-domain point.
@@ -139,13 +150,21 @@ pub fn verify(
     statement: &[u8],
     proof: &Proof,
 ) -> Result<(), VerifyError> {
+    if proof.zk != config.zk {
+        return Err(VerifyError::ZkMode {
+            proof: proof.zk,
+            expected: config.zk,
+        });
+    }
     if proof.statement_digest != statement_digest(statement, public) {
         return Err(VerifyError::Statement);
     }
     let lb = config.fri.log_blowup;
+    // zk: main, aux and quotient matrices have 2n rows (degree < 2n).
+    let zk_shift = config.zk as usize;
     let compiled: Vec<CompiledAir> = {
         let _s = span("compile AIRs");
-        compile_all(airs, config.max_constraint_degree())?
+        compile_for(airs, config)?
     };
     let nt = compiled.len();
     if proof.log_heights.len() != nt
@@ -262,7 +281,22 @@ pub fn verify(
             .collect();
         check_round_shape(&proof.opened[ar], &widths, 2, "aux")?;
     }
-    let widths: Vec<usize> = compiled.iter().map(|a| 3 * a.num_quotient_chunks).collect();
+    // Committed quotient chunks per table: (count, coefficients per chunk); zk: `zk::quotient_layout`.
+    let q_layout: Vec<(usize, usize)> = compiled
+        .iter()
+        .zip(&log_heights)
+        .map(|(a, &lh)| {
+            if config.zk {
+                zk::quotient_layout(a.num_quotient_chunks, lh, config.fri.num_queries)
+            } else {
+                (a.num_quotient_chunks, 1 << lh)
+            }
+        })
+        .collect();
+    let mut widths: Vec<usize> = q_layout.iter().map(|&(count, _)| 3 * count).collect();
+    if config.zk {
+        widths.push(zk::CODEWORD_WIDTH);
+    }
     check_round_shape(&proof.opened[quotient_round], &widths, 1, "quotient")?;
 
     // Out-of-domain check per table.
@@ -310,10 +344,11 @@ pub fn verify(
             &mut scratch,
         );
         let q_open = &proof.opened[quotient_round][t][0];
-        let zeta_n = zeta.pow(1u64 << lh);
+        let (count, m) = q_layout[t];
+        let zeta_m = zeta.pow(m as u64);
         let mut q = Ext3::ZERO;
-        for j in (0..air.num_quotient_chunks).rev() {
-            q = q * zeta_n + ext_column(q_open, j);
+        for j in (0..count).rev() {
+            q = q * zeta_m + ext_column(q_open, j);
         }
         if folded != zh * q {
             return Err(table_err());
@@ -340,7 +375,8 @@ pub fn verify(
     let mk = |tables: &[usize],
               width: &dyn Fn(usize) -> usize,
               opened: &[Vec<Vec<Ext3>>],
-              pts: usize| {
+              pts: usize,
+              shift: usize| {
         tables
             .iter()
             .zip(opened)
@@ -349,7 +385,7 @@ pub fn verify(
                 (
                     MatrixDims {
                         width: width(t),
-                        log_height: log_heights[t] + lb,
+                        log_height: log_heights[t] + shift + lb,
                     },
                     (0..pts).map(|p| (points[p], o[p].clone())).collect(),
                 )
@@ -359,7 +395,13 @@ pub fn verify(
     let all: Vec<usize> = (0..nt).collect();
     rounds.push((
         proof.main_root,
-        mk(&all, &|t| compiled[t].width, &proof.opened[main_round], 2),
+        mk(
+            &all,
+            &|t| compiled[t].width,
+            &proof.opened[main_round],
+            2,
+            zk_shift,
+        ),
     ));
     if let (Some(root), Some(ar)) = (&proof.aux_root, aux_round) {
         rounds.push((
@@ -369,19 +411,36 @@ pub fn verify(
                 &|t| compiled[t].aux_width(),
                 &proof.opened[ar],
                 2,
+                zk_shift,
             ),
         ));
     }
-    rounds.push((
-        proof.quotient_root,
-        mk(
-            &all,
-            &|t| 3 * compiled[t].num_quotient_chunks,
-            &proof.opened[quotient_round],
-            1,
-        ),
-    ));
-    pcs::verify(&config.fri, &rounds, &proof.pcs, &mut transcript).map_err(|e| match e {
+    let mut quotient_mats = mk(
+        &all,
+        &|t| 3 * q_layout[t].0,
+        &proof.opened[quotient_round],
+        1,
+        zk_shift,
+    );
+    if config.zk {
+        // The random codeword (checked shape above: nt + 1 matrices), at least the largest trace height.
+        let lh = zk::codeword_log_height(
+            &config.fri,
+            log_heights.iter().copied().max().unwrap_or(0) + zk_shift,
+        ) + lb;
+        quotient_mats.push((
+            MatrixDims {
+                width: zk::CODEWORD_WIDTH,
+                log_height: lh,
+            },
+            vec![(zeta, proof.opened[quotient_round][nt][0].clone())],
+        ));
+    }
+    rounds.push((proof.quotient_root, quotient_mats));
+    // zk: every opened round is salted (the preprocessed columns are evaluated by the verifier, not opened).
+    let salted: Vec<bool> = vec![true; rounds.len()];
+    let hiding = config.zk.then_some(&salted[..]);
+    pcs::verify(&config.fri, &rounds, &proof.pcs, &mut transcript, hiding).map_err(|e| match e {
         PcsError::Grinding => VerifyError::Grinding,
         e => VerifyError::Pcs(e),
     })

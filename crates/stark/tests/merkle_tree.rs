@@ -74,7 +74,7 @@ fn merkle_single_matrix_matches_naive() {
         for idx in [0, (1usize << log_h) - 1, (1usize << log_h) / 2] {
             let (rows, proof) = tree.open(idx);
             assert_eq!(rows[0], m.row(idx));
-            verify_batch(&tree.root(), &dims, idx, &rows, &proof).unwrap();
+            verify_batch(&tree.root(), &dims, idx, &rows, &proof, 0).unwrap();
         }
     }
     // Leaf of a single row of width 1 is keccak of its 8 LE canonical bytes.
@@ -107,7 +107,7 @@ fn merkle_mixed_heights() {
             let lh = m.log_height().unwrap();
             assert_eq!(r.as_slice(), m.row(idx >> (5 - lh)));
         }
-        verify_batch(&tree.root(), &dims, idx, &rows, &proof).unwrap();
+        verify_batch(&tree.root(), &dims, idx, &rows, &proof, 0).unwrap();
     }
     // Order within a height matters.
     let mut swapped = mats.clone();
@@ -128,47 +128,47 @@ fn merkle_tamper_detection() {
     let mut bad = rows.clone();
     bad[1][0] += F::ONE;
     assert_eq!(
-        verify_batch(&root, &dims, idx, &bad, &proof),
+        verify_batch(&root, &dims, idx, &bad, &proof, 0),
         Err(MerkleError::RootMismatch)
     );
 
     let mut badp = proof.clone();
     badp.siblings[2][7] ^= 1;
     assert_eq!(
-        verify_batch(&root, &dims, idx, &rows, &badp),
+        verify_batch(&root, &dims, idx, &rows, &badp, 0),
         Err(MerkleError::RootMismatch)
     );
 
     assert_eq!(
-        verify_batch(&root, &dims, idx ^ 1, &rows, &proof),
+        verify_batch(&root, &dims, idx ^ 1, &rows, &proof, 0),
         Err(MerkleError::RootMismatch)
     );
     assert!(matches!(
-        verify_batch(&root, &dims, 16, &rows, &proof),
+        verify_batch(&root, &dims, 16, &rows, &proof, 0),
         Err(MerkleError::IndexOutOfRange { .. })
     ));
     assert!(matches!(
-        verify_batch(&root, &dims, usize::MAX, &rows, &proof),
+        verify_batch(&root, &dims, usize::MAX, &rows, &proof, 0),
         Err(MerkleError::IndexOutOfRange { .. })
     ));
     let mut short = proof.clone();
     short.siblings.pop();
     assert!(matches!(
-        verify_batch(&root, &dims, idx, &rows, &short),
+        verify_batch(&root, &dims, idx, &rows, &short, 0),
         Err(MerkleError::ProofLength { .. })
     ));
     assert!(matches!(
-        verify_batch(&root, &dims, idx, &rows[..1], &proof),
+        verify_batch(&root, &dims, idx, &rows[..1], &proof, 0),
         Err(MerkleError::RowCount { .. })
     ));
     let mut wide = rows.clone();
     wide[0].push(F::ZERO);
     assert!(matches!(
-        verify_batch(&root, &dims, idx, &wide, &proof),
+        verify_batch(&root, &dims, idx, &wide, &proof, 0),
         Err(MerkleError::RowWidth { .. })
     ));
     assert_eq!(
-        verify_batch(&root, &[], idx, &[], &proof),
+        verify_batch(&root, &[], idx, &[], &proof, 0),
         Err(MerkleError::NoMatrices)
     );
     let huge = [
@@ -178,13 +178,13 @@ fn merkle_tamper_detection() {
         },
         dims[1],
     ];
-    assert!(verify_batch(&root, &huge, idx, &rows, &proof).is_err());
+    assert!(verify_batch(&root, &huge, idx, &rows, &proof, 0).is_err());
     // Non-canonical representation of the same value still verifies (hash uses canonical form).
     let mut noncanon = rows.clone();
     let v = noncanon[0][0].as_canonical_u64();
     if v < (1u64 << 32) - 1 {
         noncanon[0][0] = F::new(v + 0xffff_ffff_0000_0001);
-        verify_batch(&root, &dims, idx, &noncanon, &proof).unwrap();
+        verify_batch(&root, &dims, idx, &noncanon, &proof, 0).unwrap();
     }
 }
 
@@ -197,18 +197,19 @@ fn merkle_from_layers_round_trip_and_shape_checks() {
         rand_matrix(&mut rng, 64, 2),
     ];
     let tree = MerkleTree::new(mats.clone());
-    let rebuilt = MerkleTree::from_layers(mats.clone(), tree.layers().to_vec()).unwrap();
+    let rebuilt =
+        MerkleTree::from_layers(mats.clone(), Vec::new(), tree.layers().to_vec()).unwrap();
     assert_eq!(rebuilt.root(), tree.root());
     let dims = tree.dims();
     for index in [0, 17, 63] {
         assert_eq!(rebuilt.open(index), tree.open(index));
         let (rows, proof) = rebuilt.open(index);
-        verify_batch(&tree.root(), &dims, index, &rows, &proof).unwrap();
+        verify_batch(&tree.root(), &dims, index, &rows, &proof, 0).unwrap();
     }
     let mut short = tree.layers().to_vec();
     short.pop();
     assert_eq!(
-        MerkleTree::from_layers(mats.clone(), short).unwrap_err(),
+        MerkleTree::from_layers(mats.clone(), Vec::new(), short).unwrap_err(),
         MerkleError::LayerCount {
             expected: 7,
             got: 6
@@ -217,7 +218,7 @@ fn merkle_from_layers_round_trip_and_shape_checks() {
     let mut bad = tree.layers().to_vec();
     bad[2].push([0; 32]);
     assert_eq!(
-        MerkleTree::from_layers(mats.clone(), bad).unwrap_err(),
+        MerkleTree::from_layers(mats.clone(), Vec::new(), bad).unwrap_err(),
         MerkleError::LayerSize {
             layer: 2,
             expected: 16,
@@ -226,11 +227,11 @@ fn merkle_from_layers_round_trip_and_shape_checks() {
     );
     let odd = vec![RowMajorMatrix::new(vec![F::new(1); 6], 2)];
     assert_eq!(
-        MerkleTree::from_layers(odd, vec![vec![[0; 32]]]).unwrap_err(),
+        MerkleTree::from_layers(odd, Vec::new(), vec![vec![[0; 32]]]).unwrap_err(),
         MerkleError::MatrixShape(0)
     );
     assert_eq!(
-        MerkleTree::from_layers(Vec::new(), vec![]).unwrap_err(),
+        MerkleTree::from_layers(Vec::new(), Vec::new(), vec![]).unwrap_err(),
         MerkleError::NoMatrices
     );
 }
@@ -279,11 +280,11 @@ fn verify_batch_many_agrees_with_verify_batch() {
             proof,
         })
         .collect();
-    let many = verify_batch_many(&root, &dims, &openings);
+    let many = verify_batch_many(&root, &dims, &openings, 0);
     assert_eq!(many.len(), cases.len());
     let mut rejected = 0;
     for (k, (index, rows, proof)) in cases.iter().enumerate() {
-        let one = verify_batch(&root, &dims, *index, rows, proof);
+        let one = verify_batch(&root, &dims, *index, rows, proof, 0);
         assert_eq!(many[k], one, "opening {k}");
         rejected += one.is_err() as usize;
     }
@@ -292,8 +293,8 @@ fn verify_batch_many_agrees_with_verify_batch() {
         "the 8 tampered openings are rejected, the others accepted"
     );
     assert_eq!(
-        verify_batch_many(&root, &[], &openings[..1]),
+        verify_batch_many(&root, &[], &openings[..1], 0),
         vec![Err(MerkleError::NoMatrices)]
     );
-    assert!(verify_batch_many(&root, &dims, &[]).is_empty());
+    assert!(verify_batch_many(&root, &dims, &[], 0).is_empty());
 }

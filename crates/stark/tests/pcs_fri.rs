@@ -81,7 +81,7 @@ fn prove(cfg: &FriConfig, s: &Setup) -> (OpenedValues, PcsProof) {
         .map(|(t, p)| (t, p.clone()))
         .collect();
     let mut tr = Transcript::new(b"pcs-test");
-    open(cfg, &rounds, &mut tr)
+    open(cfg, &rounds, &mut tr, None)
 }
 
 fn verifier_rounds(s: &Setup, values: &OpenedValues) -> Vec<VerifierRound> {
@@ -104,7 +104,7 @@ fn verifier_rounds(s: &Setup, values: &OpenedValues) -> Vec<VerifierRound> {
 
 fn check(cfg: &FriConfig, vr: &[VerifierRound], proof: &PcsProof) -> Result<(), PcsError> {
     let mut tr = Transcript::new(b"pcs-test");
-    verify(cfg, vr, proof, &mut tr)
+    verify(cfg, vr, proof, &mut tr, None)
 }
 
 #[test]
@@ -149,16 +149,16 @@ fn pcs_roundtrip_single_matrix_no_fri_layers() {
     let tree = MerkleTree::new(vec![lde_batch(&t, cfg.log_blowup)]);
     let z = rand_ext(&mut rng);
     let mut tr = Transcript::new(b"x");
-    let (values, proof) = open(&cfg, &[(&tree, vec![vec![z]])], &mut tr);
+    let (values, proof) = open(&cfg, &[(&tree, vec![vec![z]])], &mut tr, None);
     assert!(proof.fri_roots.is_empty());
     assert_eq!(proof.final_poly.len(), 8);
     let vr: Vec<VerifierRound> = vec![(
         tree.root(),
         vec![(tree.dims()[0], vec![(z, values[0][0][0].clone())])],
     )];
-    verify(&cfg, &vr, &proof, &mut Transcript::new(b"x")).unwrap();
+    verify(&cfg, &vr, &proof, &mut Transcript::new(b"x"), None).unwrap();
     // Different transcript label: the verifier samples other queries / alpha.
-    assert!(verify(&cfg, &vr, &proof, &mut Transcript::new(b"y")).is_err());
+    assert!(verify(&cfg, &vr, &proof, &mut Transcript::new(b"y"), None).is_err());
 }
 
 #[test]
@@ -287,12 +287,17 @@ fn pcs_rejects_too_high_degree() {
         let fake = RowMajorMatrix::from_fn(1 << lh, 2, |_, _| F::new(rng.gen()));
         let tree = MerkleTree::new(vec![fake]);
         let z = rand_ext(&mut rng);
-        let (values, proof) = open(&cfg, &[(&tree, vec![vec![z]])], &mut Transcript::new(b"d"));
+        let (values, proof) = open(
+            &cfg,
+            &[(&tree, vec![vec![z]])],
+            &mut Transcript::new(b"d"),
+            None,
+        );
         let vr: Vec<VerifierRound> = vec![(
             tree.root(),
             vec![(tree.dims()[0], vec![(z, values[0][0][0].clone())])],
         )];
-        let res = verify(&cfg, &vr, &proof, &mut Transcript::new(b"d"));
+        let res = verify(&cfg, &vr, &proof, &mut Transcript::new(b"d"), None);
         assert!(
             matches!(
                 res,
@@ -343,7 +348,7 @@ fn pcs_blowups_empty_point_lists_and_transcript_sync() {
         let z = rand_ext(&mut rng);
         let points = vec![vec![z, z * z], vec![z], vec![z], vec![]];
         let mut pt = Transcript::new(b"sync");
-        let (values, proof) = open(&cfg, &[(&tree, points.clone())], &mut pt);
+        let (values, proof) = open(&cfg, &[(&tree, points.clone())], &mut pt, None);
         // The constant column evaluates to its value everywhere.
         assert_eq!(values[0][2][0][0], Ext3::from_base(traces[2].values[0]));
         assert!(values[0][3].is_empty());
@@ -356,7 +361,7 @@ fn pcs_blowups_empty_point_lists_and_transcript_sync() {
             .collect();
         let vr: Vec<VerifierRound> = vec![(tree.root(), mats)];
         let mut vt = Transcript::new(b"sync");
-        verify(&cfg, &vr, &proof, &mut vt).unwrap();
+        verify(&cfg, &vr, &proof, &mut vt, None).unwrap();
         // Prover and verifier transcripts end in the same state.
         assert_eq!(pt.sample_ext(), vt.sample_ext());
     }

@@ -13,9 +13,15 @@ use zkrv_stark::{preprocess, prove, verify_bytes, Proof, StarkConfig, VerifyErro
 
 const STMT: &[u8] = b"fuzz";
 
-fn proof_bytes() -> (StarkConfig, Fixture, zkrv_stark::PreprocessedData, Vec<u8>) {
-    let config = StarkConfig::default();
-    let fx = fixture(3);
+/// Config, fixture, preprocessed data and proof bytes.
+type Setup = (StarkConfig, Fixture, zkrv_stark::PreprocessedData, Vec<u8>);
+
+fn proof_bytes() -> Setup {
+    proof_bytes_with(StarkConfig::default(), 3)
+}
+
+fn proof_bytes_with(config: StarkConfig, log_n: usize) -> Setup {
+    let fx = fixture(log_n);
     let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
     let proof = prove(&config, &airs(), &pre, fx.traces.clone(), &fx.public, STMT).unwrap();
     (config, fx, pre, proof.to_bytes())
@@ -41,21 +47,22 @@ fn round_trip_and_typed_errors() {
     for len in (0..bytes.len()).step_by(61) {
         assert!(Proof::from_bytes(&bytes[..len]).is_err(), "prefix {len}");
     }
-    // A huge length is rejected before allocating: log_heights length at offset 38.
+    // A huge length is rejected before allocating: log_heights length at offset 39.
     let mut b = bytes.clone();
-    b[38..42].copy_from_slice(&u32::MAX.to_le_bytes());
+    b[39..43].copy_from_slice(&u32::MAX.to_le_bytes());
     assert!(matches!(
         Proof::from_bytes(&b),
-        Err(ProofFormatError::Length { offset: 38, .. })
+        Err(ProofFormatError::Length { offset: 39, .. })
     ));
     // Non-canonical field element: the first bus sum coefficient.
-    // Layout: 4 magic + 2 version + 32 digest + 4 len + 2 heights + 32 main root + 1 flag + 32 aux root
-    // + 4 bus-sum count = offset 113.
+    // Layout: 4 magic + 2 version + 1 zk flag + 32 digest + 4 len + 2 heights + 32 main root + 1 flag
+    // + 32 aux root
+    // + 4 bus-sum count = offset 114.
     let mut b = bytes.clone();
-    b[113..121].copy_from_slice(&u64::MAX.to_le_bytes());
+    b[114..122].copy_from_slice(&u64::MAX.to_le_bytes());
     assert_eq!(
         Proof::from_bytes(&b),
-        Err(ProofFormatError::NonCanonical(113))
+        Err(ProofFormatError::NonCanonical(114))
     );
 }
 
@@ -141,12 +148,32 @@ fn mutated_proofs_never_panic_nor_verify() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(3000);
+    mutation_fuzz(proof_bytes(), iters);
+}
+
+/// The same over a zk proof (salted paths, randomized quotient, codeword), fewer iterations.
+#[test]
+fn mutated_zk_proofs_never_panic_nor_verify() {
+    let iters: usize = std::env::var("ZKRV_FUZZ_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000);
+    let config = StarkConfig {
+        zk_seed: Some(9),
+        ..StarkConfig::default_zk()
+    };
+    mutation_fuzz(proof_bytes_with(config, 7), iters);
+}
+
+fn mutation_fuzz((config, fx, pre, bytes): Setup, iters: usize) {
     let seed: u64 = std::env::var("ZKRV_FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| rand::thread_rng().gen());
-    println!("mutation fuzz: seed {seed}, {iters} iterations (ZKRV_FUZZ_SEED={seed} to replay)");
-    let (config, fx, pre, bytes) = proof_bytes();
+    println!(
+        "mutation fuzz (zk {}): seed {seed}, {iters} iterations (ZKRV_FUZZ_SEED={seed} to replay)",
+        config.zk
+    );
     let original = Proof::from_bytes(&bytes).unwrap();
     let mut rng = StdRng::seed_from_u64(seed);
     let mut rejected_format = 0usize;

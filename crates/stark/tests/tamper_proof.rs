@@ -132,8 +132,9 @@ impl ProverBackend for AuxTamper {
         &self,
         traces: Vec<TraceInput<Self::DeviceTrace>>,
         log_blowup: usize,
+        salt: Option<(zkrv_stark::zk::ZkRng, u32)>,
     ) -> Result<(Digest, CpuCommitted), BackendError> {
-        CpuBackend.commit(traces, log_blowup)
+        CpuBackend.commit(traces, log_blowup, salt)
     }
     fn trace_dims(&self, c: &CpuCommitted) -> Vec<TraceDims> {
         CpuBackend.trace_dims(c)
@@ -174,8 +175,9 @@ impl ProverBackend for AuxTamper {
         fri: &FriConfig,
         rounds: &[(&CpuCommitted, Vec<Vec<Ext3>>)],
         t: &mut Transcript,
+        hiding: Option<&zkrv_stark::zk::ZkRng>,
     ) -> (OpenedValues, PcsProof) {
-        CpuBackend.open(fri, rounds, t)
+        CpuBackend.open(fri, rounds, t, hiding)
     }
 }
 

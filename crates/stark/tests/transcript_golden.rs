@@ -50,7 +50,7 @@ fn transcript_golden_merkle_lde_pcs() {
     let z = Ext3::from_u64s([11, 12, 13]);
     let mut tr = Transcript::new(b"zkrv");
     tr.observe_digest(&tree.root());
-    let (values, proof) = open(&cfg, &[(&tree, vec![vec![z], vec![z]])], &mut tr);
+    let (values, proof) = open(&cfg, &[(&tree, vec![vec![z], vec![z]])], &mut tr, None);
     let v = values[0][1][0][1].to_canonical_u64s();
     let fri0 = hex(&proof.fri_roots[0]);
     let fin = proof.final_poly[0].to_canonical_u64s();

@@ -58,6 +58,9 @@ struct Args {
     /// Keep the scratch directory (generated inputs, profiles, stderr of each prove).
     #[arg(long)]
     keep_tmp: bool,
+    /// Extra argument for every `zkrv prove` (repeatable), e.g. `--prove-arg=--no-zk`.
+    #[arg(long = "prove-arg", value_name = "ARG", allow_hyphen_values = true)]
+    prove_args: Vec<String>,
 }
 
 fn main() -> Result<()> {
@@ -95,6 +98,7 @@ fn main() -> Result<()> {
             max_rss_bytes: (a.max_rss_gib * (1u64 << 30) as f64) as u64,
         },
         tmp: tmp.clone(),
+        prove_args: a.prove_args.clone(),
     };
     let mut report = Report {
         date: suite::utc_date(now),
@@ -108,6 +112,7 @@ fn main() -> Result<()> {
         loadavg_end: None,
         input_seed: format!("{:#x}", suite::INPUT_SEED),
         verify_runs: a.verify_runs,
+        prove_args: a.prove_args.clone(),
         cases: Vec::new(),
     };
     for (i, c) in prepared.iter().enumerate() {

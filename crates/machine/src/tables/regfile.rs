@@ -10,7 +10,7 @@ use crate::bus;
 use crate::cols::columns;
 use crate::tables::decode::words;
 
-/// REGFILE height: 64 rows (34 used).
+/// REGFILE height: 64 rows (34 used), or the machine's minimum height if larger (zk mode).
 pub const REGFILE_HEIGHT: usize = 64;
 
 /// REGFILE row.
@@ -27,9 +27,11 @@ pub struct RegfileCols<T> {
 }
 columns!(RegfileCols, NUM_REGFILE_COLS);
 
-/// The REGFILE trace from the final register values and last-access timestamps (`regs.len() <= 64`).
-pub fn regfile_trace(regs: &[(u64, u64)]) -> RowMajorMatrix {
-    let mut values = vec![F::ZERO; REGFILE_HEIGHT * NUM_REGFILE_COLS];
+/// The REGFILE trace from the final register values and last-access timestamps (`regs.len() <= 64`):
+/// `max(REGFILE_HEIGHT, min_height)` rows (a power of two), zero padding rows (`is_real = 0`).
+pub fn regfile_trace(regs: &[(u64, u64)], min_height: usize) -> RowMajorMatrix {
+    let height = REGFILE_HEIGHT.max(min_height).next_power_of_two();
+    let mut values = vec![F::ZERO; height * NUM_REGFILE_COLS];
     for (r, &(val, ts)) in regs.iter().enumerate() {
         let row = RegfileCols::from_row_mut(
             &mut values[r * NUM_REGFILE_COLS..(r + 1) * NUM_REGFILE_COLS],
