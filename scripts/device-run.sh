@@ -10,7 +10,7 @@ export ZKRV_CUDA_CACHE_DIR=/tmp/zkrv-cuda-cache
 [ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/smi.txt"
 bins=("$@")
-[ ${#bins[@]} -eq 0 ] && bins=($(ls .device | grep -v -E '^(zkrv|.*\.sh)$'))
+[ ${#bins[@]} -eq 0 ] && bins=($(ls .device | grep -v -E '^(zkrv|zkrv-abba|inputs|bench-.*|.*\.sh)$'))
 for b in "${bins[@]}"; do
   t0=$(date +%s.%N)
   timeout 300 ".device/$b" --test-threads=1 --nocapture > "$OUT/$b.log" 2>&1; rc=$?

@@ -422,11 +422,13 @@ fn peak_host_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Longest file name (one path component) most filesystems accept, in bytes (Linux NAME_MAX).
+const MAX_FILE_NAME: usize = 255;
+
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename, fsync of the
 /// directory. On failure nothing is left at `path` (nor the temporary file).
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let name = path
-        .file_name()
+    path.file_name()
         .ok_or_else(|| anyhow!("{} does not name a file", path.display()))?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -446,11 +448,8 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
-    let tmp = dir.join(format!(
-        ".{}.{}.{nonce}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
+    // The temporary name does not grow with the final one (a name near the 255-byte limit must still work).
+    let tmp = dir.join(format!(".zkrv.{}.{nonce}.tmp", std::process::id()));
     let res = (|| -> std::io::Result<()> {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
@@ -596,6 +595,23 @@ fn check_writable(path: &Path, what: &str) -> Result<()> {
     if path.is_dir() || path.file_name().is_none() {
         bail!("{what} {shown}: is a directory, expected a file path");
     }
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        let kind = m.file_type();
+        if kind.is_symlink() {
+            bail!("{what} {shown}: is a symbolic link; zkrv replaces its output atomically, give the path of a regular file");
+        }
+        if !kind.is_file() {
+            bail!("{what} {shown}: exists and is not a regular file (a device, FIFO or socket); refusing to replace it");
+        }
+    }
+    if let Some(name) = path.file_name() {
+        if name.len() > MAX_FILE_NAME {
+            bail!(
+                "{what} {shown}: file name of {} bytes is longer than {MAX_FILE_NAME} bytes",
+                name.len()
+            );
+        }
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -703,7 +719,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
         engine.name(),
         config.fri.log_blowup,
         config.fri.num_queries,
-        zk_mode(config.zk)
+        zk_mode(config.zk && a.zk_test_seed.is_none())
     );
     let bar = progress.bar.clone();
     let listener: profile::Listener = Box::new(move |path: &str| {
@@ -723,6 +739,17 @@ fn prove(a: ProveArgs) -> Result<u8> {
                 },
             )
         })?;
+        // The prover's limit: one CPU row per cycle plus a padding row, at most 2^MAX_LOG_HEIGHT rows.
+        let max_provable = (1u64 << zkrv_stark::logup::MAX_LOG_HEIGHT) - 1;
+        if exec.cycles > max_provable {
+            bail!(
+                "{}: the run has {} cycles; proving supports at most 2^{} - 1 = {max_provable} cycles \
+                 (the largest table height)",
+                a.elf.display(),
+                exec.cycles,
+                zkrv_stark::logup::MAX_LOG_HEIGHT
+            );
+        }
         let prepared = progress.stage("trace generation", || {
             no_panic("trace generation", || {
                 prepare_traces(&engine, &program, &input, a.cpu_trace, &config)
@@ -752,7 +779,11 @@ fn prove(a: ProveArgs) -> Result<u8> {
     print_statement(&statement);
     println!("cycles              {cycles}");
     println!("proof               {} ({size} bytes)", a.output.display());
-    println!("zero knowledge      {}", yes_no(config.zk));
+    if config.zk && a.zk_test_seed.is_some() {
+        println!("zero knowledge      no (--zk-test-seed: zk mode with public randomness)");
+    } else {
+        println!("zero knowledge      {}", yes_no(config.zk));
+    }
     println!(
         "prove time          {prove_secs:.3} s ({} cycles/s; {total:.3} s in all)",
         per_sec(cycles, prove_secs)

@@ -325,3 +325,69 @@ fn unread_input_tail_costs_nothing_to_prove() {
     assert_eq!(run.stdout, &bytes[..64]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Fresh-user findings (session 3): an existing `-o` that is not a regular file (FIFO, symlink) is refused
+/// before proving and left alone; a file name over 255 bytes is refused before proving; a name just under the
+/// limit works (the temporary file name no longer grows with it).
+#[test]
+fn prove_output_must_be_a_regular_file_within_name_max() {
+    let dir = tempdir("regular");
+    let elf = write_elf(&dir, "g.elf", &exit0(vec![]));
+    let fifo = dir.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if made.map(|s| s.success()).unwrap_or(false) {
+        let out = zkrv(&["prove", s(&elf), "-o", s(&fifo), "--no-zk"]);
+        assert_refused_early(&out, "is not a regular file");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+    } else {
+        eprintln!("mkfifo unavailable: FIFO case skipped");
+    }
+    let link = dir.join("dangling");
+    std::os::unix::fs::symlink(dir.join("nowhere"), &link).unwrap();
+    let out = zkrv(&["prove", s(&elf), "-o", s(&link), "--no-zk"]);
+    assert_refused_early(&out, "symbolic link");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let long = dir.join(format!("{}.zkrv", "a".repeat(251)));
+    let out = zkrv(&["prove", s(&elf), "-o", s(&long), "--no-zk"]);
+    assert_refused_early(&out, "longer than 255 bytes");
+    let ok = dir.join(format!("{}.zkrv", "a".repeat(250)));
+    let out = zkrv(&[
+        "prove",
+        s(&elf),
+        "-o",
+        s(&ok),
+        "--no-zk",
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(ok.is_file());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A run longer than the prover's 2^26 - 1 cycles is refused right after execution with the prover's limit,
+/// not the executor's `--max-cycles` advice.
+#[test]
+fn prove_refuses_runs_over_the_provable_cycle_count() {
+    let dir = tempdir("toolong");
+    // t0 counts to 2^25 in a two-instruction loop: 2^26 + 5 cycles.
+    let mut w = vec![lui(6, 1 << 13)]; // t1 = 2^25
+    w.push(addi(5, 5, 1));
+    w.push(blt(5, 6, -4));
+    let elf = write_elf(&dir, "loop.elf", &exit0(w));
+    let p = dir.join("p.zkrv");
+    let out = zkrv(&["prove", s(&elf), "-o", s(&p), "--no-zk", "--backend", "cpu"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("proving supports at most 2^26 - 1"), "{err}");
+    assert!(!err.contains("--max-cycles"), "{err}");
+    assert!(!p.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
