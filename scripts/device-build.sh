@@ -19,6 +19,17 @@ for line in sys.stdin:
         shutil.copy(m["executable"], ".device/" + name)
         print(".device/" + name)
 '
+# Bench harnesses (harness = false binaries), with the same copy step.
+cargo bench -p zkrv-cuda --features cuda --no-run --message-format=json 2>/dev/null \
+  | python3 -c '
+import json, sys, shutil
+for line in sys.stdin:
+    try: m = json.loads(line)
+    except Exception: continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and "bench" in m["target"]["kind"]:
+        shutil.copy(m["executable"], ".device/bench-" + m["target"]["name"])
+        print(".device/bench-" + m["target"]["name"])
+'
 cargo build --release -p zkrv 2>&1 | tail -1 || true
 bin="${CARGO_TARGET_DIR:-target}/release/zkrv"
 [ -x "$bin" ] && cp "$bin" .device/zkrv
