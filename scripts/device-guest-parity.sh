@@ -2,7 +2,7 @@
 # On the GPU machine (no Rust): proves every guest with --backend cpu and --backend gpu, compares the proof bytes and
 # verifies the GPU proof; also runs the zkrv-cuda device tests. Build here first and copy, stripped, into .device/:
 # target/release/zkrv (cargo build --release -p zkrv) and the kernels_compile, parity, proof_parity test binaries
-# (crates/cuda/device-build.sh). Logs go to $OUT.
+# (scripts/device-build.sh). Logs go to $OUT.
 set -uo pipefail
 OUT="${OUT:-./device-out}"; mkdir -p "$OUT"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
