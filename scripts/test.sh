@@ -8,6 +8,9 @@ need_apt=()
 command -v qemu-riscv64 >/dev/null || need_apt+=(qemu-user)
 command -v cmake >/dev/null || need_apt+=(cmake)
 command -v clang >/dev/null || command -v clang-14 >/dev/null || need_apt+=(clang-14)
+# C++ compiler for the host emulation of the GPU fill kernels (crates/cuda/tests/common/host_emu.rs).
+command -v c++ >/dev/null || command -v g++ >/dev/null || command -v clang++ >/dev/null \
+  || command -v clang++-14 >/dev/null || need_apt+=(g++)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "== installing ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -18,6 +21,8 @@ fi
 # NVRTC (no GPU needed) so that the kernel compile-check test really compiles every .cu file.
 eval "$(bash scripts/ci-nvrtc.sh)"
 export ZKRV_REQUIRE_NVRTC=1
+# The kernel host-emulation parity tests must run, not skip, here.
+export ZKRV_REQUIRE_CXX=1
 
 echo "== cargo test --workspace --release"
 cargo test --workspace --release --features zkrv-cuda/cuda "$@"

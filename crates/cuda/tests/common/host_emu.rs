@@ -2,7 +2,7 @@
 //! (`-DZKRV_HOST_EMU`, see `kernels/tables/common.cuh`) together with a test-provided driver `main`, runs it
 //! with binary stdin/stdout, and returns what it wrote. This checks a kernel's per-row logic against the Rust
 //! fill on machines without a GPU (CI). Needs a C++ compiler (`$CXX`, else `c++`, `g++`, `clang++`); without
-//! one, [`run`] returns `None` and the caller prints a skip.
+//! one, [`run`] returns `None` and the caller prints a skip (a failure when `ZKRV_REQUIRE_CXX` is set, as in CI).
 
 #![allow(dead_code)]
 
@@ -32,7 +32,14 @@ pub fn compiler() -> Option<String> {
 /// a `main` that reads its input from stdin and writes its output to stdout) and runs it on `input`.
 /// `None` if no C++ compiler is installed; panics (test failure) if compiling or running fails.
 pub fn run(name: &str, kernel_src: &str, driver: &str, input: &[u8]) -> Option<Vec<u8>> {
-    let cxx = compiler()?;
+    let Some(cxx) = compiler() else {
+        // CI (scripts/test.sh) sets ZKRV_REQUIRE_CXX=1: there a missing compiler is a failure, not a skip.
+        assert!(
+            std::env::var_os("ZKRV_REQUIRE_CXX").is_none(),
+            "ZKRV_REQUIRE_CXX is set but no C++ compiler (c++, g++, clang++) was found"
+        );
+        return None;
+    };
     let dir: PathBuf = std::env::temp_dir().join(format!(
         "zkrv-host-emu-{name}-{}-{:?}",
         std::process::id(),
