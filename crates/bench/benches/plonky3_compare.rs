@@ -398,7 +398,7 @@ fn zkrv_phases(
     let air = ZkSquareChainAir { width: p.width };
     let compiled = zkrv_stark::air::CompiledAir::new(&air, config.max_constraint_degree())
         .map_err(|e| e.to_string())?;
-    let backend = CpuBackend;
+    let backend = CpuBackend::default();
     let m = zkrv_stark::matrix::RowMajorMatrix::new(trace.to_vec(), p.width);
     let t0 = Instant::now();
     let (_, main) = backend
@@ -411,6 +411,7 @@ fn zkrv_phases(
     let lde = backend.host_lde(&main, 0).map_err(|e| e.to_string())?;
     let q = backend.quotient(
         &compiled,
+        lde.height().trailing_zeros() as usize - lb,
         lb,
         &lde,
         None,

@@ -29,6 +29,7 @@ use zkrv_executor::{
 use zkrv_machine::{Proof, Statement};
 use zkrv_stark::profile::{self, Profile};
 use zkrv_stark::StarkConfig;
+use zkrv_stark::backend::{CpuBackend, LdeMode};
 
 /// Exit status for errors of the host (bad arguments, files, ELF, execution or proving errors).
 const HOST_ERROR: u8 = 2;
@@ -327,7 +328,12 @@ fn prove_on(
     config: &StarkConfig,
 ) -> Result<(Statement, Proof)> {
     match (engine, prepared) {
-        (Engine::Cpu, Prepared::Host(w)) => Ok(zkrv_machine::prove_witness(program, w, config)?),
+        (Engine::Cpu, Prepared::Host(w)) => {
+            let backend = CpuBackend::new(LdeMode::from_env().map_err(|e| anyhow!(e))?);
+            Ok(zkrv_machine::prove_witness_with(
+                &backend, program, w, config,
+            )?)
+        }
         #[cfg(feature = "cuda")]
         (Engine::Gpu(b), Prepared::Gpu(g)) => Ok(zkrv_machine::prove_inputs_with(
             b.as_ref(),
@@ -697,6 +703,7 @@ fn security_line(config: &StarkConfig, proof: &zkrv_stark::Proof) -> String {
 fn prove(a: ProveArgs) -> Result<u8> {
     // Refuse bad destinations before the (long) proof.
     check_prove_paths(&a)?;
+    LdeMode::from_env().map_err(|e| anyhow!(e))?;
     let program = load_program(&a.elf)?;
     let input = read_input(a.input.as_deref())?;
     let engine = select_backend(a.backend)?;

@@ -129,7 +129,7 @@ fn prove_inputs_with_split_equals_prove() {
     let (traces, pages) = s.traces.into_table_order();
     let traces = traces.into_iter().map(TraceInput::Host).collect();
     let (st, proof) =
-        prove_inputs_with(&CpuBackend, &p, s.statement, pages, traces, &config).unwrap();
+        prove_inputs_with(&CpuBackend::default(), &p, s.statement, pages, traces, &config).unwrap();
     assert_eq!(st, st_ref);
     assert_eq!(proof.to_bytes(), proof_ref.to_bytes());
     verify(&p, &st, &proof, &config).unwrap();

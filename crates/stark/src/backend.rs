@@ -29,11 +29,11 @@ use crate::air::CompiledAir;
 use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
 use crate::logup::{self, LogupChallenges, LogupError};
 use crate::matrix::RowMajorMatrix;
-use crate::merkle::{Digest, MerkleTree};
+use crate::merkle::{Digest, MatrixDims, MerkleTree};
 use crate::pcs::{self, FriConfig, OpenedValues, PcsProof};
 use crate::poly::{
-    bit_reverse_slice, coset_idft_ext, coset_shift, dft_batch, domain_generator, lde_batch,
-    reverse_bits,
+    bit_reverse_slice, coset_idft_ext, coset_shift, dft_batch, domain_generator, idft_batch,
+    lde_batch, lde_coset_block, lde_from_coeffs, lde_prefix, reverse_bits,
 };
 use crate::profile::span;
 use crate::symbolic::{BlockLeaves, Node};
@@ -153,6 +153,20 @@ pub trait ProverBackend: Sync {
         i: usize,
     ) -> Result<Cow<'a, RowMajorMatrix>, BackendError>;
 
+    /// The first `rows` storage rows of the LDE of committed trace `i` (`rows x w`, `rows <= nB`; for
+    /// `rows = n·2^k` the values on `g·H_rows` in bit-reversed order): what the quotient reads. The result
+    /// may have more rows (the whole LDE); callers read only the first `rows`. Default:
+    /// [`ProverBackend::host_lde`].
+    fn host_lde_prefix<'a>(
+        &self,
+        committed: &'a Self::Committed,
+        i: usize,
+        rows: usize,
+    ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
+        let _ = rows;
+        self.host_lde(committed, i)
+    }
+
     /// LogUp aux trace of table `table` (`n x aux_width`, natural order) and its bus sum. The table's main
     /// trace is committed trace `table` of the round `main`, read with row stride `main_row_stride`
     /// (logical row `r` = committed row `main_row_stride * r`: 1, or 2 in zk mode where the committed main
@@ -203,6 +217,7 @@ pub trait ProverBackend: Sync {
     fn quotient(
         &self,
         air: &CompiledAir,
+        log_n: usize,
         log_blowup: usize,
         main_lde: &RowMajorMatrix,
         preprocessed_lde: Option<&RowMajorMatrix>,
@@ -213,6 +228,7 @@ pub trait ProverBackend: Sync {
     ) -> RowMajorMatrix {
         quotient_host(
             air,
+            log_n,
             log_blowup,
             main_lde,
             preprocessed_lde,
@@ -234,15 +250,83 @@ pub trait ProverBackend: Sync {
     ) -> (OpenedValues, PcsProof);
 }
 
-/// The CPU backend (rayon-parallel host code).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CpuBackend;
+/// Where [`CpuBackend`] keeps the LDE of a committed round.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LdeMode {
+    /// [`LdeMode::Recompute`] for a round whose LDE (`Σ 2^LH · w · 8` bytes) exceeds a quarter of the
+    /// memory available when it is committed (`MemAvailable` of `/proc/meminfo`), else [`LdeMode::Store`].
+    #[default]
+    Auto,
+    /// Keep the whole bit-reversed LDE (`B` times the trace) and the natural-order traces: fastest, and
+    /// `(1 + B) · 8` bytes per trace cell.
+    Store,
+    /// Keep only the coefficients (`8` bytes per trace cell) and the tree's digests: the commitment hashes
+    /// one coset block of the LDE at a time ([`MerkleTree::from_coset_blocks`]), and every later reader
+    /// recomputes what it needs (the quotient its cosets, the opening [`pcs::RoundLde::Coeffs`], the aux
+    /// build the natural trace). Byte-identical proofs.
+    Recompute,
+}
 
-/// A round committed by [`CpuBackend`]: the natural-order traces and the tree over their LDEs.
+impl LdeMode {
+    /// `ZKRV_LDE=store|recompute|auto` (default `auto`); an unknown value is an error naming it.
+    pub fn from_env() -> Result<Self, String> {
+        match std::env::var("ZKRV_LDE").as_deref() {
+            Err(_) | Ok("") | Ok("auto") => Ok(LdeMode::Auto),
+            Ok("store") => Ok(LdeMode::Store),
+            Ok("recompute") => Ok(LdeMode::Recompute),
+            Ok(other) => Err(format!(
+                "ZKRV_LDE={other:?}: expected `auto`, `store` or `recompute`"
+            )),
+        }
+    }
+}
+
+/// `MemAvailable` of `/proc/meminfo` in bytes (`None` where it cannot be read).
+fn mem_available_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// The CPU backend (rayon-parallel host code). `lde` chooses, per committed round, whether the LDE is
+/// stored or recomputed ([`LdeMode`]); proofs are byte-identical either way.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuBackend {
+    pub lde: LdeMode,
+}
+
+impl CpuBackend {
+    /// A CPU backend with the given LDE mode.
+    pub const fn new(lde: LdeMode) -> Self {
+        Self { lde }
+    }
+}
+
+/// A round committed by [`CpuBackend`]: the tree over the LDEs and what the round keeps to read them.
 #[derive(Debug)]
 pub struct CpuCommitted {
-    pub traces: Vec<RowMajorMatrix>,
+    /// With [`LdeMode::Store`] the tree holds the LDEs; with [`LdeMode::Recompute`] only digests.
     pub tree: MerkleTree,
+    data: CpuRound,
+}
+
+#[derive(Debug)]
+enum CpuRound {
+    /// The natural-order traces (`n x w`); the LDEs are the tree's matrices.
+    Stored { traces: Vec<RowMajorMatrix> },
+    /// The coefficients of every column (`n x w`, `X^0` first).
+    Coeffs {
+        coeffs: Vec<RowMajorMatrix>,
+        log_blowup: usize,
+    },
+}
+
+impl CpuCommitted {
+    /// Whether the round keeps coefficients and recomputes its LDE ([`LdeMode::Recompute`]).
+    pub fn recomputes_lde(&self) -> bool {
+        matches!(self.data, CpuRound::Coeffs { .. })
+    }
 }
 
 impl ProverBackend for CpuBackend {
@@ -274,25 +358,90 @@ impl ProverBackend for CpuBackend {
                 )));
             }
         }
-        let s_lde = span("LDE");
-        let ldes: Vec<RowMajorMatrix> = traces
-            .par_iter()
-            .map(|t| lde_batch(t, log_blowup))
-            .collect();
-        drop(s_lde);
-        let tree = {
-            let _s = span("Merkle");
-            MerkleTree::new_salted(ldes, salt.as_ref().map(|(r, round)| (r, *round)))
+        let lde_bytes: u64 = traces
+            .iter()
+            .map(|t| ((t.values.len() as u64) << log_blowup) * 8)
+            .sum();
+        let recompute = match self.lde {
+            LdeMode::Store => false,
+            LdeMode::Recompute => true,
+            LdeMode::Auto => mem_available_bytes().is_some_and(|a| lde_bytes > a / 4),
         };
-        Ok((tree.root(), CpuCommitted { traces, tree }))
+        let salt = salt.as_ref().map(|(r, round)| (r, *round));
+        if !recompute {
+            let s_lde = span("LDE");
+            let ldes: Vec<RowMajorMatrix> = traces
+                .par_iter()
+                .map(|t| lde_batch(t, log_blowup))
+                .collect();
+            drop(s_lde);
+            let tree = {
+                let _s = span("Merkle");
+                MerkleTree::new_salted(ldes, salt)
+            };
+            return Ok((
+                tree.root(),
+                CpuCommitted {
+                    tree,
+                    data: CpuRound::Stored { traces },
+                },
+            ));
+        }
+        // Recompute: natural -> coefficients in place, then the tree one coset block at a time.
+        let s_lde = span("LDE");
+        let coeffs: Vec<RowMajorMatrix> = traces.into_iter().map(idft_batch).collect();
+        drop(s_lde);
+        let dims: Vec<MatrixDims> = coeffs
+            .iter()
+            .map(|c| MatrixDims {
+                width: c.width,
+                log_height: c.height().trailing_zeros() as usize + log_blowup,
+            })
+            .collect();
+        let salts = match salt {
+            None => Vec::new(),
+            Some((rng, round)) => crate::merkle::level_heights_of(&dims)
+                .into_iter()
+                .map(|lh| zk::salt_matrix(rng, round, lh))
+                .collect(),
+        };
+        let tree = {
+            let _s = span("LDE blocks + Merkle");
+            MerkleTree::from_coset_blocks(dims, salts, log_blowup, |c| {
+                coeffs
+                    .iter()
+                    .map(|m| lde_coset_block(m, log_blowup, c))
+                    .collect()
+            })
+        };
+        Ok((
+            tree.root(),
+            CpuCommitted {
+                tree,
+                data: CpuRound::Coeffs { coeffs, log_blowup },
+            },
+        ))
     }
 
     fn trace_dims(&self, c: &CpuCommitted) -> Vec<TraceDims> {
-        c.traces
+        let lb = match &c.data {
+            CpuRound::Stored { traces } => {
+                return traces
+                    .iter()
+                    .map(|t| TraceDims {
+                        width: t.width,
+                        log_height: t.height().trailing_zeros() as usize,
+                    })
+                    .collect()
+            }
+            CpuRound::Coeffs { log_blowup, .. } => *log_blowup,
+        };
+        c.tree
+            .dims()
             .iter()
-            .map(|t| TraceDims {
-                width: t.width,
-                log_height: t.height().trailing_zeros() as usize,
+            .map(|d| TraceDims {
+                width: d.width,
+                log_height: d.log_height - lb,
             })
             .collect()
     }
@@ -302,7 +451,10 @@ impl ProverBackend for CpuBackend {
         c: &'a CpuCommitted,
         i: usize,
     ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
-        Ok(Cow::Borrowed(&c.traces[i]))
+        match &c.data {
+            CpuRound::Stored { traces } => Ok(Cow::Borrowed(&traces[i])),
+            CpuRound::Coeffs { coeffs, .. } => Ok(Cow::Owned(dft_batch(coeffs[i].clone()))),
+        }
     }
 
     fn host_lde<'a>(
@@ -310,7 +462,26 @@ impl ProverBackend for CpuBackend {
         c: &'a CpuCommitted,
         i: usize,
     ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
-        Ok(Cow::Borrowed(&c.tree.matrices()[i]))
+        match &c.data {
+            CpuRound::Stored { .. } => Ok(Cow::Borrowed(&c.tree.matrices()[i])),
+            CpuRound::Coeffs { coeffs, log_blowup } => {
+                Ok(Cow::Owned(lde_from_coeffs(&coeffs[i], *log_blowup)))
+            }
+        }
+    }
+
+    fn host_lde_prefix<'a>(
+        &self,
+        c: &'a CpuCommitted,
+        i: usize,
+        rows: usize,
+    ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
+        match &c.data {
+            CpuRound::Stored { .. } => Ok(Cow::Borrowed(&c.tree.matrices()[i])),
+            CpuRound::Coeffs { coeffs, log_blowup } => {
+                Ok(Cow::Owned(lde_prefix(&coeffs[i], *log_blowup, rows)))
+            }
+        }
     }
 
     fn open(
@@ -320,9 +491,20 @@ impl ProverBackend for CpuBackend {
         transcript: &mut Transcript,
         hiding: Option<&ZkRng>,
     ) -> (OpenedValues, PcsProof) {
-        let rounds: Vec<(&MerkleTree, Vec<Vec<Ext3>>)> =
-            rounds.iter().map(|(c, p)| (&c.tree, p.clone())).collect();
-        pcs::open(fri, &rounds, transcript, hiding)
+        let rounds: Vec<(pcs::RoundLde, Vec<Vec<Ext3>>)> = rounds
+            .iter()
+            .map(|(c, p)| {
+                let lde = match &c.data {
+                    CpuRound::Stored { .. } => pcs::RoundLde::Stored(&c.tree),
+                    CpuRound::Coeffs { coeffs, .. } => pcs::RoundLde::Coeffs {
+                        tree: &c.tree,
+                        coeffs,
+                    },
+                };
+                (lde, p.clone())
+            })
+            .collect();
+        pcs::open_rounds(fri, &rounds, transcript, hiding)
     }
 }
 
@@ -389,7 +571,8 @@ impl BlockLeaves for LdeBlock<'_> {
     }
 }
 
-/// Host quotient (see [`ProverBackend::quotient`]). LDEs are `nB x w`, bit-reversed, read in place.
+/// Host quotient (see [`ProverBackend::quotient`]) of a table of `n = 2^log_n` rows. LDEs are bit-reversed,
+/// read in place, and need only their first `M` rows (below; [`ProverBackend::host_lde_prefix`]).
 ///
 /// With `c` chunks, `q = C / Z_H` has degree `< c n`, so it is evaluated only on the quotient domain
 /// `g·H_M`, `M = n · 2^ceil(log2 c)` (`<= nB`): the first `M` storage rows of every bit-reversed LDE are
@@ -401,6 +584,7 @@ impl BlockLeaves for LdeBlock<'_> {
 #[allow(clippy::too_many_arguments)]
 pub fn quotient_host(
     air: &CompiledAir,
+    log_n: usize,
     log_blowup: usize,
     main_lde: &RowMajorMatrix,
     preprocessed_lde: Option<&RowMajorMatrix>,
@@ -409,7 +593,6 @@ pub fn quotient_host(
     bus_sum: Ext3,
     alpha: Ext3,
 ) -> RowMajorMatrix {
-    let log_n = (main_lde.height().trailing_zeros() as usize) - log_blowup;
     let n = 1usize << log_n;
     let chunks = air.num_quotient_chunks;
     let log_q = (chunks.next_power_of_two().trailing_zeros() as usize).min(log_blowup);

@@ -128,7 +128,10 @@ pub fn hash_rows<'a>(rows: impl IntoIterator<Item = &'a [F]>) -> Digest {
 /// A mixed-height Merkle tree over matrices whose heights are powers of two.
 #[derive(Clone, Debug)]
 pub struct MerkleTree {
+    /// The committed matrices; empty for a digest-only tree ([`MerkleTree::from_coset_blocks`]).
     matrices: Vec<RowMajorMatrix>,
+    /// Shapes of the committed matrices, in commit order.
+    dims: Vec<MatrixDims>,
     /// Salted trees: one `2^lh x SALT_WIDTH` matrix per level `lh` that holds matrices, largest first.
     salts: Vec<RowMajorMatrix>,
     /// `layers[k]` is level `L - k`: `layers[0]` the `2^L` leaves, `layers[L]` the root.
@@ -245,7 +248,82 @@ impl MerkleTree {
             layers.push(next);
         }
         Self {
+            dims: matrix_dims(&matrices),
             matrices,
+            salts,
+            layers,
+            log_max_height,
+        }
+    }
+
+    /// A digest-only tree (no matrices kept) over matrices that are never held whole: bit-reversed LDEs of
+    /// blowup `2^log_blowup` given one coset block at a time. `block(c)` returns, for every matrix in
+    /// commit order, its storage rows `[c·h/B, (c+1)·h/B)` (`h` its height `dims[m]`, `B = 2^log_blowup`;
+    /// [`crate::poly::lde_coset_block`]), for `c = 0, 1, .., B-1`. Every height must be `>= B`.
+    ///
+    /// Block `c` of every matrix lies under the same subtree (the `c`-th node of level `log_blowup`), so the
+    /// tree is hashed one subtree at a time, holding one block of each matrix. Root, layers and openings are
+    /// identical to [`MerkleTree::with_salts`] over the whole matrices; [`MerkleTree::open`] returns no rows
+    /// (the caller recomputes them), only the path and salts.
+    ///
+    /// # Panics
+    /// As [`MerkleTree::with_salts`], or if a block does not have the shape above.
+    pub fn from_coset_blocks(
+        dims: Vec<MatrixDims>,
+        salts: Vec<RowMajorMatrix>,
+        log_blowup: usize,
+        mut block: impl FnMut(usize) -> Vec<RowMajorMatrix>,
+    ) -> Self {
+        assert!(!dims.is_empty(), "MerkleTree needs at least one matrix");
+        assert!(
+            dims.iter()
+                .all(|d| d.width > 0 && d.log_height >= log_blowup),
+            "every matrix needs width >= 1 and height >= 2^log_blowup"
+        );
+        let log_max_height = dims.iter().map(|d| d.log_height).max().expect("non-empty");
+        let nb = 1usize << log_blowup;
+        let sub_log = log_max_height - log_blowup;
+        let mut layers: Vec<Vec<Digest>> = (0..=log_max_height)
+            .map(|k| vec![[0u8; 32]; 1 << (log_max_height - k)])
+            .collect();
+        for c in 0..nb {
+            let blocks = block(c);
+            assert_eq!(blocks.len(), dims.len(), "one block per matrix");
+            for (b, d) in blocks.iter().zip(&dims) {
+                assert!(
+                    b.width == d.width && b.height() == 1 << (d.log_height - log_blowup),
+                    "coset block shape"
+                );
+            }
+            let salt_blocks: Vec<RowMajorMatrix> = salts
+                .iter()
+                .map(|s| {
+                    let h = s.height() >> log_blowup;
+                    RowMajorMatrix::new(s.values[c * h * s.width..(c + 1) * h * s.width].to_vec(), s.width)
+                })
+                .collect();
+            let sub = Self::with_salts(blocks, salt_blocks);
+            debug_assert_eq!(sub.log_max_height, sub_log);
+            for (k, l) in sub.layers.into_iter().enumerate() {
+                let len = l.len();
+                layers[k][c * len..(c + 1) * len].copy_from_slice(&l);
+            }
+        }
+        for k in sub_log..log_max_height {
+            let (lo, hi) = layers.split_at_mut(k + 1);
+            hi[0] = compress_level(&lo[k]);
+        }
+        if !salts.is_empty() {
+            let levels: Vec<usize> = level_heights_of(&dims);
+            assert!(
+                salts.len() == levels.len()
+                    && salts.iter().zip(&levels).all(|(s, &lh)| s.log_height() == Some(lh)),
+                "salt matrices match the levels"
+            );
+        }
+        Self {
+            matrices: Vec::new(),
+            dims,
             salts,
             layers,
             log_max_height,
@@ -294,6 +372,7 @@ impl MerkleTree {
         }
         check_salts(&matrices, &salts)?;
         Ok(Self {
+            dims: matrix_dims(&matrices),
             matrices,
             salts,
             layers,
@@ -316,7 +395,8 @@ impl MerkleTree {
         self.layers[self.log_max_height][0]
     }
 
-    /// The committed matrices, in the order given to [`MerkleTree::new`].
+    /// The committed matrices, in the order given to [`MerkleTree::new`]; empty for a digest-only tree
+    /// ([`MerkleTree::from_coset_blocks`]).
     pub fn matrices(&self) -> &[RowMajorMatrix] {
         &self.matrices
     }
@@ -328,17 +408,11 @@ impl MerkleTree {
 
     /// Dimensions of the committed matrices, in commit order.
     pub fn dims(&self) -> Vec<MatrixDims> {
-        self.matrices
-            .iter()
-            .map(|m| MatrixDims {
-                width: m.width,
-                log_height: m.log_height().expect("checked at construction"),
-            })
-            .collect()
+        self.dims.clone()
     }
 
-    /// Open leaf `index < 2^L`: the row `index >> (L - log_height)` of each matrix (commit order) and the
-    /// authentication path.
+    /// Open leaf `index < 2^L`: the row `index >> (L - log_height)` of each matrix (commit order; none for a
+    /// digest-only tree) and the authentication path.
     ///
     /// # Panics
     /// If `index >= 2^L`.
@@ -376,6 +450,24 @@ fn level_heights(matrices: &[RowMajorMatrix]) -> Vec<usize> {
     v.sort_unstable_by(|a, b| b.cmp(a));
     v.dedup();
     v
+}
+
+/// [`level_heights`] from shapes.
+pub fn level_heights_of(dims: &[MatrixDims]) -> Vec<usize> {
+    let mut v: Vec<usize> = dims.iter().map(|d| d.log_height).collect();
+    v.sort_unstable_by(|a, b| b.cmp(a));
+    v.dedup();
+    v
+}
+
+fn matrix_dims(matrices: &[RowMajorMatrix]) -> Vec<MatrixDims> {
+    matrices
+        .iter()
+        .map(|m| MatrixDims {
+            width: m.width,
+            log_height: m.log_height().expect("checked at construction"),
+        })
+        .collect()
 }
 
 fn check_salts(matrices: &[RowMajorMatrix], salts: &[RowMajorMatrix]) -> Result<(), MerkleError> {

@@ -49,7 +49,8 @@ use crate::merkle::{
     verify_batch_many, Digest, MatrixDims, MerkleError, MerkleProof, MerkleTree, Opening,
 };
 use crate::poly::{
-    bit_reverse_slice, coset_idft_ext, coset_shift, domain_generator, eval_ext_poly, reverse_bits,
+    bit_reverse_slice, coset_dft_ext, coset_idft_ext, coset_point, coset_shift, domain_generator,
+    eval_ext_poly, reverse_bits,
 };
 use crate::profile::span;
 use crate::transcript::Transcript;
@@ -322,23 +323,101 @@ fn bary_apply(mat: &RowMajorMatrix, bary: &Bary) -> Vec<Ext3> {
     }
 }
 
+/// How [`open_rounds`] reads the LDE values of one committed round.
+#[derive(Clone, Copy, Debug)]
+pub enum RoundLde<'a> {
+    /// The tree's matrices are the bit-reversed LDEs, read in place.
+    Stored(&'a MerkleTree),
+    /// A digest-only tree ([`MerkleTree::from_coset_blocks`]) and, per matrix in commit order, the
+    /// coefficients of its columns (`n x w`, row `k` the coefficient of `X^k`, `n = 2^LH / 2^log_blowup`).
+    /// Every value the opening needs is recomputed from them: `f_c(z)` as `Σ_k c_k z^k`, the DEEP
+    /// combination in coefficient form (one `Ext3` polynomial per height and point, then its LDE), and the
+    /// opened rows at the query points. The LDE is never held; the values are the same field elements, so
+    /// the proof is byte-identical to [`RoundLde::Stored`].
+    Coeffs {
+        tree: &'a MerkleTree,
+        coeffs: &'a [RowMajorMatrix],
+    },
+}
+
+impl<'a> RoundLde<'a> {
+    /// The round's Merkle tree.
+    pub fn tree(&self) -> &'a MerkleTree {
+        match self {
+            RoundLde::Stored(t) | RoundLde::Coeffs { tree: t, .. } => t,
+        }
+    }
+}
+
+/// Evaluations of every column of `coeffs` (`n x w` coefficients, `X^0` first) at each base-field point of
+/// `xs`: `out[j][c] = Σ_k coeffs[k][c] · xs[j]^k`. One pass over the coefficients, `|xs| · n · w`
+/// multiply-adds (the opened rows of a round kept as coefficients).
+pub fn eval_columns_at(coeffs: &RowMajorMatrix, xs: &[F]) -> Vec<Vec<F>> {
+    let w = coeffs.width;
+    let p = xs.len();
+    const CHUNK: usize = 1 << 12;
+    let sums = coeffs
+        .values
+        .par_chunks(CHUNK * w)
+        .enumerate()
+        .map(|(ci, rows)| {
+            let mut acc = vec![F::ZERO; p * w];
+            let mut xp: Vec<F> = xs.iter().map(|x| x.exp_u64((ci * CHUNK) as u64)).collect();
+            for row in rows.chunks_exact(w) {
+                for (j, x) in xp.iter_mut().enumerate() {
+                    let a = &mut acc[j * w..(j + 1) * w];
+                    for (o, &v) in a.iter_mut().zip(row) {
+                        *o += *x * v;
+                    }
+                    *x *= xs[j];
+                }
+            }
+            acc
+        })
+        .reduce(
+            || vec![F::ZERO; p * w],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+                a
+            },
+        );
+    sums.chunks(w.max(1)).map(|r| r.to_vec()).take(p).collect()
+}
+
+/// [`open_rounds`] with every round's LDE stored in its tree ([`RoundLde::Stored`]).
+pub fn open(
+    config: &FriConfig,
+    rounds: &[(&MerkleTree, Vec<Vec<Ext3>>)],
+    transcript: &mut Transcript,
+    hiding: Option<&ZkRng>,
+) -> (OpenedValues, PcsProof) {
+    let rounds: Vec<(RoundLde, Vec<Vec<Ext3>>)> = rounds
+        .iter()
+        .map(|(t, p)| (RoundLde::Stored(t), p.clone()))
+        .collect();
+    open_rounds(config, &rounds, transcript, hiding)
+}
+
 /// Open the committed `rounds` at the given points and prove it with DEEP-FRI.
 ///
-/// `rounds[r] = (tree, points)` with `points[m]` the opening points of matrix `m` of `tree` (commit order).
-/// Returns `values[r][m][p][c] = f_{r,m,c}(points[m][p])` and the proof. The caller must have observed the
-/// round roots (and whatever determined the points) before calling.
+/// `rounds[r] = (lde, points)` with `points[m]` the opening points of matrix `m` of the round (commit
+/// order). Returns `values[r][m][p][c] = f_{r,m,c}(points[m][p])` and the proof. The caller must have
+/// observed the round roots (and whatever determined the points) before calling.
 ///
 /// # Panics
 /// On caller errors: `points.len()` differing from the number of matrices, a matrix shorter than the blowup,
-/// `log_folding_arity != 1`, heights above 2^32, or an opening point inside an LDE domain `g·H_N` (points must be
-/// sampled out of domain; for a random `Ext3` point this has probability about `N / p^3`).
+/// `log_folding_arity != 1`, heights above 2^32, coefficient matrices not matching the tree's shapes, or an
+/// opening point inside an LDE domain `g·H_N` (points must be sampled out of domain; for a random `Ext3`
+/// point this has probability about `N / p^3`).
 ///
 /// `hiding`: zk mode; every FRI layer tree is salted ([`MerkleTree::new_salted`], round
 /// `zk::ROUND_FRI + layer`). The committed rounds must then be salted trees too (the caller's job), and the
 /// caller must have added a random codeword to a round so that the layers' values are masked.
-pub fn open(
+pub fn open_rounds(
     config: &FriConfig,
-    rounds: &[(&MerkleTree, Vec<Vec<Ext3>>)],
+    rounds: &[(RoundLde, Vec<Vec<Ext3>>)],
     transcript: &mut Transcript,
     hiding: Option<&ZkRng>,
 ) -> (OpenedValues, PcsProof) {
@@ -347,15 +426,23 @@ pub fn open(
         "only folding arity 2 is implemented"
     );
     let lb = config.log_blowup;
-    for (tree, points) in rounds {
-        assert_eq!(
-            points.len(),
-            tree.matrices().len(),
-            "one point list per matrix"
-        );
-        for m in tree.matrices() {
-            let lh = m.log_height().expect("power-of-two height");
-            assert!(lh >= lb && lh <= MAX_LOG_HEIGHT, "LDE height out of range");
+    let dims: Vec<Vec<MatrixDims>> = rounds.iter().map(|(r, _)| r.tree().dims()).collect();
+    for ((lde, points), dims) in rounds.iter().zip(&dims) {
+        assert_eq!(points.len(), dims.len(), "one point list per matrix");
+        for d in dims {
+            assert!(
+                d.log_height >= lb && d.log_height <= MAX_LOG_HEIGHT,
+                "LDE height out of range"
+            );
+        }
+        if let RoundLde::Coeffs { coeffs, .. } = lde {
+            assert_eq!(coeffs.len(), dims.len(), "one coefficient matrix per matrix");
+            for (c, d) in coeffs.iter().zip(dims) {
+                assert!(
+                    c.width == d.width && c.height() << lb == 1 << d.log_height,
+                    "coefficient matrix shape"
+                );
+            }
         }
     }
 
@@ -366,22 +453,29 @@ pub fn open(
         .map(|(_, points)| points.iter().map(|p| vec![Vec::new(); p.len()]).collect())
         .collect();
     let mut mats_by_height: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
-    for (r, (tree, _)) in rounds.iter().enumerate() {
-        for (m, mat) in tree.matrices().iter().enumerate() {
-            let lh = mat.log_height().expect("checked");
-            mats_by_height.entry(lh).or_default().push((r, m));
+    for (r, dims) in dims.iter().enumerate() {
+        for (m, d) in dims.iter().enumerate() {
+            mats_by_height.entry(d.log_height).or_default().push((r, m));
         }
     }
     for (&lh, list) in &mats_by_height {
+        // Per point: barycentric weights on the stored LDE rows, or the powers `z^k` for coefficients.
         let mut cache: Vec<(Ext3, Bary)> = Vec::new();
+        let mut pow_cache: Vec<(Ext3, Bary)> = Vec::new();
         for &(r, m) in list {
-            let (tree, points) = &rounds[r];
-            let mat = &tree.matrices()[m];
+            let (lde, points) = &rounds[r];
             for (p, &z) in points[m].iter().enumerate() {
+                let (mat, cache, weights): (&RowMajorMatrix, _, fn(usize, usize, Ext3) -> Bary) =
+                    match lde {
+                        RoundLde::Stored(tree) => (&tree.matrices()[m], &mut cache, bary_weights),
+                        RoundLde::Coeffs { coeffs, .. } => (&coeffs[m], &mut pow_cache, |lh, lb, z| {
+                            Bary::Weights(z.powers_n(1 << (lh - lb)))
+                        }),
+                    };
                 let pos = match cache.iter().position(|(q, _)| *q == z) {
                     Some(pos) => pos,
                     None => {
-                        cache.push((z, bary_weights(lh, lb, z)));
+                        cache.push((z, weights(lh, lb, z)));
                         cache.len() - 1
                     }
                 };
@@ -399,15 +493,26 @@ pub fn open(
 
     // 2. DEEP batching into one reduced codeword per height.
     let alpha = transcript.sample_ext();
-    // (log_height) -> list of (matrix, points, values, alpha power base k0)
-    type Item<'a> = (&'a RowMajorMatrix, &'a [Ext3], &'a [Vec<Ext3>], u64);
+    // (log_height) -> list of (LDE source, points, values, alpha power base k0)
+    type Item<'a> = (Source<'a>, &'a [Ext3], &'a [Vec<Ext3>], u64);
+    #[derive(Clone, Copy)]
+    enum Source<'a> {
+        Lde(&'a RowMajorMatrix),
+        Coeffs(&'a RowMajorMatrix),
+    }
     let mut by_height: BTreeMap<usize, Vec<Item>> = BTreeMap::new();
     let mut k = 0u64;
-    for ((tree, points), round_vals) in rounds.iter().zip(&values) {
-        for ((mat, pts), vals) in tree.matrices().iter().zip(points).zip(round_vals) {
-            let lh = mat.log_height().expect("checked");
-            by_height.entry(lh).or_default().push((mat, pts, vals, k));
-            k += (pts.len() * mat.width) as u64;
+    for (((lde, points), round_vals), dims) in rounds.iter().zip(&values).zip(&dims) {
+        for (m, ((pts, vals), d)) in points.iter().zip(round_vals).zip(dims).enumerate() {
+            let src = match lde {
+                RoundLde::Stored(tree) => Source::Lde(&tree.matrices()[m]),
+                RoundLde::Coeffs { coeffs, .. } => Source::Coeffs(&coeffs[m]),
+            };
+            by_height
+                .entry(d.log_height)
+                .or_default()
+                .push((src, pts, vals, k));
+            k += (pts.len() * d.width) as u64;
         }
     }
     let mut reduced: BTreeMap<usize, Vec<Ext3>> = BTreeMap::new();
@@ -420,12 +525,29 @@ pub fn open(
         bit_reverse_slice(&mut xs);
         let mut acc = vec![Ext3::ZERO; n];
         let mut inv_cache: Vec<(Ext3, Vec<Ext3>)> = Vec::new();
-        for &(mat, pts, vals, k0) in items {
-            let w = mat.width;
+        // `1 / (x_i - z)` on the LDE rows, once per point.
+        fn inv_for(cache: &mut Vec<(Ext3, Vec<Ext3>)>, xs: &[F], z: Ext3) -> usize {
+            if let Some(pos) = cache.iter().position(|(p, _)| *p == z) {
+                return pos;
+            }
+            let diffs: Vec<Ext3> = xs.par_iter().map(|&x| Ext3::from_base(x) - z).collect();
+            let inv = batch_inverse_ext(&diffs).expect("opening point lies in the LDE domain");
+            cache.push((z, inv));
+            cache.len() - 1
+        }
+        // Coefficient-form sums per point `z`: `G_z(X) = Σ scale · Σ_c alpha^k f_c(X)` and `G_z(z)`.
+        let mut coeff_sums: Vec<(Ext3, Vec<Ext3>, Ext3)> = Vec::new();
+        for &(src, pts, vals, k0) in items {
+            let w = match src {
+                Source::Lde(m) | Source::Coeffs(m) => m.width,
+            };
             let base = alpha.pow(k0);
             let apow: Vec<Ext3> = alpha.powers_n(w).into_iter().map(|a| a * base).collect();
-            // Combined column M(x_i) = Σ_c alpha^{k0+c} f_c(x_i).
-            let combined: Vec<Ext3> = (0..n)
+            // Combined column M(x_i) = Σ_c alpha^{k0+c} f_c(x_i) (on the LDE rows, or its coefficients).
+            let mat = match src {
+                Source::Lde(m) | Source::Coeffs(m) => m,
+            };
+            let combined: Vec<Ext3> = (0..mat.height())
                 .into_par_iter()
                 .with_min_len(256)
                 .map(|i| {
@@ -439,24 +561,48 @@ pub fn open(
             let mut scale = Ext3::ONE;
             for (&z, zv) in pts.iter().zip(vals) {
                 let mz: Ext3 = zv.iter().zip(&apow).map(|(&v, &a)| a * v).sum();
-                if !inv_cache.iter().any(|(p, _)| *p == z) {
-                    let diffs: Vec<Ext3> = xs.par_iter().map(|&x| Ext3::from_base(x) - z).collect();
-                    let inv =
-                        batch_inverse_ext(&diffs).expect("opening point lies in the LDE domain");
-                    inv_cache.push((z, inv));
+                match src {
+                    Source::Lde(_) => {
+                        let pos = inv_for(&mut inv_cache, &xs, z);
+                        let inv = &inv_cache[pos].1;
+                        acc.par_iter_mut()
+                            .zip(&combined)
+                            .zip(inv)
+                            .with_min_len(256)
+                            .for_each(|((a, &m), &d)| *a += scale * ((m - mz) * d));
+                    }
+                    Source::Coeffs(_) => {
+                        let pos = match coeff_sums.iter().position(|(p, _, _)| *p == z) {
+                            Some(pos) => pos,
+                            None => {
+                                coeff_sums.push((z, vec![Ext3::ZERO; combined.len()], Ext3::ZERO));
+                                coeff_sums.len() - 1
+                            }
+                        };
+                        let (_, g, gz) = &mut coeff_sums[pos];
+                        g.par_iter_mut()
+                            .zip(&combined)
+                            .with_min_len(256)
+                            .for_each(|(a, &m)| *a += scale * m);
+                        *gz += scale * mz;
+                    }
                 }
-                let inv = &inv_cache
-                    .iter()
-                    .find(|(p, _)| *p == z)
-                    .expect("just inserted")
-                    .1;
-                acc.par_iter_mut()
-                    .zip(&combined)
-                    .zip(inv)
-                    .with_min_len(256)
-                    .for_each(|((a, &m), &d)| *a += scale * ((m - mz) * d));
                 scale *= alpha_w;
             }
+        }
+        for (z, mut g, gz) in coeff_sums {
+            // LDE of G_z: coefficients zero-padded to the LDE height, evaluated on g·H, bit-reversed.
+            g.resize(n, Ext3::ZERO);
+            let mut evals = coset_dft_ext(&g, coset_shift());
+            drop(g);
+            bit_reverse_slice(&mut evals);
+            let pos = inv_for(&mut inv_cache, &xs, z);
+                        let inv = &inv_cache[pos].1;
+            acc.par_iter_mut()
+                .zip(&evals)
+                .zip(inv)
+                .with_min_len(256)
+                .for_each(|((a, &e), &d)| *a += (e - gz) * d);
         }
         reduced.insert(lh, acc);
     }
@@ -499,13 +645,49 @@ pub fn open(
 
     // 5. Grinding, 6. queries.
     let pow_nonce = transcript.grind(config.query_grinding_bits);
-    let queries = (0..config.num_queries)
-        .map(|_| {
-            let q = transcript.sample_bits(lmax);
+    let query_indices: Vec<usize> = (0..config.num_queries)
+        .map(|_| transcript.sample_bits(lmax))
+        .collect();
+    // Rounds kept as coefficients: the opened rows, evaluated at all query points of a matrix at once.
+    let coeff_rows: Vec<Vec<BTreeMap<usize, Vec<F>>>> = rounds
+        .iter()
+        .zip(&dims)
+        .map(|((lde, _), dims)| match lde {
+            RoundLde::Stored(_) => Vec::new(),
+            RoundLde::Coeffs { coeffs, .. } => coeffs
+                .iter()
+                .zip(dims)
+                .map(|(c, d)| {
+                    let mut rows: Vec<usize> = query_indices
+                        .iter()
+                        .map(|&q| q >> (lmax - d.log_height))
+                        .collect();
+                    rows.sort_unstable();
+                    rows.dedup();
+                    let xs: Vec<F> = rows.iter().map(|&i| coset_point(d.log_height, i)).collect();
+                    rows.into_iter().zip(eval_columns_at(c, &xs)).collect()
+                })
+                .collect(),
+        })
+        .collect();
+    let queries = query_indices
+        .iter()
+        .map(|&q| {
             let round_openings = rounds
                 .iter()
-                .map(|(tree, _)| {
+                .zip(&dims)
+                .zip(&coeff_rows)
+                .map(|(((lde, _), dims), crow)| {
+                    let tree = lde.tree();
                     let (rows, proof) = tree.open(q >> (lmax - tree.log_max_height()));
+                    let rows = match lde {
+                        RoundLde::Stored(_) => rows,
+                        RoundLde::Coeffs { .. } => dims
+                            .iter()
+                            .zip(crow)
+                            .map(|(d, map)| map[&(q >> (lmax - d.log_height))].clone())
+                            .collect(),
+                    };
                     BatchOpening { rows, proof }
                 })
                 .collect();

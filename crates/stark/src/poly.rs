@@ -180,6 +180,44 @@ pub fn lde_from_coeffs(coeffs: &RowMajorMatrix, log_blowup: usize) -> RowMajorMa
     m
 }
 
+/// One coset block of an LDE, from coefficients: storage rows `[c·n, (c+1)·n)` of
+/// [`lde_from_coeffs`]`(coeffs, log_blowup)` (`n x w`, `n = coeffs.height()` a power of two,
+/// `c < 2^log_blowup`). Storage row `c·n + j` of the bit-reversed LDE of size `N = n·2^log_blowup` is the point
+/// `g·ω_N^{bitrev_N(c·n + j)} = s_c·ω_n^{bitrev_n(j)}` with `s_c = g·ω_N^{bitrev_{log_blowup}(c)}`, so block `c`
+/// is the evaluation on the coset `s_c·H_n`, rows in bit-reversed order. The `2^log_blowup` blocks, in order,
+/// are the whole LDE; computing them one at a time holds one block instead of the `2^log_blowup`-times
+/// larger LDE.
+pub fn lde_coset_block(coeffs: &RowMajorMatrix, log_blowup: usize, c: usize) -> RowMajorMatrix {
+    let n = coeffs.height();
+    let log_n = log2_strict(n);
+    assert!(c < 1 << log_blowup, "coset {c} >= 2^{log_blowup}");
+    if n == 1 {
+        return coeffs.clone();
+    }
+    let shift = coset_shift()
+        * domain_generator(log_n + log_blowup).exp_u64(reverse_bits(c, log_blowup) as u64);
+    let evals = dft().coset_dft_batch(to_p3(coeffs.clone()), shift);
+    from_p3(evals.bit_reverse_rows())
+}
+
+/// The first `rows` storage rows of [`lde_from_coeffs`]`(coeffs, log_blowup)` (`rows <= n·2^log_blowup`),
+/// computed block by block ([`lde_coset_block`]) without the rest of the LDE. With `rows = n·2^k` these are
+/// the evaluations on `g·H_rows` in bit-reversed order.
+pub fn lde_prefix(coeffs: &RowMajorMatrix, log_blowup: usize, rows: usize) -> RowMajorMatrix {
+    let n = coeffs.height();
+    assert!(rows <= n << log_blowup, "{rows} rows > LDE height");
+    let w = coeffs.width;
+    let mut values = Vec::with_capacity(rows * w);
+    let mut c = 0;
+    while values.len() < rows * w {
+        let block = lde_coset_block(coeffs, log_blowup, c);
+        let take = (rows * w - values.len()).min(block.values.len());
+        values.extend_from_slice(&block.values[..take]);
+        c += 1;
+    }
+    RowMajorMatrix::new(values, w)
+}
+
 /// Horner evaluation of a polynomial with base-field coefficients (`coeffs[k]` is the coefficient of `X^k`)
 /// at an extension point.
 pub fn eval_poly_ext(coeffs: &[F], x: Ext3) -> Ext3 {

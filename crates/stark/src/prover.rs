@@ -77,7 +77,7 @@ pub fn prove(
     statement: &[u8],
 ) -> Result<Proof, ProveError> {
     prove_with(
-        &CpuBackend,
+        &CpuBackend::default(),
         config,
         airs,
         preprocessed,
@@ -275,7 +275,11 @@ pub fn prove_with<B: ProverBackend>(
     let lb_q = lb + zk_shift;
     let mut quotients = Vec::with_capacity(airs.len() + 1);
     for (t, air) in compiled.iter().enumerate() {
-        let main_lde = backend.host_lde(&main, t)?;
+        // The quotient reads the first `M = n·2^log_q` LDE rows (`g·H_M`, see `quotient_host`).
+        let log_n = log_heights[t];
+        let log_q = (air.num_quotient_chunks.next_power_of_two().trailing_zeros() as usize).min(lb_q);
+        let rows = 1usize << (log_n + log_q);
+        let main_lde = backend.host_lde_prefix(&main, t, rows)?;
         let prep_lde = match (&prep, prep_index(t)) {
             (Some(c), Some(i)) => Some(if rng.is_some() {
                 let tr = preprocessed.traces[t]
@@ -283,16 +287,17 @@ pub fn prove_with<B: ProverBackend>(
                     .ok_or_else(|| ProveError::Shape("preprocessed trace missing".into()))?;
                 std::borrow::Cow::Owned(lde_batch(tr, lb_q))
             } else {
-                backend.host_lde(c, i)?
+                backend.host_lde_prefix(c, i, rows)?
             }),
             _ => None,
         };
         let aux_lde = match (&aux, bus_tables.iter().position(|&b| b == t)) {
-            (Some((_, c)), Some(i)) => Some(backend.host_lde(c, i)?),
+            (Some((_, c)), Some(i)) => Some(backend.host_lde_prefix(c, i, rows)?),
             _ => None,
         };
         let q = backend.quotient(
             air,
+            log_n,
             lb_q,
             &main_lde,
             prep_lde.as_deref(),

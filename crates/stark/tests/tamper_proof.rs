@@ -134,24 +134,24 @@ impl ProverBackend for AuxTamper {
         log_blowup: usize,
         salt: Option<(zkrv_stark::zk::ZkRng, u32)>,
     ) -> Result<(Digest, CpuCommitted), BackendError> {
-        CpuBackend.commit(traces, log_blowup, salt)
+        CpuBackend::default().commit(traces, log_blowup, salt)
     }
     fn trace_dims(&self, c: &CpuCommitted) -> Vec<TraceDims> {
-        CpuBackend.trace_dims(c)
+        CpuBackend::default().trace_dims(c)
     }
     fn host_trace<'a>(
         &self,
         c: &'a CpuCommitted,
         i: usize,
     ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
-        CpuBackend.host_trace(c, i)
+        CpuBackend::default().host_trace(c, i)
     }
     fn host_lde<'a>(
         &self,
         c: &'a CpuCommitted,
         i: usize,
     ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
-        CpuBackend.host_lde(c, i)
+        CpuBackend::default().host_lde(c, i)
     }
     fn build_aux(
         &self,
@@ -163,7 +163,7 @@ impl ProverBackend for AuxTamper {
         ch: &LogupChallenges,
         bits: u32,
     ) -> Result<(TraceInput<Self::DeviceTrace>, Ext3), AuxError> {
-        let (aux, sum) = CpuBackend.build_aux(air, main, table, stride, prep, ch, bits)?;
+        let (aux, sum) = CpuBackend::default().build_aux(air, main, table, stride, prep, ch, bits)?;
         let TraceInput::Host(mut aux) = aux;
         if air.name == "bytes" {
             let w = aux.width;
@@ -178,7 +178,7 @@ impl ProverBackend for AuxTamper {
         t: &mut Transcript,
         hiding: Option<&zkrv_stark::zk::ZkRng>,
     ) -> (OpenedValues, PcsProof) {
-        CpuBackend.open(fri, rounds, t, hiding)
+        CpuBackend::default().open(fri, rounds, t, hiding)
     }
 }
 
