@@ -408,18 +408,26 @@ fn zkrv_phases(
     let e = |a: u64, b: u64, c: u64| Ext3::from_u64s([a, b, c]);
     let challenges = zkrv_stark::logup::LogupChallenges::new(e(3, 5, 7), e(11, 13, 17), 1);
     let t0 = Instant::now();
-    let lde = backend.host_lde(&main, 0).map_err(|e| e.to_string())?;
-    let q = backend.quotient(
-        &compiled,
-        lde.height().trailing_zeros() as usize - lb,
-        lb,
-        &lde,
-        None,
-        None,
-        &challenges,
-        Ext3::ZERO,
-        e(19, 23, 29),
-    );
+    let rows = 1usize << (p.log_height + lb);
+    let fetch = |b: usize| -> Result<zkrv_stark::backend::QuotientInputs<'_>, _> {
+        Ok(zkrv_stark::backend::QuotientInputs {
+            main: backend.host_lde_rows(&main, 0, b * rows, rows)?,
+            preprocessed: None,
+            aux: None,
+        })
+    };
+    let q = backend
+        .quotient(
+            &compiled,
+            p.log_height,
+            lb,
+            rows,
+            &fetch,
+            &challenges,
+            Ext3::ZERO,
+            e(19, 23, 29),
+        )
+        .map_err(|e| e.to_string())?;
     let t_quot = t0.elapsed().as_secs_f64();
     let t0 = Instant::now();
     let (_, quotient) = backend

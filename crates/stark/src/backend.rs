@@ -33,7 +33,7 @@ use crate::merkle::{Digest, MatrixDims, MerkleTree};
 use crate::pcs::{self, FriConfig, OpenedValues, PcsProof};
 use crate::poly::{
     bit_reverse_slice, coset_idft_ext, coset_shift, dft_batch, domain_generator, idft_batch,
-    lde_batch, lde_coset_block, lde_from_coeffs, lde_prefix, reverse_bits,
+    lde_batch, lde_coset_block, lde_from_coeffs, lde_rows, reverse_bits,
 };
 use crate::profile::span;
 use crate::symbolic::{BlockLeaves, Node};
@@ -153,18 +153,19 @@ pub trait ProverBackend: Sync {
         i: usize,
     ) -> Result<Cow<'a, RowMajorMatrix>, BackendError>;
 
-    /// The first `rows` storage rows of the LDE of committed trace `i` (`rows x w`, `rows <= nB`; for
-    /// `rows = n·2^k` the values on `g·H_rows` in bit-reversed order): what the quotient reads. The result
-    /// may have more rows (the whole LDE); callers read only the first `rows`. Default:
-    /// [`ProverBackend::host_lde`].
-    fn host_lde_prefix<'a>(
+    /// Storage rows `[start, start + rows)` of the LDE of committed trace `i` (bit-reversed; for `start`
+    /// and `rows` multiples of a power of two `r`, the values on one coset of `H_r`), as a matrix `m` and
+    /// the row of `m` where they begin: what the quotient reads, block by block. Default: the whole
+    /// [`ProverBackend::host_lde`] and `start`.
+    fn host_lde_rows<'a>(
         &self,
         committed: &'a Self::Committed,
         i: usize,
+        start: usize,
         rows: usize,
-    ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
+    ) -> Result<(Cow<'a, RowMajorMatrix>, usize), BackendError> {
         let _ = rows;
-        self.host_lde(committed, i)
+        Ok((self.host_lde(committed, i)?, start))
     }
 
     /// LogUp aux trace of table `table` (`n x aux_width`, natural order) and its bus sum. The table's main
@@ -212,27 +213,26 @@ pub trait ProverBackend: Sync {
 
     /// Quotient chunks of one table as a trace: `n x 3c` (natural order on `H_n`), where extension column
     /// `j` (base columns `3j..3j+3`) holds `q_j`, and `q(X) = sum_j X^(j n) q_j(X)` with
-    /// `q = C / Z_H`. Default: host implementation [`quotient_host`].
+    /// `q = C / Z_H`, `n = 2^log_n`. The LDE rows come block by block from `fetch` ([`QuotientInputs`],
+    /// blocks of `block_rows` storage rows). Default: host implementation [`quotient_host`].
     #[allow(clippy::too_many_arguments)]
-    fn quotient(
+    fn quotient<'a>(
         &self,
         air: &CompiledAir,
         log_n: usize,
         log_blowup: usize,
-        main_lde: &RowMajorMatrix,
-        preprocessed_lde: Option<&RowMajorMatrix>,
-        aux_lde: Option<&RowMajorMatrix>,
+        block_rows: usize,
+        fetch: &QuotientFetch<'a>,
         challenges: &LogupChallenges,
         bus_sum: Ext3,
         alpha: Ext3,
-    ) -> RowMajorMatrix {
+    ) -> Result<RowMajorMatrix, BackendError> {
         quotient_host(
             air,
             log_n,
             log_blowup,
-            main_lde,
-            preprocessed_lde,
-            aux_lde,
+            block_rows,
+            fetch,
             challenges,
             bus_sum,
             alpha,
@@ -470,16 +470,17 @@ impl ProverBackend for CpuBackend {
         }
     }
 
-    fn host_lde_prefix<'a>(
+    fn host_lde_rows<'a>(
         &self,
         c: &'a CpuCommitted,
         i: usize,
+        start: usize,
         rows: usize,
-    ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
+    ) -> Result<(Cow<'a, RowMajorMatrix>, usize), BackendError> {
         match &c.data {
-            CpuRound::Stored { .. } => Ok(Cow::Borrowed(&c.tree.matrices()[i])),
+            CpuRound::Stored { .. } => Ok((Cow::Borrowed(&c.tree.matrices()[i]), start)),
             CpuRound::Coeffs { coeffs, log_blowup } => {
-                Ok(Cow::Owned(lde_prefix(&coeffs[i], *log_blowup, rows)))
+                Ok((Cow::Owned(lde_rows(&coeffs[i], *log_blowup, start, rows)), 0))
             }
         }
     }
@@ -537,9 +538,11 @@ const BLOCK: usize = 16;
 
 /// Leaves of a block of quotient-domain rows: storage indices into the bit-reversed LDEs and selectors.
 struct LdeBlock<'a> {
-    main: &'a RowMajorMatrix,
-    prep: Option<&'a RowMajorMatrix>,
+    /// Each matrix with the storage row at which the current quotient block starts in it.
+    main: (&'a RowMajorMatrix, usize),
+    prep: Option<(&'a RowMajorMatrix, usize)>,
     len: usize,
+    /// Indices relative to the quotient block's first storage row.
     cur: [usize; BLOCK],
     nxt: [usize; BLOCK],
     /// `[L_0, L_{n-1}, x - ω^{n-1}]` per row.
@@ -551,10 +554,10 @@ impl BlockLeaves for LdeBlock<'_> {
         self.len
     }
     fn fill(&self, node: Node, out: &mut [F]) {
-        let gather = |m: &RowMajorMatrix, col: usize, next: bool, out: &mut [F]| {
+        let gather = |(m, off): (&RowMajorMatrix, usize), col: usize, next: bool, out: &mut [F]| {
             let idx = if next { &self.nxt } else { &self.cur };
             for (o, &i) in out.iter_mut().zip(&idx[..self.len]) {
-                *o = m.values[i * m.width + col];
+                *o = m.values[(off + i) * m.width + col];
             }
         };
         match node {
@@ -571,8 +574,21 @@ impl BlockLeaves for LdeBlock<'_> {
     }
 }
 
-/// Host quotient (see [`ProverBackend::quotient`]) of a table of `n = 2^log_n` rows. LDEs are bit-reversed,
-/// read in place, and need only their first `M` rows (below; [`ProverBackend::host_lde_prefix`]).
+/// One block of a table's LDE rows for the quotient: each matrix with the row of it where the block's
+/// first storage row is ([`ProverBackend::host_lde_rows`]).
+pub struct QuotientInputs<'a> {
+    pub main: (Cow<'a, RowMajorMatrix>, usize),
+    pub preprocessed: Option<(Cow<'a, RowMajorMatrix>, usize)>,
+    pub aux: Option<(Cow<'a, RowMajorMatrix>, usize)>,
+}
+
+/// `fetch(b)`: the quotient's LDE inputs for storage rows `[b·block_rows, (b+1)·block_rows)`.
+pub type QuotientFetch<'a> = dyn Fn(usize) -> Result<QuotientInputs<'a>, BackendError> + 'a;
+
+/// Host quotient (see [`ProverBackend::quotient`]) of a table of `n = 2^log_n` rows. LDEs are bit-reversed;
+/// only their first `M` storage rows (below) are read, in blocks of `block_rows` (a power of two `>= n`,
+/// or `>= M`) fetched one at a time with `fetch` and read in place: every block is a union of cosets of
+/// `H_n`, so a row and its next row lie in the same block.
 ///
 /// With `c` chunks, `q = C / Z_H` has degree `< c n`, so it is evaluated only on the quotient domain
 /// `g·H_M`, `M = n · 2^ceil(log2 c)` (`<= nB`): the first `M` storage rows of every bit-reversed LDE are
@@ -586,13 +602,12 @@ pub fn quotient_host(
     air: &CompiledAir,
     log_n: usize,
     log_blowup: usize,
-    main_lde: &RowMajorMatrix,
-    preprocessed_lde: Option<&RowMajorMatrix>,
-    aux_lde: Option<&RowMajorMatrix>,
+    block_rows: usize,
+    fetch: &QuotientFetch<'_>,
     challenges: &LogupChallenges,
     bus_sum: Ext3,
     alpha: Ext3,
-) -> RowMajorMatrix {
+) -> Result<RowMajorMatrix, BackendError> {
     let n = 1usize << log_n;
     let chunks = air.num_quotient_chunks;
     let log_q = (chunks.next_power_of_two().trailing_zeros() as usize).min(log_blowup);
@@ -601,7 +616,12 @@ pub fn quotient_host(
     let bq = 1usize << log_q;
     // Storage row s < M holds natural point bitrev_M(s). `q` is computed in storage order, then permuted
     // to natural order for the interpolation.
-    let (main, prep, aux) = (main_lde, preprocessed_lde, aux_lde);
+    let block_rows = block_rows.min(m_size);
+    if !block_rows.is_power_of_two() || block_rows < n {
+        return Err(BackendError::Commit(format!(
+            "quotient block of {block_rows} rows for a table of {n} rows"
+        )));
+    }
     let br = |i: usize| reverse_bits(i, log_m);
     let g = coset_shift();
     let omega_m = domain_generator(log_m);
@@ -629,6 +649,12 @@ pub fn quotient_host(
     let fold = air.fold_challenge(alpha);
     const CHUNK: usize = 1 << 10;
     let mut q = vec![Ext3::ZERO; m_size];
+    for (b, q) in q.chunks_mut(block_rows).enumerate() {
+    let inputs = fetch(b)?;
+    let main = (inputs.main.0.as_ref(), inputs.main.1);
+    let prep = inputs.preprocessed.as_ref().map(|(m, o)| (m.as_ref(), *o));
+    let aux = inputs.aux.as_ref().map(|(m, o)| (m.as_ref(), *o));
+    let first = b * block_rows;
     q.par_chunks_mut(CHUNK).enumerate().for_each(|(ci, out)| {
         let mut vals: Vec<F> = Vec::new();
         let mut aux_local = vec![Ext3::ZERO; n_ext];
@@ -647,11 +673,11 @@ pub fn quotient_host(
             for (r, zi) in zinv.iter_mut().enumerate().take(len) {
                 // Storage row `cur` (bit-reversed) holds natural point `i`; its next point `i + M/n` lies
                 // in the same block of n storage rows (one coset of H_n), which keeps the reads local.
-                let cur = ci * CHUNK + bi * BLOCK + r;
+                let cur = first + ci * CHUNK + bi * BLOCK + r;
                 let i = br(cur);
                 let z = zh[i % bq];
-                blk.cur[r] = cur;
-                blk.nxt[r] = br((i + bq) % m_size);
+                blk.cur[r] = cur - first;
+                blk.nxt[r] = br((i + bq) % m_size) - first;
                 blk.sel[0][r] = z * n_inv * inv_first[i];
                 blk.sel[1][r] = omega_last * z * n_inv * inv_last[i];
                 blk.sel[2][r] = xs[i] - omega_last;
@@ -667,9 +693,9 @@ pub fn quotient_host(
                     *a += *p * *x;
                 }
             }
-            if let (Some(a), false) = (aux, air.interactions.is_empty()) {
+            if let (Some((a, off)), false) = (aux, air.interactions.is_empty()) {
                 for r in 0..len {
-                    let (row, row_next) = (a.row(blk.cur[r]), a.row(blk.nxt[r]));
+                    let (row, row_next) = (a.row(off + blk.cur[r]), a.row(off + blk.nxt[r]));
                     for c in 0..n_ext {
                         aux_local[c] = ext_at(row, c);
                         aux_next[c] = ext_at(row_next, c);
@@ -695,6 +721,7 @@ pub fn quotient_host(
             }
         }
     });
+    }
     bit_reverse_slice(&mut q);
     let coeffs = coset_idft_ext(&q, g);
     let mut m = vec![F::ZERO; n * 3 * chunks];
@@ -704,5 +731,5 @@ pub fn quotient_host(
             m[r * 3 * chunks + 3 * j..r * 3 * chunks + 3 * j + 3].copy_from_slice(&c.0);
         }
     }
-    dft_batch(RowMajorMatrix::new(m, 3 * chunks))
+    Ok(dft_batch(RowMajorMatrix::new(m, 3 * chunks)))
 }

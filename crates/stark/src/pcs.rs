@@ -452,6 +452,7 @@ pub fn open_rounds(
         .iter()
         .map(|(_, points)| points.iter().map(|p| vec![Vec::new(); p.len()]).collect())
         .collect();
+    let s_values = span("opened values");
     let mut mats_by_height: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
     for (r, dims) in dims.iter().enumerate() {
         for (m, d) in dims.iter().enumerate() {
@@ -483,6 +484,7 @@ pub fn open_rounds(
             }
         }
     }
+    drop(s_values);
     for round in &values {
         for mat in round {
             for pt in mat {
@@ -493,6 +495,7 @@ pub fn open_rounds(
 
     // 2. DEEP batching into one reduced codeword per height.
     let alpha = transcript.sample_ext();
+    let s_deep = span("DEEP codewords");
     // (log_height) -> list of (LDE source, points, values, alpha power base k0)
     type Item<'a> = (Source<'a>, &'a [Ext3], &'a [Vec<Ext3>], u64);
     #[derive(Clone, Copy)]
@@ -607,7 +610,10 @@ pub fn open_rounds(
         reduced.insert(lh, acc);
     }
 
+    drop(s_deep);
+
     // 3. FRI commit phase.
+    let s_fri = span("FRI layers");
     let (lmax, lf) = fri_shape(config, by_height.keys().copied());
     let mut cur = reduced.remove(&lmax).expect("largest height present");
     let mut layers: Vec<MerkleTree> = Vec::new();
@@ -637,6 +643,8 @@ pub fn open_rounds(
         cur = next;
     }
 
+    drop(s_fri);
+
     // 4. Final polynomial.
     bit_reverse_slice(&mut cur);
     let mut final_poly = coset_idft_ext(&cur, F::ONE);
@@ -649,6 +657,7 @@ pub fn open_rounds(
         .map(|_| transcript.sample_bits(lmax))
         .collect();
     // Rounds kept as coefficients: the opened rows, evaluated at all query points of a matrix at once.
+    let s_rows = span("query rows");
     let coeff_rows: Vec<Vec<BTreeMap<usize, Vec<F>>>> = rounds
         .iter()
         .zip(&dims)
@@ -670,6 +679,7 @@ pub fn open_rounds(
                 .collect(),
         })
         .collect();
+    drop(s_rows);
     let queries = query_indices
         .iter()
         .map(|&q| {

@@ -200,20 +200,25 @@ pub fn lde_coset_block(coeffs: &RowMajorMatrix, log_blowup: usize, c: usize) -> 
     from_p3(evals.bit_reverse_rows())
 }
 
-/// The first `rows` storage rows of [`lde_from_coeffs`]`(coeffs, log_blowup)` (`rows <= n·2^log_blowup`),
-/// computed block by block ([`lde_coset_block`]) without the rest of the LDE. With `rows = n·2^k` these are
-/// the evaluations on `g·H_rows` in bit-reversed order.
-pub fn lde_prefix(coeffs: &RowMajorMatrix, log_blowup: usize, rows: usize) -> RowMajorMatrix {
+/// Storage rows `[start, start + rows)` of [`lde_from_coeffs`]`(coeffs, log_blowup)`
+/// (`start + rows <= n·2^log_blowup`), computed from the coset blocks ([`lde_coset_block`]) that contain
+/// them, without the rest of the LDE. With `start` and `rows` multiples of a power of two `r` these are the
+/// values on a coset of `H_r` in bit-reversed order; `start = 0, rows = n·2^k` gives `g·H_rows`.
+pub fn lde_rows(coeffs: &RowMajorMatrix, log_blowup: usize, start: usize, rows: usize) -> RowMajorMatrix {
     let n = coeffs.height();
-    assert!(rows <= n << log_blowup, "{rows} rows > LDE height");
+    assert!(start + rows <= n << log_blowup, "rows beyond the LDE height");
     let w = coeffs.width;
+    if rows == n && start % n == 0 {
+        return lde_coset_block(coeffs, log_blowup, start / n);
+    }
     let mut values = Vec::with_capacity(rows * w);
-    let mut c = 0;
-    while values.len() < rows * w {
-        let block = lde_coset_block(coeffs, log_blowup, c);
-        let take = (rows * w - values.len()).min(block.values.len());
-        values.extend_from_slice(&block.values[..take]);
-        c += 1;
+    let mut s = start;
+    while s < start + rows {
+        let block = lde_coset_block(coeffs, log_blowup, s / n);
+        let lo = s % n;
+        let hi = n.min(lo + (start + rows - s));
+        values.extend_from_slice(&block.values[lo * w..hi * w]);
+        s += hi - lo;
     }
     RowMajorMatrix::new(values, w)
 }

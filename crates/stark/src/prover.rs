@@ -16,7 +16,9 @@
 use thiserror::Error;
 
 use crate::air::{compile_for, Air, AirError};
-use crate::backend::{AuxError, BackendError, CpuBackend, ProverBackend, TraceInput};
+use crate::backend::{
+    AuxError, BackendError, CpuBackend, ProverBackend, QuotientInputs, TraceInput,
+};
 use crate::check::{check_traces, CheckError};
 use crate::config::StarkConfig;
 use crate::field::Ext3;
@@ -275,37 +277,49 @@ pub fn prove_with<B: ProverBackend>(
     let lb_q = lb + zk_shift;
     let mut quotients = Vec::with_capacity(airs.len() + 1);
     for (t, air) in compiled.iter().enumerate() {
-        // The quotient reads the first `M = n·2^log_q` LDE rows (`g·H_M`, see `quotient_host`).
+        // The quotient reads the first `M = n·2^log_q` LDE rows (`g·H_M`, see `quotient_host`), one block
+        // of committed-trace height at a time (a recomputed LDE yields one coset block per fetch).
         let log_n = log_heights[t];
-        let log_q = (air.num_quotient_chunks.next_power_of_two().trailing_zeros() as usize).min(lb_q);
-        let rows = 1usize << (log_n + log_q);
-        let main_lde = backend.host_lde_prefix(&main, t, rows)?;
-        let prep_lde = match (&prep, prep_index(t)) {
-            (Some(c), Some(i)) => Some(if rng.is_some() {
-                let tr = preprocessed.traces[t]
+        let block_rows = 1usize << (log_n + zk_shift);
+        // zk: the preprocessed trace (committed with blowup B, height n) gets a host LDE of blowup 2B.
+        let prep_zk = match (&rng, prep_index(t)) {
+            (Some(_), Some(_)) => Some(lde_batch(
+                preprocessed.traces[t]
                     .as_ref()
-                    .ok_or_else(|| ProveError::Shape("preprocessed trace missing".into()))?;
-                std::borrow::Cow::Owned(lde_batch(tr, lb_q))
-            } else {
-                backend.host_lde_prefix(c, i, rows)?
-            }),
+                    .ok_or_else(|| ProveError::Shape("preprocessed trace missing".into()))?,
+                lb_q,
+            )),
             _ => None,
         };
-        let aux_lde = match (&aux, bus_tables.iter().position(|&b| b == t)) {
-            (Some((_, c)), Some(i)) => Some(backend.host_lde_prefix(c, i, rows)?),
-            _ => None,
+        let aux_index = bus_tables.iter().position(|&b| b == t);
+        let fetch = |b: usize| -> Result<QuotientInputs<'_>, BackendError> {
+            let start = b * block_rows;
+            let main = backend.host_lde_rows(&main, t, start, block_rows)?;
+            let preprocessed = match (&prep_zk, &prep, prep_index(t)) {
+                (Some(m), _, _) => Some((std::borrow::Cow::Borrowed(m), start)),
+                (None, Some(c), Some(i)) => Some(backend.host_lde_rows(c, i, start, block_rows)?),
+                _ => None,
+            };
+            let aux = match (&aux, aux_index) {
+                (Some((_, c)), Some(i)) => Some(backend.host_lde_rows(c, i, start, block_rows)?),
+                _ => None,
+            };
+            Ok(QuotientInputs {
+                main,
+                preprocessed,
+                aux,
+            })
         };
         let q = backend.quotient(
             air,
             log_n,
             lb_q,
-            &main_lde,
-            prep_lde.as_deref(),
-            aux_lde.as_deref(),
+            block_rows,
+            &fetch,
             &challenges,
             bus_sums[t],
             alpha,
-        );
+        )?;
         let q = match &rng {
             None => q,
             Some(r) => zk::randomize_quotient(q, r, t as u64, config.fri.num_queries),
