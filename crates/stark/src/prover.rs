@@ -277,7 +277,8 @@ pub fn prove_with<B: ProverBackend>(
     for (t, air) in compiled.iter().enumerate() {
         // The quotient reads the first `M = n·2^log_q` LDE rows (`g·H_M`, see `quotient_host`).
         let log_n = log_heights[t];
-        let log_q = (air.num_quotient_chunks.next_power_of_two().trailing_zeros() as usize).min(lb_q);
+        let log_q =
+            (air.num_quotient_chunks.next_power_of_two().trailing_zeros() as usize).min(lb_q);
         let rows = 1usize << (log_n + log_q);
         let main_lde = backend.host_lde_prefix(&main, t, rows)?;
         let prep_lde = match (&prep, prep_index(t)) {
