@@ -27,9 +27,9 @@ use zkrv_executor::{
     execute, execute_keep_output, ExecOptions, Program, DEFAULT_MAX_CYCLES, MAX_ELF_BYTES,
 };
 use zkrv_machine::{Proof, Statement};
+use zkrv_stark::backend::{CpuBackend, LdeMode};
 use zkrv_stark::profile::{self, Profile};
 use zkrv_stark::StarkConfig;
-use zkrv_stark::backend::{CpuBackend, LdeMode};
 
 /// Exit status for errors of the host (bad arguments, files, ELF, execution or proving errors).
 const HOST_ERROR: u8 = 2;

@@ -368,3 +368,63 @@ fn prove_verify_fibonacci_with_input() {
     assert!(so.contains(&format!("8 bytes: {want}")), "{so}");
     assert!(so.contains("exit code           0"), "{so}");
 }
+
+fn zkrv_env(env: &[(&str, &str)], args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zkrv"))
+        .envs(env.iter().copied())
+        .args(args)
+        .output()
+        .expect("zkrv runs")
+}
+
+/// `ZKRV_LDE` (CPU prover LDE mode): an unknown value is a host error naming the variable, raised before any
+/// work; `store` and `recompute` give byte-identical proofs (with `--no-zk`, deterministic), which verify.
+#[test]
+fn zkrv_lde_env_selects_the_lde_mode() {
+    let dir = tempdir("lde");
+    let prove = |mode: &str, name: &str| {
+        let proof = dir.join(name);
+        let out = zkrv_env(
+            &[("ZKRV_LDE", mode)],
+            &[
+                "prove",
+                &elf("exitcode"),
+                "-o",
+                proof.to_str().unwrap(),
+                "--backend",
+                "cpu",
+                "--no-zk",
+            ],
+        );
+        (proof, out)
+    };
+    for bad in ["bogus", "Recompute", " store"] {
+        let (proof, out) = prove(bad, "bad.zkrv");
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "ZKRV_LDE={bad:?}: {err}");
+        assert!(err.contains("ZKRV_LDE"), "ZKRV_LDE={bad:?}: {err}");
+        assert!(
+            !err.contains("proving ") && !err.contains("panicked"),
+            "ZKRV_LDE={bad:?} refused late: {err}"
+        );
+        assert!(!proof.exists(), "ZKRV_LDE={bad:?} left a proof file");
+    }
+    let (p_store, out) = prove("store", "store.zkrv");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (p_rec, out) = prove("recompute", "recompute.zkrv");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let store = std::fs::read(&p_store).unwrap();
+    assert_eq!(
+        std::fs::read(&p_rec).unwrap(),
+        store,
+        "ZKRV_LDE=store and =recompute give the same proof file"
+    );
+    let out = zkrv(&["verify", p_rec.to_str().unwrap(), &elf("exitcode")]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("exit code           42"),
+        "{}",
+        text(&out.stdout)
+    );
+}

@@ -33,7 +33,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("table       rows     main  aux  chunks  main MB  aux MB  quot MB (natural+LDE)");
         for (t, (tr, air)) in w.traces.iter().zip(checker.compiled()).enumerate() {
             let n = tr.height();
-            let aw = if air.interactions.is_empty() { 0 } else { air.aux_width() };
+            let aw = if air.interactions.is_empty() {
+                0
+            } else {
+                air.aux_width()
+            };
             let qw = 3 * air.num_quotient_chunks;
             let mb = |w: usize| (n * w * 8 * (1 + b)) as f64 / 1e6;
             tm += n * tr.width;

@@ -518,7 +518,12 @@ pub fn prove_witness(
     witness: Witness,
     config: &StarkConfig,
 ) -> Result<(Statement, Proof), MachineError> {
-    prove_witness_with(&zkrv_stark::backend::CpuBackend::default(), program, witness, config)
+    prove_witness_with(
+        &zkrv_stark::backend::CpuBackend::default(),
+        program,
+        witness,
+        config,
+    )
 }
 
 /// Proves a witness of `program` on any prover backend (the CPU one, or the CUDA one from `zkrv-cuda`).

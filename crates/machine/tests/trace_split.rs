@@ -128,8 +128,15 @@ fn prove_inputs_with_split_equals_prove() {
     s.traces.shift = shift_trace(&s.inputs.shift, mh, lk, &mut MulRequests::new()).shift;
     let (traces, pages) = s.traces.into_table_order();
     let traces = traces.into_iter().map(TraceInput::Host).collect();
-    let (st, proof) =
-        prove_inputs_with(&CpuBackend::default(), &p, s.statement, pages, traces, &config).unwrap();
+    let (st, proof) = prove_inputs_with(
+        &CpuBackend::default(),
+        &p,
+        s.statement,
+        pages,
+        traces,
+        &config,
+    )
+    .unwrap();
     assert_eq!(st, st_ref);
     assert_eq!(proof.to_bytes(), proof_ref.to_bytes());
     verify(&p, &st, &proof, &config).unwrap();

@@ -228,14 +228,7 @@ pub trait ProverBackend: Sync {
         alpha: Ext3,
     ) -> Result<RowMajorMatrix, BackendError> {
         quotient_host(
-            air,
-            log_n,
-            log_blowup,
-            block_rows,
-            fetch,
-            challenges,
-            bus_sum,
-            alpha,
+            air, log_n, log_blowup, block_rows, fetch, challenges, bus_sum, alpha,
         )
     }
 
@@ -479,9 +472,10 @@ impl ProverBackend for CpuBackend {
     ) -> Result<(Cow<'a, RowMajorMatrix>, usize), BackendError> {
         match &c.data {
             CpuRound::Stored { .. } => Ok((Cow::Borrowed(&c.tree.matrices()[i]), start)),
-            CpuRound::Coeffs { coeffs, log_blowup } => {
-                Ok((Cow::Owned(lde_rows(&coeffs[i], *log_blowup, start, rows)), 0))
-            }
+            CpuRound::Coeffs { coeffs, log_blowup } => Ok((
+                Cow::Owned(lde_rows(&coeffs[i], *log_blowup, start, rows)),
+                0,
+            )),
         }
     }
 
@@ -650,77 +644,77 @@ pub fn quotient_host(
     const CHUNK: usize = 1 << 10;
     let mut q = vec![Ext3::ZERO; m_size];
     for (b, q) in q.chunks_mut(block_rows).enumerate() {
-    let inputs = fetch(b)?;
-    let main = (inputs.main.0.as_ref(), inputs.main.1);
-    let prep = inputs.preprocessed.as_ref().map(|(m, o)| (m.as_ref(), *o));
-    let aux = inputs.aux.as_ref().map(|(m, o)| (m.as_ref(), *o));
-    let first = b * block_rows;
-    q.par_chunks_mut(CHUNK).enumerate().for_each(|(ci, out)| {
-        let mut vals: Vec<F> = Vec::new();
-        let mut aux_local = vec![Ext3::ZERO; n_ext];
-        let mut aux_next = vec![Ext3::ZERO; n_ext];
-        for (bi, out) in out.chunks_mut(BLOCK).enumerate() {
-            let len = out.len();
-            let mut blk = LdeBlock {
-                main,
-                prep,
-                len,
-                cur: [0; BLOCK],
-                nxt: [0; BLOCK],
-                sel: [[F::ZERO; BLOCK]; 3],
-            };
-            let mut zinv = [F::ZERO; BLOCK];
-            for (r, zi) in zinv.iter_mut().enumerate().take(len) {
-                // Storage row `cur` (bit-reversed) holds natural point `i`; its next point `i + M/n` lies
-                // in the same block of n storage rows (one coset of H_n), which keeps the reads local.
-                let cur = first + ci * CHUNK + bi * BLOCK + r;
-                let i = br(cur);
-                let z = zh[i % bq];
-                blk.cur[r] = cur - first;
-                blk.nxt[r] = br((i + bq) % m_size) - first;
-                blk.sel[0][r] = z * n_inv * inv_first[i];
-                blk.sel[1][r] = omega_last * z * n_inv * inv_last[i];
-                blk.sel[2][r] = xs[i] - omega_last;
-                *zi = zh_inv[i % bq];
-            }
-            air.circuit.eval_block(&blk, &mut vals);
-            // Same fold as `CompiledAir::eval_folded`: own constraints with precomputed powers, then the
-            // LogUp constraints by Horner.
-            let mut acc = [Ext3::ZERO; BLOCK];
-            for (c, p) in air.constraints.iter().zip(&fold.powers) {
-                let v = &vals[c.node as usize * len..(c.node as usize + 1) * len];
-                for (a, x) in acc.iter_mut().zip(v) {
-                    *a += *p * *x;
+        let inputs = fetch(b)?;
+        let main = (inputs.main.0.as_ref(), inputs.main.1);
+        let prep = inputs.preprocessed.as_ref().map(|(m, o)| (m.as_ref(), *o));
+        let aux = inputs.aux.as_ref().map(|(m, o)| (m.as_ref(), *o));
+        let first = b * block_rows;
+        q.par_chunks_mut(CHUNK).enumerate().for_each(|(ci, out)| {
+            let mut vals: Vec<F> = Vec::new();
+            let mut aux_local = vec![Ext3::ZERO; n_ext];
+            let mut aux_next = vec![Ext3::ZERO; n_ext];
+            for (bi, out) in out.chunks_mut(BLOCK).enumerate() {
+                let len = out.len();
+                let mut blk = LdeBlock {
+                    main,
+                    prep,
+                    len,
+                    cur: [0; BLOCK],
+                    nxt: [0; BLOCK],
+                    sel: [[F::ZERO; BLOCK]; 3],
+                };
+                let mut zinv = [F::ZERO; BLOCK];
+                for (r, zi) in zinv.iter_mut().enumerate().take(len) {
+                    // Storage row `cur` (bit-reversed) holds natural point `i`; its next point `i + M/n` lies
+                    // in the same block of n storage rows (one coset of H_n), which keeps the reads local.
+                    let cur = first + ci * CHUNK + bi * BLOCK + r;
+                    let i = br(cur);
+                    let z = zh[i % bq];
+                    blk.cur[r] = cur - first;
+                    blk.nxt[r] = br((i + bq) % m_size) - first;
+                    blk.sel[0][r] = z * n_inv * inv_first[i];
+                    blk.sel[1][r] = omega_last * z * n_inv * inv_last[i];
+                    blk.sel[2][r] = xs[i] - omega_last;
+                    *zi = zh_inv[i % bq];
                 }
-            }
-            if let (Some((a, off)), false) = (aux, air.interactions.is_empty()) {
-                for r in 0..len {
-                    let (row, row_next) = (a.row(off + blk.cur[r]), a.row(off + blk.nxt[r]));
-                    for c in 0..n_ext {
-                        aux_local[c] = ext_at(row, c);
-                        aux_next[c] = ext_at(row_next, c);
+                air.circuit.eval_block(&blk, &mut vals);
+                // Same fold as `CompiledAir::eval_folded`: own constraints with precomputed powers, then the
+                // LogUp constraints by Horner.
+                let mut acc = [Ext3::ZERO; BLOCK];
+                for (c, p) in air.constraints.iter().zip(&fold.powers) {
+                    let v = &vals[c.node as usize * len..(c.node as usize + 1) * len];
+                    for (a, x) in acc.iter_mut().zip(v) {
+                        *a += *p * *x;
                     }
-                    let mut l = Ext3::ZERO;
-                    logup::fold_constraints(
-                        &air.logup,
-                        &air.interactions,
-                        |k| vals[k as usize * len + r],
-                        [blk.sel[0][r], blk.sel[1][r], blk.sel[2][r]],
-                        &aux_local,
-                        &aux_next,
-                        challenges,
-                        bus_sum,
-                        fold.alpha,
-                        &mut l,
-                    );
-                    acc[r] += l;
+                }
+                if let (Some((a, off)), false) = (aux, air.interactions.is_empty()) {
+                    for r in 0..len {
+                        let (row, row_next) = (a.row(off + blk.cur[r]), a.row(off + blk.nxt[r]));
+                        for c in 0..n_ext {
+                            aux_local[c] = ext_at(row, c);
+                            aux_next[c] = ext_at(row_next, c);
+                        }
+                        let mut l = Ext3::ZERO;
+                        logup::fold_constraints(
+                            &air.logup,
+                            &air.interactions,
+                            |k| vals[k as usize * len + r],
+                            [blk.sel[0][r], blk.sel[1][r], blk.sel[2][r]],
+                            &aux_local,
+                            &aux_next,
+                            challenges,
+                            bus_sum,
+                            fold.alpha,
+                            &mut l,
+                        );
+                        acc[r] += l;
+                    }
+                }
+                for ((o, a), z) in out.iter_mut().zip(acc).zip(zinv) {
+                    *o = a * z;
                 }
             }
-            for ((o, a), z) in out.iter_mut().zip(acc).zip(zinv) {
-                *o = a * z;
-            }
-        }
-    });
+        });
     }
     bit_reverse_slice(&mut q);
     let coeffs = coset_idft_ext(&q, g);

@@ -299,7 +299,10 @@ impl MerkleTree {
                 .iter()
                 .map(|s| {
                     let h = s.height() >> log_blowup;
-                    RowMajorMatrix::new(s.values[c * h * s.width..(c + 1) * h * s.width].to_vec(), s.width)
+                    RowMajorMatrix::new(
+                        s.values[c * h * s.width..(c + 1) * h * s.width].to_vec(),
+                        s.width,
+                    )
                 })
                 .collect();
             let sub = Self::with_salts(blocks, salt_blocks);
@@ -317,7 +320,10 @@ impl MerkleTree {
             let levels: Vec<usize> = level_heights_of(&dims);
             assert!(
                 salts.len() == levels.len()
-                    && salts.iter().zip(&levels).all(|(s, &lh)| s.log_height() == Some(lh)),
+                    && salts
+                        .iter()
+                        .zip(&levels)
+                        .all(|(s, &lh)| s.log_height() == Some(lh)),
                 "salt matrices match the levels"
             );
         }

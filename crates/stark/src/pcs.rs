@@ -436,7 +436,11 @@ pub fn open_rounds(
             );
         }
         if let RoundLde::Coeffs { coeffs, .. } = lde {
-            assert_eq!(coeffs.len(), dims.len(), "one coefficient matrix per matrix");
+            assert_eq!(
+                coeffs.len(),
+                dims.len(),
+                "one coefficient matrix per matrix"
+            );
             for (c, d) in coeffs.iter().zip(dims) {
                 assert!(
                     c.width == d.width && c.height() << lb == 1 << d.log_height,
@@ -466,13 +470,13 @@ pub fn open_rounds(
         for &(r, m) in list {
             let (lde, points) = &rounds[r];
             for (p, &z) in points[m].iter().enumerate() {
-                let (mat, cache, weights): (&RowMajorMatrix, _, fn(usize, usize, Ext3) -> Bary) =
-                    match lde {
-                        RoundLde::Stored(tree) => (&tree.matrices()[m], &mut cache, bary_weights),
-                        RoundLde::Coeffs { coeffs, .. } => (&coeffs[m], &mut pow_cache, |lh, lb, z| {
-                            Bary::Weights(z.powers_n(1 << (lh - lb)))
-                        }),
-                    };
+                type Weights = fn(usize, usize, Ext3) -> Bary;
+                let (mat, cache, weights): (&RowMajorMatrix, _, Weights) = match lde {
+                    RoundLde::Stored(tree) => (&tree.matrices()[m], &mut cache, bary_weights),
+                    RoundLde::Coeffs { coeffs, .. } => (&coeffs[m], &mut pow_cache, |lh, lb, z| {
+                        Bary::Weights(z.powers_n(1 << (lh - lb)))
+                    }),
+                };
                 let pos = match cache.iter().position(|(q, _)| *q == z) {
                     Some(pos) => pos,
                     None => {
@@ -600,7 +604,7 @@ pub fn open_rounds(
             drop(g);
             bit_reverse_slice(&mut evals);
             let pos = inv_for(&mut inv_cache, &xs, z);
-                        let inv = &inv_cache[pos].1;
+            let inv = &inv_cache[pos].1;
             acc.par_iter_mut()
                 .zip(&evals)
                 .zip(inv)

@@ -204,9 +204,17 @@ pub fn lde_coset_block(coeffs: &RowMajorMatrix, log_blowup: usize, c: usize) -> 
 /// (`start + rows <= n·2^log_blowup`), computed from the coset blocks ([`lde_coset_block`]) that contain
 /// them, without the rest of the LDE. With `start` and `rows` multiples of a power of two `r` these are the
 /// values on a coset of `H_r` in bit-reversed order; `start = 0, rows = n·2^k` gives `g·H_rows`.
-pub fn lde_rows(coeffs: &RowMajorMatrix, log_blowup: usize, start: usize, rows: usize) -> RowMajorMatrix {
+pub fn lde_rows(
+    coeffs: &RowMajorMatrix,
+    log_blowup: usize,
+    start: usize,
+    rows: usize,
+) -> RowMajorMatrix {
     let n = coeffs.height();
-    assert!(start + rows <= n << log_blowup, "rows beyond the LDE height");
+    assert!(
+        start + rows <= n << log_blowup,
+        "rows beyond the LDE height"
+    );
     let w = coeffs.width;
     if rows == n && start % n == 0 {
         return lde_coset_block(coeffs, log_blowup, start / n);

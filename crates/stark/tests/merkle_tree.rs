@@ -298,3 +298,165 @@ fn verify_batch_many_agrees_with_verify_batch() {
     );
     assert!(verify_batch_many(&root, &dims, &[], 0).is_empty());
 }
+
+/// Storage rows `[c·h/B, (c+1)·h/B)` of `m` (`h` its height, `B = 2^log_blowup`).
+fn coset_block_of(m: &RowMajorMatrix, log_blowup: usize, c: usize) -> RowMajorMatrix {
+    let h = m.height() >> log_blowup;
+    RowMajorMatrix::new(
+        m.values[c * h * m.width..(c + 1) * h * m.width].to_vec(),
+        m.width,
+    )
+}
+
+/// `from_coset_blocks` (a digest-only tree hashed one coset block at a time) equals `with_salts` over the
+/// whole matrices: root, layers, dims, opening paths and salts; its openings carry no rows, and the whole
+/// tree's rows verify against its path.
+#[test]
+fn merkle_from_coset_blocks_matches_whole_tree() {
+    use zkrv_stark::zk::{salt_matrix, ZkRng, SALT_WIDTH};
+    let seed = seed() ^ 4;
+    let mut rng = StdRng::seed_from_u64(seed);
+    println!("zk rng test seed = {seed}");
+    let zk = ZkRng::from_test_seed(seed);
+    for log_blowup in 1..=3usize {
+        let b = 1usize << log_blowup;
+        // Unsorted mixed heights: two matrices at the top height 32·B, two at 8·B, two of height exactly
+        // B (one row per block), one of height 2·B, no matrix at 4·B or 16·B.
+        let shapes: Vec<(usize, usize)> = vec![
+            (log_blowup + 3, 3),
+            (log_blowup + 5, 2),
+            (log_blowup, 4),
+            (log_blowup + 3, 1),
+            (log_blowup + 5, 7),
+            (log_blowup, 1),
+            (log_blowup + 1, 2),
+        ];
+        let mats: Vec<RowMajorMatrix> = shapes
+            .iter()
+            .map(|&(lh, w)| rand_matrix(&mut rng, 1 << lh, w))
+            .collect();
+        let dims: Vec<MatrixDims> = mats
+            .iter()
+            .map(|m| MatrixDims {
+                width: m.width,
+                log_height: m.log_height().unwrap(),
+            })
+            .collect();
+        assert_eq!(
+            level_heights_of(&dims),
+            vec![log_blowup + 5, log_blowup + 3, log_blowup + 1, log_blowup]
+        );
+        let lmax = log_blowup + 5;
+        for salted in [false, true] {
+            let round = 3 + log_blowup as u32;
+            let salts: Vec<RowMajorMatrix> = if salted {
+                level_heights_of(&dims)
+                    .into_iter()
+                    .map(|lh| salt_matrix(&zk, round, lh))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let whole = MerkleTree::with_salts(mats.clone(), salts.clone());
+            if salted {
+                // The same salts new_salted draws.
+                let ns = MerkleTree::new_salted(mats.clone(), Some((&zk, round)));
+                assert_eq!(ns.root(), whole.root());
+            } else {
+                assert_eq!(whole.root(), naive_root(&mats));
+            }
+            let mut calls = Vec::new();
+            let blocks = MerkleTree::from_coset_blocks(dims.clone(), salts, log_blowup, |c| {
+                calls.push(c);
+                mats.iter()
+                    .map(|m| coset_block_of(m, log_blowup, c))
+                    .collect()
+            });
+            let ctx = format!("seed {seed} log_blowup {log_blowup} salted {salted}");
+            assert_eq!(
+                calls,
+                (0..b).collect::<Vec<_>>(),
+                "{ctx}: each block once, in order"
+            );
+            assert_eq!(blocks.root(), whole.root(), "{ctx}");
+            assert_eq!(blocks.layers(), whole.layers(), "{ctx}");
+            assert_eq!(blocks.dims(), whole.dims(), "{ctx}");
+            assert_eq!(blocks.dims(), dims, "{ctx}");
+            assert_eq!(blocks.log_max_height(), lmax, "{ctx}");
+            assert_eq!(blocks.salts(), whole.salts(), "{ctx}");
+            assert!(blocks.matrices().is_empty(), "{ctx}");
+            let salt_width = if salted { SALT_WIDTH } else { 0 };
+            let mut idxs = vec![
+                0,
+                1,
+                (1 << lmax) - 1,
+                1 << (lmax - 1),
+                (1 << (lmax - 1)) - 1,
+            ];
+            idxs.extend((0..8).map(|_| rng.gen_range(0..1usize << lmax)));
+            for i in idxs {
+                let (rows_w, proof_w) = whole.open(i);
+                let (rows_b, proof_b) = blocks.open(i);
+                assert!(
+                    rows_b.is_empty(),
+                    "{ctx} i {i}: a digest-only tree opens no rows"
+                );
+                assert_eq!(proof_b, proof_w, "{ctx} i {i}");
+                assert_eq!(
+                    proof_b.salts.len(),
+                    if salted { 4 } else { 0 },
+                    "{ctx} i {i}"
+                );
+                verify_batch(&blocks.root(), &dims, i, &rows_w, &proof_b, salt_width).unwrap();
+                // A wrong row is still caught.
+                let mut bad = rows_w.clone();
+                bad[2][0] += F::ONE;
+                assert_eq!(
+                    verify_batch(&blocks.root(), &dims, i, &bad, &proof_b, salt_width),
+                    Err(MerkleError::RootMismatch),
+                    "{ctx} i {i}"
+                );
+            }
+        }
+    }
+}
+
+/// Edge shapes: every matrix of height exactly `B` (the subtrees are single leaves), and one matrix.
+#[test]
+fn merkle_from_coset_blocks_edge_shapes() {
+    let seed = seed() ^ 5;
+    let mut rng = StdRng::seed_from_u64(seed);
+    for log_blowup in 1..=3usize {
+        for shapes in [
+            vec![(log_blowup, 2usize), (log_blowup, 5)],
+            vec![(log_blowup + 4, 3)],
+            vec![(log_blowup + 1, 1), (log_blowup + 2, 1)],
+        ] {
+            let mats: Vec<RowMajorMatrix> = shapes
+                .iter()
+                .map(|&(lh, w)| rand_matrix(&mut rng, 1 << lh, w))
+                .collect();
+            let dims: Vec<MatrixDims> = shapes
+                .iter()
+                .map(|&(lh, w)| MatrixDims {
+                    width: w,
+                    log_height: lh,
+                })
+                .collect();
+            let whole = MerkleTree::new(mats.clone());
+            let blocks = MerkleTree::from_coset_blocks(dims.clone(), Vec::new(), log_blowup, |c| {
+                mats.iter()
+                    .map(|m| coset_block_of(m, log_blowup, c))
+                    .collect()
+            });
+            let ctx = format!("seed {seed} log_blowup {log_blowup} shapes {shapes:?}");
+            assert_eq!(blocks.root(), whole.root(), "{ctx}");
+            assert_eq!(blocks.layers(), whole.layers(), "{ctx}");
+            for i in 0..1usize << whole.log_max_height() {
+                let (rows, proof) = whole.open(i);
+                assert_eq!(blocks.open(i).1, proof, "{ctx} i {i}");
+                verify_batch(&blocks.root(), &dims, i, &rows, &blocks.open(i).1, 0).unwrap();
+            }
+        }
+    }
+}

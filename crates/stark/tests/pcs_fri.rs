@@ -459,3 +459,202 @@ fn pcs_malformed_inputs_never_panic() {
     }
     assert!(rejected > 200, "{rejected}");
 }
+
+/// Three rounds over blowup `2^lb`, a zk round id each; `coeff_rounds[r]` says whether round `r` is opened from
+/// coefficients ([`RoundLde::Coeffs`], a digest-only tree from coset blocks) or from the stored LDEs.
+struct LdeSetup {
+    traces: Vec<Vec<RowMajorMatrix>>,
+    points: Vec<Vec<Vec<Ext3>>>,
+}
+
+/// Round 0: heights 8, 32, 4, 32 (points zeta, zeta·ω_n); round 1: heights 32 and 1 (a constant column, LDE
+/// height exactly B), point zeta (shared with round 0 at the same height); round 2: heights 16 and 2, the
+/// second without points.
+fn lde_setup(rng: &mut StdRng) -> LdeSetup {
+    let shapes: Vec<Vec<(usize, usize)>> = vec![
+        vec![(3, 3), (5, 2), (2, 1), (5, 3)],
+        vec![(5, 2), (0, 2)],
+        vec![(4, 4), (1, 3)],
+    ];
+    let zeta = rand_ext(rng);
+    let traces: Vec<Vec<RowMajorMatrix>> = shapes
+        .iter()
+        .map(|round| {
+            round
+                .iter()
+                .map(|&(lh, w)| RowMajorMatrix::from_fn(1 << lh, w, |_, _| F::new(rng.gen())))
+                .collect()
+        })
+        .collect();
+    let points = vec![
+        shapes[0]
+            .iter()
+            .map(|&(lh, _)| vec![zeta, zeta * domain_generator(lh)])
+            .collect(),
+        vec![vec![zeta], vec![zeta]],
+        vec![vec![zeta * zeta, zeta], vec![]],
+    ];
+    LdeSetup { traces, points }
+}
+
+fn open_with_modes(
+    cfg: &FriConfig,
+    s: &LdeSetup,
+    coeff_rounds: &[bool],
+    hiding: Option<&zkrv_stark::zk::ZkRng>,
+) -> (Vec<MerkleTree>, OpenedValues, PcsProof) {
+    use zkrv_stark::merkle::{level_heights_of, MatrixDims};
+    use zkrv_stark::poly::lde_coset_block;
+    let lb = cfg.log_blowup;
+    let coeffs: Vec<Vec<RowMajorMatrix>> = s
+        .traces
+        .iter()
+        .map(|ts| ts.iter().map(|t| idft_batch(t.clone())).collect())
+        .collect();
+    let trees: Vec<MerkleTree> = s
+        .traces
+        .iter()
+        .zip(&coeffs)
+        .zip(coeff_rounds)
+        .enumerate()
+        .map(|(r, ((ts, cs), &from_coeffs))| {
+            let dims: Vec<MatrixDims> = ts
+                .iter()
+                .map(|t| MatrixDims {
+                    width: t.width,
+                    log_height: t.log_height().unwrap() + lb,
+                })
+                .collect();
+            // Salt the rounds 0 and 2 in zk mode (round 1 stays unsalted).
+            let salts: Vec<RowMajorMatrix> = match hiding {
+                Some(rng) if r != 1 => level_heights_of(&dims)
+                    .into_iter()
+                    .map(|lh| zkrv_stark::zk::salt_matrix(rng, r as u32 + 1, lh))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            if from_coeffs {
+                MerkleTree::from_coset_blocks(dims, salts, lb, |c| {
+                    cs.iter().map(|m| lde_coset_block(m, lb, c)).collect()
+                })
+            } else {
+                MerkleTree::with_salts(ts.iter().map(|t| lde_batch(t, lb)).collect(), salts)
+            }
+        })
+        .collect();
+    let rounds: Vec<(RoundLde, Vec<Vec<Ext3>>)> = trees
+        .iter()
+        .zip(&coeffs)
+        .zip(coeff_rounds)
+        .zip(&s.points)
+        .map(|(((tree, cs), &from_coeffs), pts)| {
+            let lde = if from_coeffs {
+                RoundLde::Coeffs { tree, coeffs: cs }
+            } else {
+                RoundLde::Stored(tree)
+            };
+            (lde, pts.clone())
+        })
+        .collect();
+    let mut tr = Transcript::new(b"pcs-lde");
+    let (values, proof) = open_rounds(cfg, &rounds, &mut tr, hiding);
+    (trees, values, proof)
+}
+
+/// Opening rounds from coefficients ([`RoundLde::Coeffs`]) gives the same values and the same proof as from
+/// the stored LDEs, for every mix of rounds, with and without hiding; the proof verifies.
+#[test]
+fn pcs_open_rounds_from_coefficients_is_identical() {
+    let seed = seed() ^ 6;
+    let mut rng = StdRng::seed_from_u64(seed);
+    for log_blowup in [1usize, 2, 3] {
+        let cfg = FriConfig {
+            log_blowup,
+            num_queries: 10,
+            query_grinding_bits: 2,
+            log_final_poly_len: 1,
+            log_folding_arity: 1,
+        };
+        let s = lde_setup(&mut rng);
+        for zk in [false, true] {
+            let zk_rng = zkrv_stark::zk::ZkRng::from_test_seed(seed ^ log_blowup as u64);
+            let hiding = zk.then_some(&zk_rng);
+            let (trees, values, proof) = open_with_modes(&cfg, &s, &[false; 3], hiding);
+            // The values are the true evaluations.
+            for (r, ts) in s.traces.iter().enumerate() {
+                for (m, t) in ts.iter().enumerate() {
+                    let coeffs = idft_batch(t.clone());
+                    for (p, &z) in s.points[r][m].iter().enumerate() {
+                        for (c, v) in values[r][m][p].iter().enumerate() {
+                            assert_eq!(*v, eval_poly_ext(&coeffs.column(c), z), "seed {seed}");
+                        }
+                    }
+                }
+            }
+            for modes in [
+                [true, true, true],
+                [true, false, false],
+                [false, true, false],
+                [false, false, true],
+                [true, false, true],
+            ] {
+                let ctx = format!("seed {seed} log_blowup {log_blowup} zk {zk} coeffs {modes:?}");
+                let (t2, v2, p2) = open_with_modes(&cfg, &s, &modes, hiding);
+                for (a, b) in t2.iter().zip(&trees) {
+                    assert_eq!(a.root(), b.root(), "{ctx}");
+                }
+                assert_eq!(v2, values, "{ctx}");
+                assert_eq!(p2, proof, "{ctx}");
+            }
+            let vr: Vec<VerifierRound> = trees
+                .iter()
+                .zip(&s.points)
+                .zip(&values)
+                .map(|((t, pts), vals)| {
+                    let mats = t
+                        .dims()
+                        .into_iter()
+                        .zip(pts)
+                        .zip(vals)
+                        .map(|((d, p), v)| (d, p.iter().copied().zip(v.iter().cloned()).collect()))
+                        .collect();
+                    (t.root(), mats)
+                })
+                .collect();
+            let salted = [true, false, true];
+            let hv = zk.then_some(&salted[..]);
+            verify(&cfg, &vr, &proof, &mut Transcript::new(b"pcs-lde"), hv)
+                .unwrap_or_else(|e| panic!("seed {seed} log_blowup {log_blowup} zk {zk}: {e}"));
+        }
+    }
+}
+
+/// `eval_columns_at` against Horner per column, across the internal chunk boundary (`n > 4096`), at random
+/// points, `0`, `1` and points of the trace domain and the LDE coset.
+#[test]
+fn pcs_eval_columns_at_matches_horner() {
+    use zkrv_stark::poly::coset_point;
+    let seed = seed() ^ 7;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let horner = |col: &[F], x: F| col.iter().rev().fold(F::ZERO, |acc, &c| acc * x + c);
+    for (log_n, w) in [(0usize, 3usize), (1, 1), (4, 5), (13, 2)] {
+        let n = 1usize << log_n;
+        let coeffs = RowMajorMatrix::from_fn(n, w, |_, _| F::new(rng.gen()));
+        let mut xs = vec![F::ZERO, F::ONE, F::new(rng.gen()), F::new(rng.gen())];
+        xs.push(domain_generator(log_n).exp_u64(3));
+        xs.push(coset_point(log_n + 2, 5));
+        let out = eval_columns_at(&coeffs, &xs);
+        assert_eq!(out.len(), xs.len());
+        let cols: Vec<Vec<F>> = (0..w).map(|c| coeffs.column(c)).collect();
+        for (j, &x) in xs.iter().enumerate() {
+            let want: Vec<F> = cols.iter().map(|col| horner(col, x)).collect();
+            assert_eq!(out[j], want, "seed {seed} log_n {log_n} point {j}");
+        }
+        // A trace-domain point gives the trace value: x = ω_n^3 is natural row 3 of dft(coeffs).
+        if n > 3 {
+            let evals = zkrv_stark::poly::dft_batch(coeffs.clone());
+            assert_eq!(out[4], evals.row(3), "seed {seed} log_n {log_n}");
+        }
+    }
+    assert!(eval_columns_at(&RowMajorMatrix::new(vec![F::ONE; 4], 2), &[]).is_empty());
+}

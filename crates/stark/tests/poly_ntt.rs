@@ -123,3 +123,90 @@ fn poly_bit_reverse_and_ext_helpers() {
     assert_eq!(coset_idft_ext(&evals, shift), coeffs);
     assert_eq!(shift * shift.inverse(), F::ONE);
 }
+
+/// `lde_coset_block` blocks `c = 0..2^log_blowup`, concatenated, are the whole bit-reversed LDE (as
+/// `lde_from_coeffs` and `lde_batch` compute it); block `c` is the coset `g·ω_N^{bitrev(c)}·H_n` in
+/// bit-reversed order.
+#[test]
+fn lde_coset_blocks_concatenate_to_the_lde() {
+    let seed = seed() ^ 3;
+    let mut rng = StdRng::seed_from_u64(seed);
+    for log_blowup in 1..=3usize {
+        for log_n in [0usize, 1, 2, 3, 5, 8] {
+            for width in [1usize, 4] {
+                let n = 1 << log_n;
+                let trace = rand_matrix(&mut rng, n, width);
+                let coeffs = idft_batch(trace.clone());
+                let lde = lde_from_coeffs(&coeffs, log_blowup);
+                assert_eq!(lde, lde_batch(&trace, log_blowup), "seed {seed}");
+                let mut values = Vec::with_capacity(lde.values.len());
+                for c in 0..1usize << log_blowup {
+                    let block = lde_coset_block(&coeffs, log_blowup, c);
+                    assert_eq!(block.width, width);
+                    assert_eq!(block.height(), n, "seed {seed} log_n {log_n} c {c}");
+                    // Its rows are storage rows c·n.. of the LDE: points coset_point(log_N, c·n + j).
+                    let log_big = log_n + log_blowup;
+                    for j in [0, n / 2, n - 1] {
+                        let x = coset_point(log_big, c * n + j);
+                        for col in 0..width {
+                            assert_eq!(
+                                block.row(j)[col],
+                                naive_eval(&coeffs.column(col), x),
+                                "seed {seed} lb {log_blowup} log_n {log_n} c {c} row {j}"
+                            );
+                        }
+                    }
+                    values.extend_from_slice(&block.values);
+                }
+                assert_eq!(
+                    RowMajorMatrix::new(values, width),
+                    lde,
+                    "seed {seed} lb {log_blowup} log_n {log_n} w {width}"
+                );
+            }
+        }
+    }
+}
+
+/// `lde_rows(coeffs, lb, start, rows)` is storage rows `[start, start + rows)` of the LDE, for `rows` a
+/// multiple of `n`, not a multiple, `0`, `1` and the whole height, from `start = 0` and from other starts.
+#[test]
+fn lde_rows_are_the_lde_rows() {
+    let seed = seed() ^ 4;
+    let mut rng = StdRng::seed_from_u64(seed);
+    for log_blowup in 1..=3usize {
+        for log_n in [0usize, 1, 2, 4, 6] {
+            let n = 1usize << log_n;
+            let big = n << log_blowup;
+            let width = 3;
+            let trace = rand_matrix(&mut rng, n, width);
+            let coeffs = idft_batch(trace.clone());
+            let lde = lde_batch(&trace, log_blowup);
+            let mut rows_list = vec![0, 1, n, 2 * n, big, big - 1, n + 1, (3 * n / 2).max(1)];
+            rows_list.extend((0..4).map(|_| rng.gen_range(0..=big)));
+            for rows in rows_list {
+                if rows > big {
+                    continue;
+                }
+                let p = lde_rows(&coeffs, log_blowup, 0, rows);
+                assert_eq!(p.width, width);
+                assert_eq!(
+                    p.values,
+                    lde.values[..rows * width],
+                    "seed {seed} lb {log_blowup} n {n} rows {rows}"
+                );
+                for start in [n, rng.gen_range(0..=big - rows), big - rows] {
+                    if start + rows > big {
+                        continue;
+                    }
+                    let p = lde_rows(&coeffs, log_blowup, start, rows);
+                    assert_eq!(
+                        p.values,
+                        lde.values[start * width..(start + rows) * width],
+                        "seed {seed} lb {log_blowup} n {n} start {start} rows {rows}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -141,3 +141,126 @@ fn max_degree_table_proves() {
     let err = prove(&small, &airs, &pre, vec![trace], &[], b"").unwrap_err();
     assert!(matches!(err, zkrv_stark::ProveError::Air(_)), "{err}");
 }
+
+fn prove_mode(
+    mode: zkrv_stark::backend::LdeMode,
+    config: &StarkConfig,
+    fx: &Fixture,
+    pre: &zkrv_stark::PreprocessedData,
+) -> Proof {
+    use zkrv_stark::backend::{CpuBackend, TraceInput};
+    let traces = fx.traces.iter().cloned().map(TraceInput::Host).collect();
+    zkrv_stark::prove_with(
+        &CpuBackend::new(mode),
+        config,
+        &airs(),
+        pre,
+        traces,
+        &fx.public,
+        b"lde",
+    )
+    .unwrap()
+}
+
+/// `LdeMode::Recompute` (coefficients + digest-only trees, LDE prefixes for the quotient, DEEP in
+/// coefficient form, opened rows evaluated at the query points) gives the same proof bytes as
+/// `LdeMode::Store` and `LdeMode::Auto`, in plain and zk mode (fixed test seed), and the proof verifies.
+#[test]
+fn lde_modes_give_identical_proofs() {
+    use zkrv_stark::backend::LdeMode;
+    let plain = StarkConfig {
+        debug_check: true,
+        ..StarkConfig::default()
+    };
+    let zk_seed = 20261130;
+    println!("zk seed = {zk_seed}");
+    let zk = StarkConfig {
+        zk_seed: Some(zk_seed),
+        debug_check: true,
+        ..StarkConfig::default_zk()
+    };
+    for (config, log_ns) in [(&plain, &[1usize, 4, 8][..]), (&zk, &[7usize][..])] {
+        for &log_n in log_ns {
+            let fx = fixture(log_n);
+            let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
+            let t0 = std::time::Instant::now();
+            let store = prove_mode(LdeMode::Store, config, &fx, &pre);
+            let t_store = t0.elapsed();
+            let t0 = std::time::Instant::now();
+            let recompute = prove_mode(LdeMode::Recompute, config, &fx, &pre);
+            let t_recompute = t0.elapsed();
+            let auto = prove_mode(LdeMode::Auto, config, &fx, &pre);
+            println!(
+                "zk {} log_n {log_n}: store {t_store:?}, recompute {t_recompute:?}",
+                config.zk
+            );
+            let bytes = store.to_bytes();
+            assert_eq!(
+                recompute.to_bytes(),
+                bytes,
+                "zk {} log_n {log_n}",
+                config.zk
+            );
+            assert_eq!(auto.to_bytes(), bytes, "zk {} log_n {log_n}", config.zk);
+            verify_bytes(config, &airs(), &pre, &fx.public, b"lde", &bytes).unwrap();
+        }
+    }
+}
+
+/// A `Recompute` round serves the same views as a `Store` round: dims, natural traces, whole LDEs and LDE
+/// prefixes (which may be longer than asked, never different).
+#[test]
+fn recompute_round_serves_the_stored_views() {
+    use zkrv_stark::backend::{CpuBackend, LdeMode, ProverBackend, TraceInput};
+    use zkrv_stark::field::F;
+    use zkrv_stark::poly::lde_batch;
+    let traces: Vec<RowMajorMatrix> = [(5usize, 3usize), (0, 2), (3, 1), (5, 4)]
+        .iter()
+        .enumerate()
+        .map(|(k, &(lh, w))| {
+            RowMajorMatrix::from_fn(1 << lh, w, |r, c| {
+                F::new((k * 1000 + r * 10 + c) as u64 * 7919)
+            })
+        })
+        .collect();
+    let inputs = || traces.iter().cloned().map(TraceInput::Host).collect();
+    for lb in [1usize, 2, 3] {
+        for salt in [None, Some(7u64)] {
+            let salt = || salt.map(|s| (zkrv_stark::zk::ZkRng::from_test_seed(s), 5u32));
+            let store = CpuBackend::new(LdeMode::Store);
+            let rec = CpuBackend::new(LdeMode::Recompute);
+            let (root_s, cs) = store.commit(inputs(), lb, salt()).unwrap();
+            let (root_r, cr) = rec.commit(inputs(), lb, salt()).unwrap();
+            assert!(!cs.recomputes_lde());
+            assert!(cr.recomputes_lde());
+            assert_eq!(root_r, root_s, "lb {lb}");
+            assert_eq!(rec.trace_dims(&cr), store.trace_dims(&cs), "lb {lb}");
+            for (i, t) in traces.iter().enumerate() {
+                assert_eq!(*rec.host_trace(&cr, i).unwrap(), *t, "lb {lb} trace {i}");
+                let lde = lde_batch(t, lb);
+                assert_eq!(*rec.host_lde(&cr, i).unwrap(), lde, "lb {lb} trace {i}");
+                assert_eq!(*store.host_lde(&cs, i).unwrap(), lde, "lb {lb} trace {i}");
+                let n = t.height();
+                for (start, rows) in [
+                    (0, n),
+                    (n, n),
+                    (0, 2 * n),
+                    (0, n << lb),
+                    (0, 1),
+                    ((n << lb) - n, n),
+                ] {
+                    for (b, name) in [(&rec, "recompute"), (&store, "store")] {
+                        let c = if name == "store" { &cs } else { &cr };
+                        let (p, off) = b.host_lde_rows(c, i, start, rows).unwrap();
+                        assert!(p.height() >= off + rows);
+                        assert_eq!(
+                            p.values[off * t.width..(off + rows) * t.width],
+                            lde.values[start * t.width..(start + rows) * t.width],
+                            "{name} lb {lb} trace {i} start {start} rows {rows}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -163,7 +163,8 @@ impl ProverBackend for AuxTamper {
         ch: &LogupChallenges,
         bits: u32,
     ) -> Result<(TraceInput<Self::DeviceTrace>, Ext3), AuxError> {
-        let (aux, sum) = CpuBackend::default().build_aux(air, main, table, stride, prep, ch, bits)?;
+        let (aux, sum) =
+            CpuBackend::default().build_aux(air, main, table, stride, prep, ch, bits)?;
         let TraceInput::Host(mut aux) = aux;
         if air.name == "bytes" {
             let w = aux.width;
