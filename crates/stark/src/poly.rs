@@ -216,7 +216,7 @@ pub fn lde_rows(
         "rows beyond the LDE height"
     );
     let w = coeffs.width;
-    if rows == n && start % n == 0 {
+    if rows == n && start.is_multiple_of(n) {
         return lde_coset_block(coeffs, log_blowup, start / n);
     }
     let mut values = Vec::with_capacity(rows * w);
