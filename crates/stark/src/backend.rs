@@ -382,7 +382,7 @@ impl ProverBackend for CpuBackend {
         }
         // Recompute: natural -> coefficients in place, then the tree one coset block at a time.
         let s_lde = span("LDE");
-        let coeffs: Vec<RowMajorMatrix> = traces.into_iter().map(idft_batch).collect();
+        let coeffs: Vec<RowMajorMatrix> = traces.into_par_iter().map(idft_batch).collect();
         drop(s_lde);
         let dims: Vec<MatrixDims> = coeffs
             .iter()
@@ -402,7 +402,7 @@ impl ProverBackend for CpuBackend {
             let _s = span("LDE blocks + Merkle");
             MerkleTree::from_coset_blocks(dims, salts, log_blowup, |c| {
                 coeffs
-                    .iter()
+                    .par_iter()
                     .map(|m| lde_coset_block(m, log_blowup, c))
                     .collect()
             })

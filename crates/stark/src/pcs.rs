@@ -43,7 +43,7 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
-use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
+use crate::field::{Ext3, Field, PrimeCharacteristicRing, PrimeField64, F};
 use crate::matrix::RowMajorMatrix;
 use crate::merkle::{
     verify_batch_many, Digest, MatrixDims, MerkleError, MerkleProof, MerkleTree, Opening,
@@ -351,28 +351,51 @@ impl<'a> RoundLde<'a> {
 
 /// Evaluations of every column of `coeffs` (`n x w` coefficients, `X^0` first) at each base-field point of
 /// `xs`: `out[j][c] = Σ_k coeffs[k][c] · xs[j]^k`. One pass over the coefficients, `|xs| · n · w`
-/// multiply-adds (the opened rows of a round kept as coefficients).
+/// multiply-adds (the opened rows of a round kept as coefficients). The sums are accumulated unreduced:
+/// each 128-bit product `x^k · c_k` (canonical 64-bit operands) is added as its high and low 64-bit halves
+/// into two `u128` sums, reduced mod `p` once per 4096 rows (at most `2^76` each), which costs about a third
+/// of a reduced field multiply-add.
 pub fn eval_columns_at(coeffs: &RowMajorMatrix, xs: &[F]) -> Vec<Vec<F>> {
     let w = coeffs.width;
     let p = xs.len();
+    if w == 0 {
+        return vec![Vec::new(); p];
+    }
     const CHUNK: usize = 1 << 12;
+    const P: u128 = 0xFFFF_FFFF_0000_0001;
+    let reduce = |lo: u128, hi: u128| -> F {
+        // lo + hi·2^64 mod p, with lo, hi < 2^76.
+        let hi_shifted = ((hi % P) << 64) % P;
+        F::new(((lo % P + hi_shifted) % P) as u64)
+    };
     let sums = coeffs
         .values
         .par_chunks(CHUNK * w)
         .enumerate()
         .map(|(ci, rows)| {
-            let mut acc = vec![F::ZERO; p * w];
+            let mut lo = vec![0u128; p * w];
+            let mut hi = vec![0u128; p * w];
             let mut xp: Vec<F> = xs.iter().map(|x| x.exp_u64((ci * CHUNK) as u64)).collect();
+            let mut row_u = vec![0u64; w];
             for row in rows.chunks_exact(w) {
+                for (u, v) in row_u.iter_mut().zip(row) {
+                    *u = v.as_canonical_u64();
+                }
                 for (j, x) in xp.iter_mut().enumerate() {
-                    let a = &mut acc[j * w..(j + 1) * w];
-                    for (o, &v) in a.iter_mut().zip(row) {
-                        *o += *x * v;
+                    let xu = x.as_canonical_u64() as u128;
+                    let (l, h) = (&mut lo[j * w..(j + 1) * w], &mut hi[j * w..(j + 1) * w]);
+                    for ((l, h), &v) in l.iter_mut().zip(h.iter_mut()).zip(&row_u) {
+                        let prod = xu * v as u128;
+                        *l += prod as u64 as u128;
+                        *h += prod >> 64;
                     }
                     *x *= xs[j];
                 }
             }
-            acc
+            lo.iter()
+                .zip(&hi)
+                .map(|(&l, &h)| reduce(l, h))
+                .collect::<Vec<F>>()
         })
         .reduce(
             || vec![F::ZERO; p * w],
@@ -383,7 +406,7 @@ pub fn eval_columns_at(coeffs: &RowMajorMatrix, xs: &[F]) -> Vec<Vec<F>> {
                 a
             },
         );
-    sums.chunks(w.max(1)).map(|r| r.to_vec()).take(p).collect()
+    sums.chunks(w).map(|r| r.to_vec()).collect()
 }
 
 /// [`open_rounds`] with every round's LDE stored in its tree ([`RoundLde::Stored`]).
