@@ -691,7 +691,7 @@ pub fn open_rounds(
         .map(|((lde, _), dims)| match lde {
             RoundLde::Stored(_) => Vec::new(),
             RoundLde::Coeffs { coeffs, .. } => coeffs
-                .iter()
+                .par_iter()
                 .zip(dims)
                 .map(|(c, d)| {
                     let mut rows: Vec<usize> = query_indices
