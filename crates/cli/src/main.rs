@@ -74,6 +74,12 @@ enum Command {
         max_cycles: u64,
     },
     /// Prove a run of a guest ELF and write the proof file.
+    #[command(
+        after_long_help = "Environment: ZKRV_LDE=auto|store|recompute (CPU backend memory mode: \
+        `recompute` keeps only coefficients and Merkle digests, about 2.5x less peak memory, byte-identical \
+        proofs; `auto`, the default, recomputes a round whose LDE would exceed a quarter of the available \
+        memory). ZKRV_CPU_TRACE=1: GPU backend, host trace generation. See docs/cli.md."
+    )]
     Prove {
         /// The guest program (RV64IM ELF).
         elf: PathBuf,
@@ -359,6 +365,11 @@ fn no_panic<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
+            // `println!` panics when stdout is closed or full (`| head`, `> /dev/full`): that is an output
+            // error, not a prover failure (a proof file is complete by the time the summary is printed).
+            if let Some(io) = msg.strip_prefix("failed printing to stdout: ") {
+                return Err(anyhow!("writing stdout: {io}"));
+            }
             Err(anyhow!("{what} failed: {msg}"))
         }
     }

@@ -428,3 +428,122 @@ fn zkrv_lde_env_selects_the_lde_mode() {
         text(&out.stdout)
     );
 }
+
+/// A `ZKRV_LDE` value that is not UTF-8 is refused like any unknown value (fresh-user finding: it was taken as
+/// `auto`).
+#[test]
+#[cfg(unix)]
+fn zkrv_lde_non_utf8_is_refused() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempdir("lde-nonutf8");
+    let proof = dir.join("p.zkrv");
+    let out = Command::new(env!("CARGO_BIN_EXE_zkrv"))
+        .env("ZKRV_LDE", OsStr::from_bytes(b"st\xffore"))
+        .args([
+            "prove",
+            &elf("exitcode"),
+            "-o",
+            proof.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--no-zk",
+        ])
+        .output()
+        .expect("zkrv runs");
+    let err = text(&out.stderr);
+    let written = proof.exists();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("ZKRV_LDE") && err.contains("UTF-8"), "{err}");
+    assert!(!written, "a non-UTF-8 ZKRV_LDE left a proof file");
+}
+
+/// A summary that cannot be written to stdout (`> /dev/full`) is an output error naming stdout, not a
+/// "failed" prover or verifier (fresh-user finding); the proof file is complete.
+#[test]
+#[cfg(target_os = "linux")]
+fn stdout_write_failure_is_reported_as_such() {
+    let (proof, _) = fixture();
+    let full = || std::fs::File::create("/dev/full").expect("/dev/full");
+    let out = Command::new(env!("CARGO_BIN_EXE_zkrv"))
+        .args(["verify", proof.to_str().unwrap(), &elf("exitcode")])
+        .stdout(full())
+        .output()
+        .expect("zkrv runs");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("writing stdout"), "{err}");
+    assert!(!err.contains("failed:"), "{err}");
+    let dir = tempdir("devfull");
+    let p = dir.join("p.zkrv");
+    let out = Command::new(env!("CARGO_BIN_EXE_zkrv"))
+        .args([
+            "prove",
+            &elf("exitcode"),
+            "-o",
+            p.to_str().unwrap(),
+            "--no-zk",
+        ])
+        .args(["--backend", "cpu"])
+        .stdout(full())
+        .output()
+        .expect("zkrv runs");
+    let err = text(&out.stderr);
+    let verified = zkrv(&["verify", p.to_str().unwrap(), &elf("exitcode")]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("writing stdout"), "{err}");
+    assert_eq!(
+        verified.status.code(),
+        Some(0),
+        "the proof file is complete"
+    );
+}
+
+/// `ZKRV_LDE=auto` respects `ulimit -v` (fresh-user finding: under a 3 GB address-space limit the zk proof of
+/// `sort` aborted with `memory allocation failed` because `auto` only looked at the system's free memory):
+/// with the limit it recomputes LDEs, proves and verifies, and the proof equals the unlimited one.
+#[test]
+#[cfg(target_os = "linux")]
+fn auto_lde_mode_respects_ulimit_v() {
+    let dir = tempdir("ulimit");
+    let bin = env!("CARGO_BIN_EXE_zkrv");
+    let sort = elf("sort");
+    let input = format!("{GUESTS}/../inputs/sort.bin");
+    let prove = |name: &str, limit: &str| {
+        let p = dir.join(name);
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "{limit} exec \"$0\" prove \"$1\" --input \"$2\" -o \"$3\" --backend cpu --zk-test-seed 11 --profile"
+            ))
+            .args([bin, &sort, &input, p.to_str().unwrap()])
+            .env_remove("ZKRV_LDE")
+            .output()
+            .expect("sh runs");
+        (p, out)
+    };
+    let (limited, out) = prove("limited.zkrv", "ulimit -v 3000000 &&");
+    let log = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}{}", log, text(&out.stderr));
+    assert!(
+        log.contains("LDE blocks + Merkle"),
+        "auto did not recompute under the limit:\n{log}"
+    );
+    let (free, out) = prove("free.zkrv", "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (a, b) = (
+        std::fs::read(&limited).unwrap(),
+        std::fs::read(&free).unwrap(),
+    );
+    let verified = zkrv(&["verify", limited.to_str().unwrap(), &sort]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(a, b, "proofs under and without the limit differ");
+    assert_eq!(
+        verified.status.code(),
+        Some(0),
+        "{}",
+        text(&verified.stderr)
+    );
+}

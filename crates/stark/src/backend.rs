@@ -247,7 +247,8 @@ pub trait ProverBackend: Sync {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LdeMode {
     /// [`LdeMode::Recompute`] for a round whose LDE (`Σ 2^LH · w · 8` bytes) exceeds a quarter of the
-    /// memory available when it is committed (`MemAvailable` of `/proc/meminfo`), else [`LdeMode::Store`].
+    /// memory available when it is committed ([`available_memory_bytes`]: system, cgroup and `ulimit -v`),
+    /// else [`LdeMode::Store`].
     #[default]
     Auto,
     /// Keep the whole bit-reversed LDE (`B` times the trace) and the natural-order traces: fastest, and
@@ -261,25 +262,56 @@ pub enum LdeMode {
 }
 
 impl LdeMode {
-    /// `ZKRV_LDE=store|recompute|auto` (default `auto`); an unknown value is an error naming it.
+    /// `ZKRV_LDE=store|recompute|auto`; unset or empty means `auto`. Any other value (including one that is
+    /// not UTF-8) is an error naming the variable.
     pub fn from_env() -> Result<Self, String> {
-        match std::env::var("ZKRV_LDE").as_deref() {
-            Err(_) | Ok("") | Ok("auto") => Ok(LdeMode::Auto),
-            Ok("store") => Ok(LdeMode::Store),
-            Ok("recompute") => Ok(LdeMode::Recompute),
-            Ok(other) => Err(format!(
-                "ZKRV_LDE={other:?}: expected `auto`, `store` or `recompute`"
+        match std::env::var("ZKRV_LDE") {
+            Err(std::env::VarError::NotPresent) => Ok(LdeMode::Auto),
+            Err(std::env::VarError::NotUnicode(v)) => Err(format!(
+                "ZKRV_LDE={v:?} is not UTF-8: expected `auto`, `store` or `recompute`"
             )),
+            Ok(v) => match v.as_str() {
+                "" | "auto" => Ok(LdeMode::Auto),
+                "store" => Ok(LdeMode::Store),
+                "recompute" => Ok(LdeMode::Recompute),
+                other => Err(format!(
+                    "ZKRV_LDE={other:?}: expected `auto`, `store` or `recompute`"
+                )),
+            },
         }
     }
 }
 
-/// `MemAvailable` of `/proc/meminfo` in bytes (`None` where it cannot be read).
-fn mem_available_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+/// Bytes this process can still allocate, as far as the OS says: the smallest of `MemAvailable`
+/// (`/proc/meminfo`), the cgroup's `memory.max - memory.current` (cgroup v2, when a limit is set), and
+/// `RLIMIT_AS` minus the current virtual size (`ulimit -v`, when set). `None` when none can be read.
+pub fn available_memory_bytes() -> Option<u64> {
+    let meminfo = || -> Option<u64> {
+        let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+    };
+    let cgroup = || -> Option<u64> {
+        let read = |f: &str| std::fs::read_to_string(format!("/sys/fs/cgroup/{f}")).ok();
+        let max: u64 = read("memory.max")?.trim().parse().ok()?; // "max" (no limit) does not parse
+        let cur: u64 = read("memory.current")?.trim().parse().ok()?;
+        Some(max.saturating_sub(cur))
+    };
+    let rlimit_as = || -> Option<u64> {
+        let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+        let line = limits
+            .lines()
+            .find(|l| l.starts_with("Max address space"))?;
+        let soft: u64 = line.split_whitespace().nth(3)?.parse().ok()?; // "unlimited" does not parse
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let vm = status.lines().find(|l| l.starts_with("VmSize:"))?;
+        let size = vm.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024;
+        Some(soft.saturating_sub(size))
+    };
+    [meminfo(), cgroup(), rlimit_as()]
+        .into_iter()
+        .flatten()
+        .min()
 }
 
 /// The CPU backend (rayon-parallel host code). `lde` chooses, per committed round, whether the LDE is
@@ -358,7 +390,7 @@ impl ProverBackend for CpuBackend {
         let recompute = match self.lde {
             LdeMode::Store => false,
             LdeMode::Recompute => true,
-            LdeMode::Auto => mem_available_bytes().is_some_and(|a| lde_bytes > a / 4),
+            LdeMode::Auto => available_memory_bytes().is_some_and(|a| lde_bytes > a / 4),
         };
         let salt = salt.as_ref().map(|(r, round)| (r, *round));
         if !recompute {
