@@ -260,6 +260,16 @@ fn fold_x(log_n: usize, j: usize) -> F {
 // ---------------------------------------------------------------------------------------------------------
 // Prover
 
+/// Whether `z` is a point of the LDE domain `g·H_{2^lh}` (then a DEEP quotient at `z` is undefined):
+/// `(z/g)^(2^lh) = 1`.
+fn xs_contain(lh: usize, z: Ext3) -> bool {
+    let mut t = z * coset_shift().inverse();
+    for _ in 0..lh {
+        t = t.square();
+    }
+    t == Ext3::ONE
+}
+
 /// Barycentric evaluation data for one LDE height and point `z`.
 enum Bary {
     /// `w_k = s · x_k / (z - x_k)` for the first `n` LDE rows, `s = (z^n - g^n) / (n·g^n)`, so that
@@ -545,96 +555,84 @@ pub fn open_rounds(
             k += (pts.len() * d.width) as u64;
         }
     }
+    // The reduced codeword of a height is computed in coefficient form (the values are the same field
+    // elements as the formula above, so the proof does not depend on how): per matrix the combined polynomial
+    // `M = Σ_c alpha^{k0+c} f_c` (from the coefficients, or from the first `n` stored LDE rows, which are
+    // `g·H_n`, by one coset IDFT), per point `z` the sum `G_z = Σ scale·M` and `G_z(z)` from the opened values,
+    // then `Σ_z (G_z(X) - G_z(z)) / (X - z)` by synthetic division (exact: the opened values are the true
+    // evaluations) and one LDE of the result. That is `n·w` multiply-adds per matrix instead of `nB·w`, and no
+    // inversion of `x_i - z` over the LDE domain.
     let mut reduced: BTreeMap<usize, Vec<Ext3>> = BTreeMap::new();
     for (&lh, items) in &by_height {
-        let n = 1usize << lh;
-        let mut xs: Vec<F> = domain_generator(lh)
-            .shifted_powers(coset_shift())
-            .take(n)
-            .collect();
-        bit_reverse_slice(&mut xs);
-        let mut acc = vec![Ext3::ZERO; n];
-        let mut inv_cache: Vec<(Ext3, Vec<Ext3>)> = Vec::new();
-        // `1 / (x_i - z)` on the LDE rows, once per point.
-        fn inv_for(cache: &mut Vec<(Ext3, Vec<Ext3>)>, xs: &[F], z: Ext3) -> usize {
-            if let Some(pos) = cache.iter().position(|(p, _)| *p == z) {
-                return pos;
-            }
-            let diffs: Vec<Ext3> = xs.par_iter().map(|&x| Ext3::from_base(x) - z).collect();
-            let inv = batch_inverse_ext(&diffs).expect("opening point lies in the LDE domain");
-            cache.push((z, inv));
-            cache.len() - 1
-        }
-        // Coefficient-form sums per point `z`: `G_z(X) = Σ scale · Σ_c alpha^k f_c(X)` and `G_z(z)`.
-        let mut coeff_sums: Vec<(Ext3, Vec<Ext3>, Ext3)> = Vec::new();
+        let n_lde = 1usize << lh;
+        let n = n_lde >> lb;
+        // Per point `z`: `G_z` (n coefficients) and `G_z(z)`.
+        let mut sums: Vec<(Ext3, Vec<Ext3>, Ext3)> = Vec::new();
         for &(src, pts, vals, k0) in items {
-            let w = match src {
-                Source::Lde(m) | Source::Coeffs(m) => m.width,
-            };
-            let base = alpha.pow(k0);
-            let apow: Vec<Ext3> = alpha.powers_n(w).into_iter().map(|a| a * base).collect();
-            // Combined column M(x_i) = Σ_c alpha^{k0+c} f_c(x_i) (on the LDE rows, or its coefficients).
             let mat = match src {
                 Source::Lde(m) | Source::Coeffs(m) => m,
             };
-            let combined: Vec<Ext3> = (0..mat.height())
-                .into_par_iter()
-                .with_min_len(256)
-                .map(|i| {
-                    mat.row(i)
-                        .iter()
-                        .zip(&apow)
-                        .fold(Ext3::ZERO, |s, (&v, &a)| s + a * v)
-                })
-                .collect();
+            let w = mat.width;
+            let base = alpha.pow(k0);
+            let apow: Vec<Ext3> = alpha.powers_n(w).into_iter().map(|a| a * base).collect();
+            let combine = |rows: usize| -> Vec<Ext3> {
+                (0..rows)
+                    .into_par_iter()
+                    .with_min_len(256)
+                    .map(|i| {
+                        mat.row(i)
+                            .iter()
+                            .zip(&apow)
+                            .fold(Ext3::ZERO, |s, (&v, &a)| s + a * v)
+                    })
+                    .collect()
+            };
+            let coeffs: Vec<Ext3> = match src {
+                Source::Coeffs(_) => combine(n),
+                Source::Lde(_) => {
+                    let mut v = combine(n);
+                    bit_reverse_slice(&mut v);
+                    coset_idft_ext(&v, coset_shift())
+                }
+            };
             let alpha_w = alpha.pow(w as u64);
             let mut scale = Ext3::ONE;
             for (&z, zv) in pts.iter().zip(vals) {
                 let mz: Ext3 = zv.iter().zip(&apow).map(|(&v, &a)| a * v).sum();
-                match src {
-                    Source::Lde(_) => {
-                        let pos = inv_for(&mut inv_cache, &xs, z);
-                        let inv = &inv_cache[pos].1;
-                        acc.par_iter_mut()
-                            .zip(&combined)
-                            .zip(inv)
-                            .with_min_len(256)
-                            .for_each(|((a, &m), &d)| *a += scale * ((m - mz) * d));
+                let pos = match sums.iter().position(|(p, _, _)| *p == z) {
+                    Some(pos) => pos,
+                    None => {
+                        sums.push((z, vec![Ext3::ZERO; n], Ext3::ZERO));
+                        sums.len() - 1
                     }
-                    Source::Coeffs(_) => {
-                        let pos = match coeff_sums.iter().position(|(p, _, _)| *p == z) {
-                            Some(pos) => pos,
-                            None => {
-                                coeff_sums.push((z, vec![Ext3::ZERO; combined.len()], Ext3::ZERO));
-                                coeff_sums.len() - 1
-                            }
-                        };
-                        let (_, g, gz) = &mut coeff_sums[pos];
-                        g.par_iter_mut()
-                            .zip(&combined)
-                            .with_min_len(256)
-                            .for_each(|(a, &m)| *a += scale * m);
-                        *gz += scale * mz;
-                    }
-                }
+                };
+                let (_, g, gz) = &mut sums[pos];
+                g.par_iter_mut()
+                    .zip(&coeffs)
+                    .with_min_len(256)
+                    .for_each(|(a, &m)| *a += scale * m);
+                *gz += scale * mz;
                 scale *= alpha_w;
             }
         }
-        for (z, mut g, gz) in coeff_sums {
-            // LDE of G_z: coefficients zero-padded to the LDE height, evaluated on g·H, bit-reversed.
-            g.resize(n, Ext3::ZERO);
-            let mut evals = coset_dft_ext(&g, coset_shift());
-            drop(g);
-            bit_reverse_slice(&mut evals);
-            let pos = inv_for(&mut inv_cache, &xs, z);
-            let inv = &inv_cache[pos].1;
-            acc.par_iter_mut()
-                .zip(&evals)
-                .zip(inv)
-                .with_min_len(256)
-                .for_each(|((a, &e), &d)| *a += (e - gz) * d);
+        let mut total = vec![Ext3::ZERO; n];
+        for (z, g, gz) in sums {
+            assert!(!xs_contain(lh, z), "opening point lies in the LDE domain");
+            // (G(X) - G(z)) / (X - z): q_{k-1} = g_k + z q_k, from the top; remainder g_0 - G(z) + z q_0 = 0.
+            let mut q = Ext3::ZERO;
+            for k in (1..n).rev() {
+                q = g[k] + z * q;
+                total[k - 1] += q;
+            }
+            assert!(
+                (g[0] - gz + z * q).is_zero(),
+                "DEEP numerator does not vanish at the opening point (opened values inconsistent)"
+            );
         }
-        reduced.insert(lh, acc);
+        total.resize(n_lde, Ext3::ZERO);
+        let mut evals = coset_dft_ext(&total, coset_shift());
+        bit_reverse_slice(&mut evals);
+        reduced.insert(lh, evals);
     }
 
     drop(s_deep);
