@@ -280,6 +280,17 @@ impl MerkleTree {
                 .all(|d| d.width > 0 && d.log_height >= log_blowup),
             "every matrix needs width >= 1 and height >= 2^log_blowup"
         );
+        if !salts.is_empty() {
+            let levels: Vec<usize> = level_heights_of(&dims);
+            assert!(
+                salts.len() == levels.len()
+                    && salts
+                        .iter()
+                        .zip(&levels)
+                        .all(|(s, &lh)| s.log_height() == Some(lh)),
+                "salt matrices match the levels"
+            );
+        }
         let log_max_height = dims.iter().map(|d| d.log_height).max().expect("non-empty");
         let nb = 1usize << log_blowup;
         let sub_log = log_max_height - log_blowup;
@@ -315,17 +326,6 @@ impl MerkleTree {
         for k in sub_log..log_max_height {
             let (lo, hi) = layers.split_at_mut(k + 1);
             hi[0] = compress_level(&lo[k]);
-        }
-        if !salts.is_empty() {
-            let levels: Vec<usize> = level_heights_of(&dims);
-            assert!(
-                salts.len() == levels.len()
-                    && salts
-                        .iter()
-                        .zip(&levels)
-                        .all(|(s, &lh)| s.log_height() == Some(lh)),
-                "salt matrices match the levels"
-            );
         }
         Self {
             matrices: Vec::new(),

@@ -6,10 +6,10 @@ use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::lt::{lt_height, NUM_LT_COLS};
 
 use crate::backend::DeviceTrace;
-use crate::device::{Device, KArg, Program};
+use crate::device::{Device, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
-use crate::tables::{alloc_trace, launch_1d, DeviceLookups, FILL_BLOCK};
+use crate::tables::{fill_from_requests, DeviceLookups};
 
 /// One deduplicated LT request as uploaded (32 bytes, the kernel's `LtRequest`): `[a <s b]` (signed = 1) or
 /// `[a <u b]` (signed = 0), answering `m` ALU requests.
@@ -51,36 +51,15 @@ pub fn fill_lt(
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
     let rows = lt_height(requests.len(), min_height);
-    let cfg = launch_1d(rows as u64, NUM_LT_COLS as u64, FILL_BLOCK)?;
-    let host = lt_requests(requests);
-    let req = if host.is_empty() {
-        dev.alloc::<LtRequest>(0)?
-    } else {
-        dev.upload(&host)?
-    };
-    stats.add_h2d(
-        "trace-gen",
+    fill_from_requests(
+        dev,
+        Program::TableLt,
+        "lt_fill",
         "LT",
-        (host.len() * std::mem::size_of::<LtRequest>()) as u64,
-    );
-    let trace = alloc_trace(dev, rows, NUM_LT_COLS)?;
-    // SAFETY: `req` holds `host.len()` requests (at least one slot), `trace` rows x 16 u64, `counts` the
-    // 7 x 2^16 histogram; the grid covers `rows` threads (launch_1d) and the kernel skips the rest.
-    unsafe {
-        dev.launch(
-            Program::TableLt,
-            "lt_fill",
-            cfg,
-            &[
-                KArg::U64(req.ptr()),
-                KArg::U64(host.len() as u64),
-                KArg::U64(rows as u64),
-                KArg::U64(trace.data.ptr()),
-                KArg::U64(lookups.counts.ptr()),
-            ],
-        )?;
-    }
-    // `req` is freed stream-ordered after the kernel.
-    drop(req);
-    Ok(trace)
+        &lt_requests(requests),
+        rows,
+        NUM_LT_COLS,
+        lookups,
+        stats,
+    )
 }

@@ -108,6 +108,52 @@ impl DeviceLookups {
 
 /// Height of a table filled from `n_events` events, one row per event: the next power of two `>=
 /// max(n_events, min_height)` (what `load_trace`, `store_trace` and `memw_a_trace` use). Errors if
+/// The fill of a table whose rows are deduplicated requests (LT, SHIFT): uploads `requests` (recorded as H2D
+/// stage "trace-gen", table `table`), allocates the `rows x cols` trace and launches `kernel` of `program` with
+/// `(requests, len, rows, trace, lookup counts)`, one thread per row. Errors: launch shape out of bounds
+/// ([`launch_1d`]), allocation, launch.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fill_from_requests<R: cudarc::driver::DeviceRepr + Copy>(
+    dev: &Device,
+    program: crate::device::Program,
+    kernel: &str,
+    table: &str,
+    requests: &[R],
+    rows: usize,
+    cols: usize,
+    lookups: &DeviceLookups,
+    stats: &mut TransferStats,
+) -> Result<DeviceTrace, CudaError> {
+    use crate::device::KArg;
+    let cfg = launch_1d(rows as u64, cols as u64, FILL_BLOCK)?;
+    let req = if requests.is_empty() {
+        dev.alloc::<R>(0)?
+    } else {
+        dev.upload(requests)?
+    };
+    stats.add_h2d("trace-gen", table, std::mem::size_of_val(requests) as u64);
+    let trace = alloc_trace(dev, rows, cols)?;
+    // SAFETY: `req` holds `requests.len()` requests (at least one slot), `trace` rows x cols u64, `counts`
+    // the 7 x 2^16 histogram; the grid covers `rows` threads (launch_1d) and the kernel skips the rest.
+    unsafe {
+        dev.launch(
+            program,
+            kernel,
+            cfg,
+            &[
+                KArg::U64(req.ptr()),
+                KArg::U64(requests.len() as u64),
+                KArg::U64(rows as u64),
+                KArg::U64(trace.data.ptr()),
+                KArg::U64(lookups.counts.ptr()),
+            ],
+        )?;
+    }
+    // `req` is freed stream-ordered after the kernel.
+    drop(req);
+    Ok(trace)
+}
+
 /// `min_height` is not a power of two or the height exceeds `2^MAX_FILL_LOG_ROWS`.
 pub fn event_table_height(n_events: usize, min_height: usize) -> Result<usize, CudaError> {
     if !min_height.is_power_of_two() {

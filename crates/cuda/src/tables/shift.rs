@@ -6,10 +6,10 @@ use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::shift::{shift_height, ShiftRequests, NUM_SHIFT_COLS};
 
 use crate::backend::DeviceTrace;
-use crate::device::{Device, KArg, Program};
+use crate::device::{Device, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
-use crate::tables::{alloc_trace, launch_1d, DeviceLookups, FILL_BLOCK};
+use crate::tables::{fill_from_requests, DeviceLookups};
 
 /// One deduplicated SHIFT request as uploaded (32 bytes, the kernel's `ShiftRequest`): `op(a, b)` with `op` the
 /// ALU code (`ShiftOp::alu`, SLL..SRA5), answering `m` ALU requests.
@@ -52,36 +52,15 @@ pub fn fill_shift(
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
     let rows = shift_height(requests.len(), min_height);
-    let cfg = launch_1d(rows as u64, NUM_SHIFT_COLS as u64, FILL_BLOCK)?;
-    let host = shift_requests(requests);
-    let req = if host.is_empty() {
-        dev.alloc::<ShiftRequest>(0)?
-    } else {
-        dev.upload(&host)?
-    };
-    stats.add_h2d(
-        "trace-gen",
+    fill_from_requests(
+        dev,
+        Program::TableShift,
+        "shift_fill",
         "SHIFT",
-        (host.len() * std::mem::size_of::<ShiftRequest>()) as u64,
-    );
-    let trace = alloc_trace(dev, rows, NUM_SHIFT_COLS)?;
-    // SAFETY: `req` holds `host.len()` requests (at least one slot), `trace` rows x 22 u64, `counts` the
-    // 7 x 2^16 histogram; the grid covers `rows` threads (launch_1d) and the kernel skips the rest.
-    unsafe {
-        dev.launch(
-            Program::TableShift,
-            "shift_fill",
-            cfg,
-            &[
-                KArg::U64(req.ptr()),
-                KArg::U64(host.len() as u64),
-                KArg::U64(rows as u64),
-                KArg::U64(trace.data.ptr()),
-                KArg::U64(lookups.counts.ptr()),
-            ],
-        )?;
-    }
-    // `req` is freed stream-ordered after the kernel.
-    drop(req);
-    Ok(trace)
+        &shift_requests(requests),
+        rows,
+        NUM_SHIFT_COLS,
+        lookups,
+        stats,
+    )
 }
