@@ -391,7 +391,9 @@ fn zkrv_phases(
     p: &Params,
     trace: &[Val],
 ) -> Result<Phases, String> {
-    use zkrv_stark::backend::{CpuBackend, ProverBackend, TraceInput};
+    use zkrv_stark::backend::{
+        CommitOps, CpuBackend, MatrixView, QuotientOps, QuotientViews, TraceInput,
+    };
     use zkrv_stark::field::Ext3;
     let (total, _) = prove_zkrv(config, p, trace, false)?;
     let lb = config.fri.log_blowup;
@@ -408,26 +410,20 @@ fn zkrv_phases(
     let e = |a: u64, b: u64, c: u64| Ext3::from_u64s([a, b, c]);
     let challenges = zkrv_stark::logup::LogupChallenges::new(e(3, 5, 7), e(11, 13, 17), 1);
     let t0 = Instant::now();
-    let rows = 1usize << (p.log_height + lb);
-    let fetch = |b: usize| -> Result<zkrv_stark::backend::QuotientInputs<'_>, _> {
-        Ok(zkrv_stark::backend::QuotientInputs {
-            main: backend.host_lde_rows(&main, 0, b * rows, rows)?,
-            preprocessed: None,
-            aux: None,
-        })
+    let views = QuotientViews {
+        main: MatrixView {
+            round: &main,
+            index: 0,
+        },
+        preprocessed: None,
+        aux: None,
+        log_n: p.log_height,
+        log_blowup: lb,
     };
     let q = backend
-        .quotient(
-            &compiled,
-            p.log_height,
-            lb,
-            rows,
-            &fetch,
-            &challenges,
-            Ext3::ZERO,
-            e(19, 23, 29),
-        )
+        .quotient(&compiled, views, &challenges, Ext3::ZERO, e(19, 23, 29))
         .map_err(|e| e.to_string())?;
+    let TraceInput::Host(q) = q;
     let t_quot = t0.elapsed().as_secs_f64();
     let t0 = Instant::now();
     let (_, quotient) = backend
@@ -442,7 +438,8 @@ fn zkrv_phases(
     ];
     let mut transcript = zkrv_stark::transcript::Transcript::new(b"plonky3_compare phases");
     let t0 = Instant::now();
-    let _ = backend.open(&config.fri, &rounds, &mut transcript, None);
+    let _ = zkrv_stark::pcs::open(&backend, &config.fri, &rounds, &mut transcript, None)
+        .map_err(|e| e.to_string())?;
     let t_open = t0.elapsed().as_secs_f64();
     Ok(vec![
         ("commit main (LDE + Merkle)", t_commit),

@@ -6,6 +6,7 @@
 
 use std::time::Instant;
 
+use zkrv_stark::backend::{CpuBackend, CpuCommitted};
 use zkrv_stark::field::{Ext3, F};
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::merkle::MerkleTree;
@@ -102,14 +103,17 @@ fn main() {
             log_folding_arity: 1,
         };
         let z = Ext3::from_u64s([3, 5, 7]);
+        let round = CpuCommitted::stored(tree, log_blowup);
         let (t_open, c_open, _) = best_of(iters, || {
             let mut tr = Transcript::new(b"bench");
             open(
+                &CpuBackend::default(),
                 &cfg,
-                &[(&tree, vec![vec![z, z * F::new(11)]])],
+                &[(&round, vec![vec![z, z * F::new(11)]])],
                 &mut tr,
                 None,
             )
+            .expect("open")
         });
         println!(
             "pcs open (2 points, {} queries, 16-bit grinding): {t_open:8.3} s wall {c_open:8.3} s cpu",

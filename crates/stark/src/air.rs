@@ -355,21 +355,51 @@ impl CompiledAir {
         L: LeafValues<T>,
     {
         self.circuit.eval(leaves, scratch);
+        let sel = [
+            leaves.is_first_row(),
+            leaves.is_last_row(),
+            leaves.is_transition(),
+        ];
+        self.fold_row(
+            |i| scratch[i as usize],
+            sel,
+            aux_local,
+            aux_next,
+            challenges,
+            bus_sum,
+            fold,
+        )
+    }
+
+    /// The fold plan, the one definition of `C = sum_i alpha^(N-1-i) C_i` that the host quotient
+    /// ([`crate::backend::quotient_host`]), the verifier ([`CompiledAir::eval_folded`]) and the GPU code
+    /// generators read: given the circuit's node values at one point (`node(k)`, `k` a node index), the
+    /// selectors `[L_0, L_{n-1}, x - ω^{n-1}]` and the aux values there, the table's own constraints
+    /// ([`CompiledAir::constraints`], in order) are combined with the precomputed powers
+    /// [`FoldChallenge::powers`] (`alpha^(N-1-i)`), then the LogUp constraints of [`LogupLayout`] are folded in
+    /// by Horner ([`logup::fold_constraints`]: one per term column, then the running sum's first-row,
+    /// transition and last-row constraints).
+    #[allow(clippy::too_many_arguments)]
+    pub fn fold_row<T: logup::ExtMul>(
+        &self,
+        node: impl Fn(u32) -> T,
+        sel: [T; 3],
+        aux_local: &[Ext3],
+        aux_next: &[Ext3],
+        challenges: &LogupChallenges,
+        bus_sum: Ext3,
+        fold: &FoldChallenge,
+    ) -> Ext3 {
         let mut acc = Ext3::ZERO;
         for (c, p) in self.constraints.iter().zip(&fold.powers) {
-            acc += scratch[c.node as usize].mul_ext(*p);
+            acc += node(c.node).mul_ext(*p);
         }
         if !self.interactions.is_empty() {
-            let sel = [
-                leaves.is_first_row(),
-                leaves.is_last_row(),
-                leaves.is_transition(),
-            ];
             let mut acc_logup = Ext3::ZERO;
             logup::fold_constraints(
                 &self.logup,
                 &self.interactions,
-                |i| scratch[i as usize],
+                node,
                 sel,
                 aux_local,
                 aux_next,

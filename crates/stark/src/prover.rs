@@ -17,7 +17,7 @@ use thiserror::Error;
 
 use crate::air::{compile_for, Air, AirError};
 use crate::backend::{
-    AuxError, BackendError, CpuBackend, ProverBackend, QuotientInputs, TraceInput,
+    AuxError, BackendError, CpuBackend, MatrixView, ProverBackend, QuotientViews, TraceInput,
 };
 use crate::check::{check_traces, CheckError};
 use crate::config::StarkConfig;
@@ -27,7 +27,7 @@ use crate::logup::{
     MAX_LOG_HEIGHT,
 };
 use crate::matrix::RowMajorMatrix;
-use crate::poly::{domain_generator, lde_batch};
+use crate::poly::domain_generator;
 pub use crate::preprocessed::{preprocess, PreprocessedData};
 use crate::profile::span;
 use crate::proof::Proof;
@@ -121,7 +121,7 @@ pub fn prove_with<B: ProverBackend>(
     let zk_shift = config.zk as usize;
     let salt = |round: u32| rng.map(|r| (r, round));
 
-    backend.prepare(&compiled);
+    backend.prepare(&compiled)?;
 
     // Main commitment (before the transcript: it does not depend on any challenge).
     let traces = match &rng {
@@ -169,14 +169,11 @@ pub fn prove_with<B: ProverBackend>(
         }
         log_heights.push(lh);
     }
-    // Host view of a main trace (`n x w`; in zk mode the even rows of the committed `2n x w` trace).
-    let host_main = |t: usize| -> Result<std::borrow::Cow<'_, RowMajorMatrix>, ProveError> {
-        let m = backend.host_trace(&main, t)?;
-        Ok(if rng.is_some() {
-            std::borrow::Cow::Owned(zk::even_rows(&m))
-        } else {
-            m
-        })
+    // Host copy of a main trace for the debug checker (`n x w`; in zk mode the even rows of the committed
+    // `2n x w` trace): an explicit download.
+    let host_main = |t: usize| -> Result<RowMajorMatrix, ProveError> {
+        let m = backend.download_trace(&main, t)?;
+        Ok(if rng.is_some() { zk::even_rows(&m) } else { m })
     };
     let budget: Vec<(usize, usize)> = compiled
         .iter()
@@ -201,7 +198,8 @@ pub fn prove_with<B: ProverBackend>(
     let mut transcript = start_transcript(config, &compiled, &log_heights, public, statement);
 
     // Preprocessed LDEs for the quotient (committed by the backend for its LDEs only: the root is neither
-    // observed nor opened).
+    // observed nor opened), with the blowup the quotient reads: `B`, or `2B` in zk mode, where the main and
+    // aux LDEs over `H_n` are `2n B` rows.
     let prep_tables: Vec<usize> = (0..airs.len())
         .filter(|&t| preprocessed.traces[t].is_some())
         .collect();
@@ -213,7 +211,7 @@ pub fn prove_with<B: ProverBackend>(
             .iter()
             .filter_map(|&t| preprocessed.traces[t].clone().map(TraceInput::Host))
             .collect();
-        Some(backend.commit(inputs, lb, None)?.1)
+        Some(backend.commit(inputs, lb + zk_shift, None)?.1)
     };
     transcript.observe_digest(&main_root);
 
@@ -253,9 +251,9 @@ pub fn prove_with<B: ProverBackend>(
         bus_sums[t] = sum;
     }
     // Last readers of the natural-order main and preprocessed traces.
-    backend.release_traces(&main);
+    backend.release_traces(&main)?;
     if let Some(c) = &prep {
-        backend.release_traces(c);
+        backend.release_traces(c)?;
     }
     drop(s_aux);
     let aux = if bus_tables.is_empty() {
@@ -263,81 +261,54 @@ pub fn prove_with<B: ProverBackend>(
     } else {
         let _s = span("aux commit");
         let (root, c) = backend.commit(aux_traces, lb, salt(ROUND_AUX))?;
-        backend.release_traces(&c);
+        backend.release_traces(&c)?;
         transcript.observe_digest(&root);
         Some((root, c))
     };
     let claimed: Vec<Ext3> = bus_tables.iter().map(|&t| bus_sums[t]).collect();
     transcript.observe_ext(&claimed);
 
-    // Quotient. In zk mode the LDEs are `2n B` rows: the quotient sees blowup `2B` over `H_n`, and a
-    // preprocessed trace (committed with blowup `B`) gets a host LDE of blowup `2B` here.
+    // Quotient. In zk mode the LDEs are `2n B` rows: the quotient sees blowup `2B` over `H_n`.
     let alpha = transcript.sample_ext();
     let s_quotient = span("quotient");
     let lb_q = lb + zk_shift;
     let mut quotients = Vec::with_capacity(airs.len() + 1);
     for (t, air) in compiled.iter().enumerate() {
-        // The quotient reads the first `M = n·2^log_q` LDE rows (`g·H_M`, see `quotient_host`), one block
-        // of committed-trace height at a time (a recomputed LDE yields one coset block per fetch).
-        let log_n = log_heights[t];
-        let block_rows = 1usize << (log_n + zk_shift);
-        // zk: the preprocessed trace (committed with blowup B, height n) gets a host LDE of blowup 2B.
-        let prep_zk = match (&rng, prep_index(t)) {
-            (Some(_), Some(_)) => Some(lde_batch(
-                preprocessed.traces[t]
-                    .as_ref()
-                    .ok_or_else(|| ProveError::Shape("preprocessed trace missing".into()))?,
-                lb_q,
-            )),
-            _ => None,
+        let views = QuotientViews {
+            main: MatrixView {
+                round: &main,
+                index: t,
+            },
+            preprocessed: prep
+                .as_ref()
+                .zip(prep_index(t))
+                .map(|(round, index)| MatrixView { round, index }),
+            aux: aux
+                .as_ref()
+                .zip(bus_tables.iter().position(|&b| b == t))
+                .map(|((_, round), index)| MatrixView { round, index }),
+            log_n: log_heights[t],
+            log_blowup: lb_q,
         };
-        let aux_index = bus_tables.iter().position(|&b| b == t);
-        let fetch = |b: usize| -> Result<QuotientInputs<'_>, BackendError> {
-            let start = b * block_rows;
-            let main = backend.host_lde_rows(&main, t, start, block_rows)?;
-            let preprocessed = match (&prep_zk, &prep, prep_index(t)) {
-                (Some(m), _, _) => Some((std::borrow::Cow::Borrowed(m), start)),
-                (None, Some(c), Some(i)) => Some(backend.host_lde_rows(c, i, start, block_rows)?),
-                _ => None,
-            };
-            let aux = match (&aux, aux_index) {
-                (Some((_, c)), Some(i)) => Some(backend.host_lde_rows(c, i, start, block_rows)?),
-                _ => None,
-            };
-            Ok(QuotientInputs {
-                main,
-                preprocessed,
-                aux,
-            })
-        };
-        let q = backend.quotient(
-            air,
-            log_n,
-            lb_q,
-            block_rows,
-            &fetch,
-            &challenges,
-            bus_sums[t],
-            alpha,
-        )?;
+        let q = backend.quotient(air, views, &challenges, bus_sums[t], alpha)?;
         let q = match &rng {
             None => q,
-            Some(r) => zk::randomize_quotient(q, r, t as u64, config.fri.num_queries),
+            Some(r) => backend.randomize_quotient(q, r, t as u64, config.fri.num_queries)?,
         };
-        quotients.push(TraceInput::Host(q));
+        quotients.push(q);
     }
     if let Some(r) = &rng {
         let lh = zk::codeword_log_height(
             &config.fri,
             log_heights.iter().copied().max().unwrap_or(0) + zk_shift,
         );
-        quotients.push(TraceInput::Host(zk::random_codeword(r, lh)));
+        quotients.push(backend.random_codeword(r, lh)?);
     }
     drop(s_quotient);
     let (quotient_root, quotient) = {
         let _s = span("quotient commit");
         let (root, c) = backend.commit(quotients, lb, salt(ROUND_QUOTIENT))?;
-        backend.release_traces(&c);
+        backend.release_traces(&c)?;
         (root, c)
     };
     transcript.observe_digest(&quotient_root);
@@ -357,7 +328,7 @@ pub fn prove_with<B: ProverBackend>(
     ));
     let (opened, pcs) = {
         let _s = span("DEEP+FRI open");
-        backend.open(&config.fri, &rounds, &mut transcript, rng.as_ref())
+        crate::pcs::open(backend, &config.fri, &rounds, &mut transcript, rng.as_ref())?
     };
 
     Ok(Proof {

@@ -1,12 +1,33 @@
 //! DEEP-FRI PCS: round trips over mixed heights, tampering, degree soundness.
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
+use zkrv_stark::backend::eval_columns_at;
 use zkrv_stark::field::{Ext3, PrimeCharacteristicRing, F};
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::merkle::{MerkleError, MerkleTree};
 use zkrv_stark::pcs::*;
 use zkrv_stark::poly::{domain_generator, eval_poly_ext, idft_batch, lde_batch};
 use zkrv_stark::transcript::Transcript;
+
+/// [`zkrv_stark::pcs::open`] on the CPU backend over stored trees (cloned into rounds).
+fn open(
+    cfg: &FriConfig,
+    rounds: &[(&MerkleTree, Vec<Vec<Ext3>>)],
+    tr: &mut Transcript,
+    hiding: Option<&zkrv_stark::zk::ZkRng>,
+) -> (OpenedValues, PcsProof) {
+    use zkrv_stark::backend::{CpuBackend, CpuCommitted};
+    let cs: Vec<CpuCommitted> = rounds
+        .iter()
+        .map(|(t, _)| CpuCommitted::stored((*t).clone(), cfg.log_blowup))
+        .collect();
+    let r: Vec<(&CpuCommitted, Vec<Vec<Ext3>>)> = cs
+        .iter()
+        .zip(rounds)
+        .map(|(c, (_, p))| (c, p.clone()))
+        .collect();
+    zkrv_stark::pcs::open(&CpuBackend::default(), cfg, &r, tr, hiding).expect("open")
+}
 
 fn seed() -> u64 {
     let s = std::env::var("ZKRV_SEED")
@@ -461,7 +482,7 @@ fn pcs_malformed_inputs_never_panic() {
 }
 
 /// Three rounds over blowup `2^lb`, a zk round id each; `coeff_rounds[r]` says whether round `r` is opened from
-/// coefficients ([`RoundLde::Coeffs`], a digest-only tree from coset blocks) or from the stored LDEs.
+/// coefficients (`CpuCommitted::from_coeffs`, a digest-only tree from coset blocks) or from the stored LDEs.
 struct LdeSetup {
     traces: Vec<Vec<RowMajorMatrix>>,
     points: Vec<Vec<Vec<Ext3>>>,
@@ -542,26 +563,31 @@ fn open_with_modes(
             }
         })
         .collect();
-    let rounds: Vec<(RoundLde, Vec<Vec<Ext3>>)> = trees
+    use zkrv_stark::backend::{CpuBackend, CpuCommitted};
+    let committed: Vec<CpuCommitted> = trees
         .iter()
         .zip(&coeffs)
         .zip(coeff_rounds)
-        .zip(&s.points)
-        .map(|(((tree, cs), &from_coeffs), pts)| {
-            let lde = if from_coeffs {
-                RoundLde::Coeffs { tree, coeffs: cs }
+        .map(|((tree, cs), &from_coeffs)| {
+            if from_coeffs {
+                CpuCommitted::from_coeffs(tree.clone(), cs.clone(), lb)
             } else {
-                RoundLde::Stored(tree)
-            };
-            (lde, pts.clone())
+                CpuCommitted::stored(tree.clone(), lb)
+            }
         })
         .collect();
+    let rounds: Vec<(&CpuCommitted, Vec<Vec<Ext3>>)> = committed
+        .iter()
+        .zip(&s.points)
+        .map(|(c, pts)| (c, pts.clone()))
+        .collect();
     let mut tr = Transcript::new(b"pcs-lde");
-    let (values, proof) = open_rounds(cfg, &rounds, &mut tr, hiding);
+    let (values, proof) =
+        zkrv_stark::pcs::open(&CpuBackend::default(), cfg, &rounds, &mut tr, hiding).unwrap();
     (trees, values, proof)
 }
 
-/// Opening rounds from coefficients ([`RoundLde::Coeffs`]) gives the same values and the same proof as from
+/// Opening rounds from coefficients (`CpuCommitted::from_coeffs`) gives the same values and the same proof as from
 /// the stored LDEs, for every mix of rounds, with and without hiding; the proof verifies.
 #[test]
 fn pcs_open_rounds_from_coefficients_is_identical() {

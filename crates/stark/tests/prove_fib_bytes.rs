@@ -211,7 +211,7 @@ fn lde_modes_give_identical_proofs() {
 /// prefixes (which may be longer than asked, never different).
 #[test]
 fn recompute_round_serves_the_stored_views() {
-    use zkrv_stark::backend::{CpuBackend, LdeMode, ProverBackend, TraceInput};
+    use zkrv_stark::backend::{CommitOps, CpuBackend, HostCopy, LdeMode, TraceInput};
     use zkrv_stark::field::F;
     use zkrv_stark::poly::lde_batch;
     let traces: Vec<RowMajorMatrix> = [(5usize, 3usize), (0, 2), (3, 1), (5, 4)]
@@ -236,10 +236,14 @@ fn recompute_round_serves_the_stored_views() {
             assert_eq!(root_r, root_s, "lb {lb}");
             assert_eq!(rec.trace_dims(&cr), store.trace_dims(&cs), "lb {lb}");
             for (i, t) in traces.iter().enumerate() {
-                assert_eq!(*rec.host_trace(&cr, i).unwrap(), *t, "lb {lb} trace {i}");
+                assert_eq!(rec.download_trace(&cr, i).unwrap(), *t, "lb {lb} trace {i}");
                 let lde = lde_batch(t, lb);
-                assert_eq!(*rec.host_lde(&cr, i).unwrap(), lde, "lb {lb} trace {i}");
-                assert_eq!(*store.host_lde(&cs, i).unwrap(), lde, "lb {lb} trace {i}");
+                assert_eq!(rec.download_lde(&cr, i).unwrap(), lde, "lb {lb} trace {i}");
+                assert_eq!(
+                    store.download_lde(&cs, i).unwrap(),
+                    lde,
+                    "lb {lb} trace {i}"
+                );
                 let n = t.height();
                 for (start, rows) in [
                     (0, n),
@@ -249,9 +253,8 @@ fn recompute_round_serves_the_stored_views() {
                     (0, 1),
                     ((n << lb) - n, n),
                 ] {
-                    for (b, name) in [(&rec, "recompute"), (&store, "store")] {
-                        let c = if name == "store" { &cs } else { &cr };
-                        let (p, off) = b.host_lde_rows(c, i, start, rows).unwrap();
+                    for (c, name) in [(&cr, "recompute"), (&cs, "store")] {
+                        let (p, off) = c.lde_rows(i, start, rows).unwrap();
                         assert!(p.height() >= off + rows);
                         assert_eq!(
                             p.values[off * t.width..(off + rows) * t.width],

@@ -2,20 +2,12 @@
 
 mod proto_common;
 
-use std::borrow::Cow;
-
+use proto_common::hooked::Hooked;
 use proto_common::*;
-use zkrv_stark::air::CompiledAir;
-use zkrv_stark::backend::{
-    AuxError, BackendError, CpuBackend, CpuCommitted, ProverBackend, TraceDims, TraceInput,
-};
+use zkrv_stark::backend::{LdeMode, TraceInput};
 use zkrv_stark::check::CheckError;
 use zkrv_stark::field::{Ext3, PrimeCharacteristicRing, F};
-use zkrv_stark::logup::LogupChallenges;
-use zkrv_stark::matrix::RowMajorMatrix;
-use zkrv_stark::merkle::Digest;
-use zkrv_stark::pcs::{FriConfig, OpenedValues, PcsError, PcsProof};
-use zkrv_stark::transcript::Transcript;
+use zkrv_stark::pcs::PcsError;
 use zkrv_stark::{
     preprocess, prove, prove_with, verify, PreprocessedData, Proof, ProveError, StarkConfig,
     VerifyError,
@@ -122,73 +114,21 @@ fn multiplicity_is_rejected_as_bus_imbalance() {
     assert_eq!(check(&s, &p), Err(VerifyError::BusImbalance));
 }
 
-/// A backend that corrupts one aux cell (table `bytes`, row 3, the running sum's c1) after building it.
-struct AuxTamper;
-
-impl ProverBackend for AuxTamper {
-    type DeviceTrace = std::convert::Infallible;
-    type Committed = CpuCommitted;
-    fn commit(
-        &self,
-        traces: Vec<TraceInput<Self::DeviceTrace>>,
-        log_blowup: usize,
-        salt: Option<(zkrv_stark::zk::ZkRng, u32)>,
-    ) -> Result<(Digest, CpuCommitted), BackendError> {
-        CpuBackend::default().commit(traces, log_blowup, salt)
-    }
-    fn trace_dims(&self, c: &CpuCommitted) -> Vec<TraceDims> {
-        CpuBackend::default().trace_dims(c)
-    }
-    fn host_trace<'a>(
-        &self,
-        c: &'a CpuCommitted,
-        i: usize,
-    ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
-        CpuBackend::default().host_trace(c, i)
-    }
-    fn host_lde<'a>(
-        &self,
-        c: &'a CpuCommitted,
-        i: usize,
-    ) -> Result<Cow<'a, RowMajorMatrix>, BackendError> {
-        CpuBackend::default().host_lde(c, i)
-    }
-    fn build_aux(
-        &self,
-        air: &CompiledAir,
-        main: &CpuCommitted,
-        table: usize,
-        stride: usize,
-        prep: Option<(&CpuCommitted, usize)>,
-        ch: &LogupChallenges,
-        bits: u32,
-    ) -> Result<(TraceInput<Self::DeviceTrace>, Ext3), AuxError> {
-        let (aux, sum) =
-            CpuBackend::default().build_aux(air, main, table, stride, prep, ch, bits)?;
-        let TraceInput::Host(mut aux) = aux;
-        if air.name == "bytes" {
-            let w = aux.width;
-            aux.row_mut(3)[w - 2] += F::ONE;
-        }
-        Ok((TraceInput::Host(aux), sum))
-    }
-    fn open(
-        &self,
-        fri: &FriConfig,
-        rounds: &[(&CpuCommitted, Vec<Vec<Ext3>>)],
-        t: &mut Transcript,
-        hiding: Option<&zkrv_stark::zk::ZkRng>,
-    ) -> (OpenedValues, PcsProof) {
-        CpuBackend::default().open(fri, rounds, t, hiding)
-    }
-}
-
 #[test]
 fn aux_cell_is_rejected() {
     let s = setup();
     let traces = s.fx.traces.iter().cloned().map(TraceInput::Host).collect();
     let p = prove_with(
-        &AuxTamper,
+        // A backend that corrupts one aux cell (table `bytes`, row 3, the running sum's c1) after building it.
+        &Hooked::new(
+            |_| LdeMode::Store,
+            |air, aux| {
+                if air.name == "bytes" {
+                    let w = aux.width;
+                    aux.row_mut(3)[w - 2] += F::ONE;
+                }
+            },
+        ),
         &s.config,
         &airs(),
         &s.pre,

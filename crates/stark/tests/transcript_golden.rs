@@ -4,7 +4,7 @@
 use zkrv_stark::field::{Ext3, PrimeField64, F};
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::merkle::MerkleTree;
-use zkrv_stark::pcs::{open, FriConfig};
+use zkrv_stark::pcs::{FriConfig, OpenedValues, PcsProof};
 use zkrv_stark::poly::lde_batch;
 use zkrv_stark::transcript::Transcript;
 
@@ -16,6 +16,26 @@ fn fixed_trace(h: usize, w: usize) -> RowMajorMatrix {
     RowMajorMatrix::from_fn(h, w, |r, c| {
         F::new((r * w + c) as u64 * 0x1234_5678_9abc_def1)
     })
+}
+
+/// [`zkrv_stark::pcs::open`] on the CPU backend over stored trees (cloned into rounds).
+fn open(
+    cfg: &FriConfig,
+    rounds: &[(&MerkleTree, Vec<Vec<Ext3>>)],
+    tr: &mut Transcript,
+    hiding: Option<&zkrv_stark::zk::ZkRng>,
+) -> (OpenedValues, PcsProof) {
+    use zkrv_stark::backend::{CpuBackend, CpuCommitted};
+    let cs: Vec<CpuCommitted> = rounds
+        .iter()
+        .map(|(t, _)| CpuCommitted::stored((*t).clone(), cfg.log_blowup))
+        .collect();
+    let r: Vec<(&CpuCommitted, Vec<Vec<Ext3>>)> = cs
+        .iter()
+        .zip(rounds)
+        .map(|(c, (_, p))| (c, p.clone()))
+        .collect();
+    zkrv_stark::pcs::open(&CpuBackend::default(), cfg, &r, tr, hiding).expect("open")
 }
 
 #[test]

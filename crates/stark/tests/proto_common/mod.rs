@@ -9,6 +9,8 @@
 //! * public: the caller receives `(final a)` on the output bus once.
 #![allow(dead_code)]
 
+pub mod hooked;
+
 use zkrv_stark::air::{Air, AirBuilder, Direction};
 use zkrv_stark::field::{PrimeCharacteristicRing, PrimeField64, F};
 use zkrv_stark::logup::PublicInteraction;

@@ -1,0 +1,185 @@
+//! Commitments on the device (`CommitOps`): LDE + Merkle of every round ([`crate::commit`]), zk
+//! randomization of resident traces ([`crate::zk`]). Mirrors `zkrv_stark::backend` (`backend/cpu.rs`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use zkrv_stark::air::CompiledAir;
+use zkrv_stark::backend::{BackendError, CommitOps, TraceDims, TraceInput};
+use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::merkle::{Digest, MatrixDims};
+use zkrv_stark::zk::{self as host_zk, ZkRng};
+
+use super::{cpu_aux_forced, dev_err, CudaBackend, CudaCommitted, DeviceTrace};
+use crate::commit::{self, commit_lde_keep_salted, STAGE_HOST_COPY};
+
+impl CommitOps for CudaBackend {
+    fn prepare(&self, airs: &[CompiledAir]) -> Result<(), BackendError> {
+        if !cpu_aux_forced() {
+            // NVRTC compiles of the aux programs overlap the main commitment.
+            crate::logup::precompile(self.dev.arch(), airs);
+        }
+        Ok(())
+    }
+
+    fn commit(
+        &self,
+        traces: Vec<TraceInput<DeviceTrace>>,
+        log_blowup: usize,
+        salt: Option<(ZkRng, u32)>,
+    ) -> Result<(Digest, CudaCommitted), BackendError> {
+        if traces.is_empty() {
+            return Err(BackendError::Commit("no traces".into()));
+        }
+        let round = self.commits.fetch_add(1, Ordering::Relaxed);
+        let mut host_traces: Vec<OnceLock<RowMajorMatrix>> = Vec::with_capacity(traces.len());
+        let mut inputs_dev = Vec::with_capacity(traces.len());
+        let mut dims = Vec::with_capacity(traces.len());
+        for (i, t) in traces.into_iter().enumerate() {
+            match t {
+                TraceInput::Host(m) => {
+                    let Some(lh) = m.log_height().filter(|_| m.width > 0) else {
+                        return Err(BackendError::Commit(format!(
+                            "trace {i}: {} x {} is not a power-of-two height with width >= 1",
+                            m.height(),
+                            m.width
+                        )));
+                    };
+                    dims.push(TraceDims {
+                        width: m.width,
+                        log_height: lh,
+                    });
+                    host_traces.push(OnceLock::from(m));
+                    inputs_dev.push(None);
+                }
+                TraceInput::Device(d) => {
+                    if d.width == 0 || d.data.len() != d.width << d.log_height {
+                        return Err(BackendError::Commit(format!(
+                            "trace {i}: device buffer of {} is not 2^{} x {}",
+                            d.data.len(),
+                            d.log_height,
+                            d.width
+                        )));
+                    }
+                    // No host copy: the aux build reads the device buffer (kept below).
+                    dims.push(TraceDims {
+                        width: d.width,
+                        log_height: d.log_height as usize,
+                    });
+                    host_traces.push(OnceLock::new());
+                    inputs_dev.push(Some(d));
+                }
+            }
+        }
+        let resident: Vec<bool> = inputs_dev.iter().map(Option::is_some).collect();
+        let inputs: Vec<commit::TraceInput<'_>> = inputs_dev
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let name = self.table_name(round, i);
+                match r {
+                    None => commit::TraceInput::Host {
+                        name,
+                        trace: host_traces[i].get().expect("host input set above"),
+                    },
+                    Some(d) => commit::TraceInput::Device {
+                        name,
+                        data: d.data,
+                        width: d.width,
+                        log_height: d.log_height,
+                    },
+                }
+            })
+            .collect();
+        let (gpu, naturals) = commit_lde_keep_salted(
+            &self.dev,
+            inputs,
+            log_blowup as u32,
+            salt.as_ref().map(|(r, round)| (r, *round)),
+        )
+        .map_err(dev_err)?;
+        self.record(|s| s.merge(&gpu.stats));
+        let root = gpu.root;
+        Ok((
+            root,
+            CudaCommitted {
+                gpu,
+                round,
+                log_blowup,
+                dims,
+                resident,
+                naturals: Mutex::new(naturals.into_iter().map(Some).collect()),
+                aux_read: AtomicBool::new(false),
+                host_traces,
+                host_round: OnceLock::new(),
+            },
+        ))
+    }
+
+    /// Host traces: the host function; device traces: `zk.cu` on the device (bit-exact), no round trip.
+    fn randomize_trace(
+        &self,
+        trace: TraceInput<DeviceTrace>,
+        rng: &ZkRng,
+        round: u32,
+        table: u64,
+    ) -> Result<TraceInput<DeviceTrace>, BackendError> {
+        match trace {
+            TraceInput::Host(m) => Ok(TraceInput::Host(host_zk::randomize_trace(
+                &m, rng, round, table,
+            ))),
+            TraceInput::Device(d) => {
+                let data = crate::zk::randomize_trace(
+                    &self.dev,
+                    rng,
+                    round,
+                    table,
+                    &d.data,
+                    d.width,
+                    d.log_height,
+                )
+                .map_err(dev_err)?;
+                Ok(TraceInput::Device(DeviceTrace {
+                    data,
+                    width: d.width,
+                    log_height: d.log_height + 1,
+                }))
+            }
+        }
+    }
+
+    fn trace_dims(&self, c: &CudaCommitted) -> Vec<TraceDims> {
+        c.dims.clone()
+    }
+
+    fn lde_dims(&self, c: &CudaCommitted) -> Vec<MatrixDims> {
+        c.dims
+            .iter()
+            .map(|d| MatrixDims {
+                width: d.width,
+                log_height: d.log_height + c.log_blowup,
+            })
+            .collect()
+    }
+
+    fn release_traces(&self, c: &CudaCommitted) -> Result<(), BackendError> {
+        let mut naturals = c
+            .naturals
+            .lock()
+            .map_err(|_| BackendError::Device("poisoned lock".into()))?;
+        let main_round = c.aux_read.load(Ordering::Relaxed);
+        for (i, slot) in naturals.iter_mut().enumerate() {
+            if let Some(buf) = slot.take() {
+                if main_round && c.resident[i] && c.host_traces[i].get().is_none() {
+                    // A resident main trace that never crossed PCIe: the host aux build needed a copy of
+                    // every resident trace of the round, made at commit.
+                    let name = self.table_name(c.round, i);
+                    self.record(|s| {
+                        s.add_avoided_d2h(STAGE_HOST_COPY, &name, buf.num_bytes() as u64)
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,304 @@
+//! [`CudaBackend`]: the CUDA implementation of the `zkrv_stark::backend` operation traits, one file per
+//! protocol step, mirroring `crates/stark/src/backend`:
+//!
+//! | step | trait | file | where it runs now |
+//! |---|---|---|---|
+//! | commitments (LDE + Merkle), zk randomization of device traces | `CommitOps` | `backend/commit.rs` | device |
+//! | LogUp aux build | `AuxOps` | `backend/aux.rs` | device ([`crate::logup::build_aux_device`]) |
+//! | quotient chunks, zk masks, random codeword | `QuotientOps` | `backend/quotient.rs` | host, over downloaded LDEs |
+//! | opened values, DEEP, FRI, query openings | `OpeningOps` | `backend/open.rs` | host, over downloaded LDEs and tree levels |
+//! | explicit downloads (debug checker, tests) | `HostCopy` | this file | device -> host |
+//!
+//! **Host steps.** The quotient and opening steps are not on the device yet: each reads a host copy of
+//! the round it needs, made once per round ([`CudaBackend::host_round`]: every LDE and the tree levels
+//! downloaded, wrapped in a `zkrv_stark::backend::CpuCommitted` with no rehash) and counted in
+//! [`CudaBackend::stats`] under stage "host-copy"; the CPU backend's operations then run on it. That copy is
+//! the cost the whole-prover work removes (docs/gpu.md).
+//!
+//! **Natural-order traces and VRAM.** Every round keeps its natural-order trace buffers (`8 n w` bytes per
+//! `n x w` trace, `1 / blowup` of its LDE; host traces as uploaded) from `commit` until the prover calls
+//! `release_traces` on it: for the main and preprocessed rounds after the last aux build, for the aux and
+//! quotient rounds right after their commit. So during the aux phase the device holds, on top of the main
+//! LDEs and trees, the main traces (`+1 / blowup` of the main LDE memory) and the aux traces built so far
+//! (each `n x aux_width`, consumed by the aux commitment). This replaces one device->host copy of every
+//! resident main trace (and one host->device copy of every aux trace); both are counted in
+//! `TransferStats::avoided`. `ZKRV_CPU_AUX=1` forces the host aux build (for comparisons).
+//!
+//! **zk mode.** The committed main traces are the randomized `2n`-row ones (`randomize_trace`, on the
+//! device for resident traces); the aux build reads their even rows in place (row stride 2,
+//! [`crate::logup::build_aux_device_strided`]) and the `n`-row aux trace is randomized on the device in
+//! turn, so no main trace crosses PCIe in zk mode either (preprocessed traces are not randomized).
+//!
+//! Every step is deterministic, so proofs are byte-identical to the CPU backend's (`tests/proof_parity.rs`).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use zkrv_stark::backend::{AuxError, Backend, BackendError, CpuCommitted, HostCopy, TraceDims};
+use zkrv_stark::field::{Ext3, F};
+use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::merkle::{Digest, MerkleTree};
+
+use crate::commit::{DeviceCommitted, STAGE_HOST_COPY};
+use crate::device::{Device, DeviceBuffer};
+use crate::error::CudaError;
+use crate::logup::AuxBuildError;
+use crate::stats::TransferStats;
+
+mod aux;
+mod commit;
+mod open;
+mod quotient;
+
+/// A trace resident on the device: `2^log_height x width` row-major u64, natural row order.
+pub struct DeviceTrace {
+    pub data: DeviceBuffer<u64>,
+    pub width: usize,
+    pub log_height: u32,
+}
+
+/// The CUDA prover backend. Tables are named `c<round>.t<index>` in the transfer statistics (round = the
+/// number of earlier `commit` calls on this backend), unless named with [`CudaBackend::name_tables`].
+pub struct CudaBackend {
+    dev: Device,
+    stats: Mutex<TransferStats>,
+    commits: AtomicUsize,
+    names: Mutex<Vec<(usize, Vec<String>)>>,
+}
+
+/// One committed round: LDEs and tree on the device, the natural-order traces on the device until
+/// `release_traces`, host copies made on demand.
+pub struct CudaCommitted {
+    gpu: DeviceCommitted,
+    /// Number of earlier `commit` calls on the backend (names the tables `c<round>.t<i>`).
+    round: usize,
+    log_blowup: usize,
+    dims: Vec<TraceDims>,
+    /// Whether trace `i` entered resident (`TraceInput::Device`).
+    resident: Vec<bool>,
+    /// Natural-order trace buffers (`n x w` each), `None` once released.
+    naturals: Mutex<Vec<Option<DeviceBuffer<u64>>>>,
+    /// Whether `build_aux` read this round (it is a main round: the old design downloaded its resident
+    /// traces at commit).
+    aux_read: AtomicBool,
+    /// Host traces: set at commit for host inputs, on first download for resident ones.
+    host_traces: Vec<OnceLock<RowMajorMatrix>>,
+    /// The host copy of the round for the host steps ([`CudaBackend::host_round`]).
+    host_round: OnceLock<CpuCommitted>,
+}
+
+impl CudaCommitted {
+    /// The device side (LDEs, tree levels).
+    pub fn device(&self) -> &DeviceCommitted {
+        &self.gpu
+    }
+}
+
+pub(crate) fn dev_err(e: CudaError) -> BackendError {
+    BackendError::Device(e.to_string())
+}
+
+pub(crate) fn aux_err(e: AuxBuildError) -> AuxError {
+    match e {
+        AuxBuildError::Logup(e) => AuxError::Logup(e),
+        AuxBuildError::Cuda(e) => AuxError::Backend(dev_err(e)),
+    }
+}
+
+/// `ZKRV_CPU_AUX=1` (any value but "0" or empty) forces the host aux build.
+pub(crate) fn cpu_aux_forced() -> bool {
+    std::env::var("ZKRV_CPU_AUX").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+impl CudaBackend {
+    /// A backend on `dev`.
+    pub fn new(dev: Device) -> Self {
+        CudaBackend {
+            dev,
+            stats: Mutex::new(TransferStats::default()),
+            commits: AtomicUsize::new(0),
+            names: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Names the traces of commit round `round` (0 = the first `commit` call on this backend: the main
+    /// traces of a proof) in the transfer statistics, e.g. with the machine's table names; traces past the
+    /// end of `names` keep the `c<round>.t<index>` name.
+    pub fn name_tables(&self, round: usize, names: Vec<String>) {
+        if let Ok(mut n) = self.names.lock() {
+            n.retain(|(r, _)| *r != round);
+            n.push((round, names));
+        }
+    }
+
+    /// The name of trace `i` of commit round `round` in the statistics.
+    pub fn table_name(&self, round: usize, i: usize) -> String {
+        let named = self.names.lock().ok().and_then(|n| {
+            n.iter()
+                .find(|(r, _)| *r == round)
+                .and_then(|(_, v)| v.get(i).cloned())
+        });
+        named.unwrap_or_else(|| format!("c{round}.t{i}"))
+    }
+
+    /// The round number the next `commit` call gets (see [`Self::name_tables`]).
+    pub fn next_round(&self) -> usize {
+        self.commits.load(Ordering::Relaxed)
+    }
+
+    /// Clears the transfer statistics (e.g. between proofs on one backend).
+    pub fn reset_stats(&self) {
+        if let Ok(mut s) = self.stats.lock() {
+            *s = TransferStats::default();
+        }
+    }
+
+    /// Adds transfers made outside the backend (e.g. trace generation's input uploads) to [`Self::stats`].
+    pub fn record_stats(&self, other: &TransferStats) {
+        self.record(|s| s.merge(other));
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    /// All transfers so far (every commit, host copy and opening).
+    pub fn stats(&self) -> TransferStats {
+        self.stats.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    pub(crate) fn record(&self, f: impl FnOnce(&mut TransferStats)) {
+        if let Ok(mut s) = self.stats.lock() {
+            f(&mut s);
+        }
+    }
+
+    /// The host copy of a round for the steps that still run on the host: every LDE and the GPU tree
+    /// levels downloaded once, on first use (stage "host-copy"; the levels as "merkle-layers"), wrapped with
+    /// `MerkleTree::from_layers` (no rehash on the CPU; the root is checked against the GPU root, and debug
+    /// builds compare every layer with a CPU rebuild).
+    pub(crate) fn host_round<'a>(
+        &self,
+        c: &'a CudaCommitted,
+    ) -> Result<&'a CpuCommitted, CudaError> {
+        if let Some(r) = c.host_round.get() {
+            return Ok(r);
+        }
+        let mut ldes = Vec::with_capacity(c.gpu.ldes.len());
+        for l in &c.gpu.ldes {
+            let v = self.dev.download(&l.data)?;
+            self.record(|s| s.add_d2h(STAGE_HOST_COPY, &l.name, (v.len() * 8) as u64));
+            ldes.push(RowMajorMatrix {
+                values: v.into_iter().map(F::new).collect(),
+                width: l.width,
+            });
+        }
+        // Device `levels[l]` is level l (2^l x 4 u64 lanes); host `layers[k]` is level L - k.
+        let mut layers = Vec::with_capacity(c.gpu.tree.levels.len());
+        let mut bytes = 0u64;
+        for level in c.gpu.tree.levels.iter().rev() {
+            let v = self.dev.download(level)?;
+            bytes += (v.len() * 8) as u64;
+            layers.push(
+                v.chunks_exact(4)
+                    .map(|l| {
+                        let mut d = [0u8; 32];
+                        for (k, x) in l.iter().enumerate() {
+                            d[8 * k..8 * k + 8].copy_from_slice(&x.to_le_bytes());
+                        }
+                        d
+                    })
+                    .collect::<Vec<Digest>>(),
+            );
+        }
+        let mut salts = Vec::with_capacity(c.gpu.salts.len());
+        for l in &c.gpu.salts {
+            let v = self.dev.download(&l.data)?;
+            bytes += (v.len() * 8) as u64;
+            salts.push(RowMajorMatrix::new(
+                v.into_iter().map(F::new).collect(),
+                l.width,
+            ));
+        }
+        self.record(|s| s.add_d2h(STAGE_HOST_COPY, "merkle-layers", bytes));
+        let tree = MerkleTree::from_layers(ldes, salts, layers)
+            .map_err(|e| CudaError::InvalidArgument(format!("GPU Merkle levels: {e}")))?;
+        if tree.root() != c.gpu.root {
+            return Err(CudaError::InvalidArgument(
+                "GPU Merkle levels do not end in the committed root".into(),
+            ));
+        }
+        debug_assert_eq!(
+            tree.layers(),
+            MerkleTree::with_salts(tree.matrices().to_vec(), tree.salts().to_vec()).layers(),
+            "GPU and CPU Merkle layers differ"
+        );
+        // A concurrent first use may have won the race; both copies are equal.
+        let _ = c.host_round.set(CpuCommitted::stored(tree, c.log_blowup));
+        c.host_round
+            .get()
+            .ok_or_else(|| CudaError::InvalidArgument("host round copy missing".into()))
+    }
+
+    /// A resident trace's host copy, downloaded on first use while its natural-order buffer is alive.
+    fn host_trace<'a>(
+        &self,
+        c: &'a CudaCommitted,
+        i: usize,
+    ) -> Result<&'a RowMajorMatrix, BackendError> {
+        let cell = c
+            .host_traces
+            .get(i)
+            .ok_or_else(|| BackendError::Shape(format!("round {} has no trace {i}", c.round)))?;
+        if let Some(m) = cell.get() {
+            return Ok(m);
+        }
+        let naturals = c
+            .naturals
+            .lock()
+            .map_err(|_| BackendError::Device("poisoned lock".into()))?;
+        let Some(buf) = naturals.get(i).and_then(Option::as_ref) else {
+            return Err(BackendError::Device(format!(
+                "trace c{}.t{i} was released (downloaded after release_traces)",
+                c.round
+            )));
+        };
+        let v = self.dev.download(buf).map_err(dev_err)?;
+        let name = self.table_name(c.round, i);
+        self.record(|s| s.add_d2h(STAGE_HOST_COPY, &name, (v.len() * 8) as u64));
+        let _ = cell.set(RowMajorMatrix::new(
+            v.into_iter().map(F::new).collect(),
+            c.dims[i].width,
+        ));
+        cell.get()
+            .ok_or_else(|| BackendError::Device("host trace copy missing".into()))
+    }
+}
+
+impl Backend for CudaBackend {
+    type DeviceTrace = DeviceTrace;
+    type Committed = CudaCommitted;
+    /// A host codeword while DEEP and FRI run on the host.
+    type Codeword = Vec<Ext3>;
+    type FriLayer = MerkleTree;
+}
+
+impl HostCopy for CudaBackend {
+    fn download_trace(&self, c: &CudaCommitted, i: usize) -> Result<RowMajorMatrix, BackendError> {
+        self.host_trace(c, i).cloned()
+    }
+
+    fn download_lde(&self, c: &CudaCommitted, i: usize) -> Result<RowMajorMatrix, BackendError> {
+        let l =
+            c.gpu.ldes.get(i).ok_or_else(|| {
+                BackendError::Shape(format!("round {} has no trace {i}", c.round))
+            })?;
+        let v = self.dev.download(&l.data).map_err(dev_err)?;
+        self.record(|s| s.add_d2h(STAGE_HOST_COPY, &l.name, (v.len() * 8) as u64));
+        Ok(RowMajorMatrix::new(
+            v.into_iter().map(F::new).collect(),
+            l.width,
+        ))
+    }
+}

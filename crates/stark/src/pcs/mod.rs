@@ -1,0 +1,293 @@
+//! Polynomial commitment opening: DEEP batching + FRI over matrices of mixed heights.
+//!
+//! Model: Plonky3's `TwoAdicFriPcs` (re-derived, not copied); FRI as in Ben-Sasson, Bentov, Horesh, Riabzev,
+//! "Fast Reed-Solomon Interactive Oracle Proofs of Proximity" (ICALP 2018); DEEP as in Ben-Sasson, Goldberg,
+//! Kopparty, Saraf, "DEEP-FRI" (ITCS 2020) and the ethSTARK documentation (StarkWare, 2021, §3-§5).
+//!
+//! # Committed data
+//! A *round* is a [`MerkleTree`] whose matrices are bit-reversed LDEs (docs/architecture.md): a matrix of
+//! height `N = 2^LH = n·B` (`B = 2^log_blowup`) holds, in each column, the evaluations of a polynomial of
+//! degree `< n` on `g·H_N`, row `i` at `x_i = coset_point(LH, i) = g·ω_N^{bitrev_LH(i)}`, `g = 7`.
+//!
+//! # Protocol (prover [`open`], verifier [`verify`]; every step is byte-exact)
+//! [`open`] drives the transcript and calls the backend's [`crate::backend::OpeningOps`] for the heavy steps
+//! (values, DEEP codewords, FRI folds and layer commits, openings), so every backend follows this order.
+//! The caller has already observed the round roots and sampled the opening points.
+//! 1. **Values.** For every round `r`, matrix `m`, point `z` (in the given order) and column `c`, the prover
+//!    computes `f_c(z)` (barycentric formula on the first `n` LDE rows, which are `g·H_n` in bit-reversed
+//!    order) and the transcript observes them all: `observe_ext(values[r][m][p])` in order `r, m, p`.
+//! 2. **DEEP batching.** `alpha = sample_ext()`. A global counter `k` runs over `(r, m, p, c)` in that order
+//!    (column innermost) starting at 0. For each LDE height `LH`, the reduced codeword is
+//!    `R_LH(x_i) = Σ_{(r,m,p,c): matrix m of height 2^LH} alpha^k · (f_c(x_i) - f_c(z_p)) / (x_i - z_p)`
+//!    for all rows `i` of that height (bit-reversed order, `x_i` the true coset point).
+//! 3. **FRI commit phase.** Let `Lmax` be the largest LDE height and
+//!    `Lf = min(log_final_poly_len + log_blowup, smallest LDE height)`. FRI treats every codeword as
+//!    evaluations on the *unshifted* subgroup `H` in bit-reversed order (evaluations of `R(gX)`, same degree),
+//!    so the coset shift never enters folding. Start with `cur = R_Lmax`, `log_size = Lmax`; while
+//!    `log_size > Lf`:
+//!    * commit the layer as a `MerkleTree` of one matrix, `2^(log_size-1)` rows x 6 columns; row `j` is
+//!      `[cur[2j].c0, c1, c2, cur[2j+1].c0, c1, c2]` (the two points `±x`, `x = ω_{2^log_size}^{bitrev_{log_size-1}(j)}`);
+//!    * `observe_digest(root)`, `beta = sample_ext()`;
+//!    * fold: `next[j] = (e0 + e1)/2 + beta · (e0 - e1)/(2x)` with `e0 = cur[2j]`, `e1 = cur[2j+1]`;
+//!    * `log_size -= 1`; if a reduced codeword of height `log_size` exists: `next[j] += beta^2 · R_log_size[j]`.
+//! 4. **Final polynomial.** `cur` (length `2^Lf`, bit-reversed on `H_{2^Lf}`) is interpolated; its first
+//!    `2^(Lf - log_blowup)` coefficients (natural order, `X^0` first) are sent and observed with `observe_ext`.
+//! 5. **Grinding.** `nonce = grind(query_grinding_bits)` (verifier: `check_grind`).
+//! 6. **Queries.** `num_queries` times `q = sample_bits(Lmax)`. For each query: every round tree opened at
+//!    `q >> (Lmax - Lt)` (`Lt` its largest height), then FRI layer `l` opened at row `(q >> l) >> 1`.
+//!    The verifier recomputes `R_LH(x)` at row `q >> (Lmax - LH)` from the opened rows, checks that the
+//!    running value equals entry `(q >> l) & 1` of each layer's opened pair, folds, rolls in, and finally
+//!    checks `final_poly(ω_{2^Lf}^{bitrev_Lf(q >> (Lmax - Lf))})` equals the last folded value.
+//!
+//! Only `log_folding_arity = 1` is implemented.
+
+use rayon::prelude::*;
+
+use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
+use crate::matrix::RowMajorMatrix;
+use crate::merkle::{Digest, MerkleError, MerkleProof, MerkleTree};
+use crate::poly::{bit_reverse_slice, domain_generator, reverse_bits};
+
+mod open;
+mod verify;
+
+pub use open::open;
+pub use verify::{verify, VerifierRound};
+
+/// FRI parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FriConfig {
+    /// log2 of the blowup `B` (rate `ρ = 2^-log_blowup`).
+    pub log_blowup: usize,
+    /// Number of FRI queries.
+    pub num_queries: usize,
+    /// Proof-of-work bits before sampling query indices.
+    pub query_grinding_bits: u32,
+    /// log2 of the number of final-polynomial coefficients (before the blowup).
+    pub log_final_poly_len: usize,
+    /// log2 of the folding arity; only 1 is supported.
+    pub log_folding_arity: usize,
+}
+
+/// log2 of the size of the extension field, `3·log2(p)`.
+const EXT_FIELD_BITS: f64 = 3.0 * 63.999_999_999_664;
+
+impl FriConfig {
+    /// Conjectured security in bits (ethSTARK documentation, Conjecture 5.1 / "toy problem" regime):
+    /// `num_queries · log_blowup + query_grinding_bits`, capped at `log2|Ext3| - 1` (≈ 191) for the
+    /// out-of-domain and batching challenges.
+    pub fn conjectured_security_bits(&self) -> f64 {
+        let q = (self.num_queries * self.log_blowup) as f64 + self.query_grinding_bits as f64;
+        q.min(EXT_FIELD_BITS - 1.0)
+    }
+
+    /// Provable security in bits (list-decoding / Johnson regime), an estimate following the ethSTARK
+    /// documentation Theorem 1 and Ben-Sasson, Carmon, Ishai, Kopparty, Saraf, "Proximity Gaps for
+    /// Reed-Solomon Codes" (FOCS 2020), Theorem 8.3, with proximity parameter `m = 16`:
+    /// * query phase: each query passes with probability at most `sqrt(ρ)·(1 + 1/(2m))`, so it gives
+    ///   `num_queries · -log2(sqrt(ρ)(1 + 1/2m)) + query_grinding_bits` bits;
+    /// * commit phase (and batching of `num_polys` columns/points with powers of alpha):
+    ///   `ε_C = num_polys · (m + 1/2)^7 · |D|^2 / (2 ρ^{3/2} |K|) + (2m + 1)(|D| + 1) · (#fold rounds) / (sqrt(ρ)|K|)`,
+    ///   `|D| = 2^log_max_lde_height`, `|K| = p^3`.
+    ///
+    /// Returns the minimum of the two.
+    pub fn provable_security_bits(&self, log_max_lde_height: usize, num_polys: usize) -> f64 {
+        let m = 16.0_f64;
+        let log_rho = -(self.log_blowup as f64);
+        let per_query = -(0.5 * log_rho + (1.0 + 1.0 / (2.0 * m)).log2());
+        let query_bits = self.num_queries as f64 * per_query + self.query_grinding_bits as f64;
+        let log_d = log_max_lde_height as f64;
+        let rounds = log_max_lde_height
+            .saturating_sub(self.log_final_poly_len + self.log_blowup)
+            .max(1) as f64;
+        let t1 = (num_polys.max(1) as f64).log2() + 7.0 * (m + 0.5).log2() + 2.0 * log_d
+            - 1.0
+            - 1.5 * log_rho
+            - EXT_FIELD_BITS;
+        let t2 = (2.0 * m + 1.0).log2() + (log_d.exp2() + 1.0).log2() + rounds.log2()
+            - 0.5 * log_rho
+            - EXT_FIELD_BITS;
+        let eps_c = t1.exp2() + t2.exp2();
+        query_bits.min(-eps_c.log2())
+    }
+}
+
+/// Opened values: `[round][matrix][point][column]`.
+pub type OpenedValues = Vec<Vec<Vec<Vec<Ext3>>>>;
+
+/// The opened rows of one round at one query, and their Merkle path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchOpening {
+    /// One row per matrix of the round, in commit order.
+    pub rows: Vec<Vec<F>>,
+    pub proof: MerkleProof,
+}
+
+/// The opened pair of one FRI layer at one query: the values at `x` and `-x`, and their Merkle path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FriLayerOpening {
+    pub pair: [Ext3; 2],
+    pub proof: MerkleProof,
+}
+
+/// Everything revealed for one query.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueryProof {
+    /// One per committed round, in round order.
+    pub round_openings: Vec<BatchOpening>,
+    /// One per FRI layer, outermost first.
+    pub fri_openings: Vec<FriLayerOpening>,
+}
+
+/// A DEEP-FRI opening proof.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PcsProof {
+    /// Roots of the FRI layers, outermost first.
+    pub fri_roots: Vec<Digest>,
+    /// Final polynomial coefficients, `X^0` first.
+    pub final_poly: Vec<Ext3>,
+    /// Proof-of-work nonce.
+    pub pow_nonce: u64,
+    /// One per query.
+    pub queries: Vec<QueryProof>,
+}
+
+/// Why an opening proof was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PcsError {
+    #[error("unsupported FRI configuration: {0}")]
+    Config(&'static str),
+    #[error("malformed input or proof shape: {0}")]
+    Shape(String),
+    #[error("round {round}, query {query}: {source}")]
+    Merkle {
+        round: usize,
+        query: usize,
+        source: MerkleError,
+    },
+    #[error("FRI layer {layer}, query {query}: {source}")]
+    FriMerkle {
+        layer: usize,
+        query: usize,
+        source: MerkleError,
+    },
+    #[error("FRI layer {layer}, query {query}: opened value does not match the folded value")]
+    FriFold { layer: usize, query: usize },
+    #[error("query {query}: final polynomial does not match the folded value")]
+    FinalPoly { query: usize },
+    #[error("proof-of-work nonce is invalid")]
+    Grinding,
+    #[error("an opening point lies in the evaluation domain")]
+    PointInDomain,
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Shared helpers
+
+/// Largest supported LDE height (Goldilocks two-adicity).
+pub(crate) const MAX_LOG_HEIGHT: usize = 32;
+
+/// `1/2 = (p + 1) / 2` in Goldilocks (a constant: `F::TWO.inverse()` per fold pair was ~2% of a prove).
+const INV_TWO: F = F::new(0x7FFF_FFFF_8000_0001);
+
+pub(crate) fn inv_two() -> F {
+    INV_TWO
+}
+
+/// FRI fold of one pair: `(e0 + e1)/2 + beta·(e0 - e1)/(2x)`, `x_inv_half = 1/(2x)`.
+#[inline]
+pub(crate) fn fold_pair(e0: Ext3, e1: Ext3, beta: Ext3, x_inv_half: F) -> Ext3 {
+    (e0 + e1) * inv_two() + beta * ((e0 - e1) * x_inv_half)
+}
+
+/// Montgomery batch inversion, `None` if any input is zero.
+pub(crate) fn batch_inverse_ext(xs: &[Ext3]) -> Option<Vec<Ext3>> {
+    const CHUNK: usize = 1 << 12;
+    let chunks: Vec<Option<Vec<Ext3>>> = xs
+        .par_chunks(CHUNK)
+        .map(|c| {
+            let mut prefix = Vec::with_capacity(c.len());
+            let mut acc = Ext3::ONE;
+            for &x in c {
+                prefix.push(acc);
+                acc *= x;
+            }
+            let mut inv = acc.try_inverse()?;
+            let mut out = vec![Ext3::ZERO; c.len()];
+            for i in (0..c.len()).rev() {
+                out[i] = prefix[i] * inv;
+                inv *= c[i];
+            }
+            Some(out)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(xs.len());
+    for c in chunks {
+        out.extend(c?);
+    }
+    Some(out)
+}
+
+/// `(Lmax, Lf)` for the given LDE heights (see module doc).
+pub(crate) fn fri_shape(
+    config: &FriConfig,
+    log_heights: impl Iterator<Item = usize> + Clone,
+) -> (usize, usize) {
+    let lmax = log_heights.clone().max().unwrap_or(0);
+    let lmin = log_heights.min().unwrap_or(0);
+    (
+        lmax,
+        (config.log_final_poly_len + config.log_blowup).min(lmin),
+    )
+}
+
+/// Powers `[ω_{2^log_n}^{-bitrev_{log_n - 1}(j)} / 2]` for `j < 2^(log_n-1)`: the `1/(2x)` of each fold pair.
+pub(crate) fn fold_inv_halves(log_n: usize) -> Vec<F> {
+    let half = 1usize << (log_n - 1);
+    let w_inv = domain_generator(log_n).inverse();
+    let mut v: Vec<F> = w_inv.powers().take(half).map(|x| x * inv_two()).collect();
+    bit_reverse_slice(&mut v);
+    v
+}
+
+/// The value `x` paired at fold row `j` of a layer of size `2^log_n` (unshifted subgroup).
+pub(crate) fn fold_x(log_n: usize, j: usize) -> F {
+    domain_generator(log_n).exp_u64(reverse_bits(j, log_n - 1) as u64)
+}
+
+/// How the CPU backend ([`crate::backend::CpuBackend`]) reads the LDE values of one committed round.
+#[derive(Clone, Copy, Debug)]
+pub enum RoundLde<'a> {
+    /// The tree's matrices are the bit-reversed LDEs, read in place.
+    Stored(&'a MerkleTree),
+    /// A digest-only tree ([`MerkleTree::from_coset_blocks`]) and, per matrix in commit order, the
+    /// coefficients of its columns (`n x w`, row `k` the coefficient of `X^k`, `n = 2^LH / 2^log_blowup`).
+    /// Every value the opening needs is recomputed from them: `f_c(z)` as `Σ_k c_k z^k`, the DEEP
+    /// combination in coefficient form (one `Ext3` polynomial per height and point, then its LDE), and the
+    /// opened rows at the query points. The LDE is never held; the values are the same field elements, so
+    /// the proof is byte-identical to [`RoundLde::Stored`].
+    Coeffs {
+        tree: &'a MerkleTree,
+        coeffs: &'a [RowMajorMatrix],
+    },
+}
+
+impl<'a> RoundLde<'a> {
+    /// The round's Merkle tree.
+    pub fn tree(&self) -> &'a MerkleTree {
+        match self {
+            RoundLde::Stored(t) | RoundLde::Coeffs { tree: t, .. } => t,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inv_two_is_the_inverse_of_two() {
+        assert_eq!(INV_TWO * F::TWO, F::ONE);
+        assert_eq!(INV_TWO, F::TWO.inverse());
+    }
+}
