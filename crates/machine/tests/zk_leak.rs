@@ -68,8 +68,7 @@ fn attack(
                 (x, index_poly(log_n, x))
             })
             .collect();
-        for q in &proof.stark.pcs.queries {
-            let row = &q.round_openings[MAIN_ROUND].rows[INPUT_TABLE];
+        for row in &proof.stark.pcs.round_openings[MAIN_ROUND].rows[INPUT_TABLE] {
             if let Some(&(x, _)) = table.iter().find(|(_, v)| *v == row[0]) {
                 if !located.iter().any(|p| p.0 == x) {
                     located.push((x, row[1]));

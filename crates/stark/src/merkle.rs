@@ -747,3 +747,275 @@ fn check_opening_shape(
     }
     Ok(())
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Openings of many leaves at once (Merkle multiproof)
+
+/// The distinct row indices `index >> shift` of `indices`, ascending: the rows of a matrix `shift` levels
+/// below the tree's largest height that a set of leaf openings reveals.
+pub fn distinct_rows(indices: &[usize], shift: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = indices.iter().map(|&i| i >> shift).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// All openings of one tree at a set of leaves, each value sent once.
+///
+/// For leaf indices `Q` (largest height `2^L`, duplicates allowed): `rows[m]` holds the rows of matrix `m`
+/// (commit order, height `2^lh`) at [`distinct_rows`]`(Q, L - lh)`, ascending; `salts[k]` (salted trees)
+/// the salt rows of the `k`-th level that holds matrices (largest first) likewise; `siblings` the digests
+/// the verifier cannot compute, in the order it needs them: level by level from the leaves up, and within a
+/// level by ascending node index (the sibling of each known node whose sibling is not known). A path of `L`
+/// digests per query becomes about `|Q| (L - log2 |Q|)` digests in all.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct TreeOpenings {
+    pub rows: Vec<Vec<Vec<F>>>,
+    pub salts: Vec<Vec<Vec<F>>>,
+    pub siblings: Vec<Digest>,
+}
+
+/// The row of matrix `m` (height `2^lh`, tree height `2^log_max`) at leaf `leaf` from
+/// [`TreeOpenings::rows`], `None` if the openings do not hold it.
+pub fn opened_row<'a>(
+    o: &'a TreeOpenings,
+    indices: &[usize],
+    log_max: usize,
+    m: usize,
+    lh: usize,
+    leaf: usize,
+) -> Option<&'a [F]> {
+    let rows = distinct_rows(indices, log_max.checked_sub(lh)?);
+    let k = rows.binary_search(&(leaf >> (log_max - lh))).ok()?;
+    o.rows.get(m)?.get(k).map(|r| r.as_slice())
+}
+
+/// Builds [`TreeOpenings`] from one full opening per leaf index (`openings[j]` the rows, commit order, and
+/// the path of leaf `indices[j]`, as [`MerkleTree::open`] gives them). `dims` are the tree's matrices.
+/// Errors if an opening has the wrong shape.
+pub fn compress_openings(
+    dims: &[MatrixDims],
+    indices: &[usize],
+    openings: &[(Vec<Vec<F>>, MerkleProof)],
+) -> Result<TreeOpenings, MerkleError> {
+    if dims.is_empty() {
+        return Err(MerkleError::NoMatrices);
+    }
+    if openings.len() != indices.len() {
+        return Err(MerkleError::RowCount {
+            expected: indices.len(),
+            got: openings.len(),
+        });
+    }
+    let log_max = dims.iter().map(|d| d.log_height).max().unwrap_or(0);
+    let levels = level_heights_of(dims);
+    for ((rows, proof), &i) in openings.iter().zip(indices) {
+        check_opening_shape(
+            dims,
+            log_max,
+            &Opening {
+                index: i,
+                rows,
+                proof,
+            },
+        )?;
+    }
+    // The first opening (in query order) of each distinct row.
+    let pick =
+        |shift: usize, get: &dyn Fn(usize) -> Option<Vec<F>>| -> Result<Vec<Vec<F>>, MerkleError> {
+            distinct_rows(indices, shift)
+                .into_iter()
+                .map(|r| {
+                    let j = indices.iter().position(|&i| i >> shift == r).unwrap_or(0);
+                    get(j).ok_or(MerkleError::SaltShape {
+                        expected: levels.len(),
+                        width: 0,
+                        got: openings[j].1.salts.len(),
+                    })
+                })
+                .collect()
+        };
+    let rows = dims
+        .iter()
+        .enumerate()
+        .map(|(m, d)| pick(log_max - d.log_height, &|j| Some(openings[j].0[m].clone())))
+        .collect::<Result<Vec<_>, _>>()?;
+    let salted = openings.first().is_some_and(|(_, p)| !p.salts.is_empty());
+    let salts = if salted {
+        levels
+            .iter()
+            .enumerate()
+            .map(|(k, &lh)| pick(log_max - lh, &|j| openings[j].1.salts.get(k).cloned()))
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        Vec::new()
+    };
+    // Walk the levels as the verifier will, taking each unknown sibling from a path that has it.
+    let mut siblings = Vec::new();
+    let mut known: Vec<usize> = distinct_rows(indices, 0);
+    for k in 0..log_max {
+        let mut parents = Vec::with_capacity(known.len());
+        let mut t = 0;
+        while t < known.len() {
+            let node = known[t];
+            if node & 1 == 0 && known.get(t + 1) == Some(&(node | 1)) {
+                t += 2;
+            } else {
+                let j = indices.iter().position(|&i| i >> k == node).unwrap_or(0);
+                siblings.push(openings[j].1.siblings[k]);
+                t += 1;
+            }
+            parents.push(node >> 1);
+        }
+        known = parents;
+    }
+    Ok(TreeOpenings {
+        rows,
+        salts,
+        siblings,
+    })
+}
+
+/// Verifies [`TreeOpenings`] of the leaves `indices` against `root` (`salt_width` as in [`verify_batch`]):
+/// every row and salt row has its shape, the multiproof is consumed exactly, and the recomputed root
+/// matches. Hashes a level's nodes together with the batched Keccak. Never panics.
+pub fn verify_tree_openings(
+    root: &Digest,
+    dims: &[MatrixDims],
+    indices: &[usize],
+    o: &TreeOpenings,
+    salt_width: usize,
+) -> Result<(), MerkleError> {
+    if dims.is_empty() {
+        return Err(MerkleError::NoMatrices);
+    }
+    if let Some(d) = dims.iter().find(|d| d.log_height > 40) {
+        return Err(MerkleError::HeightTooLarge(d.log_height));
+    }
+    let log_max = dims.iter().map(|d| d.log_height).max().unwrap_or(0);
+    if let Some(&index) = indices.iter().find(|&&i| i >> log_max != 0) {
+        return Err(MerkleError::IndexOutOfRange {
+            index,
+            log_height: log_max,
+        });
+    }
+    let levels = level_heights_of(dims);
+    if o.rows.len() != dims.len() {
+        return Err(MerkleError::RowCount {
+            expected: dims.len(),
+            got: o.rows.len(),
+        });
+    }
+    // Per matrix, its distinct rows; every opened row has the matrix's width.
+    for (m, (d, rows)) in dims.iter().zip(&o.rows).enumerate() {
+        let want = distinct_rows(indices, log_max - d.log_height).len();
+        if rows.len() != want {
+            return Err(MerkleError::RowCount {
+                expected: want,
+                got: rows.len(),
+            });
+        }
+        if let Some(r) = rows.iter().find(|r| r.len() != d.width) {
+            return Err(MerkleError::RowWidth {
+                matrix: m,
+                expected: d.width,
+                got: r.len(),
+            });
+        }
+    }
+    let expected_salts = if salt_width == 0 { 0 } else { levels.len() };
+    let salt_ok = o.salts.len() == expected_salts
+        && o.salts.iter().zip(&levels).all(|(s, &lh)| {
+            s.len() == distinct_rows(indices, log_max - lh).len()
+                && s.iter().all(|r| r.len() == salt_width)
+        });
+    if !salt_ok {
+        return Err(MerkleError::SaltShape {
+            expected: expected_salts,
+            width: salt_width,
+            got: o.salts.len(),
+        });
+    }
+    let lanes = keccak::lanes();
+    // Row hashes of the level of height `lh` at its distinct rows (`known`, ascending): the rows of its
+    // matrices (commit order), then its salt row, as `hash_rows` does.
+    let level_hashes = |lh: usize, known: &[usize]| -> Option<Vec<Digest>> {
+        let mut cols: Vec<(Vec<F>, usize)> = dims
+            .iter()
+            .zip(&o.rows)
+            .filter(|(d, _)| d.log_height == lh)
+            .map(|(d, rows)| (rows.concat(), d.width))
+            .collect();
+        if cols.is_empty() {
+            return None;
+        }
+        if salt_width > 0 {
+            let k = levels.iter().position(|&l| l == lh)?;
+            cols.push((o.salts[k].concat(), salt_width));
+        }
+        let mats: Vec<(&[F], usize)> = cols.iter().map(|(v, w)| (&v[..], *w)).collect();
+        let mut h = vec![[0u8; 32]; known.len()];
+        keccak::hash_leaves_with(lanes, &mats, 0, &mut h);
+        Some(h)
+    };
+    let mut known = distinct_rows(indices, 0);
+    if known.is_empty() {
+        return if o.siblings.is_empty() {
+            Ok(())
+        } else {
+            Err(MerkleError::ProofLength {
+                expected: 0,
+                got: o.siblings.len(),
+            })
+        };
+    }
+    let mut cur = level_hashes(log_max, &known).unwrap_or_else(|| vec![[0u8; 32]; known.len()]);
+    let mut next_sib = 0usize;
+    for k in 0..log_max {
+        // Pairs (left, right) of the parents, in ascending parent order.
+        let mut pairs: Vec<(Digest, Digest)> = Vec::with_capacity(known.len());
+        let mut parents = Vec::with_capacity(known.len());
+        let mut t = 0;
+        while t < known.len() {
+            let node = known[t];
+            if node & 1 == 0 && known.get(t + 1) == Some(&(node | 1)) {
+                pairs.push((cur[t], cur[t + 1]));
+                t += 2;
+            } else {
+                let Some(sib) = o.siblings.get(next_sib) else {
+                    return Err(MerkleError::ProofLength {
+                        expected: next_sib + 1,
+                        got: o.siblings.len(),
+                    });
+                };
+                next_sib += 1;
+                pairs.push(if node & 1 == 0 {
+                    (cur[t], *sib)
+                } else {
+                    (*sib, cur[t])
+                });
+                t += 1;
+            }
+            parents.push(node >> 1);
+        }
+        let mut out = vec![[0u8; 32]; pairs.len()];
+        keccak::compress_with(lanes, |j| (&pairs[j].0, &pairs[j].1), &mut out);
+        if let Some(rh) = level_hashes(log_max - k - 1, &parents) {
+            let left = out.clone();
+            keccak::compress_with(lanes, |j| (&left[j], &rh[j]), &mut out);
+        }
+        cur = out;
+        known = parents;
+    }
+    if next_sib != o.siblings.len() {
+        return Err(MerkleError::ProofLength {
+            expected: next_sib,
+            got: o.siblings.len(),
+        });
+    }
+    if cur.len() == 1 && &cur[0] == root {
+        Ok(())
+    } else {
+        Err(MerkleError::RootMismatch)
+    }
+}

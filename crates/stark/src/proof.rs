@@ -4,7 +4,8 @@
 //! Layout (all integers little-endian; `u32` lengths; a field element is its canonical `u64`, rejected if
 //! `>= p`; an `Ext3` is 3 field elements; a digest is 32 bytes):
 //! ```text
-//! "ZKRV" | version: u16 (= 3; 2 had no zk flag and no salts, 1 also opened a preprocessed round) | zk: u8 (0 | 1)
+//! "ZKRV" | version: u16 (= 4; 3 sent one full path per query, 2 had no zk flag and no salts, 1 also
+//!          opened a preprocessed round) | zk: u8 (0 | 1)
 //! statement_digest: digest
 //! log_heights: len u32, then u8 each
 //! main_root: digest
@@ -15,22 +16,25 @@
 //! pcs.fri_roots: len u32, digests
 //! pcs.final_poly: len u32, Ext3 each
 //! pcs.pow_nonce: u64
-//! pcs.queries: len u32 {
-//!     round_openings: len u32 { rows: len u32 { len u32, field elements } ; path }
-//!     fri_openings:   len u32 { pair: 2 Ext3 ; path }
-//! }
-//! path = siblings: len u32, digests ; salts: len u32 { len u32, field elements }  (salts empty unless zk)
+//! pcs.round_openings: len u32 { tree }      one per round (main, aux, quotient)
+//! pcs.fri_openings:   len u32 { tree }      one per FRI layer
+//! tree = rows: len u32 matrices { rows } ; salts: len u32 levels { rows } (empty unless zk) ; siblings: len u32, digests
+//! rows = len u32 { len u32, field elements }
+//! ```
+//! (`merkle::TreeOpenings`: each matrix's rows at the distinct rows the queries reach, ascending; the
+//! multiproof's siblings level by level.)
+//! ```text
 //! ```
 //! Trailing bytes are an error.
 
 use thiserror::Error;
 
 use crate::field::{f_from_canonical_le_bytes, f_to_le_bytes, Ext3, F};
-use crate::merkle::{Digest, MerkleProof};
-use crate::pcs::{BatchOpening, FriLayerOpening, OpenedValues, PcsProof, QueryProof};
+use crate::merkle::{Digest, TreeOpenings};
+use crate::pcs::{OpenedValues, PcsProof};
 
 pub const MAGIC: &[u8; 4] = b"ZKRV";
-pub const VERSION: u16 = 3;
+pub const VERSION: u16 = 4;
 
 /// One proof of one execution (all tables).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,9 +131,16 @@ impl Writer {
             }
         }
     }
-    fn path(&mut self, p: &MerkleProof) {
-        self.digests(&p.siblings);
-        self.rows(&p.salts);
+    fn tree(&mut self, t: &TreeOpenings) {
+        self.u32(t.rows.len());
+        for m in &t.rows {
+            self.rows(m);
+        }
+        self.u32(t.salts.len());
+        for l in &t.salts {
+            self.rows(l);
+        }
+        self.digests(&t.siblings);
     }
 }
 
@@ -212,10 +223,21 @@ impl<'a> Reader<'a> {
         }
         Ok(rows)
     }
-    fn path(&mut self) -> Result<MerkleProof, ProofFormatError> {
+    fn tree(&mut self) -> Result<TreeOpenings, ProofFormatError> {
+        let n = self.len(4)?;
+        let rows = (0..n).map(|_| self.rows()).collect::<Result<_, _>>()?;
+        let n = self.len(4)?;
+        let salts = (0..n).map(|_| self.rows()).collect::<Result<_, _>>()?;
         let siblings = self.digests()?;
-        let salts = self.rows()?;
-        Ok(MerkleProof { siblings, salts })
+        Ok(TreeOpenings {
+            rows,
+            salts,
+            siblings,
+        })
+    }
+    fn trees(&mut self) -> Result<Vec<TreeOpenings>, ProofFormatError> {
+        let n = self.len(12)?;
+        (0..n).map(|_| self.tree()).collect()
     }
     fn flag(&mut self) -> Result<bool, ProofFormatError> {
         let offset = self.pos;
@@ -260,18 +282,10 @@ impl Proof {
         w.digests(&self.pcs.fri_roots);
         w.exts(&self.pcs.final_poly);
         w.u64(self.pcs.pow_nonce);
-        w.u32(self.pcs.queries.len());
-        for q in &self.pcs.queries {
-            w.u32(q.round_openings.len());
-            for o in &q.round_openings {
-                w.rows(&o.rows);
-                w.path(&o.proof);
-            }
-            w.u32(q.fri_openings.len());
-            for o in &q.fri_openings {
-                w.ext(o.pair[0]);
-                w.ext(o.pair[1]);
-                w.path(&o.proof);
+        for trees in [&self.pcs.round_openings, &self.pcs.fri_openings] {
+            w.u32(trees.len());
+            for t in trees {
+                w.tree(t);
             }
         }
         w.0
@@ -316,28 +330,8 @@ impl Proof {
         let fri_roots = r.digests()?;
         let final_poly = r.exts()?;
         let pow_nonce = r.u64()?;
-        let n_queries = r.len(8)?;
-        let mut queries = Vec::with_capacity(n_queries);
-        for _ in 0..n_queries {
-            let n_ro = r.len(12)?;
-            let mut round_openings = Vec::with_capacity(n_ro);
-            for _ in 0..n_ro {
-                let rows = r.rows()?;
-                let proof = r.path()?;
-                round_openings.push(BatchOpening { rows, proof });
-            }
-            let n_fo = r.len(56)?;
-            let mut fri_openings = Vec::with_capacity(n_fo);
-            for _ in 0..n_fo {
-                let pair = [r.ext()?, r.ext()?];
-                let proof = r.path()?;
-                fri_openings.push(FriLayerOpening { pair, proof });
-            }
-            queries.push(QueryProof {
-                round_openings,
-                fri_openings,
-            });
-        }
+        let round_openings = r.trees()?;
+        let fri_openings = r.trees()?;
         if r.remaining() != 0 {
             return Err(ProofFormatError::Trailing(r.remaining()));
         }
@@ -354,7 +348,8 @@ impl Proof {
                 fri_roots,
                 final_poly,
                 pow_nonce,
-                queries,
+                round_openings,
+                fri_openings,
             },
         })
     }

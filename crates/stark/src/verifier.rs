@@ -150,6 +150,20 @@ pub fn verify(
     statement: &[u8],
     proof: &Proof,
 ) -> Result<(), VerifyError> {
+    verify_queries(config, airs, preprocessed, public, statement, proof).map(|_| ())
+}
+
+/// [`verify`], returning what the verifier sampled: the `num_queries` query indices in the largest LDE
+/// domain (`q < 2^Lmax`; round tree `r` is opened at `q >> (Lmax - Lt_r)`), e.g. for tests that play an
+/// attacker who reads the openings.
+pub fn verify_queries(
+    config: &StarkConfig,
+    airs: &[&dyn Air],
+    preprocessed: &PreprocessedData,
+    public: &[PublicInteraction],
+    statement: &[u8],
+    proof: &Proof,
+) -> Result<Vec<usize>, VerifyError> {
     if proof.zk != config.zk {
         return Err(VerifyError::ZkMode {
             proof: proof.zk,

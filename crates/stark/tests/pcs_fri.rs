@@ -125,7 +125,7 @@ fn verifier_rounds(s: &Setup, values: &OpenedValues) -> Vec<VerifierRound> {
 
 fn check(cfg: &FriConfig, vr: &[VerifierRound], proof: &PcsProof) -> Result<(), PcsError> {
     let mut tr = Transcript::new(b"pcs-test");
-    verify(cfg, vr, proof, &mut tr, None)
+    verify(cfg, vr, proof, &mut tr, None).map(|_| ())
 }
 
 #[test]
@@ -149,7 +149,7 @@ fn pcs_roundtrip_mixed_heights() {
             }
         }
     }
-    assert_eq!(proof.queries.len(), cfg.num_queries);
+    assert_eq!(proof.round_openings.len(), 2);
     // Lmax = 5 + 2 = 7, Lf = min(1 + 2, 2 + 2) = 3: 4 FRI layers, final poly of 2 coefficients.
     assert_eq!(proof.fri_roots.len(), 4);
     assert_eq!(proof.final_poly.len(), 2);
@@ -214,36 +214,52 @@ fn pcs_tampering_is_rejected() {
 
     // An opened row of a committed matrix.
     let mut p = proof.clone();
-    p.queries[3].round_openings[0].rows[2][0] += F::ONE;
+    p.round_openings[0].rows[2][3][0] += F::ONE;
     assert_eq!(
         check(&cfg, &vr, &p),
         Err(PcsError::Merkle {
             round: 0,
-            query: 3,
             source: MerkleError::RootMismatch
         })
     );
 
     // A Merkle sibling.
     let mut p = proof.clone();
-    p.queries[0].round_openings[1].proof.siblings[2][5] ^= 0x40;
+    p.round_openings[1].siblings[2][5] ^= 0x40;
     assert_eq!(
         check(&cfg, &vr, &p),
         Err(PcsError::Merkle {
             round: 1,
-            query: 0,
             source: MerkleError::RootMismatch
         })
     );
+    // A sibling more or less.
+    let mut p = proof.clone();
+    p.round_openings[1].siblings.push([0; 32]);
+    assert!(matches!(
+        check(&cfg, &vr, &p),
+        Err(PcsError::Merkle {
+            round: 1,
+            source: MerkleError::ProofLength { .. }
+        })
+    ));
+    let mut p = proof.clone();
+    p.fri_openings[0].siblings.pop();
+    assert!(matches!(
+        check(&cfg, &vr, &p),
+        Err(PcsError::FriMerkle {
+            layer: 0,
+            source: MerkleError::ProofLength { .. }
+        })
+    ));
 
     // A FRI layer value.
     let mut p = proof.clone();
-    p.queries[1].fri_openings[2].pair[1] += Ext3::ONE;
+    p.fri_openings[2].rows[0][1][4] += F::ONE;
     assert_eq!(
         check(&cfg, &vr, &p),
         Err(PcsError::FriMerkle {
             layer: 2,
-            query: 1,
             source: MerkleError::RootMismatch
         })
     );
@@ -260,7 +276,7 @@ fn pcs_tampering_is_rejected() {
 
     // Shapes.
     let mut p = proof.clone();
-    p.queries.pop();
+    p.round_openings.pop();
     assert!(matches!(check(&cfg, &vr, &p), Err(PcsError::Shape(_))));
     let mut p = proof.clone();
     p.final_poly.push(Ext3::ZERO);
@@ -269,10 +285,13 @@ fn pcs_tampering_is_rejected() {
     p.fri_roots.pop();
     assert!(matches!(check(&cfg, &vr, &p), Err(PcsError::Shape(_))));
     let mut p = proof.clone();
-    p.queries[0].fri_openings.clear();
+    p.fri_openings.clear();
     assert!(check(&cfg, &vr, &p).is_err());
     let mut p = proof.clone();
-    p.queries[0].round_openings[0].rows.pop();
+    p.round_openings[0].rows[0].pop();
+    assert!(check(&cfg, &vr, &p).is_err());
+    let mut p = proof.clone();
+    p.round_openings[0].rows.pop();
     assert!(check(&cfg, &vr, &p).is_err());
     let mut bad = vr.clone();
     bad[0].1[0].1[0].1.pop();
@@ -402,7 +421,6 @@ fn pcs_malformed_inputs_never_panic() {
     for iter in 0..300 {
         let mut p = proof.clone();
         let mut v = vr.clone();
-        let q = rng.gen_range(0..p.queries.len());
         match rng.gen_range(0..12) {
             0 => {
                 let n = rng.gen_range(0..8);
@@ -413,39 +431,36 @@ fn pcs_malformed_inputs_never_panic() {
                 p.final_poly.resize(n, Ext3::ONE);
             }
             2 => {
+                let r = rng.gen_range(0..2);
+                let m = rng.gen_range(0..p.round_openings[r].rows.len());
                 let n = rng.gen_range(0..20);
-                p.queries.truncate(n);
+                p.round_openings[r].rows[m].truncate(n);
             }
             3 => {
                 let r = rng.gen_range(0..2);
-                let n = rng.gen_range(0..10);
-                p.queries[q].round_openings[r]
-                    .proof
-                    .siblings
-                    .resize(n, [0; 32]);
+                let n = rng.gen_range(0..200);
+                p.round_openings[r].siblings.resize(n, [0; 32]);
             }
             4 => {
                 let r = rng.gen_range(0..2);
-                let rows = &mut p.queries[q].round_openings[r].rows;
+                let rows = &mut p.round_openings[r].rows;
                 let m = rng.gen_range(0..rows.len());
+                let k = rng.gen_range(0..rows[m].len());
                 let n = rng.gen_range(0..10);
-                rows[m].resize(n, F::ONE);
+                rows[m][k].resize(n, F::ONE);
             }
             5 => {
                 let n = rng.gen_range(0..4);
-                p.queries[q].round_openings.truncate(n);
+                p.round_openings.truncate(n);
             }
             6 => {
-                let l = rng.gen_range(0..p.queries[q].fri_openings.len());
-                let n = rng.gen_range(0..10);
-                p.queries[q].fri_openings[l]
-                    .proof
-                    .siblings
-                    .resize(n, [0; 32]);
+                let l = rng.gen_range(0..p.fri_openings.len());
+                let n = rng.gen_range(0..200);
+                p.fri_openings[l].siblings.resize(n, [0; 32]);
             }
             7 => {
                 let n = rng.gen_range(0..6);
-                p.queries[q].fri_openings.truncate(n);
+                p.fri_openings.truncate(n);
             }
             8 => {
                 let r = rng.gen_range(0..2);

@@ -236,7 +236,6 @@ fn reshaped_proofs_never_panic_nor_verify() {
     }
     for i in 0..600 {
         let mut p = original.clone();
-        let q = rng.gen_range(0..p.pcs.queries.len());
         match rng.gen_range(0..12) {
             0 => edit(&mut p.log_heights, &mut rng, 3),
             1 => edit(&mut p.bus_sums, &mut rng, Ext3::ONE),
@@ -253,27 +252,28 @@ fn reshaped_proofs_never_panic_nor_verify() {
             5 => edit(&mut p.pcs.fri_roots, &mut rng, [7u8; 32]),
             6 => edit(&mut p.pcs.final_poly, &mut rng, Ext3::ONE),
             7 => {
-                let first = p.pcs.queries[0].clone();
-                edit(&mut p.pcs.queries, &mut rng, first)
+                let first = p.pcs.round_openings[0].clone();
+                edit(&mut p.pcs.round_openings, &mut rng, first)
             }
             8 => {
-                let o = &mut p.pcs.queries[q].round_openings;
+                let o = &mut p.pcs.round_openings;
                 let r = rng.gen_range(0..o.len());
-                edit(&mut o[r].rows, &mut rng, vec![]);
+                let m = rng.gen_range(0..o[r].rows.len());
+                edit(&mut o[r].rows[m], &mut rng, vec![]);
             }
             9 => {
-                let o = &mut p.pcs.queries[q].round_openings;
+                let o = &mut p.pcs.round_openings;
                 let r = rng.gen_range(0..o.len());
-                edit(&mut o[r].proof.siblings, &mut rng, [1u8; 32]);
+                edit(&mut o[r].siblings, &mut rng, [1u8; 32]);
             }
             10 => {
-                let f = p.pcs.queries[q].fri_openings[0].clone();
-                edit(&mut p.pcs.queries[q].fri_openings, &mut rng, f);
+                let f = p.pcs.fri_openings[0].clone();
+                edit(&mut p.pcs.fri_openings, &mut rng, f);
             }
             _ => {
-                let o = &mut p.pcs.queries[q].round_openings;
+                let o = &mut p.pcs.round_openings;
                 let r = rng.gen_range(0..o.len());
-                if let Some(row) = o[r].rows.first_mut() {
+                if let Some(row) = o[r].rows.first_mut().and_then(|m| m.first_mut()) {
                     edit(row, &mut rng, zkrv_stark::field::F::new(1));
                 }
             }

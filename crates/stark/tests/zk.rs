@@ -151,40 +151,39 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
 
-/// What any verifier can do with a proof: find the leaf index of every opened main row (by trying every
-/// index against its Merkle path), interpolate column `col` through the distinct opened points, and evaluate
-/// the result on `H_n`. Returns how many trace cells `secret[i]` it recovers.
+/// What any verifier can do with a proof: replay the verification to learn the query indices, read the
+/// opened main rows at them, interpolate column `col` through the distinct opened points, and evaluate the
+/// result on `H_n`. Returns how many trace cells `secret[i]` it recovers.
 fn interpolation_attack(
     proof: &Proof,
     config: &StarkConfig,
+    airs: &[&dyn Air],
+    pre: &zkrv_stark::PreprocessedData,
     n: usize,
     col: usize,
     secret: &[F],
 ) -> usize {
     use zkrv_stark::field::Field;
-    use zkrv_stark::merkle::{verify_batch, MatrixDims};
+    use zkrv_stark::merkle::distinct_rows;
     use zkrv_stark::poly::{coset_point, domain_generator};
+    let qs = zkrv_stark::verifier::verify_queries(config, airs, pre, &[], b"", proof)
+        .expect("the proof verifies");
+    // One table: the main round is one matrix, of the largest height.
     let lh = n.trailing_zeros() as usize + config.zk as usize + config.fri.log_blowup;
-    let dims = [MatrixDims {
-        width: 3,
-        log_height: lh,
-    }];
-    let salt = if config.zk {
-        zkrv_stark::zk::SALT_WIDTH
+    // The largest LDE height: the main trace's, or the zk random codeword's when taller.
+    let lmax = if config.zk {
+        let log_trace = n.trailing_zeros() as usize + 1;
+        lh.max(zkrv_stark::zk::codeword_log_height(&config.fri, log_trace) + config.fri.log_blowup)
     } else {
-        0
+        lh
     };
-    let mut pts: Vec<(F, F)> = Vec::new();
-    for q in &proof.pcs.queries {
-        let o = &q.round_openings[0];
-        let idx = (0..1usize << lh)
-            .find(|&i| verify_batch(&proof.main_root, &dims, i, &o.rows, &o.proof, salt).is_ok())
-            .expect("an opened row has a leaf index");
-        let x = coset_point(lh, idx);
-        if !pts.iter().any(|p| p.0 == x) {
-            pts.push((x, o.rows[0][col]));
-        }
-    }
+    let leaves: Vec<usize> = qs.iter().map(|&q| q >> (lmax - lh)).collect();
+    let rows = distinct_rows(&leaves, 0);
+    let pts: Vec<(F, F)> = rows
+        .iter()
+        .zip(&proof.pcs.round_openings[0].rows[0])
+        .map(|(&i, r)| (coset_point(lh, i), r[col]))
+        .collect();
     let omega = domain_generator(n.trailing_zeros() as usize);
     (0..n)
         .filter(|&i| {
@@ -218,7 +217,7 @@ fn zk_proof_does_not_reveal_the_witness() {
         let bytes = proof.to_bytes();
         let key_in_bytes = contains(&bytes, &f_to_le_bytes(F::new(KEY)));
         let xs = trace.column(0);
-        let recovered = interpolation_attack(&proof, config, n as usize, 0, &xs);
+        let recovered = interpolation_attack(&proof, config, &airs, &pre, n as usize, 0, &xs);
         (key_in_bytes, recovered)
     };
     let (key_plain, rec_plain) = run(&plain, 16);
@@ -364,28 +363,28 @@ fn zk_tampering_is_rejected() {
 
     // An opened row of the main round.
     let mut p = proof.clone();
-    p.pcs.queries[0].round_openings[0].rows[0][0] += F::ONE;
+    p.pcs.round_openings[0].rows[0][0][0] += F::ONE;
     assert!(matches!(
         check(&config, &fx, &pre, &p),
         Err(VerifyError::Pcs(PcsError::Merkle { round: 0, .. }))
     ));
     // A salt of the main round.
     let mut p = proof.clone();
-    p.pcs.queries[1].round_openings[0].proof.salts[0][1] += F::ONE;
+    p.pcs.round_openings[0].salts[0][1][0] += F::ONE;
     assert!(matches!(
         check(&config, &fx, &pre, &p),
         Err(VerifyError::Pcs(PcsError::Merkle { round: 0, .. }))
     ));
     // A missing salt.
     let mut p = proof.clone();
-    p.pcs.queries[1].round_openings[1].proof.salts.pop();
+    p.pcs.round_openings[1].salts[0].pop();
     assert!(matches!(
         check(&config, &fx, &pre, &p),
         Err(VerifyError::Pcs(PcsError::Merkle { round: 1, .. }))
     ));
     // A salt of a FRI layer.
     let mut p = proof.clone();
-    p.pcs.queries[2].fri_openings[1].proof.salts[0][0] += F::ONE;
+    p.pcs.fri_openings[1].salts[0][2][0] += F::ONE;
     assert!(matches!(
         check(&config, &fx, &pre, &p),
         Err(VerifyError::Pcs(PcsError::FriMerkle { layer: 1, .. }))

@@ -33,8 +33,9 @@
 //! 4. **Final polynomial.** `cur` (length `2^Lf`, bit-reversed on `H_{2^Lf}`) is interpolated; its first
 //!    `2^(Lf - log_blowup)` coefficients (natural order, `X^0` first) are sent and observed with `observe_ext`.
 //! 5. **Grinding.** `nonce = grind(query_grinding_bits)` (verifier: `check_grind`).
-//! 6. **Queries.** `num_queries` times `q = sample_bits(Lmax)`. For each query: every round tree opened at
-//!    `q >> (Lmax - Lt)` (`Lt` its largest height), then FRI layer `l` opened at row `(q >> l) >> 1`.
+//! 6. **Queries.** `num_queries` times `q = sample_bits(Lmax)`. Every round tree is opened at the leaves
+//!    `q >> (Lmax - Lt)` (`Lt` its largest height), FRI layer `l` at rows `(q >> l) >> 1`, all queries of a
+//!    tree at once ([`TreeOpenings`]: each row, salt row and Merkle node sent once).
 //!    The verifier recomputes `R_LH(x)` at row `q >> (Lmax - LH)` from the opened rows, checks that the
 //!    running value equals entry `(q >> l) & 1` of each layer's opened pair, folds, rolls in, and finally
 //!    checks `final_poly(ω_{2^Lf}^{bitrev_Lf(q >> (Lmax - Lf))})` equals the last folded value.
@@ -45,7 +46,7 @@ use rayon::prelude::*;
 
 use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
 use crate::matrix::RowMajorMatrix;
-use crate::merkle::{Digest, MerkleError, MerkleProof, MerkleTree};
+use crate::merkle::{Digest, MerkleError, MerkleProof, MerkleTree, TreeOpenings};
 use crate::poly::{bit_reverse_slice, domain_generator, reverse_bits};
 
 mod open;
@@ -130,15 +131,6 @@ pub struct FriLayerOpening {
     pub proof: MerkleProof,
 }
 
-/// Everything revealed for one query.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct QueryProof {
-    /// One per committed round, in round order.
-    pub round_openings: Vec<BatchOpening>,
-    /// One per FRI layer, outermost first.
-    pub fri_openings: Vec<FriLayerOpening>,
-}
-
 /// A DEEP-FRI opening proof.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PcsProof {
@@ -148,8 +140,12 @@ pub struct PcsProof {
     pub final_poly: Vec<Ext3>,
     /// Proof-of-work nonce.
     pub pow_nonce: u64,
-    /// One per query.
-    pub queries: Vec<QueryProof>,
+    /// The openings of every committed round at all queries (round order), each row and Merkle node sent
+    /// once: round `r` is opened at leaves `q >> (Lmax - Lt_r)`.
+    pub round_openings: Vec<TreeOpenings>,
+    /// The openings of every FRI layer at all queries (outermost first): layer `l` (one `2^(Lmax-l-1) x 6`
+    /// matrix, row `j` the pair `[v(x), v(-x)]`) at rows `(q >> l) >> 1`.
+    pub fri_openings: Vec<TreeOpenings>,
 }
 
 /// Why an opening proof was rejected.
@@ -159,18 +155,10 @@ pub enum PcsError {
     Config(&'static str),
     #[error("malformed input or proof shape: {0}")]
     Shape(String),
-    #[error("round {round}, query {query}: {source}")]
-    Merkle {
-        round: usize,
-        query: usize,
-        source: MerkleError,
-    },
-    #[error("FRI layer {layer}, query {query}: {source}")]
-    FriMerkle {
-        layer: usize,
-        query: usize,
-        source: MerkleError,
-    },
+    #[error("round {round}: {source}")]
+    Merkle { round: usize, source: MerkleError },
+    #[error("FRI layer {layer}: {source}")]
+    FriMerkle { layer: usize, source: MerkleError },
     #[error("FRI layer {layer}, query {query}: opened value does not match the folded value")]
     FriFold { layer: usize, query: usize },
     #[error("query {query}: final polynomial does not match the folded value")]

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use super::{fri_shape, FriConfig, OpenedValues, PcsProof, QueryProof, MAX_LOG_HEIGHT};
+use super::{fri_shape, FriConfig, OpenedValues, PcsProof, MAX_LOG_HEIGHT};
 use crate::backend::{BackendError, CommitOps, DeepTerm, MatrixView, OpeningOps};
 use crate::field::{Ext3, PrimeCharacteristicRing, F};
-use crate::merkle::MatrixDims;
+use crate::merkle::{compress_openings, MatrixDims, MerkleProof, TreeOpenings};
 use crate::poly::{bit_reverse_slice, coset_idft_ext};
 use crate::profile::span;
 use crate::transcript::Transcript;
@@ -162,33 +162,28 @@ pub fn open<B: CommitOps + OpeningOps>(
     for ((c, _), dims) in rounds.iter().zip(&dims) {
         let lt = dims.iter().map(|d| d.log_height).max().unwrap_or(0);
         let idx: Vec<usize> = query_indices.iter().map(|&q| q >> (lmax - lt)).collect();
-        let opened = backend.open_rows(c, &idx)?;
-        if opened.len() != idx.len() {
-            return Err(BackendError::Device(
-                "wrong number of round openings".into(),
-            ));
-        }
-        round_openings.push(opened.into_iter());
+        let opened: Vec<(Vec<Vec<F>>, MerkleProof)> = backend
+            .open_rows(c, &idx)?
+            .into_iter()
+            .map(|o| (o.rows, o.proof))
+            .collect();
+        round_openings.push(compress(dims, &idx, &opened)?);
     }
     let mut fri_openings = Vec::with_capacity(layers.len());
     for (l, layer) in layers.iter().enumerate() {
         let idx: Vec<usize> = query_indices.iter().map(|&q| (q >> l) >> 1).collect();
-        let opened = backend.open_fri_layer(layer, &idx)?;
-        if opened.len() != idx.len() {
-            return Err(BackendError::Device("wrong number of FRI openings".into()));
-        }
-        fri_openings.push(opened.into_iter());
+        let opened: Vec<(Vec<Vec<F>>, MerkleProof)> = backend
+            .open_fri_layer(layer, &idx)?
+            .into_iter()
+            .map(|o| (vec![o.pair.iter().flat_map(|e| e.0).collect()], o.proof))
+            .collect();
+        let dims = [MatrixDims {
+            width: 6,
+            log_height: lmax - l - 1,
+        }];
+        fri_openings.push(compress(&dims, &idx, &opened)?);
     }
     drop(s_rows);
-    let queries = (0..query_indices.len())
-        .map(|_| QueryProof {
-            round_openings: round_openings
-                .iter_mut()
-                .filter_map(Iterator::next)
-                .collect(),
-            fri_openings: fri_openings.iter_mut().filter_map(Iterator::next).collect(),
-        })
-        .collect();
 
     Ok((
         values,
@@ -196,7 +191,18 @@ pub fn open<B: CommitOps + OpeningOps>(
             fri_roots,
             final_poly,
             pow_nonce,
-            queries,
+            round_openings,
+            fri_openings,
         },
     ))
+}
+
+/// [`compress_openings`] of a backend's per-query openings; a shape error there is the backend's fault.
+fn compress(
+    dims: &[MatrixDims],
+    indices: &[usize],
+    opened: &[(Vec<Vec<F>>, MerkleProof)],
+) -> Result<TreeOpenings, BackendError> {
+    compress_openings(dims, indices, opened)
+        .map_err(|e| BackendError::Device(format!("opened rows or paths of the wrong shape: {e}")))
 }

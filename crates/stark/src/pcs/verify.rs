@@ -4,11 +4,9 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
-use super::{
-    fold_pair, fold_x, fri_shape, FriConfig, PcsError, PcsProof, QueryProof, MAX_LOG_HEIGHT,
-};
+use super::{fold_pair, fold_x, fri_shape, FriConfig, PcsError, PcsProof, MAX_LOG_HEIGHT};
 use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
-use crate::merkle::{verify_batch_many, Digest, MatrixDims, MerkleError, Opening};
+use crate::merkle::{distinct_rows, verify_tree_openings, Digest, MatrixDims};
 use crate::poly::{domain_generator, eval_ext_poly, reverse_bits};
 use crate::profile::span;
 use crate::transcript::Transcript;
@@ -17,7 +15,7 @@ use crate::transcript::Transcript;
 /// the claimed `(point, values)` pairs (`values.len() == width`).
 pub type VerifierRound = (Digest, Vec<(MatrixDims, Vec<(Ext3, Vec<Ext3>)>)>);
 
-/// Verify a DEEP-FRI opening proof. Mirrors [`open`] step by step (same transcript operations); checks every
+/// Verify a DEEP-FRI opening proof; returns the sampled query indices (`q < 2^Lmax`). Mirrors [`open`] step by step (same transcript operations); checks every
 /// length and never panics on malformed proofs. `hiding`: zk mode, `salted[r]` says whether round `r` is a
 /// salted tree; the FRI layers are salted too. Salted openings must carry salts of
 /// [`crate::zk::SALT_WIDTH`] elements, unsalted ones none.
@@ -27,7 +25,7 @@ pub fn verify(
     proof: &PcsProof,
     transcript: &mut Transcript,
     hiding: Option<&[bool]>,
-) -> Result<(), PcsError> {
+) -> Result<Vec<usize>, PcsError> {
     let salt_width = if hiding.is_some() {
         crate::zk::SALT_WIDTH
     } else {
@@ -99,11 +97,17 @@ pub fn verify(
             proof.final_poly.len()
         )));
     }
-    if proof.queries.len() != config.num_queries {
+    if proof.round_openings.len() != rounds.len() {
         return Err(PcsError::Shape(format!(
-            "{} queries, expected {}",
-            proof.queries.len(),
-            config.num_queries
+            "openings of {} rounds, expected {}",
+            proof.round_openings.len(),
+            rounds.len()
+        )));
+    }
+    if proof.fri_openings.len() != num_layers {
+        return Err(PcsError::Shape(format!(
+            "openings of {} FRI layers, expected {num_layers}",
+            proof.fri_openings.len()
         )));
     }
 
@@ -178,75 +182,64 @@ pub fn verify(
     heights.sort_unstable();
     heights.dedup();
 
-    // 6. Queries: indices sampled in order, then the queries checked in parallel; the error reported is
-    // that of the first failing query.
-    let root_of = |l: usize| &proof.fri_roots[l];
-    let qs: Vec<usize> = proof
-        .queries
-        .iter()
+    // 6. Queries: indices sampled in order; every tree's openings verified at once (trees in parallel),
+    // then the queries checked in parallel; the error reported is that of the first failing query.
+    let qs: Vec<usize> = (0..config.num_queries)
         .map(|_| transcript.sample_bits(lmax))
         .collect();
-    for (qi, qp) in proof.queries.iter().enumerate() {
-        if qp.round_openings.len() != rounds.len() {
-            return Err(PcsError::Shape(format!(
-                "query {qi}: wrong number of round openings"
-            )));
-        }
-        if qp.fri_openings.len() != num_layers {
-            return Err(PcsError::Shape(format!(
-                "query {qi}: wrong number of FRI openings"
-            )));
-        }
-    }
-    // Merkle paths of all queries, one batch per tree (round trees, then FRI layers), trees in parallel.
     let s_merkle = span("Merkle paths");
-    let round_merkle: Vec<Vec<Result<(), MerkleError>>> = rounds
-        .par_iter()
-        .enumerate()
-        .map(|(r, (root, mats))| {
-            let dims: Vec<MatrixDims> = mats.iter().map(|(d, _)| *d).collect();
-            let openings: Vec<Opening> = proof
-                .queries
-                .iter()
-                .zip(&qs)
-                .map(|(qp, &q)| Opening {
-                    index: q >> (lmax - round_lt[r]),
-                    rows: &qp.round_openings[r].rows,
-                    proof: &qp.round_openings[r].proof,
-                })
-                .collect();
-            verify_batch_many(root, &dims, &openings, round_salt(r))
-        })
+    let round_idx: Vec<Vec<usize>> = round_lt
+        .iter()
+        .map(|&lt| qs.iter().map(|&q| q >> (lmax - lt)).collect())
         .collect();
-    let fri_merkle: Vec<Vec<Result<(), MerkleError>>> = (0..num_layers)
+    let fri_idx: Vec<Vec<usize>> = (0..num_layers)
+        .map(|l| qs.iter().map(|&q| (q >> l) >> 1).collect())
+        .collect();
+    let round_dims: Vec<Vec<MatrixDims>> = rounds
+        .iter()
+        .map(|(_, mats)| mats.iter().map(|(d, _)| *d).collect())
+        .collect();
+    let merkle: Vec<Result<(), PcsError>> = (0..rounds.len() + num_layers)
         .into_par_iter()
-        .map(|l| {
-            let dims = [MatrixDims {
-                width: 6,
-                log_height: lmax - l - 1,
-            }];
-            let rows: Vec<[Vec<F>; 1]> = proof
-                .queries
-                .iter()
-                .map(|qp| [qp.fri_openings[l].pair.iter().flat_map(|e| e.0).collect()])
-                .collect();
-            let openings: Vec<Opening> = proof
-                .queries
-                .iter()
-                .zip(&qs)
-                .zip(&rows)
-                .map(|((qp, &q), row)| Opening {
-                    index: (q >> l) >> 1,
-                    rows: row,
-                    proof: &qp.fri_openings[l].proof,
-                })
-                .collect();
-            verify_batch_many(root_of(l), &dims, &openings, salt_width)
+        .map(|t| {
+            if t < rounds.len() {
+                let o = &proof.round_openings[t];
+                verify_tree_openings(
+                    &rounds[t].0,
+                    &round_dims[t],
+                    &round_idx[t],
+                    o,
+                    round_salt(t),
+                )
+                .map_err(|source| PcsError::Merkle { round: t, source })
+            } else {
+                let l = t - rounds.len();
+                let dims = [MatrixDims {
+                    width: 6,
+                    log_height: lmax - l - 1,
+                }];
+                let o = &proof.fri_openings[l];
+                verify_tree_openings(&proof.fri_roots[l], &dims, &fri_idx[l], o, salt_width)
+                    .map_err(|source| PcsError::FriMerkle { layer: l, source })
+            }
         })
         .collect();
+    merkle.into_iter().collect::<Result<(), PcsError>>()?;
     drop(s_merkle);
+    // Per tree and matrix, its distinct opened rows (ascending): where query `q`'s row is.
+    let round_rows: Vec<Vec<Vec<usize>>> = round_dims
+        .iter()
+        .zip(&round_idx)
+        .zip(&round_lt)
+        .map(|((dims, idx), &lt)| {
+            dims.iter()
+                .map(|d| distinct_rows(idx, lt - d.log_height))
+                .collect()
+        })
+        .collect();
+    let fri_rows: Vec<Vec<usize>> = fri_idx.iter().map(|idx| distinct_rows(idx, 0)).collect();
     let _s = span("queries");
-    let check_query = |qi: usize, qp: &QueryProof, q: usize| -> Result<(), PcsError> {
+    let check_query = |qi: usize, q: usize| -> Result<(), PcsError> {
         // x per LDE height, then 1 / (x - z) per (height, point).
         let xs: Vec<(usize, F)> = heights
             .iter()
@@ -258,22 +251,21 @@ pub fn verify(
             .map(|&(lh, z)| Ext3::from_base(x_of(lh).unwrap_or(F::ZERO)) - z)
             .collect();
         let invs = batch_inverse_small(&diffs).ok_or(PcsError::PointInDomain)?;
-        // Reduced openings per height.
+        // Reduced openings per height (the Merkle checks above fixed every row's shape).
         let mut ro: BTreeMap<usize, Ext3> = BTreeMap::new();
-        for (r, ((_, mats), opening)) in rounds.iter().zip(&qp.round_openings).enumerate() {
-            round_merkle[r][qi]
-                .clone()
-                .map_err(|source| PcsError::Merkle {
-                    round: r,
-                    query: qi,
-                    source,
-                })?;
-            for (((d, _), row), info) in mats.iter().zip(&opening.rows).zip(&infos[r]) {
-                let m: Ext3 = row.iter().zip(&info.apow).map(|(&v, &a)| a * v).sum();
+        for (r, (_, mats)) in rounds.iter().enumerate() {
+            for (m, ((d, _), info)) in mats.iter().zip(&infos[r]).enumerate() {
+                let leaf = round_idx[r][qi] >> (round_lt[r] - d.log_height);
+                let row = round_rows[r][m]
+                    .binary_search(&leaf)
+                    .ok()
+                    .and_then(|k| proof.round_openings[r].rows[m].get(k))
+                    .ok_or_else(|| PcsError::Shape(format!("round {r}: row {leaf} not opened")))?;
+                let mv: Ext3 = row.iter().zip(&info.apow).map(|(&v, &a)| a * v).sum();
                 let mut scale = Ext3::ONE;
                 let mut sum = Ext3::ZERO;
                 for &(j, mz) in &info.pts {
-                    sum += scale * ((m - mz) * invs[j]);
+                    sum += scale * ((mv - mz) * invs[j]);
                     scale *= info.alpha_w;
                 }
                 *ro.entry(d.log_height).or_insert(Ext3::ZERO) += sum;
@@ -283,16 +275,16 @@ pub fn verify(
         // FRI.
         let mut cur = ro.remove(&lmax).unwrap_or(Ext3::ZERO);
         let mut log_size = lmax;
-        for (l, (fo, &beta)) in qp.fri_openings.iter().zip(&betas).enumerate() {
+        for (l, &beta) in betas.iter().enumerate() {
             let i = q >> l;
-            fri_merkle[l][qi]
-                .clone()
-                .map_err(|source| PcsError::FriMerkle {
-                    layer: l,
-                    query: qi,
-                    source,
-                })?;
-            if fo.pair[i & 1] != cur {
+            let r = fri_rows[l]
+                .binary_search(&(i >> 1))
+                .ok()
+                .and_then(|k| proof.fri_openings[l].rows[0].get(k))
+                .filter(|r| r.len() == 6)
+                .ok_or_else(|| PcsError::Shape(format!("FRI layer {l}: row not opened")))?;
+            let pair = [Ext3([r[0], r[1], r[2]]), Ext3([r[3], r[4], r[5]])];
+            if pair[i & 1] != cur {
                 return Err(PcsError::FriFold {
                     layer: l,
                     query: qi,
@@ -300,7 +292,7 @@ pub fn verify(
             }
             let x = fold_x(log_size, i >> 1);
             let ih = (x + x).inverse();
-            cur = fold_pair(fo.pair[0], fo.pair[1], beta, ih);
+            cur = fold_pair(pair[0], pair[1], beta, ih);
             log_size -= 1;
             if let Some(v) = ro.remove(&log_size) {
                 cur += beta.square() * v;
@@ -313,14 +305,13 @@ pub fn verify(
         }
         Ok(())
     };
-    let results: Vec<Result<(), PcsError>> = proof
-        .queries
+    let results: Vec<Result<(), PcsError>> = qs
         .par_iter()
-        .zip(&qs)
         .enumerate()
-        .map(|(qi, (qp, &q))| check_query(qi, qp, q))
+        .map(|(qi, &q)| check_query(qi, q))
         .collect();
-    results.into_iter().collect()
+    results.into_iter().collect::<Result<(), PcsError>>()?;
+    Ok(qs)
 }
 
 /// Montgomery batch inversion of a few elements, sequential; `None` if any is zero.
