@@ -10,7 +10,7 @@ use thiserror::Error;
 
 use crate::field::{Ext3, F};
 use crate::logup::{self, LogupChallenges, LogupLayout};
-use crate::symbolic::{Circuit, Expr, LeafValues};
+use crate::symbolic::{Circuit, Expr, LeafValues, Node};
 
 /// Direction of a bus interaction. A `Send` of tuple v with multiplicity m adds `m / fp(v)` to the bus sum,
 /// a `Receive` subtracts it.
@@ -60,6 +60,11 @@ pub trait Air: Sync {
     }
     /// Emit the constraints and interactions. Called once per [`CompiledAir::new`].
     fn eval(&self, builder: &mut AirBuilder);
+    /// Names of the main columns, `width()` of them, for messages that point at a cell (the machine's
+    /// tables give their column structs' field paths, e.g. `r1.old_ts`, `abs_r[0]`). Default: `main[i]`.
+    fn column_names(&self) -> Vec<String> {
+        (0..self.width()).map(|c| format!("main[{c}]")).collect()
+    }
 }
 
 /// Collects a table's constraints and interactions.
@@ -197,6 +202,12 @@ pub enum AirError {
     },
     #[error("table `{table}`: main width must be >= 1")]
     ZeroWidth { table: String },
+    #[error("table `{table}`: {names} column names for width {width}")]
+    ColumnNames {
+        table: String,
+        names: usize,
+        width: usize,
+    },
 }
 
 /// A compiled interaction: node indices into [`CompiledAir::circuit`].
@@ -209,6 +220,18 @@ pub struct CompiledInteraction {
     /// Degree of the fingerprint (max degree of the values).
     pub fingerprint_degree: usize,
     pub multiplicity_degree: usize,
+}
+
+/// Who reads one main column of a table ([`CompiledAir::column_readers`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ColumnReaders {
+    /// Indices into [`CompiledAir::constraints`] of the constraints whose expression reads the column.
+    pub constraints: Vec<usize>,
+    /// Indices into [`CompiledAir::interactions`] of the interactions whose tuple values or multiplicity
+    /// read it (ascending, distinct).
+    pub interactions: Vec<usize>,
+    /// Whether some reader reads it at the next row, so that a change on row r is seen on row r - 1 too.
+    pub next_row: bool,
 }
 
 /// A compiled constraint: a node of [`CompiledAir::circuit`] with its name and degree.
@@ -228,6 +251,8 @@ pub struct CompiledAir {
     pub name: String,
     pub width: usize,
     pub preprocessed_width: usize,
+    /// [`Air::column_names`]: `column_names[c]` names main column `c` (length `width`).
+    pub column_names: Vec<String>,
     pub circuit: Circuit,
     pub constraints: Vec<CompiledConstraint>,
     pub interactions: Vec<CompiledInteraction>,
@@ -244,6 +269,14 @@ impl CompiledAir {
         let name = air.name().to_string();
         if air.width() == 0 {
             return Err(AirError::ZeroWidth { table: name });
+        }
+        let column_names = air.column_names();
+        if column_names.len() != air.width() {
+            return Err(AirError::ColumnNames {
+                table: name,
+                names: column_names.len(),
+                width: air.width(),
+            });
         }
         let mut b = AirBuilder::new(air.width(), air.preprocessed_width());
         air.eval(&mut b);
@@ -305,6 +338,7 @@ impl CompiledAir {
             name,
             width: air.width(),
             preprocessed_width: air.preprocessed_width(),
+            column_names,
             circuit,
             constraints,
             interactions,
@@ -312,6 +346,81 @@ impl CompiledAir {
             degree,
             num_quotient_chunks: degree.saturating_sub(1).max(1),
         })
+    }
+
+    /// The main columns `(col, next)` that circuit node `node` reads (`next`: at the next row), in node
+    /// order; e.g. `node` = [`CompiledConstraint::node`] or an interaction's value or multiplicity.
+    pub fn main_leaves(&self, node: u32) -> Vec<(usize, bool)> {
+        self.circuit
+            .leaves(node)
+            .into_iter()
+            .filter_map(|l| match l {
+                Node::Main { col, next } => Some((col, next)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Main columns read by each interaction: `[i]` lists, sorted and distinct, the columns that the tuple
+    /// values or the multiplicity of [`CompiledAir::interactions`]`[i]` read (at either row offset).
+    pub fn interaction_main_columns(&self) -> Vec<Vec<usize>> {
+        self.interactions
+            .iter()
+            .map(|it| {
+                let mut cols: Vec<usize> = it
+                    .values
+                    .iter()
+                    .chain([&it.multiplicity])
+                    .flat_map(|&v| self.main_leaves(v))
+                    .map(|(c, _)| c)
+                    .collect();
+                cols.sort_unstable();
+                cols.dedup();
+                cols
+            })
+            .collect()
+    }
+
+    /// Whether interaction `i` is an entry of a fixed table: its tuple values read no main column and at
+    /// least one preprocessed column (data the verifier trusts), so only its multiplicity is the prover's.
+    /// A bus with such an entry is a lookup into a fixed table (see [`crate::logup::fixed_lookup_buses`]).
+    pub fn is_fixed_entry(&self, i: usize) -> bool {
+        let mut prep = false;
+        for &v in &self.interactions[i].values {
+            for l in self.circuit.leaves(v) {
+                match l {
+                    Node::Main { .. } => return false,
+                    Node::Preprocessed { .. } => prep = true,
+                    _ => {}
+                }
+            }
+        }
+        prep
+    }
+
+    /// Who reads each main column: `[c]` for column `c` (length `width`), from the symbolic circuit.
+    pub fn column_readers(&self) -> Vec<ColumnReaders> {
+        let mut readers = vec![ColumnReaders::default(); self.width];
+        for (i, c) in self.constraints.iter().enumerate() {
+            for (col, next) in self.main_leaves(c.node) {
+                let r = &mut readers[col];
+                if r.constraints.last() != Some(&i) {
+                    r.constraints.push(i);
+                }
+                r.next_row |= next;
+            }
+        }
+        for (i, it) in self.interactions.iter().enumerate() {
+            let nodes = it.values.iter().chain([&it.multiplicity]);
+            for (col, next) in nodes.flat_map(|&v| self.main_leaves(v)) {
+                let r = &mut readers[col];
+                if r.interactions.last() != Some(&i) {
+                    r.interactions.push(i);
+                }
+                r.next_row |= next;
+            }
+        }
+        readers
     }
 
     /// Number of aux base columns (3 per extension column; 0 without interactions).

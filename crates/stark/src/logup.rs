@@ -309,6 +309,46 @@ pub fn batch_inverse(v: &mut [Ext3]) -> Result<(), usize> {
     Ok(())
 }
 
+/// The leaves of row `i` of a natural-order trace (`main`: `n x width`; `prep`: `n x preprocessed_width`
+/// or `None`), selectors included, as [`with_trace_rows`] gives them: for evaluating a circuit on a few
+/// rows (e.g. the rows a test changed) without walking the whole trace.
+///
+/// # Panics
+/// If `i >= n` or `n` is not a power of two (caller bugs).
+pub fn trace_row_at<'a>(
+    main: &'a RowMajorMatrix,
+    prep: Option<&'a RowMajorMatrix>,
+    i: usize,
+) -> TraceRow<'a> {
+    let n = main.height();
+    assert!(
+        i < n && n.is_power_of_two(),
+        "row {i} of a trace of height {n}"
+    );
+    let omega = domain_generator(n.trailing_zeros() as usize);
+    trace_row(
+        main,
+        prep,
+        i,
+        omega.exp_u64(i as u64),
+        omega.exp_u64(n as u64 - 1),
+    )
+}
+
+/// The buses that are lookups into a fixed table: those on which some table has a fixed entry
+/// ([`CompiledAir::is_fixed_entry`]: tuple values from preprocessed columns only, the multiplicity a main
+/// column). Every other interaction on such a bus is a lookup: a tuple it sends must be one of the fixed
+/// table's rows, nothing more.
+pub fn fixed_lookup_buses(airs: &[CompiledAir]) -> std::collections::BTreeSet<u32> {
+    airs.iter()
+        .flat_map(|a| {
+            (0..a.interactions.len())
+                .filter(|&i| a.is_fixed_entry(i))
+                .map(|i| a.interactions[i].bus)
+        })
+        .collect()
+}
+
 /// Rows per parallel work item when walking a trace.
 const ROW_CHUNK: usize = 1 << 10;
 

@@ -308,6 +308,36 @@ impl Circuit {
         id
     }
 
+    /// The distinct leaves (main and preprocessed columns at their row offsets, and selectors; never
+    /// constants) that node `node` depends on, in node order. One backward sweep over the nodes `<= node`
+    /// (operands precede their users). Used to ask which columns a constraint or an interaction reads.
+    ///
+    /// # Panics
+    /// If `node` is not a node of this circuit (a caller bug: node indices come from [`Circuit::add`]).
+    pub fn leaves(&self, node: u32) -> Vec<Node> {
+        let top = node as usize;
+        assert!(top < self.nodes.len(), "node {top} >= {}", self.nodes.len());
+        let mut needed = vec![false; top + 1];
+        needed[top] = true;
+        let mut out = Vec::new();
+        for k in (0..=top).rev() {
+            if !needed[k] {
+                continue;
+            }
+            match self.nodes[k] {
+                Node::Add(a, b) | Node::Sub(a, b) | Node::Mul(a, b) => {
+                    needed[a as usize] = true;
+                    needed[b as usize] = true;
+                }
+                Node::Neg(a) => needed[a as usize] = true,
+                Node::Const(_) => {}
+                leaf => out.push(leaf),
+            }
+        }
+        out.reverse();
+        out
+    }
+
     /// Evaluate every node on a block of `R = leaves.rows()` rows at once (node-major: `out[k * R + r]` is
     /// node `k` on row `r`), which amortizes the per-node dispatch of [`Circuit::eval`]. Same values.
     pub fn eval_block<L: BlockLeaves>(&self, leaves: &L, out: &mut Vec<F>) {

@@ -327,3 +327,107 @@ fn block_evaluation_matches_rows() {
         }
     }
 }
+
+/// Which constraints and interactions read each main column, from the symbolic circuit: fib columns
+/// `[a, b, carry]`, constraints first_a(0) first_b(1) next_a(2) next_b(3) carry_bool(4) carry_cube(5),
+/// interactions BYTE a (0), BYTE b (1), OUT a (2); bytes receives the preprocessed value (a fixed entry).
+#[test]
+fn column_readers_follow_the_circuit() {
+    use zkrv_stark::air::ColumnReaders;
+    use zkrv_stark::logup::fixed_lookup_buses;
+    let airs = compiled();
+    let fib = &airs[0];
+    let r = |constraints: &[usize], interactions: &[usize], next_row| ColumnReaders {
+        constraints: constraints.to_vec(),
+        interactions: interactions.to_vec(),
+        next_row,
+    };
+    assert_eq!(
+        fib.column_readers(),
+        vec![
+            r(&[0, 2, 3], &[0, 2], true),
+            r(&[1, 2, 3], &[1], true),
+            r(&[3, 4, 5], &[], false),
+        ]
+    );
+    assert_eq!(
+        fib.interaction_main_columns(),
+        vec![vec![0], vec![1], vec![0]]
+    );
+    let next_b = fib.constraints[3].node;
+    assert_eq!(
+        fib.main_leaves(next_b),
+        vec![(0, false), (1, false), (1, true), (2, false)]
+    );
+    assert_eq!(
+        fib.circuit.leaves(next_b).len(),
+        5,
+        "is_transition and the four columns"
+    );
+    assert!((0..3).all(|i| !fib.is_fixed_entry(i)));
+    let bytes = &airs[1];
+    assert_eq!(bytes.column_readers(), vec![r(&[], &[0], false)]);
+    assert!(bytes.is_fixed_entry(0));
+    assert_eq!(fixed_lookup_buses(&airs), [BYTE_BUS].into());
+    assert_eq!(fib.column_names, ["main[0]", "main[1]", "main[2]"]);
+}
+
+#[test]
+fn column_names_must_match_the_width() {
+    struct Named;
+    impl Air for Named {
+        fn name(&self) -> &str {
+            "named"
+        }
+        fn width(&self) -> usize {
+            2
+        }
+        fn column_names(&self) -> Vec<String> {
+            vec!["x".into()]
+        }
+        fn eval(&self, b: &mut AirBuilder) {
+            b.assert_zero("x", b.main(0) - b.main(1));
+        }
+    }
+    assert_eq!(
+        CompiledAir::new(&Named, 3).unwrap_err(),
+        AirError::ColumnNames {
+            table: "named".into(),
+            names: 1,
+            width: 2
+        }
+    );
+}
+
+/// `trace_row_at` gives the same leaves as the whole-trace walk.
+#[test]
+fn trace_row_at_matches_the_walk() {
+    use zkrv_stark::logup::{trace_row_at, with_trace_rows};
+    use zkrv_stark::symbolic::LeafValues;
+    let fx = fixture(4);
+    let walk = with_trace_rows(
+        &fx.traces[0],
+        None,
+        || (),
+        |_, _, row| {
+            (
+                row.main.to_vec(),
+                row.main_next.to_vec(),
+                row.is_first_row(),
+                row.is_last_row(),
+                row.is_transition(),
+            )
+        },
+    );
+    for (i, w) in walk.iter().enumerate() {
+        let row = trace_row_at(&fx.traces[0], None, i);
+        let one = (
+            row.main.to_vec(),
+            row.main_next.to_vec(),
+            row.is_first_row(),
+            row.is_last_row(),
+            row.is_transition(),
+        );
+        assert_eq!(&one, w, "row {i}");
+    }
+}

@@ -178,6 +178,9 @@ impl Air for BitwiseAir {
     fn width(&self) -> usize {
         NUM_BITWISE_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        BitwiseCols::<usize>::column_names()
+    }
     fn preprocessed_width(&self) -> usize {
         NUM_BITWISE_PREP_COLS
     }

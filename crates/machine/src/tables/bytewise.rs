@@ -41,6 +41,9 @@ impl Air for BytewiseAir {
     fn width(&self) -> usize {
         NUM_BYTEWISE_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        BytewiseCols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_BYTEWISE_COLS).map(|i| b.main(i)).collect();
         let l = BytewiseCols::from_row(&m);

@@ -127,6 +127,9 @@ impl Air for CpuAir {
     fn width(&self) -> usize {
         NUM_CPU_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        CpuCols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let local: Vec<Expr> = (0..NUM_CPU_COLS).map(|i| b.main(i)).collect();
         let next: Vec<Expr> = (0..NUM_CPU_COLS).map(|i| b.main_next(i)).collect();

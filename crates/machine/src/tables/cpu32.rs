@@ -121,6 +121,9 @@ impl Air for Cpu32Air {
     fn width(&self) -> usize {
         NUM_CPU32_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        Cpu32Cols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_CPU32_COLS).map(|i| b.main(i)).collect();
         let l = Cpu32Cols::from_row(&m);

@@ -353,6 +353,9 @@ impl Air for DecodeAir {
     fn width(&self) -> usize {
         NUM_DECODE_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        DecodeCols::<usize>::column_names()
+    }
     fn preprocessed_width(&self) -> usize {
         NUM_DECODE_PREP_COLS
     }

@@ -133,6 +133,9 @@ impl Air for DvrmAir {
     fn width(&self) -> usize {
         NUM_DVRM_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        DvrmCols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_DVRM_COLS).map(|i| b.main(i)).collect();
         let l = DvrmCols::from_row(&m);

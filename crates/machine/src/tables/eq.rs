@@ -38,6 +38,9 @@ impl Air for EqAir {
     fn width(&self) -> usize {
         NUM_EQ_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        EqCols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_EQ_COLS).map(|i| b.main(i)).collect();
         let l = EqCols::from_row(&m);

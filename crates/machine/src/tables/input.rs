@@ -39,6 +39,9 @@ impl Air for InputAir {
     fn width(&self) -> usize {
         NUM_INPUT_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        InputCols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_INPUT_COLS).map(|i| b.main(i)).collect();
         let n: Vec<Expr> = (0..NUM_INPUT_COLS).map(|i| b.main_next(i)).collect();

@@ -73,6 +73,9 @@ impl Air for LoadAir {
     fn width(&self) -> usize {
         NUM_LOAD_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        LoadCols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_LOAD_COLS).map(|i| b.main(i)).collect();
         let l = LoadCols::from_row(&m);

@@ -52,6 +52,9 @@ impl Air for LtAir {
     fn width(&self) -> usize {
         NUM_LT_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        LtCols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_LT_COLS).map(|i| b.main(i)).collect();
         let l = LtCols::from_row(&m);

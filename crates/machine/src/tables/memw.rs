@@ -69,6 +69,9 @@ impl Air for MemwAir {
     fn width(&self) -> usize {
         NUM_MEMW_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        MemwCols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_MEMW_COLS).map(|i| b.main(i)).collect();
         let l = MemwCols::from_row(&m);

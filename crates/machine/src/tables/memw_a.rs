@@ -70,6 +70,9 @@ impl Air for MemwAAir {
     fn width(&self) -> usize {
         NUM_MEMW_A_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        MemwACols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_MEMW_A_COLS).map(|i| b.main(i)).collect();
         let l = MemwACols::from_row(&m);

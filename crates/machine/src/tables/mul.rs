@@ -176,6 +176,9 @@ impl Air for MulAir {
     fn width(&self) -> usize {
         NUM_MUL_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        MulCols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let cols: Vec<Expr> = (0..NUM_MUL_COLS).map(|i| b.main(i)).collect();
         let l = MulCols::from_row(&cols);

@@ -36,6 +36,9 @@ impl Air for PageAir {
     fn width(&self) -> usize {
         NUM_PAGE_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        PageCols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_PAGE_COLS).map(|i| b.main(i)).collect();
         let l = PageCols::from_row(&m);

@@ -57,6 +57,9 @@ impl Air for RegfileAir {
     fn width(&self) -> usize {
         NUM_REGFILE_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        RegfileCols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_REGFILE_COLS).map(|i| b.main(i)).collect();
         let r = RegfileCols::from_row(&m);

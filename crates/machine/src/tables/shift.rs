@@ -153,6 +153,9 @@ impl Air for ShiftAir {
     fn width(&self) -> usize {
         NUM_SHIFT_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        ShiftCols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let cols: Vec<Expr> = (0..NUM_SHIFT_COLS).map(|i| b.main(i)).collect();
         let l = ShiftCols::from_row(&cols);
@@ -279,6 +282,9 @@ impl Air for Pow2Air {
     }
     fn width(&self) -> usize {
         1
+    }
+    fn column_names(&self) -> Vec<String> {
+        vec!["m".into()]
     }
     fn preprocessed_width(&self) -> usize {
         NUM_POW2_PREP_COLS

@@ -49,6 +49,9 @@ impl Air for StoreAir {
     fn width(&self) -> usize {
         NUM_STORE_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        StoreCols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_STORE_COLS).map(|i| b.main(i)).collect();
         let l = StoreCols::from_row(&m);

@@ -86,6 +86,9 @@ impl Air for SyscallAir {
     fn width(&self) -> usize {
         NUM_SYSCALL_COLS
     }
+    fn column_names(&self) -> Vec<String> {
+        SyscallCols::<usize>::column_names()
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_SYSCALL_COLS).map(|i| b.main(i)).collect();
         let l = SyscallCols::from_row(&m);
@@ -198,6 +201,9 @@ impl Air for SysioAir {
     }
     fn width(&self) -> usize {
         NUM_SYSIO_COLS
+    }
+    fn column_names(&self) -> Vec<String> {
+        SysioCols::<usize>::column_names()
     }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_SYSIO_COLS).map(|i| b.main(i)).collect();
