@@ -23,10 +23,8 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use zkrv_executor::{
-    execute, execute_keep_output, ExecOptions, Program, DEFAULT_MAX_CYCLES, MAX_ELF_BYTES,
-};
-use zkrv_machine::{Proof, Statement};
+use zkrv_executor::{execute_keep_output, ExecOptions, Program, DEFAULT_MAX_CYCLES, MAX_ELF_BYTES};
+use zkrv_machine::{Proof, Statement, MAX_PROVABLE_CYCLES};
 use zkrv_stark::backend::{CpuBackend, LdeMode};
 use zkrv_stark::profile::{self, Profile};
 use zkrv_stark::StarkConfig;
@@ -35,6 +33,9 @@ use zkrv_stark::StarkConfig;
 const HOST_ERROR: u8 = 2;
 /// Exit status of `verify` when the proof is rejected.
 const REJECTED: u8 = 1;
+/// Exit status of `verify` when the proof is valid but its proven exit code is not 0 (and no
+/// `--any-exit-code`).
+const NONZERO_EXIT: u8 = 3;
 /// Largest `--input` file accepted (1 GiB; files are read through a cap, so `/dev/zero` errors out).
 const MAX_INPUT_BYTES: u64 = 1 << 30;
 /// Largest proof file `verify` reads (1 GiB).
@@ -66,7 +67,7 @@ enum Command {
     Run {
         /// The guest program (RV64IM ELF, see docs/abi.md).
         elf: PathBuf,
-        /// File whose bytes are the private input (read with syscall 63). Default: empty.
+        /// File whose bytes are the private input (read with syscall 63); `-` reads stdin. Default: empty.
         #[arg(long)]
         input: Option<PathBuf>,
         /// Stop with an error after this many instructions.
@@ -83,14 +84,15 @@ enum Command {
     Prove {
         /// The guest program (RV64IM ELF).
         elf: PathBuf,
-        /// File whose bytes are the private input. Default: empty.
+        /// File whose bytes are the private input; `-` reads stdin. Default: empty.
         #[arg(long)]
         input: Option<PathBuf>,
         /// Where to write the proof (written atomically: the whole file or nothing).
         #[arg(short, long)]
         output: PathBuf,
-        /// Stop with an error after this many instructions.
-        #[arg(long, default_value_t = DEFAULT_MAX_CYCLES)]
+        /// Stop with an error after this many instructions (at most, and by default, 2^26 - 1: the most
+        /// that can be proven).
+        #[arg(long, default_value_t = MAX_PROVABLE_CYCLES)]
         max_cycles: u64,
         /// Prover backend.
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
@@ -124,6 +126,10 @@ enum Command {
         proof: PathBuf,
         /// The guest program the proof claims to be about.
         elf: PathBuf,
+        /// Accept a proof whatever its proven exit code (by default a valid proof of a run that exited with
+        /// a code other than 0 makes `verify` exit with status 3).
+        #[arg(long)]
+        any_exit_code: bool,
     },
 }
 
@@ -163,10 +169,55 @@ fn load_program(elf: &Path) -> Result<Program> {
     Program::from_elf(&bytes).with_context(|| format!("loading {}", elf.display()))
 }
 
+/// Whether `--input` names stdin (`-`).
+fn is_stdin(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// The private input: the `--input` file, stdin for `-` (through the same cap), or empty. Without
+/// `--input -`, a note on stderr says so when stdin is a file or a pipe (`zkrv run prog < input`).
 fn read_input(input: Option<&Path>) -> Result<Vec<u8>> {
+    use std::io::Read;
     match input {
-        Some(p) => read_capped(p, MAX_INPUT_BYTES, "input"),
-        None => Ok(Vec::new()),
+        Some(p) if is_stdin(p) => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .lock()
+                .take(MAX_INPUT_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .context("reading the input from stdin")?;
+            if bytes.len() as u64 > MAX_INPUT_BYTES {
+                bail!("the input on stdin is larger than the limit of {MAX_INPUT_BYTES} bytes");
+            }
+            Ok(bytes)
+        }
+        other => {
+            if stdin_has_data() {
+                eprintln!(
+                    "zkrv: note: stdin is ignored; the private input is {} (use `--input -` to read stdin)",
+                    match other {
+                        Some(p) => format!("the file {}", p.display()),
+                        None => "empty".to_string(),
+                    }
+                );
+            }
+            match other {
+                Some(p) => read_capped(p, MAX_INPUT_BYTES, "input"),
+                None => Ok(Vec::new()),
+            }
+        }
+    }
+}
+
+/// Whether stdin is redirected from a regular file or a pipe (not a terminal, not `/dev/null`).
+fn stdin_has_data() -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    match std::fs::metadata("/dev/stdin") {
+        Ok(m) => {
+            let t = m.file_type();
+            (t.is_file() && m.len() > 0) || t.is_fifo() || t.is_socket()
+        }
+        Err(_) => false,
     }
 }
 
@@ -423,6 +474,20 @@ impl Progress {
         v
     }
 
+    /// Copies the guest's fd-2 text to stderr (above the bar).
+    fn guest_stderr(&self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.bar.suspend(|| {
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(bytes);
+            if !bytes.ends_with(b"\n") {
+                let _ = err.write_all(b"\n");
+            }
+        });
+    }
+
     fn finish(&self) {
         self.bar.finish_and_clear();
     }
@@ -442,8 +507,48 @@ fn peak_host_bytes() -> Option<u64> {
 /// Longest file name (one path component) most filesystems accept, in bytes (Linux NAME_MAX).
 const MAX_FILE_NAME: usize = 255;
 
+/// Temporary files of [`write_atomic`] being written: removed by the signal thread of
+/// [`remove_temp_files_on_signals`] if SIGINT, SIGTERM or SIGHUP ends the process.
+static TEMP_FILES: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Installs handlers for SIGINT, SIGTERM and SIGHUP (remove the [`TEMP_FILES`], then die of the signal as
+/// the default action would) and SIGXFSZ (ignored, so that exceeding `ulimit -f` is a write error,
+/// `EFBIG`, which [`write_atomic`] cleans up, instead of killing the process).
+fn remove_temp_files_on_signals() -> Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGXFSZ])
+        .context("installing signal handlers")?;
+    std::thread::spawn(move || {
+        for sig in signals.forever() {
+            if sig == SIGXFSZ {
+                continue;
+            }
+            let files = TEMP_FILES.lock().unwrap_or_else(|e| e.into_inner());
+            for f in files.iter() {
+                let _ = std::fs::remove_file(f);
+            }
+            let _ = signal_hook::low_level::emulate_default_handler(sig);
+            std::process::exit(128 + sig);
+        }
+    });
+    Ok(())
+}
+
+/// Testing only: `ZKRV_TEST_WRITE_PAUSE_MS=N` sleeps N ms (at most 60 s) in the middle of writing the
+/// temporary file, so that a test can signal the process while the file exists.
+fn test_write_pause() {
+    if let Some(ms) = std::env::var("ZKRV_TEST_WRITE_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(Duration::from_millis(ms.min(60_000)));
+    }
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename, fsync of the
-/// directory. On failure nothing is left at `path` (nor the temporary file).
+/// directory. On failure (any write error, e.g. `EFBIG` past `ulimit -f`, `ENOSPC`) nothing is left at
+/// `path` nor the temporary file; a SIGINT, SIGTERM or SIGHUP during the write removes the temporary file
+/// too (see [`remove_temp_files_on_signals`]).
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     path.file_name()
         .ok_or_else(|| anyhow!("{} does not name a file", path.display()))?;
@@ -467,12 +572,20 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .unwrap_or(0);
     // The temporary name does not grow with the final one (a name near the 255-byte limit must still work).
     let tmp = dir.join(format!(".zkrv.{}.{nonce}.tmp", std::process::id()));
+    // Registered before it exists, so that a signal at any point after the creation removes it.
+    TEMP_FILES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(tmp.clone());
     let res = (|| -> std::io::Result<()> {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&tmp)?;
-        f.write_all(bytes)?;
+        let (head, tail) = bytes.split_at(bytes.len() / 2);
+        f.write_all(head)?;
+        test_write_pause();
+        f.write_all(tail)?;
         f.sync_all()?;
         drop(f);
         std::fs::rename(&tmp, path)?;
@@ -482,11 +595,14 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         }
         Ok(())
     })();
-    if let Err(e) = res {
+    if res.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("writing {}", path.display()));
     }
-    Ok(())
+    TEMP_FILES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|t| t != &tmp);
+    res.with_context(|| format!("writing {}", path.display()))
 }
 
 fn hex(b: &[u8]) -> String {
@@ -663,7 +779,7 @@ fn check_prove_paths(a: &ProveArgs) -> Result<()> {
             out.display()
         );
     }
-    if let Some(i) = &a.input {
+    if let Some(i) = a.input.as_deref().filter(|i| !is_stdin(i)) {
         if same_file(out, i) {
             bail!(
                 "-o {} is the --input file: refusing to overwrite it",
@@ -679,7 +795,11 @@ fn check_prove_paths(a: &ProveArgs) -> Result<()> {
                 j.display()
             );
         }
-        if same_file(j, &a.elf) || a.input.as_deref().is_some_and(|i| same_file(j, i)) {
+        if same_file(j, &a.elf)
+            || a.input
+                .as_deref()
+                .is_some_and(|i| !is_stdin(i) && same_file(j, i))
+        {
             bail!(
                 "--profile-json {} is the guest ELF or the --input file: refusing to overwrite it",
                 j.display()
@@ -714,6 +834,14 @@ fn security_line(config: &StarkConfig, proof: &zkrv_stark::Proof) -> String {
 fn prove(a: ProveArgs) -> Result<u8> {
     // Refuse bad destinations before the (long) proof.
     check_prove_paths(&a)?;
+    remove_temp_files_on_signals()?;
+    if a.max_cycles > MAX_PROVABLE_CYCLES {
+        bail!(
+            "--max-cycles {}: proving supports at most 2^26 - 1 = {MAX_PROVABLE_CYCLES} cycles (one CPU \
+             table row per cycle plus a padding row, at most 2^26 rows); `zkrv run` has no such limit",
+            a.max_cycles
+        );
+    }
     LdeMode::from_env().map_err(|e| anyhow!(e))?;
     let program = load_program(&a.elf)?;
     let input = read_input(a.input.as_deref())?;
@@ -748,7 +876,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
     let t0 = Instant::now();
     let (res, mut prof) = profile::record(Some(listener), || -> Result<_> {
         let exec = progress.stage("execute", || {
-            execute(
+            execute_keep_output(
                 &program,
                 &input,
                 &ExecOptions {
@@ -756,17 +884,30 @@ fn prove(a: ProveArgs) -> Result<u8> {
                     record: false,
                 },
             )
-        })?;
-        // The prover's limit: one CPU row per cycle plus a padding row, at most 2^MAX_LOG_HEIGHT rows.
-        let max_provable = (1u64 << zkrv_stark::logup::MAX_LOG_HEIGHT) - 1;
-        if exec.cycles > max_provable {
-            bail!(
-                "{}: the run has {} cycles; proving supports at most 2^{} - 1 = {max_provable} cycles \
-                 (the largest table height)",
-                a.elf.display(),
-                exec.cycles,
-                zkrv_stark::logup::MAX_LOG_HEIGHT
-            );
+        });
+        let exec = match exec {
+            Ok(e) => e,
+            Err(f) => {
+                // The guest's fd-2 text often explains the failure.
+                progress.guest_stderr(&f.debug_output);
+                return Err(match f.error {
+                    zkrv_executor::ExecError::CycleLimit { limit, .. }
+                        if limit == MAX_PROVABLE_CYCLES =>
+                    {
+                        anyhow!(zkrv_machine::MachineError::CycleLimit { limit })
+                    }
+                    e => anyhow!(e),
+                })
+                .with_context(|| format!("executing {}", a.elf.display()));
+            }
+        };
+        progress.guest_stderr(&exec.debug_output);
+        if exec.exit_code != 0 {
+            progress.line(&format!(
+                "zkrv: warning: the guest exited with code {} (not 0); the proof will say so, and \
+                 `zkrv verify` refuses it unless given --any-exit-code",
+                exec.exit_code
+            ));
         }
         let prepared = progress.stage("trace generation", || {
             no_panic("trace generation", || {
@@ -928,7 +1069,7 @@ fn zk_mode(zk: bool) -> &'static str {
     }
 }
 
-fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
+fn verify(proof: PathBuf, elf: PathBuf, any_exit_code: bool) -> Result<u8> {
     let bytes = read_capped(&proof, MAX_PROOF_BYTES, "proof file")?;
     if bytes.starts_with(b"\x7fELF") {
         // Checked before loading the ELF argument, so that swapped arguments get this hint.
@@ -953,10 +1094,27 @@ fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
     });
     match res {
         Ok(Ok(())) => {
-            println!("proof OK for {}", elf.display());
+            let failed = statement.exit_code != 0 && !any_exit_code;
+            if failed {
+                println!(
+                    "proof valid for {}, but the proven exit code is {} (not 0)",
+                    elf.display(),
+                    statement.exit_code
+                );
+            } else {
+                println!("proof OK for {}", elf.display());
+            }
             println!("zero knowledge      {}", yes_no(config.zk));
             print_statement(&statement);
             println!("{}", security_line(&config, &proof.stark));
+            if failed {
+                eprintln!(
+                    "zkrv: the proof is valid, but the guest exited with code {} (not 0: the run failed); \
+                     pass --any-exit-code to accept any exit code",
+                    statement.exit_code
+                );
+                return Ok(NONZERO_EXIT);
+            }
             Ok(0)
         }
         Ok(Err(zkrv_machine::VerifyError::WrongProgram)) => reject(format!(
@@ -1006,7 +1164,11 @@ fn main() -> ExitCode {
             no_zk,
             zk_test_seed,
         }),
-        Command::Verify { proof, elf } => verify(proof, elf),
+        Command::Verify {
+            proof,
+            elf,
+            any_exit_code,
+        } => verify(proof, elf, any_exit_code),
     });
     match res {
         Ok(code) => ExitCode::from(code),
