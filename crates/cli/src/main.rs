@@ -14,8 +14,6 @@
 //! Exit status 2: a host error (unreadable file, bad ELF, execution or proving error, no GPU for
 //! `--backend gpu`).
 
-mod proof_file;
-
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -24,8 +22,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use zkrv_executor::{execute_keep_output, ExecOptions, Program, DEFAULT_MAX_CYCLES, MAX_ELF_BYTES};
-use zkrv_machine::{Proof, Statement, MAX_PROVABLE_CYCLES};
-use zkrv_stark::backend::{CpuBackend, LdeMode};
+use zkrv_machine::{Statement, MAX_PROVABLE_CYCLES};
+use zkrv_sdk::{proof_file, Backend, Engine};
+use zkrv_stark::backend::LdeMode;
 use zkrv_stark::profile::{self, Profile};
 use zkrv_stark::StarkConfig;
 
@@ -279,129 +278,24 @@ fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Backends
-
-/// The prover backend chosen by `--backend`.
-enum Engine {
-    Cpu,
-    #[cfg(feature = "cuda")]
-    Gpu(Box<zkrv_cuda::CudaBackend>),
-}
-
-impl Engine {
-    fn name(&self) -> String {
-        match self {
-            Engine::Cpu => "cpu".into(),
-            #[cfg(feature = "cuda")]
-            Engine::Gpu(b) => format!("gpu ({})", b.device().name()),
-        }
-    }
-
-    /// Device memory in use (bytes, `cuMemGetInfo`: total - free), GPU only.
-    fn device_used(&self) -> Option<u64> {
-        match self {
-            Engine::Cpu => None,
-            #[cfg(feature = "cuda")]
-            Engine::Gpu(b) => b
-                .device()
-                .mem_info()
-                .ok()
-                .map(|(free, total)| total.saturating_sub(free) as u64),
-        }
-    }
-}
+// Backends (zkrv_sdk::engine)
 
 /// Picks the backend. `auto` falls back to the CPU (with a note on stderr) when no GPU is usable.
 fn select_backend(arg: BackendArg) -> Result<Engine> {
-    if arg == BackendArg::Cpu {
-        return Ok(Engine::Cpu);
-    }
-    match open_gpu() {
-        Ok(e) => Ok(e),
-        Err(e) if arg == BackendArg::Auto => {
-            eprintln!("zkrv: no usable GPU ({e}); proving on the CPU");
-            Ok(Engine::Cpu)
+    let backend = match arg {
+        BackendArg::Auto => Backend::Auto,
+        BackendArg::Cpu => Backend::Cpu,
+        BackendArg::Gpu => Backend::Gpu,
+    };
+    match Engine::open(backend) {
+        Ok((engine, fallback)) => {
+            if let Some(e) = fallback {
+                eprintln!("zkrv: no usable GPU ({e}); proving on the CPU");
+            }
+            Ok(engine)
         }
-        Err(e) => Err(anyhow!("--backend gpu: no usable GPU: {e}")),
-    }
-}
-
-#[cfg(feature = "cuda")]
-fn open_gpu() -> Result<Engine, zkrv_cuda::CudaError> {
-    let dev = zkrv_cuda::Device::new()?;
-    Ok(Engine::Gpu(Box::new(zkrv_cuda::CudaBackend::new(dev))))
-}
-
-#[cfg(not(feature = "cuda"))]
-fn open_gpu() -> Result<Engine, zkrv_cuda::CudaError> {
-    zkrv_cuda::Device::new().map(|_| Engine::Cpu)
-}
-
-/// The main traces of a run, ready to prove on an [`Engine`].
-enum Prepared {
-    /// Host traces (CPU backend).
-    Host(zkrv_machine::Witness),
-    /// GPU backend: device-filled tables resident, the others host matrices (`ZKRV_CPU_TRACE=1` /
-    /// `--cpu-trace`: all on the host).
-    #[cfg(feature = "cuda")]
-    Gpu(zkrv_cuda::trace_gen::GpuTraces),
-}
-
-/// Generates the traces for `engine`: on the GPU backend, GPU trace generation (docs/gpu.md, "Trace
-/// generation") unless `cpu_trace` or `ZKRV_CPU_TRACE=1`.
-fn prepare_traces(
-    engine: &Engine,
-    program: &Program,
-    input: &[u8],
-    cpu_trace: bool,
-    config: &StarkConfig,
-) -> Result<Prepared> {
-    #[cfg(not(feature = "cuda"))]
-    let _ = cpu_trace;
-    match engine {
-        Engine::Cpu => Ok(Prepared::Host(zkrv_machine::witness_for(
-            program, input, config,
-        )?)),
-        #[cfg(feature = "cuda")]
-        Engine::Gpu(b) => {
-            let mut opts = zkrv_cuda::TraceGenOptions::from_env();
-            opts.host_traces |= cpu_trace;
-            opts.min_height = zkrv_machine::min_height(config);
-            Ok(Prepared::Gpu(zkrv_cuda::trace_gen::generate_traces(
-                b.as_ref(),
-                program,
-                input,
-                opts,
-            )?))
-        }
-    }
-}
-
-/// Proves on `engine` (the same tables and bytes on either backend).
-fn prove_on(
-    engine: &Engine,
-    program: &Program,
-    prepared: Prepared,
-    config: &StarkConfig,
-) -> Result<(Statement, Proof)> {
-    match (engine, prepared) {
-        (Engine::Cpu, Prepared::Host(w)) => {
-            let backend = CpuBackend::new(LdeMode::from_env().map_err(|e| anyhow!(e))?);
-            Ok(zkrv_machine::prove_witness_with(
-                &backend, program, w, config,
-            )?)
-        }
-        #[cfg(feature = "cuda")]
-        (Engine::Gpu(b), Prepared::Gpu(g)) => Ok(zkrv_machine::prove_inputs_with(
-            b.as_ref(),
-            program,
-            g.statement,
-            g.pages,
-            g.traces,
-            config,
-        )?),
-        #[cfg(feature = "cuda")]
-        _ => bail!("internal: traces prepared for another backend"),
+        Err(zkrv_sdk::Error::NoGpu(e)) => Err(anyhow!("--backend gpu: no usable GPU: {e}")),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -507,13 +401,10 @@ fn peak_host_bytes() -> Option<u64> {
 /// Longest file name (one path component) most filesystems accept, in bytes (Linux NAME_MAX).
 const MAX_FILE_NAME: usize = 255;
 
-/// Temporary files of [`write_atomic`] being written: removed by the signal thread of
-/// [`remove_temp_files_on_signals`] if SIGINT, SIGTERM or SIGHUP ends the process.
-static TEMP_FILES: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-/// Installs handlers for SIGINT, SIGTERM and SIGHUP (remove the [`TEMP_FILES`], then die of the signal as
-/// the default action would) and SIGXFSZ (ignored, so that exceeding `ulimit -f` is a write error,
-/// `EFBIG`, which [`write_atomic`] cleans up, instead of killing the process).
+/// Installs handlers for SIGINT, SIGTERM and SIGHUP (remove the temporary files of
+/// `zkrv_sdk::write_atomic` being written, then die of the signal as the default action would) and
+/// SIGXFSZ (ignored, so that exceeding `ulimit -f` is a write error, `EFBIG`, which `write_atomic` cleans
+/// up, instead of killing the process).
 fn remove_temp_files_on_signals() -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGXFSZ])
@@ -523,8 +414,7 @@ fn remove_temp_files_on_signals() -> Result<()> {
             if sig == SIGXFSZ {
                 continue;
             }
-            let files = TEMP_FILES.lock().unwrap_or_else(|e| e.into_inner());
-            for f in files.iter() {
+            for f in zkrv_sdk::temp_files_in_progress() {
                 let _ = std::fs::remove_file(f);
             }
             let _ = signal_hook::low_level::emulate_default_handler(sig);
@@ -534,75 +424,9 @@ fn remove_temp_files_on_signals() -> Result<()> {
     Ok(())
 }
 
-/// Testing only: `ZKRV_TEST_WRITE_PAUSE_MS=N` sleeps N ms (at most 60 s) in the middle of writing the
-/// temporary file, so that a test can signal the process while the file exists.
-fn test_write_pause() {
-    if let Some(ms) = std::env::var("ZKRV_TEST_WRITE_PAUSE_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    {
-        std::thread::sleep(Duration::from_millis(ms.min(60_000)));
-    }
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename, fsync of the
-/// directory. On failure (any write error, e.g. `EFBIG` past `ulimit -f`, `ENOSPC`) nothing is left at
-/// `path` nor the temporary file; a SIGINT, SIGTERM or SIGHUP during the write removes the temporary file
-/// too (see [`remove_temp_files_on_signals`]).
+/// [`zkrv_sdk::write_atomic`] (temporary file, fsync, rename; nothing left on error).
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    path.file_name()
-        .ok_or_else(|| anyhow!("{} does not name a file", path.display()))?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !dir.is_dir() {
-        bail!(
-            "cannot write {}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        );
-    }
-    if path.is_dir() {
-        bail!("cannot write {}: it is a directory", path.display());
-    }
-    let nonce = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    // The temporary name does not grow with the final one (a name near the 255-byte limit must still work).
-    let tmp = dir.join(format!(".zkrv.{}.{nonce}.tmp", std::process::id()));
-    // Registered before it exists, so that a signal at any point after the creation removes it.
-    TEMP_FILES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(tmp.clone());
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        let (head, tail) = bytes.split_at(bytes.len() / 2);
-        f.write_all(head)?;
-        test_write_pause();
-        f.write_all(tail)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        // Make the rename durable (best effort: some filesystems refuse fsync on directories).
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    TEMP_FILES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .retain(|t| t != &tmp);
-    res.with_context(|| format!("writing {}", path.display()))
+    Ok(zkrv_sdk::write_atomic(path, bytes)?)
 }
 
 fn hex(b: &[u8]) -> String {
@@ -911,16 +735,19 @@ fn prove(a: ProveArgs) -> Result<u8> {
         }
         let prepared = progress.stage("trace generation", || {
             no_panic("trace generation", || {
-                prepare_traces(&engine, &program, &input, a.cpu_trace, &config)
+                Ok(engine.prepare_traces(&program, &input, a.cpu_trace, &config)?)
             })
         })?;
         let report = match &prepared {
             #[cfg(feature = "cuda")]
-            Prepared::Gpu(g) => Some(g.report.clone()),
-            Prepared::Host(_) => None,
+            zkrv_sdk::engine::Prepared::Gpu(g) => Some(g.report.clone()),
+            zkrv_sdk::engine::Prepared::Host(_) => None,
         };
         let (statement, proof) = progress.stage("prove", || {
-            no_panic("proving", || prove_on(&engine, &program, prepared, &config))
+            no_panic("proving", || {
+                let lde = LdeMode::from_env().map_err(|e| anyhow!(e))?;
+                Ok(engine.prove(&program, prepared, &config, lde)?)
+            })
         })?;
         let bytes = progress.stage("serialize", || {
             proof_file::encode(&config, &statement, &proof)
