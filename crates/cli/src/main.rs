@@ -120,16 +120,41 @@ enum Command {
         zk_test_seed: Option<u64>,
     },
     /// Verify a proof file against a guest ELF; prints the public output and exit code.
-    Verify {
-        /// The proof file (from `zkrv prove`).
-        proof: PathBuf,
-        /// The guest program the proof claims to be about.
+    Verify(VerifyArgs),
+    /// Print the program ID of a guest ELF (64 hex digits): the commitment a proof's statement carries.
+    ProgramId {
+        /// The guest program (RV64IM ELF).
         elf: PathBuf,
-        /// Accept a proof whatever its proven exit code (by default a valid proof of a run that exited with
-        /// a code other than 0 makes `verify` exit with status 3).
-        #[arg(long)]
-        any_exit_code: bool,
     },
+    /// Create a new guest project (a directory NAME) that builds with one command (see its README.md).
+    New {
+        /// Directory to create (its last component names the guest).
+        name: PathBuf,
+        /// Language of the guest.
+        #[arg(long, value_enum, default_value_t = new::Lang::C)]
+        lang: new::Lang,
+    },
+}
+
+#[derive(clap::Args)]
+struct VerifyArgs {
+    /// The proof file (from `zkrv prove`).
+    proof: PathBuf,
+    /// The guest program the proof claims to be about.
+    elf: PathBuf,
+    /// Accept a proof whatever its proven exit code (by default a valid proof of a run that exited with
+    /// a code other than 0 makes `verify` exit with status 3).
+    #[arg(long)]
+    any_exit_code: bool,
+    /// Print the verdict and the whole statement as one JSON object on stdout (docs/cli.md).
+    #[arg(long)]
+    json: bool,
+    /// Write the proven public output (raw bytes) to FILE when the proof is valid.
+    #[arg(long, value_name = "FILE")]
+    output_file: Option<PathBuf>,
+    /// Exit with status 3 unless the proven public output equals the bytes of FILE.
+    #[arg(long, value_name = "FILE")]
+    expect_output: Option<PathBuf>,
 }
 
 /// Reads at most `limit` bytes of `path` (`what` names it in errors): a larger or endless file (e.g.
@@ -323,7 +348,11 @@ fn no_panic<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
 // ---------------------------------------------------------------------------------------------------------
 // Progress
 
-/// A spinner per stage on stderr (hidden when stderr is not a terminal) and a time line per stage.
+/// The stages of `zkrv prove`, in order (the progress shows `[k/n]`).
+const PROVE_STAGES: [&str; 5] = ["execute", "trace generation", "prove", "serialize", "write"];
+
+/// A spinner per stage on stderr when it is a terminal (plain lines when it is not: the prover's
+/// sub-stages as they start) and a time line per stage.
 struct Progress {
     bar: ProgressBar,
     tty: bool,
@@ -354,15 +383,21 @@ impl Progress {
         }
     }
 
-    /// Runs stage `name` inside a profile span, with a spinner and a time line when done.
+    /// Runs stage `name` (one of [`PROVE_STAGES`]) inside a profile span, with a spinner showing
+    /// `[k/n] name` and a time line `[k/n] name  secs` when done.
     fn stage<T>(&self, name: &str, f: impl FnOnce() -> T) -> T {
-        self.bar.set_prefix(name.to_string());
+        let k = PROVE_STAGES
+            .iter()
+            .position(|s| *s == name)
+            .map_or(0, |i| i + 1);
+        let label = format!("[{k}/{}] {name}", PROVE_STAGES.len());
+        self.bar.set_prefix(label.clone());
         self.bar.set_message("");
         self.bar.reset_elapsed();
         let t = Instant::now();
         let v = profile::time(name, f);
         self.line(&format!(
-            "  {name:<18} {:>9.3} s",
+            "  {label:<24} {:>9.3} s",
             t.elapsed().as_secs_f64()
         ));
         v
@@ -454,7 +489,7 @@ fn show_output(out: &[u8]) -> String {
 }
 
 fn print_statement(s: &Statement) {
-    println!("program commitment  {}", hex(&s.program));
+    println!("program ID          {}", hex(&s.program));
     println!("exit code           {}", s.exit_code);
     println!("public output       {}", show_output(&s.output));
 }
@@ -641,18 +676,13 @@ fn check_prove_paths(a: &ProveArgs) -> Result<()> {
 /// bound and algebraic terms), from `StarkConfig::security_report` over the proof's largest table and its
 /// number of opened columns (docs/stark.md, security section).
 fn security_line(config: &StarkConfig, proof: &zkrv_stark::Proof) -> String {
-    let log_max_height = proof.log_heights.iter().copied().max().unwrap_or(0) as usize;
-    let num_polys: usize = proof
-        .opened
-        .iter()
-        .flatten()
-        .map(|m| m.first().map_or(0, |point| point.len()))
-        .sum();
-    let r = config.security_report(log_max_height, num_polys);
-    format!(
-        "security            {:.0} bits conjectured, {:.0} bits provable",
-        r.conjectured_bits, r.provable_bits
-    )
+    let (conjectured, provable) = security_bits(config, proof);
+    format!("security            {conjectured:.0} bits conjectured, {provable:.0} bits provable")
+}
+
+/// `(conjectured, provable)` bits of [`security_line`] (`zkrv_sdk::security_bits`).
+fn security_bits(config: &StarkConfig, proof: &zkrv_stark::Proof) -> (f64, f64) {
+    zkrv_sdk::security_bits(config, proof)
 }
 
 fn prove(a: ProveArgs) -> Result<u8> {
@@ -692,9 +722,15 @@ fn prove(a: ProveArgs) -> Result<u8> {
         zk_mode(config.zk && a.zk_test_seed.is_none())
     );
     let bar = progress.bar.clone();
+    let tty = progress.tty;
     let listener: profile::Listener = Box::new(move |path: &str| {
         if let Some((_, inner)) = path.split_once('/') {
-            bar.set_message(inner.to_string());
+            if tty {
+                bar.set_message(inner.to_string());
+            } else if !inner.contains('/') {
+                // Plain lines for logs and CI: the prover's top-level sub-stages as they start.
+                eprintln!("        {inner} ...");
+            }
         }
     });
     let t0 = Instant::now();
@@ -896,22 +932,44 @@ fn zk_mode(zk: bool) -> &'static str {
     }
 }
 
-fn verify(proof: PathBuf, elf: PathBuf, any_exit_code: bool) -> Result<u8> {
-    let bytes = read_capped(&proof, MAX_PROOF_BYTES, "proof file")?;
-    if bytes.starts_with(b"\x7fELF") {
-        // Checked before loading the ELF argument, so that swapped arguments get this hint.
-        eprintln!(
-            "zkrv: proof rejected: not a zkrv proof file: {} is an ELF file (the order is `zkrv verify PROOF ELF`)",
-            proof.display()
-        );
-        return Ok(REJECTED);
+/// Where two byte strings first differ (`None` if equal).
+fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
+    if a == b {
+        return None;
     }
-    let program = load_program(&elf)?;
-    let config = StarkConfig::default();
+    Some(
+        a.iter()
+            .zip(b)
+            .position(|(x, y)| x != y)
+            .unwrap_or(a.len().min(b.len())),
+    )
+}
+
+fn verify(a: VerifyArgs) -> Result<u8> {
     let reject = |why: String| {
         eprintln!("zkrv: proof rejected: {why}");
+        if a.json {
+            println!("{}", serde_json::json!({"valid": false, "error": why}));
+        }
         Ok(REJECTED)
     };
+    let bytes = read_capped(&a.proof, MAX_PROOF_BYTES, "proof file")?;
+    if bytes.starts_with(b"\x7fELF") {
+        // Checked before loading the ELF argument, so that swapped arguments get this hint.
+        return reject(format!(
+            "not a zkrv proof file: {} is an ELF file (the order is `zkrv verify PROOF ELF`)",
+            a.proof.display()
+        ));
+    }
+    let program = load_program(&a.elf)?;
+    let expected = match &a.expect_output {
+        Some(p) => Some(read_capped(p, MAX_INPUT_BYTES, "--expect-output file")?),
+        None => None,
+    };
+    if let Some(o) = &a.output_file {
+        check_writable(o, "--output-file")?;
+    }
+    let config = StarkConfig::default();
     let (statement, proof, config) = match proof_file::decode(&bytes, &config) {
         Ok(v) => v,
         Err(e) => return reject(e.to_string()),
@@ -920,38 +978,93 @@ fn verify(proof: PathBuf, elf: PathBuf, any_exit_code: bool) -> Result<u8> {
         Ok(zkrv_machine::verify(&program, &statement, &proof, &config))
     });
     match res {
-        Ok(Ok(())) => {
-            let failed = statement.exit_code != 0 && !any_exit_code;
-            if failed {
-                println!(
-                    "proof valid for {}, but the proven exit code is {} (not 0)",
-                    elf.display(),
-                    statement.exit_code
-                );
-            } else {
-                println!("proof OK for {}", elf.display());
-            }
-            println!("zero knowledge      {}", yes_no(config.zk));
-            print_statement(&statement);
-            println!("{}", security_line(&config, &proof.stark));
-            if failed {
-                eprintln!(
-                    "zkrv: the proof is valid, but the guest exited with code {} (not 0: the run failed); \
-                     pass --any-exit-code to accept any exit code",
-                    statement.exit_code
-                );
-                return Ok(NONZERO_EXIT);
-            }
-            Ok(0)
+        Ok(Ok(())) => {}
+        Ok(Err(zkrv_machine::VerifyError::WrongProgram)) => {
+            return reject(format!(
+                "the proof is for another program (its program ID is not that of {})",
+                a.elf.display()
+            ))
         }
-        Ok(Err(zkrv_machine::VerifyError::WrongProgram)) => reject(format!(
-            "the proof is for another program (its program commitment is not that of {})",
-            elf.display()
-        )),
-        Ok(Err(e)) => reject(format!("invalid proof: {e}")),
-        Err(e) => reject(e.to_string()),
+        Ok(Err(e)) => return reject(format!("invalid proof: {e}")),
+        Err(e) => return reject(e.to_string()),
     }
+    if let Some(o) = &a.output_file {
+        write_atomic(o, &statement.output)?;
+    }
+    let exit_ok = statement.exit_code == 0 || a.any_exit_code;
+    let mismatch = expected
+        .as_deref()
+        .and_then(|e| first_difference(&statement.output, e));
+    let accepted = exit_ok && mismatch.is_none();
+    let security = security_line(&config, &proof.stark);
+    if a.json {
+        let cpu_log = proof
+            .stark
+            .log_heights
+            .get(zkrv_machine::table_id::CPU)
+            .copied()
+            .unwrap_or(0);
+        let (conj, prov) = security_bits(&config, &proof.stark);
+        let json = serde_json::json!({
+            "valid": true,
+            "accepted": accepted,
+            "elf": a.elf.display().to_string(),
+            "program_id": hex(&statement.program),
+            "exit_code": statement.exit_code,
+            "output_hex": hex(&statement.output),
+            "output_len": statement.output.len(),
+            "expected_output_matches": expected.as_ref().map(|_| mismatch.is_none()),
+            "zero_knowledge": config.zk,
+            "cpu_table_log_height": cpu_log,
+            "cycles_at_most": (1u64 << cpu_log.min(63)) - 1,
+            "segments": 1,
+            "security": {"conjectured_bits": conj, "provable_bits": prov, "line": security},
+        });
+        println!("{json}");
+    } else {
+        if !exit_ok {
+            println!(
+                "proof valid for {}, but the proven exit code is {} (not 0)",
+                a.elf.display(),
+                statement.exit_code
+            );
+        } else if mismatch.is_some() {
+            println!(
+                "proof valid for {}, but the public output is not the expected one",
+                a.elf.display()
+            );
+        } else {
+            println!("proof OK for {}", a.elf.display());
+        }
+        println!("zero knowledge      {}", yes_no(config.zk));
+        print_statement(&statement);
+        println!("{security}");
+    }
+    if !exit_ok {
+        eprintln!(
+            "zkrv: the proof is valid, but the guest exited with code {} (not 0: the run failed); \
+             pass --any-exit-code to accept any exit code",
+            statement.exit_code
+        );
+    }
+    if let (Some(at), Some(e), Some(p)) = (mismatch, &expected, &a.expect_output) {
+        eprintln!(
+            "zkrv: the proof is valid, but its public output ({} bytes) differs from {} ({} bytes) at byte {at}",
+            statement.output.len(),
+            p.display(),
+            e.len()
+        );
+    }
+    Ok(if accepted { 0 } else { NONZERO_EXIT })
 }
+
+fn program_id(elf: PathBuf) -> Result<u8> {
+    let program = load_program(&elf)?;
+    println!("{}", hex(&zkrv_machine::program_commitment(&program)));
+    Ok(0)
+}
+
+mod new;
 
 fn main() -> ExitCode {
     // Panics are turned into errors where they can happen (see `no_panic`); keep their text off the default
@@ -991,11 +1104,9 @@ fn main() -> ExitCode {
             no_zk,
             zk_test_seed,
         }),
-        Command::Verify {
-            proof,
-            elf,
-            any_exit_code,
-        } => verify(proof, elf, any_exit_code),
+        Command::Verify(a) => verify(a),
+        Command::ProgramId { elf } => program_id(elf),
+        Command::New { name, lang } => new::create(&name, lang).map(|()| 0),
     });
     match res {
         Ok(code) => ExitCode::from(code),

@@ -160,6 +160,62 @@ fn failed_guest_is_flagged_by_prove_and_verify() {
     let out = zkrv(&["verify", "--any-exit-code", s(&p), &bundled("exitcode")]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("proof OK"));
+    // --json: the whole statement, the verdict, the security line.
+    let out = zkrv(&["verify", "--json", s(&p), &bundled("exitcode")]);
+    assert_eq!(out.status.code(), Some(3));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(j["valid"], true);
+    assert_eq!(j["accepted"], false);
+    assert_eq!(j["exit_code"], 42);
+    assert_eq!(j["output_hex"], "627965");
+    assert_eq!(j["zero_knowledge"], false);
+    assert!(j["cycles_at_most"].as_u64().unwrap() >= 138);
+    assert!(j["security"]["line"]
+        .as_str()
+        .unwrap()
+        .contains("bits provable"));
+    let id = zkrv(&["program-id", &bundled("exitcode")]);
+    assert!(id.status.success());
+    assert_eq!(text(&id.stdout).trim(), j["program_id"].as_str().unwrap());
+    assert_eq!(text(&id.stdout).trim().len(), 64);
+    // A rejected proof is JSON too.
+    let out = zkrv(&["verify", "--json", s(&p), &bundled("fibonacci")]);
+    assert_eq!(out.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["valid"], false);
+    assert!(j["error"].as_str().unwrap().contains("another program"));
+    // --output-file and --expect-output.
+    let got = dir.join("out.bin");
+    let good = dir.join("good.bin");
+    let bad = dir.join("bad.bin");
+    std::fs::write(&good, b"bye").unwrap();
+    std::fs::write(&bad, b"byd").unwrap();
+    let out = zkrv(&[
+        "verify",
+        "--any-exit-code",
+        "--output-file",
+        s(&got),
+        "--expect-output",
+        s(&good),
+        s(&p),
+        &bundled("exitcode"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read(&got).unwrap(), b"bye");
+    let out = zkrv(&[
+        "verify",
+        "--any-exit-code",
+        "--expect-output",
+        s(&bad),
+        s(&p),
+        &bundled("exitcode"),
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        text(&out.stderr).contains("differs from"),
+        "{}",
+        text(&out.stderr)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -335,5 +391,95 @@ fn write_error_removes_the_temporary_file() {
     assert!(err.contains("writing") && err.contains("p.zkrv"), "{err}");
     assert_eq!(temp_files(&dir), Vec::<String>::new());
     assert!(!p.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `zkrv new`, then the README's commands, from a directory outside the checkout: build, run, program-id,
+/// prove, verify (and --json). Runs only where the guest toolchain is installed.
+fn new_guest_end_to_end(lang: &str, tools: &[&str]) {
+    let missing: Vec<&str> = tools.iter().copied().filter(|t| !have(t)).collect();
+    if !missing.is_empty() {
+        eprintln!(
+            "SKIPPED new {lang} guest end to end: {} not installed (scripts/install-guest-toolchains.sh \
+             installs them; scripts/test.sh does not)",
+            missing.join(", ")
+        );
+        return;
+    }
+    let dir = tempdir(&format!("new-{lang}"));
+    let g = dir.join("hello");
+    let out = zkrv(&["new", s(&g), "--lang", lang]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let again = zkrv(&["new", s(&g), "--lang", lang]);
+    assert!(text(&again.stderr).contains("already exists"));
+    let built = Command::new("sh")
+        .arg(g.join("build.sh"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}{}",
+        text(&built.stdout),
+        text(&built.stderr)
+    );
+    let elf = g.join("hello.elf");
+    let input = dir.join("input.bin");
+    std::fs::write(&input, 100u64.to_le_bytes()).unwrap();
+    let run = zkrv(&["run", s(&elf), "--input", s(&input)]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert_eq!(run.stdout, 5050u64.to_le_bytes());
+    let id = text(&zkrv(&["program-id", s(&elf)]).stdout)
+        .trim()
+        .to_string();
+    let proof = g.join("hello.zkrv");
+    let out = zkrv(&[
+        "prove",
+        s(&elf),
+        "--input",
+        s(&input),
+        "-o",
+        s(&proof),
+        "--backend",
+        "cpu",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("summed"), "fd 2 forwarded");
+    let out = zkrv(&["verify", s(&proof), s(&elf)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = zkrv(&["verify", "--json", s(&proof), s(&elf)]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["accepted"], true);
+    assert_eq!(j["zero_knowledge"], true);
+    assert_eq!(j["program_id"].as_str().unwrap(), id);
+    assert_eq!(j["output_hex"], "ba13000000000000");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn new_c_guest_builds_runs_proves_and_verifies_outside_the_checkout() {
+    new_guest_end_to_end("c", &["riscv64-unknown-elf-gcc"]);
+}
+
+#[test]
+fn new_rust_guest_builds_runs_proves_and_verifies_outside_the_checkout() {
+    new_guest_end_to_end("rust", &["/usr/bin/cargo", "/usr/bin/rustc", "ld.lld-14"]);
+}
+
+#[test]
+fn new_refuses_bad_names() {
+    let dir = tempdir("newbad");
+    for bad in ["Hello", "1x", "a b", "x.y"] {
+        let out = zkrv(&["new", s(&dir.join(bad))]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(text(&out.stderr).contains("use lowercase letters"), "{bad}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

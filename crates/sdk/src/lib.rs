@@ -38,6 +38,7 @@
 //! ```
 
 pub mod engine;
+pub mod io;
 pub mod proof_file;
 
 use std::fmt;
@@ -347,17 +348,22 @@ impl Receipt {
     /// `(conjectured bits, provable bits)` of this proof under its parameters (`StarkConfig::security_report`
     /// over its largest table and its number of opened columns; docs/stark.md §7).
     pub fn security_bits(&self) -> (f64, f64) {
-        let stark = &self.proof.stark;
-        let log_max_height = stark.log_heights.iter().copied().max().unwrap_or(0) as usize;
-        let num_polys: usize = stark
-            .opened
-            .iter()
-            .flatten()
-            .map(|m| m.first().map_or(0, |point| point.len()))
-            .sum();
-        let r = self.config.security_report(log_max_height, num_polys);
-        (r.conjectured_bits, r.provable_bits)
+        security_bits(&self.config, &self.proof.stark)
     }
+}
+
+/// `(conjectured bits, provable bits)` of a STARK proof under `config`: `StarkConfig::security_report` over
+/// the proof's largest table and its number of opened columns (docs/stark.md §7).
+pub fn security_bits(config: &StarkConfig, proof: &zkrv_stark::Proof) -> (f64, f64) {
+    let log_max_height = proof.log_heights.iter().copied().max().unwrap_or(0) as usize;
+    let num_polys: usize = proof
+        .opened
+        .iter()
+        .flatten()
+        .map(|m| m.first().map_or(0, |point| point.len()))
+        .sum();
+    let r = config.security_report(log_max_height, num_polys);
+    (r.conjectured_bits, r.provable_bits)
 }
 
 /// What [`prove`] returns.
