@@ -8,8 +8,11 @@
 //!   layout). The destinations are checked (distinct from each other, the ELF and the input; writable files)
 //!   before proving.
 //!   Progress and stage times on stderr, the statement and figures on stdout. Exit status 0.
-//! * `zkrv verify proof.zkrv prog.elf` prints the public output and exit code and exits 0, or exits 1 with
-//!   the reason the proof is rejected.
+//! * `zkrv verify proof.zkrv prog.elf [--any-exit-code] [--json] [--output-file F] [--expect-output F]`
+//!   prints the statement and exits 0, exits 1 with the reason the proof is rejected, or 3 when the proof is
+//!   valid but its exit code is not 0 (without `--any-exit-code`) or its output is not `--expect-output`.
+//! * `zkrv program-id prog.elf` prints the program ID; `zkrv new NAME --lang c|rust` creates a guest
+//!   project ([`new`]).
 //!
 //! Exit status 2: a host error (unreadable file, bad ELF, execution or proving error, no GPU for
 //! `--backend gpu`).
