@@ -8,13 +8,14 @@
 //!   layout). The destinations are checked (distinct from each other, the ELF and the input; writable files)
 //!   before proving.
 //!   Progress and stage times on stderr, the statement and figures on stdout. Exit status 0.
-//! * `zkrv verify proof.zkrv prog.elf` prints the public output and exit code and exits 0, or exits 1 with
-//!   the reason the proof is rejected.
+//! * `zkrv verify proof.zkrv prog.elf [--any-exit-code] [--json] [--output-file F] [--expect-output F]`
+//!   prints the statement and exits 0, exits 1 with the reason the proof is rejected, or 3 when the proof is
+//!   valid but its exit code is not 0 (without `--any-exit-code`) or its output is not `--expect-output`.
+//! * `zkrv program-id prog.elf` prints the program ID; `zkrv new NAME --lang c|rust` creates a guest
+//!   project ([`new`]).
 //!
 //! Exit status 2: a host error (unreadable file, bad ELF, execution or proving error, no GPU for
 //! `--backend gpu`).
-
-mod proof_file;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -23,11 +24,10 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use zkrv_executor::{
-    execute, execute_keep_output, ExecOptions, Program, DEFAULT_MAX_CYCLES, MAX_ELF_BYTES,
-};
-use zkrv_machine::{Proof, Statement};
-use zkrv_stark::backend::{CpuBackend, LdeMode};
+use zkrv_executor::{execute_keep_output, ExecOptions, Program, DEFAULT_MAX_CYCLES, MAX_ELF_BYTES};
+use zkrv_machine::{Statement, MAX_PROVABLE_CYCLES};
+use zkrv_sdk::{proof_file, Backend, Engine};
+use zkrv_stark::backend::LdeMode;
 use zkrv_stark::profile::{self, Profile};
 use zkrv_stark::StarkConfig;
 
@@ -35,6 +35,9 @@ use zkrv_stark::StarkConfig;
 const HOST_ERROR: u8 = 2;
 /// Exit status of `verify` when the proof is rejected.
 const REJECTED: u8 = 1;
+/// Exit status of `verify` when the proof is valid but its proven exit code is not 0 (and no
+/// `--any-exit-code`).
+const NONZERO_EXIT: u8 = 3;
 /// Largest `--input` file accepted (1 GiB; files are read through a cap, so `/dev/zero` errors out).
 const MAX_INPUT_BYTES: u64 = 1 << 30;
 /// Largest proof file `verify` reads (1 GiB).
@@ -66,7 +69,7 @@ enum Command {
     Run {
         /// The guest program (RV64IM ELF, see docs/abi.md).
         elf: PathBuf,
-        /// File whose bytes are the private input (read with syscall 63). Default: empty.
+        /// File whose bytes are the private input (read with syscall 63); `-` reads stdin. Default: empty.
         #[arg(long)]
         input: Option<PathBuf>,
         /// Stop with an error after this many instructions.
@@ -83,14 +86,15 @@ enum Command {
     Prove {
         /// The guest program (RV64IM ELF).
         elf: PathBuf,
-        /// File whose bytes are the private input. Default: empty.
+        /// File whose bytes are the private input; `-` reads stdin. Default: empty.
         #[arg(long)]
         input: Option<PathBuf>,
         /// Where to write the proof (written atomically: the whole file or nothing).
         #[arg(short, long)]
         output: PathBuf,
-        /// Stop with an error after this many instructions.
-        #[arg(long, default_value_t = DEFAULT_MAX_CYCLES)]
+        /// Stop with an error after this many instructions (at most, and by default, 2^26 - 1: the most
+        /// that can be proven).
+        #[arg(long, default_value_t = MAX_PROVABLE_CYCLES)]
         max_cycles: u64,
         /// Prover backend.
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
@@ -119,12 +123,41 @@ enum Command {
         zk_test_seed: Option<u64>,
     },
     /// Verify a proof file against a guest ELF; prints the public output and exit code.
-    Verify {
-        /// The proof file (from `zkrv prove`).
-        proof: PathBuf,
-        /// The guest program the proof claims to be about.
+    Verify(VerifyArgs),
+    /// Print the program ID of a guest ELF (64 hex digits): the commitment a proof's statement carries.
+    ProgramId {
+        /// The guest program (RV64IM ELF).
         elf: PathBuf,
     },
+    /// Create a new guest project (a directory NAME) that builds with one command (see its README.md).
+    New {
+        /// Directory to create (its last component names the guest).
+        name: PathBuf,
+        /// Language of the guest.
+        #[arg(long, value_enum, default_value_t = new::Lang::C)]
+        lang: new::Lang,
+    },
+}
+
+#[derive(clap::Args)]
+struct VerifyArgs {
+    /// The proof file (from `zkrv prove`).
+    proof: PathBuf,
+    /// The guest program the proof claims to be about.
+    elf: PathBuf,
+    /// Accept a proof whatever its proven exit code (by default a valid proof of a run that exited with
+    /// a code other than 0 makes `verify` exit with status 3).
+    #[arg(long)]
+    any_exit_code: bool,
+    /// Print the verdict and the whole statement as one JSON object on stdout (docs/cli.md).
+    #[arg(long)]
+    json: bool,
+    /// Write the proven public output (raw bytes) to FILE when the proof is valid.
+    #[arg(long, value_name = "FILE")]
+    output_file: Option<PathBuf>,
+    /// Exit with status 3 unless the proven public output equals the bytes of FILE.
+    #[arg(long, value_name = "FILE")]
+    expect_output: Option<PathBuf>,
 }
 
 /// Reads at most `limit` bytes of `path` (`what` names it in errors): a larger or endless file (e.g.
@@ -163,10 +196,55 @@ fn load_program(elf: &Path) -> Result<Program> {
     Program::from_elf(&bytes).with_context(|| format!("loading {}", elf.display()))
 }
 
+/// Whether `--input` names stdin (`-`).
+fn is_stdin(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// The private input: the `--input` file, stdin for `-` (through the same cap), or empty. Without
+/// `--input -`, a note on stderr says so when stdin is a file or a pipe (`zkrv run prog < input`).
 fn read_input(input: Option<&Path>) -> Result<Vec<u8>> {
+    use std::io::Read;
     match input {
-        Some(p) => read_capped(p, MAX_INPUT_BYTES, "input"),
-        None => Ok(Vec::new()),
+        Some(p) if is_stdin(p) => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .lock()
+                .take(MAX_INPUT_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .context("reading the input from stdin")?;
+            if bytes.len() as u64 > MAX_INPUT_BYTES {
+                bail!("the input on stdin is larger than the limit of {MAX_INPUT_BYTES} bytes");
+            }
+            Ok(bytes)
+        }
+        other => {
+            if stdin_has_data() {
+                eprintln!(
+                    "zkrv: note: stdin is ignored; the private input is {} (use `--input -` to read stdin)",
+                    match other {
+                        Some(p) => format!("the file {}", p.display()),
+                        None => "empty".to_string(),
+                    }
+                );
+            }
+            match other {
+                Some(p) => read_capped(p, MAX_INPUT_BYTES, "input"),
+                None => Ok(Vec::new()),
+            }
+        }
+    }
+}
+
+/// Whether stdin is redirected from a regular file or a pipe (not a terminal, not `/dev/null`).
+fn stdin_has_data() -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    match std::fs::metadata("/dev/stdin") {
+        Ok(m) => {
+            let t = m.file_type();
+            (t.is_file() && m.len() > 0) || t.is_fifo() || t.is_socket()
+        }
+        Err(_) => false,
     }
 }
 
@@ -228,129 +306,24 @@ fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Backends
-
-/// The prover backend chosen by `--backend`.
-enum Engine {
-    Cpu,
-    #[cfg(feature = "cuda")]
-    Gpu(Box<zkrv_cuda::CudaBackend>),
-}
-
-impl Engine {
-    fn name(&self) -> String {
-        match self {
-            Engine::Cpu => "cpu".into(),
-            #[cfg(feature = "cuda")]
-            Engine::Gpu(b) => format!("gpu ({})", b.device().name()),
-        }
-    }
-
-    /// Device memory in use (bytes, `cuMemGetInfo`: total - free), GPU only.
-    fn device_used(&self) -> Option<u64> {
-        match self {
-            Engine::Cpu => None,
-            #[cfg(feature = "cuda")]
-            Engine::Gpu(b) => b
-                .device()
-                .mem_info()
-                .ok()
-                .map(|(free, total)| total.saturating_sub(free) as u64),
-        }
-    }
-}
+// Backends (zkrv_sdk::engine)
 
 /// Picks the backend. `auto` falls back to the CPU (with a note on stderr) when no GPU is usable.
 fn select_backend(arg: BackendArg) -> Result<Engine> {
-    if arg == BackendArg::Cpu {
-        return Ok(Engine::Cpu);
-    }
-    match open_gpu() {
-        Ok(e) => Ok(e),
-        Err(e) if arg == BackendArg::Auto => {
-            eprintln!("zkrv: no usable GPU ({e}); proving on the CPU");
-            Ok(Engine::Cpu)
+    let backend = match arg {
+        BackendArg::Auto => Backend::Auto,
+        BackendArg::Cpu => Backend::Cpu,
+        BackendArg::Gpu => Backend::Gpu,
+    };
+    match Engine::open(backend) {
+        Ok((engine, fallback)) => {
+            if let Some(e) = fallback {
+                eprintln!("zkrv: no usable GPU ({e}); proving on the CPU");
+            }
+            Ok(engine)
         }
-        Err(e) => Err(anyhow!("--backend gpu: no usable GPU: {e}")),
-    }
-}
-
-#[cfg(feature = "cuda")]
-fn open_gpu() -> Result<Engine, zkrv_cuda::CudaError> {
-    let dev = zkrv_cuda::Device::new()?;
-    Ok(Engine::Gpu(Box::new(zkrv_cuda::CudaBackend::new(dev))))
-}
-
-#[cfg(not(feature = "cuda"))]
-fn open_gpu() -> Result<Engine, zkrv_cuda::CudaError> {
-    zkrv_cuda::Device::new().map(|_| Engine::Cpu)
-}
-
-/// The main traces of a run, ready to prove on an [`Engine`].
-enum Prepared {
-    /// Host traces (CPU backend).
-    Host(zkrv_machine::Witness),
-    /// GPU backend: device-filled tables resident, the others host matrices (`ZKRV_CPU_TRACE=1` /
-    /// `--cpu-trace`: all on the host).
-    #[cfg(feature = "cuda")]
-    Gpu(zkrv_cuda::trace_gen::GpuTraces),
-}
-
-/// Generates the traces for `engine`: on the GPU backend, GPU trace generation (docs/gpu.md, "Trace
-/// generation") unless `cpu_trace` or `ZKRV_CPU_TRACE=1`.
-fn prepare_traces(
-    engine: &Engine,
-    program: &Program,
-    input: &[u8],
-    cpu_trace: bool,
-    config: &StarkConfig,
-) -> Result<Prepared> {
-    #[cfg(not(feature = "cuda"))]
-    let _ = cpu_trace;
-    match engine {
-        Engine::Cpu => Ok(Prepared::Host(zkrv_machine::witness_for(
-            program, input, config,
-        )?)),
-        #[cfg(feature = "cuda")]
-        Engine::Gpu(b) => {
-            let mut opts = zkrv_cuda::TraceGenOptions::from_env();
-            opts.host_traces |= cpu_trace;
-            opts.min_height = zkrv_machine::min_height(config);
-            Ok(Prepared::Gpu(zkrv_cuda::trace_gen::generate_traces(
-                b.as_ref(),
-                program,
-                input,
-                opts,
-            )?))
-        }
-    }
-}
-
-/// Proves on `engine` (the same tables and bytes on either backend).
-fn prove_on(
-    engine: &Engine,
-    program: &Program,
-    prepared: Prepared,
-    config: &StarkConfig,
-) -> Result<(Statement, Proof)> {
-    match (engine, prepared) {
-        (Engine::Cpu, Prepared::Host(w)) => {
-            let backend = CpuBackend::new(LdeMode::from_env().map_err(|e| anyhow!(e))?);
-            Ok(zkrv_machine::prove_witness_with(
-                &backend, program, w, config,
-            )?)
-        }
-        #[cfg(feature = "cuda")]
-        (Engine::Gpu(b), Prepared::Gpu(g)) => Ok(zkrv_machine::prove_inputs_with(
-            b.as_ref(),
-            program,
-            g.statement,
-            g.pages,
-            g.traces,
-            config,
-        )?),
-        #[cfg(feature = "cuda")]
-        _ => bail!("internal: traces prepared for another backend"),
+        Err(zkrv_sdk::Error::NoGpu(e)) => Err(anyhow!("--backend gpu: no usable GPU: {e}")),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -378,7 +351,11 @@ fn no_panic<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
 // ---------------------------------------------------------------------------------------------------------
 // Progress
 
-/// A spinner per stage on stderr (hidden when stderr is not a terminal) and a time line per stage.
+/// The stages of `zkrv prove`, in order (the progress shows `[k/n]`).
+const PROVE_STAGES: [&str; 5] = ["execute", "trace generation", "prove", "serialize", "write"];
+
+/// A spinner per stage on stderr when it is a terminal (plain lines when it is not: the prover's
+/// sub-stages as they start) and a time line per stage.
 struct Progress {
     bar: ProgressBar,
     tty: bool,
@@ -409,18 +386,38 @@ impl Progress {
         }
     }
 
-    /// Runs stage `name` inside a profile span, with a spinner and a time line when done.
+    /// Runs stage `name` (one of [`PROVE_STAGES`]) inside a profile span, with a spinner showing
+    /// `[k/n] name` and a time line `[k/n] name  secs` when done.
     fn stage<T>(&self, name: &str, f: impl FnOnce() -> T) -> T {
-        self.bar.set_prefix(name.to_string());
+        let k = PROVE_STAGES
+            .iter()
+            .position(|s| *s == name)
+            .map_or(0, |i| i + 1);
+        let label = format!("[{k}/{}] {name}", PROVE_STAGES.len());
+        self.bar.set_prefix(label.clone());
         self.bar.set_message("");
         self.bar.reset_elapsed();
         let t = Instant::now();
         let v = profile::time(name, f);
         self.line(&format!(
-            "  {name:<18} {:>9.3} s",
+            "  {label:<24} {:>9.3} s",
             t.elapsed().as_secs_f64()
         ));
         v
+    }
+
+    /// Copies the guest's fd-2 text to stderr (above the bar).
+    fn guest_stderr(&self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.bar.suspend(|| {
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(bytes);
+            if !bytes.ends_with(b"\n") {
+                let _ = err.write_all(b"\n");
+            }
+        });
     }
 
     fn finish(&self) {
@@ -442,51 +439,32 @@ fn peak_host_bytes() -> Option<u64> {
 /// Longest file name (one path component) most filesystems accept, in bytes (Linux NAME_MAX).
 const MAX_FILE_NAME: usize = 255;
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename, fsync of the
-/// directory. On failure nothing is left at `path` (nor the temporary file).
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    path.file_name()
-        .ok_or_else(|| anyhow!("{} does not name a file", path.display()))?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !dir.is_dir() {
-        bail!(
-            "cannot write {}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        );
-    }
-    if path.is_dir() {
-        bail!("cannot write {}: it is a directory", path.display());
-    }
-    let nonce = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    // The temporary name does not grow with the final one (a name near the 255-byte limit must still work).
-    let tmp = dir.join(format!(".zkrv.{}.{nonce}.tmp", std::process::id()));
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        // Make the rename durable (best effort: some filesystems refuse fsync on directories).
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
+/// Installs handlers for SIGINT, SIGTERM and SIGHUP (remove the temporary files of
+/// `zkrv_sdk::write_atomic` being written, then die of the signal as the default action would) and
+/// SIGXFSZ (ignored, so that exceeding `ulimit -f` is a write error, `EFBIG`, which `write_atomic` cleans
+/// up, instead of killing the process).
+fn remove_temp_files_on_signals() -> Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGXFSZ])
+        .context("installing signal handlers")?;
+    std::thread::spawn(move || {
+        for sig in signals.forever() {
+            if sig == SIGXFSZ {
+                continue;
+            }
+            for f in zkrv_sdk::temp_files_in_progress() {
+                let _ = std::fs::remove_file(f);
+            }
+            let _ = signal_hook::low_level::emulate_default_handler(sig);
+            std::process::exit(128 + sig);
         }
-        Ok(())
-    })();
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("writing {}", path.display()));
-    }
+    });
     Ok(())
+}
+
+/// [`zkrv_sdk::write_atomic`] (temporary file, fsync, rename; nothing left on error).
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    Ok(zkrv_sdk::write_atomic(path, bytes)?)
 }
 
 fn hex(b: &[u8]) -> String {
@@ -514,7 +492,7 @@ fn show_output(out: &[u8]) -> String {
 }
 
 fn print_statement(s: &Statement) {
-    println!("program commitment  {}", hex(&s.program));
+    println!("program ID          {}", hex(&s.program));
     println!("exit code           {}", s.exit_code);
     println!("public output       {}", show_output(&s.output));
 }
@@ -663,7 +641,7 @@ fn check_prove_paths(a: &ProveArgs) -> Result<()> {
             out.display()
         );
     }
-    if let Some(i) = &a.input {
+    if let Some(i) = a.input.as_deref().filter(|i| !is_stdin(i)) {
         if same_file(out, i) {
             bail!(
                 "-o {} is the --input file: refusing to overwrite it",
@@ -679,7 +657,11 @@ fn check_prove_paths(a: &ProveArgs) -> Result<()> {
                 j.display()
             );
         }
-        if same_file(j, &a.elf) || a.input.as_deref().is_some_and(|i| same_file(j, i)) {
+        if same_file(j, &a.elf)
+            || a.input
+                .as_deref()
+                .is_some_and(|i| !is_stdin(i) && same_file(j, i))
+        {
             bail!(
                 "--profile-json {} is the guest ELF or the --input file: refusing to overwrite it",
                 j.display()
@@ -697,23 +679,26 @@ fn check_prove_paths(a: &ProveArgs) -> Result<()> {
 /// bound and algebraic terms), from `StarkConfig::security_report` over the proof's largest table and its
 /// number of opened columns (docs/stark.md, security section).
 fn security_line(config: &StarkConfig, proof: &zkrv_stark::Proof) -> String {
-    let log_max_height = proof.log_heights.iter().copied().max().unwrap_or(0) as usize;
-    let num_polys: usize = proof
-        .opened
-        .iter()
-        .flatten()
-        .map(|m| m.first().map_or(0, |point| point.len()))
-        .sum();
-    let r = config.security_report(log_max_height, num_polys);
-    format!(
-        "security            {:.0} bits conjectured, {:.0} bits provable",
-        r.conjectured_bits, r.provable_bits
-    )
+    let (conjectured, provable) = security_bits(config, proof);
+    format!("security            {conjectured:.0} bits conjectured, {provable:.0} bits provable")
+}
+
+/// `(conjectured, provable)` bits of [`security_line`] (`zkrv_sdk::security_bits`).
+fn security_bits(config: &StarkConfig, proof: &zkrv_stark::Proof) -> (f64, f64) {
+    zkrv_sdk::security_bits(config, proof)
 }
 
 fn prove(a: ProveArgs) -> Result<u8> {
     // Refuse bad destinations before the (long) proof.
     check_prove_paths(&a)?;
+    remove_temp_files_on_signals()?;
+    if a.max_cycles > MAX_PROVABLE_CYCLES {
+        bail!(
+            "--max-cycles {}: proving supports at most 2^26 - 1 = {MAX_PROVABLE_CYCLES} cycles (one CPU \
+             table row per cycle plus a padding row, at most 2^26 rows); `zkrv run` has no such limit",
+            a.max_cycles
+        );
+    }
     LdeMode::from_env().map_err(|e| anyhow!(e))?;
     let program = load_program(&a.elf)?;
     let input = read_input(a.input.as_deref())?;
@@ -740,15 +725,21 @@ fn prove(a: ProveArgs) -> Result<u8> {
         zk_mode(config.zk && a.zk_test_seed.is_none())
     );
     let bar = progress.bar.clone();
+    let tty = progress.tty;
     let listener: profile::Listener = Box::new(move |path: &str| {
         if let Some((_, inner)) = path.split_once('/') {
-            bar.set_message(inner.to_string());
+            if tty {
+                bar.set_message(inner.to_string());
+            } else if !inner.contains('/') {
+                // Plain lines for logs and CI: the prover's top-level sub-stages as they start.
+                eprintln!("        {inner} ...");
+            }
         }
     });
     let t0 = Instant::now();
     let (res, mut prof) = profile::record(Some(listener), || -> Result<_> {
         let exec = progress.stage("execute", || {
-            execute(
+            execute_keep_output(
                 &program,
                 &input,
                 &ExecOptions {
@@ -756,30 +747,46 @@ fn prove(a: ProveArgs) -> Result<u8> {
                     record: false,
                 },
             )
-        })?;
-        // The prover's limit: one CPU row per cycle plus a padding row, at most 2^MAX_LOG_HEIGHT rows.
-        let max_provable = (1u64 << zkrv_stark::logup::MAX_LOG_HEIGHT) - 1;
-        if exec.cycles > max_provable {
-            bail!(
-                "{}: the run has {} cycles; proving supports at most 2^{} - 1 = {max_provable} cycles \
-                 (the largest table height)",
-                a.elf.display(),
-                exec.cycles,
-                zkrv_stark::logup::MAX_LOG_HEIGHT
-            );
+        });
+        let exec = match exec {
+            Ok(e) => e,
+            Err(f) => {
+                // The guest's fd-2 text often explains the failure.
+                progress.guest_stderr(&f.debug_output);
+                return Err(match f.error {
+                    zkrv_executor::ExecError::CycleLimit { limit, .. }
+                        if limit == MAX_PROVABLE_CYCLES =>
+                    {
+                        anyhow!(zkrv_machine::MachineError::CycleLimit { limit })
+                    }
+                    e => anyhow!(e),
+                })
+                .with_context(|| format!("executing {}", a.elf.display()));
+            }
+        };
+        progress.guest_stderr(&exec.debug_output);
+        if exec.exit_code != 0 {
+            progress.line(&format!(
+                "zkrv: warning: the guest exited with code {} (not 0); the proof will say so, and \
+                 `zkrv verify` refuses it unless given --any-exit-code",
+                exec.exit_code
+            ));
         }
         let prepared = progress.stage("trace generation", || {
             no_panic("trace generation", || {
-                prepare_traces(&engine, &program, &input, a.cpu_trace, &config)
+                Ok(engine.prepare_traces(&program, &input, a.cpu_trace, &config)?)
             })
         })?;
         let report = match &prepared {
             #[cfg(feature = "cuda")]
-            Prepared::Gpu(g) => Some(g.report.clone()),
-            Prepared::Host(_) => None,
+            zkrv_sdk::engine::Prepared::Gpu(g) => Some(g.report.clone()),
+            zkrv_sdk::engine::Prepared::Host(_) => None,
         };
         let (statement, proof) = progress.stage("prove", || {
-            no_panic("proving", || prove_on(&engine, &program, prepared, &config))
+            no_panic("proving", || {
+                let lde = LdeMode::from_env().map_err(|e| anyhow!(e))?;
+                Ok(engine.prove(&program, prepared, &config, lde)?)
+            })
         })?;
         let bytes = progress.stage("serialize", || {
             proof_file::encode(&config, &statement, &proof)
@@ -928,22 +935,44 @@ fn zk_mode(zk: bool) -> &'static str {
     }
 }
 
-fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
-    let bytes = read_capped(&proof, MAX_PROOF_BYTES, "proof file")?;
-    if bytes.starts_with(b"\x7fELF") {
-        // Checked before loading the ELF argument, so that swapped arguments get this hint.
-        eprintln!(
-            "zkrv: proof rejected: not a zkrv proof file: {} is an ELF file (the order is `zkrv verify PROOF ELF`)",
-            proof.display()
-        );
-        return Ok(REJECTED);
+/// Where two byte strings first differ (`None` if equal).
+fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
+    if a == b {
+        return None;
     }
-    let program = load_program(&elf)?;
-    let config = StarkConfig::default();
+    Some(
+        a.iter()
+            .zip(b)
+            .position(|(x, y)| x != y)
+            .unwrap_or(a.len().min(b.len())),
+    )
+}
+
+fn verify(a: VerifyArgs) -> Result<u8> {
     let reject = |why: String| {
         eprintln!("zkrv: proof rejected: {why}");
+        if a.json {
+            println!("{}", serde_json::json!({"valid": false, "error": why}));
+        }
         Ok(REJECTED)
     };
+    let bytes = read_capped(&a.proof, MAX_PROOF_BYTES, "proof file")?;
+    if bytes.starts_with(b"\x7fELF") {
+        // Checked before loading the ELF argument, so that swapped arguments get this hint.
+        return reject(format!(
+            "not a zkrv proof file: {} is an ELF file (the order is `zkrv verify PROOF ELF`)",
+            a.proof.display()
+        ));
+    }
+    let program = load_program(&a.elf)?;
+    let expected = match &a.expect_output {
+        Some(p) => Some(read_capped(p, MAX_INPUT_BYTES, "--expect-output file")?),
+        None => None,
+    };
+    if let Some(o) = &a.output_file {
+        check_writable(o, "--output-file")?;
+    }
+    let config = StarkConfig::default();
     let (statement, proof, config) = match proof_file::decode(&bytes, &config) {
         Ok(v) => v,
         Err(e) => return reject(e.to_string()),
@@ -952,21 +981,93 @@ fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
         Ok(zkrv_machine::verify(&program, &statement, &proof, &config))
     });
     match res {
-        Ok(Ok(())) => {
-            println!("proof OK for {}", elf.display());
-            println!("zero knowledge      {}", yes_no(config.zk));
-            print_statement(&statement);
-            println!("{}", security_line(&config, &proof.stark));
-            Ok(0)
+        Ok(Ok(())) => {}
+        Ok(Err(zkrv_machine::VerifyError::WrongProgram)) => {
+            return reject(format!(
+                "the proof is for another program (its program ID is not that of {})",
+                a.elf.display()
+            ))
         }
-        Ok(Err(zkrv_machine::VerifyError::WrongProgram)) => reject(format!(
-            "the proof is for another program (its program commitment is not that of {})",
-            elf.display()
-        )),
-        Ok(Err(e)) => reject(format!("invalid proof: {e}")),
-        Err(e) => reject(e.to_string()),
+        Ok(Err(e)) => return reject(format!("invalid proof: {e}")),
+        Err(e) => return reject(e.to_string()),
     }
+    if let Some(o) = &a.output_file {
+        write_atomic(o, &statement.output)?;
+    }
+    let exit_ok = statement.exit_code == 0 || a.any_exit_code;
+    let mismatch = expected
+        .as_deref()
+        .and_then(|e| first_difference(&statement.output, e));
+    let accepted = exit_ok && mismatch.is_none();
+    let security = security_line(&config, &proof.stark);
+    if a.json {
+        let cpu_log = proof
+            .stark
+            .log_heights
+            .get(zkrv_machine::table_id::CPU)
+            .copied()
+            .unwrap_or(0);
+        let (conj, prov) = security_bits(&config, &proof.stark);
+        let json = serde_json::json!({
+            "valid": true,
+            "accepted": accepted,
+            "elf": a.elf.display().to_string(),
+            "program_id": hex(&statement.program),
+            "exit_code": statement.exit_code,
+            "output_hex": hex(&statement.output),
+            "output_len": statement.output.len(),
+            "expected_output_matches": expected.as_ref().map(|_| mismatch.is_none()),
+            "zero_knowledge": config.zk,
+            "cpu_table_log_height": cpu_log,
+            "cycles_at_most": (1u64 << cpu_log.min(63)) - 1,
+            "segments": 1,
+            "security": {"conjectured_bits": conj, "provable_bits": prov, "line": security},
+        });
+        println!("{json}");
+    } else {
+        if !exit_ok {
+            println!(
+                "proof valid for {}, but the proven exit code is {} (not 0)",
+                a.elf.display(),
+                statement.exit_code
+            );
+        } else if mismatch.is_some() {
+            println!(
+                "proof valid for {}, but the public output is not the expected one",
+                a.elf.display()
+            );
+        } else {
+            println!("proof OK for {}", a.elf.display());
+        }
+        println!("zero knowledge      {}", yes_no(config.zk));
+        print_statement(&statement);
+        println!("{security}");
+    }
+    if !exit_ok {
+        eprintln!(
+            "zkrv: the proof is valid, but the guest exited with code {} (not 0: the run failed); \
+             pass --any-exit-code to accept any exit code",
+            statement.exit_code
+        );
+    }
+    if let (Some(at), Some(e), Some(p)) = (mismatch, &expected, &a.expect_output) {
+        eprintln!(
+            "zkrv: the proof is valid, but its public output ({} bytes) differs from {} ({} bytes) at byte {at}",
+            statement.output.len(),
+            p.display(),
+            e.len()
+        );
+    }
+    Ok(if accepted { 0 } else { NONZERO_EXIT })
 }
+
+fn program_id(elf: PathBuf) -> Result<u8> {
+    let program = load_program(&elf)?;
+    println!("{}", hex(&zkrv_machine::program_commitment(&program)));
+    Ok(0)
+}
+
+mod new;
 
 fn main() -> ExitCode {
     // Panics are turned into errors where they can happen (see `no_panic`); keep their text off the default
@@ -1006,7 +1107,9 @@ fn main() -> ExitCode {
             no_zk,
             zk_test_seed,
         }),
-        Command::Verify { proof, elf } => verify(proof, elf),
+        Command::Verify(a) => verify(a),
+        Command::ProgramId { elf } => program_id(elf),
+        Command::New { name, lang } => new::create(&name, lang).map(|()| 0),
     });
     match res {
         Ok(code) => ExitCode::from(code),

@@ -386,7 +386,7 @@ fn prove_refuses_runs_over_the_provable_cycle_count() {
     let out = zkrv(&["prove", s(&elf), "-o", s(&p), "--no-zk", "--backend", "cpu"]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("proving supports at most 2^26 - 1"), "{err}");
+    assert!(err.contains("the most zkrv can prove (2^26 - 1"), "{err}");
     assert!(!err.contains("--max-cycles"), "{err}");
     assert!(!p.exists());
     let _ = std::fs::remove_dir_all(&dir);

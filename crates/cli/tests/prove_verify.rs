@@ -65,7 +65,12 @@ fn verify_bytes(tag: &str, bytes: &[u8], elf_name: &str) -> Output {
     let dir = tempdir(tag);
     let p = dir.join("p.zkrv");
     std::fs::write(&p, bytes).unwrap();
-    let out = zkrv(&["verify", p.to_str().unwrap(), &elf(elf_name)]);
+    let out = zkrv(&[
+        "verify",
+        "--any-exit-code",
+        p.to_str().unwrap(),
+        &elf(elf_name),
+    ]);
     let _ = std::fs::remove_dir_all(&dir);
     out
 }
@@ -122,7 +127,12 @@ fn prove_then_verify() {
         .iter()
         .any(|s| s["name"] == "prove/main commit/LDE" && s["secs"].as_f64().unwrap() > 0.0));
 
-    let out = zkrv(&["verify", path.to_str().unwrap(), &elf("exitcode")]);
+    let out = zkrv(&[
+        "verify",
+        "--any-exit-code",
+        path.to_str().unwrap(),
+        &elf("exitcode"),
+    ]);
     let so = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(so.contains("proof OK"), "{so}");
@@ -156,7 +166,12 @@ fn zk_by_default_and_no_zk_on_request() {
     let so = text(&out.stdout);
     assert!(so.contains("zero knowledge      no"), "{so}");
     assert!(text(&out.stderr).contains("NOT zero-knowledge"));
-    let out = zkrv(&["verify", plain.to_str().unwrap(), &elf("exitcode")]);
+    let out = zkrv(&[
+        "verify",
+        "--any-exit-code",
+        plain.to_str().unwrap(),
+        &elf("exitcode"),
+    ]);
     let so = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
@@ -177,7 +192,12 @@ fn zk_by_default_and_no_zk_on_request() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let zk_b = std::fs::read(&again).unwrap();
     assert_ne!(zk_a, zk_b, "two zk proofs of one run differ");
-    let out = zkrv(&["verify", again.to_str().unwrap(), &elf("exitcode")]);
+    let out = zkrv(&[
+        "verify",
+        "--any-exit-code",
+        again.to_str().unwrap(),
+        &elf("exitcode"),
+    ]);
     let so = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(so.contains("zero knowledge      yes"), "{so}");
@@ -200,7 +220,12 @@ fn zk_by_default_and_no_zk_on_request() {
         assert!(text(&out.stderr).contains("NOT zero-knowledge"));
     }
     assert_eq!(std::fs::read(&s1).unwrap(), std::fs::read(&s2).unwrap());
-    let out = zkrv(&["verify", s1.to_str().unwrap(), &elf("exitcode")]);
+    let out = zkrv(&[
+        "verify",
+        "--any-exit-code",
+        s1.to_str().unwrap(),
+        &elf("exitcode"),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 
     // The header's mode byte (offset 8 + 4 + 7) disagreeing with the proof is rejected.
@@ -419,7 +444,12 @@ fn zkrv_lde_env_selects_the_lde_mode() {
         store,
         "ZKRV_LDE=store and =recompute give the same proof file"
     );
-    let out = zkrv(&["verify", p_rec.to_str().unwrap(), &elf("exitcode")]);
+    let out = zkrv(&[
+        "verify",
+        "--any-exit-code",
+        p_rec.to_str().unwrap(),
+        &elf("exitcode"),
+    ]);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
@@ -467,7 +497,12 @@ fn stdout_write_failure_is_reported_as_such() {
     let (proof, _) = fixture();
     let full = || std::fs::File::create("/dev/full").expect("/dev/full");
     let out = Command::new(env!("CARGO_BIN_EXE_zkrv"))
-        .args(["verify", proof.to_str().unwrap(), &elf("exitcode")])
+        .args([
+            "verify",
+            "--any-exit-code",
+            proof.to_str().unwrap(),
+            &elf("exitcode"),
+        ])
         .stdout(full())
         .output()
         .expect("zkrv runs");
@@ -490,7 +525,12 @@ fn stdout_write_failure_is_reported_as_such() {
         .output()
         .expect("zkrv runs");
     let err = text(&out.stderr);
-    let verified = zkrv(&["verify", p.to_str().unwrap(), &elf("exitcode")]);
+    let verified = zkrv(&[
+        "verify",
+        "--any-exit-code",
+        p.to_str().unwrap(),
+        &elf("exitcode"),
+    ]);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("writing stdout"), "{err}");

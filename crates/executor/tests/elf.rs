@@ -305,3 +305,18 @@ fn mutated_elfs_never_panic() {
         "seed {seed}: no mutant loaded; the mutator is too aggressive"
     );
 }
+
+/// An ELF at any address parses (e.g. `include_bytes!`, which is only 1-aligned): the header types are
+/// read unaligned (`object`'s `unaligned` feature), not refused as a "truncated header".
+#[test]
+fn misaligned_elf_bytes_load() {
+    let elf = good_elf();
+    let want = Program::from_elf(&elf).unwrap();
+    for shift in 1..8 {
+        let mut buf = vec![0u8; elf.len() + shift];
+        buf[shift..].copy_from_slice(&elf);
+        let p = Program::from_elf(&buf[shift..]).unwrap_or_else(|e| panic!("shift {shift}: {e}"));
+        assert_eq!(p.entry, want.entry);
+        assert_eq!(p.segments.len(), want.segments.len());
+    }
+}

@@ -1,6 +1,6 @@
 //! Verifier timing: `cargo bench -p zkrv-machine --bench verify -- PROOF.zkrv PROG.elf [RUNS]`.
 //!
-//! Loads a `.zkrv` proof file (written by `zkrv prove`; layout in `crates/cli/src/proof_file.rs`) and the ELF,
+//! Loads a `.zkrv` proof file (written by `zkrv prove`; layout in `crates/sdk/src/proof_file.rs`) and the ELF,
 //! then prints:
 //! * the median, min and max wall time of `zkrv_machine::verify` over `RUNS` runs (default 15; proof parsing
 //!   and ELF loading excluded), after one warm-up run;

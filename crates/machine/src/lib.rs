@@ -1,11 +1,16 @@
 //! zkrv-machine: the RV64IM machine tables (design: docs/tables.md) and `prove`/`verify` of a program run.
 //!
+//! A host program should depend on `zkrv-sdk` (crates/sdk), which wraps this crate with the proof file,
+//! backend choice, limits and zero knowledge on by default. Directly:
+//!
 //! ```no_run
 //! use zkrv_executor::Program;
 //! use zkrv_stark::StarkConfig;
 //! let program = Program::from_elf(&std::fs::read("prog.elf").unwrap()).unwrap();
-//! let config = StarkConfig::default();
-//! let (statement, proof) = zkrv_machine::prove(&program, b"", &config).unwrap();
+//! // Zero knowledge: `default_zk()`. (`StarkConfig::default()` is the `--no-zk` configuration, whose
+//! // proofs reveal information about the private input; docs/stark.md "Zero knowledge".)
+//! let config = StarkConfig::default_zk();
+//! let (statement, proof) = zkrv_machine::prove(&program, b"private input", &config).unwrap();
 //! zkrv_machine::verify(&program, &statement, &proof, &config).unwrap();
 //! ```
 //!
@@ -57,6 +62,15 @@ pub const MIN_HEIGHT: usize = 8;
 pub fn min_height(config: &StarkConfig) -> usize {
     MIN_HEIGHT.max(1 << config.min_log_height())
 }
+
+/// Most cycles a provable run may have: one CPU row per cycle plus a padding row, at most
+/// `2^MAX_LOG_HEIGHT` = 2^26 rows, so 2^26 - 1 = 67,108,863.
+pub const MAX_PROVABLE_CYCLES: u64 = (1 << zkrv_stark::logup::MAX_LOG_HEIGHT) - 1;
+
+/// Most touched 4 KiB pages a provable run may have: the PAGE table has one row per 8-byte cell of every
+/// touched page (512 rows per page) and at most 2^26 rows, so 2^17 = 131,072 pages (512 MiB). Checked by
+/// [`run_for_proof`] right after execution, before any trace is allocated (docs/abi.md, "Memory limit").
+pub const MAX_TOUCHED_PAGES: usize = (1 << zkrv_stark::logup::MAX_LOG_HEIGHT) / CELLS_PER_PAGE;
 
 /// What a proof proves: the program (by commitment) ran on some private input, wrote `output` to the
 /// public output and exited with `exit_code`.
@@ -137,6 +151,24 @@ pub enum MachineError {
     NotInDecode { pc: u32 },
     #[error("{cycles} cycles need a CPU table taller than 2^{max_log} rows")]
     TooManyCycles { cycles: usize, max_log: usize },
+    /// The run did not exit within [`MAX_PROVABLE_CYCLES`] cycles.
+    #[error("the run did not exit within {limit} cycles, the most zkrv can prove (2^26 - 1: one CPU table row \
+             per cycle plus a padding row, at most 2^26 rows)")]
+    CycleLimit { limit: u64 },
+    /// The run touched more than [`MAX_TOUCHED_PAGES`] pages of memory.
+    #[error("the run touches {pages} pages of 4 KiB ({bytes} bytes) of memory; proving supports at most \
+             {max_pages} pages ({max_bytes} bytes = 512 MiB: the PAGE table has 512 rows per touched page and \
+             at most 2^26 rows; docs/abi.md, \"Memory limit\")")]
+    TooMuchMemory {
+        /// Touched 4 KiB pages (loads, stores, syscall buffers; instruction fetches excluded).
+        pages: usize,
+        /// `pages * 4096`.
+        bytes: u64,
+        /// [`MAX_TOUCHED_PAGES`].
+        max_pages: usize,
+        /// `max_pages * 4096`.
+        max_bytes: u64,
+    },
     #[error("prover: {0}")]
     Prove(#[from] ProveError),
     #[error("internal error: {0}")]
@@ -430,6 +462,19 @@ pub fn witness_split(
     split_traces(program, run, device)
 }
 
+/// [`MachineError::TooMuchMemory`] if `pages` touched 4 KiB pages exceed [`MAX_TOUCHED_PAGES`].
+pub fn check_touched_pages(pages: usize) -> Result<(), MachineError> {
+    if pages > MAX_TOUCHED_PAGES {
+        return Err(MachineError::TooMuchMemory {
+            pages,
+            bytes: pages as u64 * zkrv_executor::PAGE_SIZE,
+            max_pages: MAX_TOUCHED_PAGES,
+            max_bytes: MAX_TOUCHED_PAGES as u64 * zkrv_executor::PAGE_SIZE,
+        });
+    }
+    Ok(())
+}
+
 /// A run of a program, checked provable, ready for trace generation ([`run_for_proof`]).
 pub struct ProofRun {
     pub statement: Statement,
@@ -438,10 +483,12 @@ pub struct ProofRun {
     pub input: Vec<u8>,
 }
 
-/// Runs `program` on the private `input` with recording (at most `2^MAX_LOG_HEIGHT - 1` cycles) and checks
-/// that every executed instruction is provable.
+/// Runs `program` on the private `input` with recording (at most [`MAX_PROVABLE_CYCLES`] cycles, else
+/// [`MachineError::CycleLimit`]) and checks that the run is provable: at most [`MAX_TOUCHED_PAGES`] touched
+/// pages ([`MachineError::TooMuchMemory`], checked before any trace is allocated) and only provable
+/// instructions ([`MachineError::Unsupported`]).
 pub fn run_for_proof(program: &Program, input: &[u8]) -> Result<ProofRun, MachineError> {
-    let max_cycles = (1u64 << zkrv_stark::logup::MAX_LOG_HEIGHT) - 1;
+    let max_cycles = MAX_PROVABLE_CYCLES;
     let run = execute(
         program,
         input,
@@ -449,10 +496,17 @@ pub fn run_for_proof(program: &Program, input: &[u8]) -> Result<ProofRun, Machin
             max_cycles,
             record: true,
         },
-    )?;
+    )
+    .map_err(|e| match e {
+        ExecError::CycleLimit { limit, .. } if limit == max_cycles => {
+            MachineError::CycleLimit { limit }
+        }
+        e => MachineError::Exec(e),
+    })?;
     let rec = run
         .record
         .ok_or_else(|| MachineError::Internal("no record".into()))?;
+    check_touched_pages(rec.pages.len())?;
     for ev in &rec.cycles {
         let op = decode(ev.word).map(|i| i.op).unwrap_or(Op::Illegal);
         let known = op != Op::Ecall || matches!(ev.rs1_val, 93 | 94 | 64 | 63);

@@ -103,3 +103,41 @@ void zkrv_debug(const char *msg)
 {
     write(2, msg, strlen(msg));
 }
+
+int zkrv_read_exact(void *buf, size_t len)
+{
+    return zkrv_read_input(buf, len) == len;
+}
+
+uint32_t zkrv_read_u32(uint32_t def)
+{
+    uint8_t b[4];
+    if (!zkrv_read_exact(b, 4))
+        return def;
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+size_t zkrv_read_bytes(void *buf, size_t cap)
+{
+    uint8_t b[4];
+    if (!zkrv_read_exact(b, 4))
+        return (size_t)-1;
+    size_t len = (size_t)b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 | (size_t)b[3] << 24;
+    if (len > cap || !zkrv_read_exact(buf, len))
+        return (size_t)-1;
+    return len;
+}
+
+void zkrv_write_u32(uint32_t v)
+{
+    uint8_t b[4];
+    for (int i = 0; i < 4; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+    zkrv_write_output(b, 4);
+}
+
+void zkrv_write_bytes(const void *buf, uint32_t len)
+{
+    zkrv_write_u32(len);
+    zkrv_write_output(buf, len);
+}

@@ -109,6 +109,31 @@ pub fn read_u64(default: u64) -> u64 {
     }
 }
 
+/// Reads 4 bytes of private input as a little-endian `u32`, or returns `default` if the input ends first.
+pub fn read_u32(default: u32) -> u32 {
+    let mut b = [0u8; 4];
+    if read_input(&mut b) == 4 {
+        u32::from_le_bytes(b)
+    } else {
+        default
+    }
+}
+
+/// Reads a byte string: a `u32` little-endian length, then that many bytes (the encoding of
+/// `zkrv_sdk::io::Input::bytes` on the host). `None` if the input ends first.
+pub fn read_bytes() -> Option<Vec<u8>> {
+    let mut l = [0u8; 4];
+    if read_input(&mut l) != 4 {
+        return None;
+    }
+    let mut out = Vec::new();
+    out.resize(u32::from_le_bytes(l) as usize, 0);
+    if read_input(&mut out) != out.len() {
+        return None;
+    }
+    Some(out)
+}
+
 fn write_fd(fd: usize, mut bytes: &[u8]) {
     while !bytes.is_empty() {
         let n = syscall3(SYS_WRITE, fd, bytes.as_ptr() as usize, bytes.len()) as isize;
@@ -122,6 +147,24 @@ fn write_fd(fd: usize, mut bytes: &[u8]) {
 /// Appends `bytes` to the public output (fd 1), which is part of the proven statement.
 pub fn write_output(bytes: &[u8]) {
     write_fd(1, bytes)
+}
+
+/// Appends `v` as 8 little-endian bytes to the public output.
+pub fn write_u64(v: u64) {
+    write_output(&v.to_le_bytes())
+}
+
+/// Appends `v` as 4 little-endian bytes to the public output.
+pub fn write_u32(v: u32) {
+    write_output(&v.to_le_bytes())
+}
+
+/// Appends a byte string (a `u32` little-endian length, then the bytes) to the public output; panics if
+/// `bytes` is 4 GiB or longer.
+pub fn write_bytes(bytes: &[u8]) {
+    let len = u32::try_from(bytes.len()).unwrap_or_else(|_| panic!("write_bytes: {} bytes", bytes.len()));
+    write_u32(len);
+    write_output(bytes)
 }
 
 /// Writes `msg` to the debug stream (fd 2): copied to the host's stderr, not proven.

@@ -1,0 +1,238 @@
+//! `zkrv new NAME --lang c|rust`: a guest project that builds outside the zkrv repository with one command
+//! (`sh build.sh`). The runtime files are this repository's (`guests/c/runtime`, `guests/rust/runtime`,
+//! `guests/link.ld`, `guests/rust/.cargo/config.toml`), embedded at compile time, so a template is always
+//! the runtime the bundled guests use.
+
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+
+/// Language of a new guest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lang {
+    /// C with picolibc (riscv64-unknown-elf-gcc).
+    C,
+    /// Rust, `no_std`, with the zkrv-guest runtime (Debian's rustc-web, -Zbuild-std).
+    Rust,
+}
+
+const LINK_LD: &str = include_str!("../../../guests/link.ld");
+const C_HEADER: &str = include_str!("../../../guests/c/runtime/zkrv.h");
+const C_CRT0: &str = include_str!("../../../guests/c/runtime/crt0.S");
+const C_SYSCALLS: &str = include_str!("../../../guests/c/runtime/syscalls.c");
+const RUST_RUNTIME: &str = include_str!("../../../guests/rust/runtime/src/lib.rs");
+const RUST_CARGO_CONFIG: &str = include_str!("../../../guests/rust/.cargo/config.toml");
+
+const DOCS: &str = "guests/README.md (\"Your own guest\") and docs/abi.md of the zkrv repository";
+
+const C_MAIN: &str = r#"/* A zkrv guest (docs/abi.md): reads n (u64) from the private input, writes sum(1..=n) (u64) to the
+ * public output, a debug line to fd 2, and exits 0. Inputs and outputs are little-endian; zkrv_sdk::io
+ * encodes and decodes them on the host. */
+#include "zkrv.h"
+
+int main(void)
+{
+    uint64_t n = zkrv_read_u64(10);
+    uint64_t sum = 0;
+    for (uint64_t i = 1; i <= n; i++)
+        sum += i;
+    zkrv_debug("summed\n");
+    zkrv_write_u64(sum);
+    return 0;
+}
+"#;
+
+const C_BUILD: &str = r#"#!/bin/sh
+# Builds NAME.elf (RV64IM, lp64, static; docs/abi.md). Needs riscv64-unknown-elf-gcc and picolibc
+# (Debian: apt-get install gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf).
+set -eu
+cd "$(dirname "$0")"
+CC=${CC:-riscv64-unknown-elf-gcc}
+if ! command -v "$CC" > /dev/null 2>&1; then
+    echo "error: $CC not found: install gcc-riscv64-unknown-elf and picolibc-riscv64-unknown-elf (see README.md)" >&2
+    exit 1
+fi
+multilib=$("$CC" -march=rv64im -mabi=lp64 -print-multi-directory)
+if [ "$multilib" != "rv64im/lp64" ]; then
+    echo "error: $CC selects multilib '$multilib', want rv64im/lp64 (see README.md)" >&2
+    exit 1
+fi
+if ! "$CC" -march=rv64im -mabi=lp64 -mcmodel=medany -O2 -Wall -Wextra -std=c11 -ffunction-sections \
+    -fdata-sections -fno-asynchronous-unwind-tables -fno-stack-protector -Izkrv \
+    --specs=picolibc.specs -nostartfiles -static -T zkrv/link.ld -Wl,--gc-sections -Wl,--build-id=none \
+    -o NAME.elf zkrv/crt0.S zkrv/syscalls.c src/*.c; then
+    echo "error: the build failed; guest rules: docs/abi.md, build notes: README.md" >&2
+    exit 1
+fi
+echo "built NAME.elf"
+"#;
+
+const RUST_MAIN: &str = r#"//! A zkrv guest (docs/abi.md): reads n (u64) from the private input, writes sum(1..=n) (u64) to the
+//! public output, a debug line to fd 2, and exits 0 (returning from main). A panic exits 101.
+#![no_std]
+#![no_main]
+
+zkrv_guest::entry!(main);
+
+fn main() {
+    let n = zkrv_guest::read_u64(10);
+    let sum: u64 = (1..=n).sum();
+    zkrv_guest::debug("summed\n");
+    zkrv_guest::write_u64(sum);
+}
+"#;
+
+const RUST_CARGO: &str = r#"[package]
+name = "NAME"
+version = "0.1.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+zkrv-guest = { path = "zkrv-guest" }
+
+# A standalone workspace (not part of any enclosing one).
+[workspace]
+
+[profile.release]
+opt-level = 3
+lto = true
+codegen-units = 1
+panic = "abort"
+debug = false
+
+[profile.dev]
+panic = "abort"
+"#;
+
+const RUST_RUNTIME_CARGO: &str = r#"[package]
+name = "zkrv-guest"
+description = "Minimal no_std runtime for zkrv guests (copied by `zkrv new`)"
+version = "0.1.0"
+edition = "2021"
+publish = false
+"#;
+
+const RUST_BUILD: &str = r#"#!/bin/sh
+# Builds NAME.elf (RV64IM, target riscv64im-unknown-none-elf, -Zbuild-std; docs/abi.md). Needs Debian's
+# rustc-web, cargo-web and rust-web-src (the library sources for -Zbuild-std) and ld.lld-14; rustup's
+# toolchain works too if it has the rust-src component (DEB_RUSTC/DEB_CARGO override the paths).
+set -eu
+cd "$(dirname "$0")"
+DEB_CARGO=${DEB_CARGO:-/usr/bin/cargo}
+DEB_RUSTC=${DEB_RUSTC:-/usr/bin/rustc}
+for tool in "$DEB_CARGO" "$DEB_RUSTC" ld.lld-14; do
+    if ! command -v "$tool" > /dev/null 2>&1; then
+        echo "error: $tool not found: install rustc-web cargo-web rust-web-src lld-14 (see README.md)" >&2
+        exit 1
+    fi
+done
+rm -f target/riscv64im-unknown-none-elf/release/NAME
+if ! CARGO_TARGET_DIR="$(pwd)/target" RUSTC="$DEB_RUSTC" RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C link-arg=-T$(pwd)/link.ld -C link-arg=-znorelro" \
+    "$DEB_CARGO" build --release -q; then
+    echo "error: the build failed. \"can't find crate for core\": the library sources are missing (rust-web-src);" >&2
+    echo "\"undefined symbol: __tls_base\" or \"_start\": link.ld was not used. See README.md and docs/abi.md." >&2
+    exit 1
+fi
+cp target/riscv64im-unknown-none-elf/release/NAME NAME.elf
+echo "built NAME.elf"
+"#;
+
+const README: &str = r#"# NAME: a zkrv guest (LANG)
+
+Build (one command; the toolchain is named in build.sh and below):
+
+```sh
+sh build.sh                                  # -> NAME.elf
+```
+
+Run, prove and verify (the input is n = 100 as a u64, little-endian):
+
+```sh
+printf '\144\0\0\0\0\0\0\0' > input.bin
+zkrv run NAME.elf --input input.bin | od -An -tu8      # 5050
+zkrv program-id NAME.elf                             # the ID to publish before proving
+zkrv prove NAME.elf --input input.bin -o NAME.zkrv   # zero-knowledge by default
+zkrv verify NAME.zkrv NAME.elf                       # exit 0: valid, exit code 0
+zkrv verify --json NAME.zkrv NAME.elf                # the statement in full, for scripts
+```
+
+Toolchain (Debian 12): TOOLCHAIN
+
+Layout: `src/` your code; `zkrv/` (C) or `zkrv-guest/` (Rust) the runtime: entry point, system calls
+(private input on fd 0, public output on fd 1, debug text on fd 2), typed helpers (`zkrv_read_u64`,
+`zkrv_read_bytes`, `zkrv_write_u64`, `zkrv_write_bytes`, ...; Rust: `read_u64`, `read_bytes`, `write_u64`,
+`write_bytes`, ...), a 1 MiB heap; `link.ld` the memory layout. The rules a guest must follow (RV64IM only,
+the address space, what is proven, the memory and cycle limits of a proof) are in DOCS.
+"#;
+
+/// Creates the project directory `dir` (which must not exist) for a guest named after its last component.
+pub fn create(dir: &Path, lang: Lang) -> Result<()> {
+    let name = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .context("zkrv new: NAME must end in a directory name")?;
+    let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+    if !valid {
+        bail!("zkrv new: guest name {name:?}: use lowercase letters, digits, '_' and '-', starting with a letter");
+    }
+    if std::fs::symlink_metadata(dir).is_ok() {
+        bail!("zkrv new: {} already exists", dir.display());
+    }
+    let fill = |t: &str| t.replace("NAME", name);
+    let (lang_name, toolchain) = match lang {
+        Lang::C => (
+            "C",
+            "`apt-get install gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf` (or the zkrv \
+             repository's scripts/install-guest-toolchains.sh).",
+        ),
+        Lang::Rust => (
+            "Rust",
+            "`apt-get install rustc-web cargo-web rust-web-src lld-14` (or the zkrv repository's \
+             scripts/install-guest-toolchains.sh); the build uses /usr/bin/cargo and /usr/bin/rustc with \
+             RUSTC_BOOTSTRAP=1 for -Zbuild-std.",
+        ),
+    };
+    let readme = fill(README)
+        .replace("LANG", lang_name)
+        .replace("TOOLCHAIN", toolchain)
+        .replace("DOCS", DOCS);
+    let files: Vec<(&str, String)> = match lang {
+        Lang::C => vec![
+            ("README.md", readme),
+            ("build.sh", fill(C_BUILD)),
+            ("src/main.c", C_MAIN.to_string()),
+            ("zkrv/zkrv.h", C_HEADER.to_string()),
+            ("zkrv/crt0.S", C_CRT0.to_string()),
+            ("zkrv/syscalls.c", C_SYSCALLS.to_string()),
+            ("zkrv/link.ld", LINK_LD.to_string()),
+        ],
+        Lang::Rust => vec![
+            ("README.md", readme),
+            ("build.sh", fill(RUST_BUILD)),
+            ("Cargo.toml", fill(RUST_CARGO)),
+            (".cargo/config.toml", RUST_CARGO_CONFIG.to_string()),
+            ("src/main.rs", RUST_MAIN.to_string()),
+            ("zkrv-guest/Cargo.toml", RUST_RUNTIME_CARGO.to_string()),
+            ("zkrv-guest/src/lib.rs", RUST_RUNTIME.to_string()),
+            ("link.ld", LINK_LD.to_string()),
+        ],
+    };
+    for (rel, text) in &files {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("zkrv new: creating {}", parent.display()))?;
+        }
+        std::fs::write(&path, text)
+            .with_context(|| format!("zkrv new: writing {}", path.display()))?;
+    }
+    println!(
+        "created {} ({lang_name} guest {name}); build it with: sh {}/build.sh",
+        dir.display(),
+        dir.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,485 @@
+//! Regression tests for the findings of issue 16 (a new user's first hour): a failed guest does not verify
+//! as "proof OK", `prove` forwards the guest's fd 2 and warns on a non-zero exit code, `--input -` reads
+//! stdin and `run` says when stdin is ignored, the memory-touch and cycle limits are clear errors in bounded
+//! time, the temporary proof file is removed on SIGINT/SIGTERM/SIGHUP and on a write error (`ulimit -f`).
+//! The guests are tiny hand-assembled ELFs (proofs with `--no-zk` to keep the suite fast) and the bundled
+//! `exitcode` guest.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use zkrv_executor::asm::*;
+
+fn zkrv_bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_zkrv"))
+}
+
+fn zkrv(args: &[&str]) -> Output {
+    zkrv_bin().args(args).output().expect("zkrv runs")
+}
+
+/// Runs zkrv with `stdin` as its standard input.
+fn zkrv_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = zkrv_bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("zkrv runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin)
+        .expect("write stdin");
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("zkrv-new-user-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn bundled(name: &str) -> String {
+    format!("{}/../../guests/bin/{name}.elf", env!("CARGO_MANIFEST_DIR"))
+}
+
+const BASE: u64 = 0x10000;
+
+/// A minimal ELF64 LE RISC-V ET_EXEC: one RWX segment with `words` at [`BASE`] (memsz 0x1000), entry there
+/// (the same layout as tests/findings.rs).
+fn elf_bytes(words: &[u32]) -> Vec<u8> {
+    let data: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut out = Vec::new();
+    out.extend_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    out.extend_from_slice(&2u16.to_le_bytes()); // ET_EXEC
+    out.extend_from_slice(&243u16.to_le_bytes()); // EM_RISCV
+    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&BASE.to_le_bytes()); // entry
+    out.extend_from_slice(&64u64.to_le_bytes()); // phoff
+    out.extend_from_slice(&0u64.to_le_bytes()); // shoff
+    out.extend_from_slice(&0u32.to_le_bytes());
+    for v in [64u16, 56, 1, 64, 0, 0] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out.extend_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+    out.extend_from_slice(&7u32.to_le_bytes()); // RWX
+    out.extend_from_slice(&120u64.to_le_bytes()); // offset
+    out.extend_from_slice(&BASE.to_le_bytes());
+    out.extend_from_slice(&BASE.to_le_bytes());
+    out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    out.extend_from_slice(&0x1000u64.to_le_bytes());
+    out.extend_from_slice(&0x1000u64.to_le_bytes());
+    out.extend_from_slice(&data);
+    out
+}
+
+fn write_elf(dir: &Path, name: &str, words: &[u32]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, elf_bytes(words)).unwrap();
+    p
+}
+
+fn ecall(w: &mut Vec<u32>, num: i64, a0: i64, a1: i64, a2: i64) {
+    w.extend(li(10, a0));
+    w.extend(li(11, a1));
+    w.extend(li(12, a2));
+    w.extend(li(17, num));
+    w.push(ECALL);
+}
+
+/// Reads up to 16 bytes of input to 0x11000, writes them to the public output, exits 0.
+fn echo_words() -> Vec<u32> {
+    let mut w = Vec::new();
+    ecall(&mut w, 63, 0, 0x11000, 16);
+    // a2 = count read
+    w.push(addi(12, 10, 0));
+    w.extend(li(10, 1));
+    w.extend(li(11, 0x11000));
+    w.extend(li(17, 64));
+    w.push(ECALL);
+    ecall(&mut w, 93, 0, 0, 0);
+    w
+}
+
+/// Stores one byte into each of `pages` consecutive 4 KiB pages from 0x1000_0000, then exits 0.
+fn touch_pages_words(pages: u64) -> Vec<u32> {
+    let start = 0x1000_0000i64;
+    let mut w = Vec::new();
+    w.extend(li(5, start));
+    w.extend(li(6, 4096));
+    w.extend(li(7, start + 4096 * pages as i64));
+    w.push(sb(0, 5, 0));
+    w.push(add(5, 5, 6));
+    w.push(bltu(5, 7, -8));
+    ecall(&mut w, 93, 0, 0, 0);
+    w
+}
+
+/// Finding 3: a guest that exits non-zero is proven with a warning and its fd-2 text on stderr; `verify`
+/// exits 3 (not "proof OK") unless `--any-exit-code`.
+#[test]
+fn failed_guest_is_flagged_by_prove_and_verify() {
+    let dir = tempdir("exit");
+    let p = dir.join("p.zkrv");
+    let out = zkrv(&[
+        "prove",
+        &bundled("exitcode"),
+        "-o",
+        s(&p),
+        "--backend",
+        "cpu",
+        "--no-zk",
+    ]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // exitcode.elf writes "exitcode: exiting with 42" to fd 2 and exits 42.
+    assert!(err.contains("exiting with 42"), "fd 2 not forwarded: {err}");
+    assert!(
+        err.contains("warning: the guest exited with code 42"),
+        "{err}"
+    );
+    let out = zkrv(&["verify", s(&p), &bundled("exitcode")]);
+    let (o, e) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{o}{e}");
+    assert!(!o.contains("proof OK"), "{o}");
+    assert!(o.contains("proven exit code is 42"), "{o}");
+    assert!(e.contains("--any-exit-code"), "{e}");
+    let out = zkrv(&["verify", "--any-exit-code", s(&p), &bundled("exitcode")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("proof OK"));
+    // --json: the whole statement, the verdict, the security line.
+    let out = zkrv(&["verify", "--json", s(&p), &bundled("exitcode")]);
+    assert_eq!(out.status.code(), Some(3));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(j["valid"], true);
+    assert_eq!(j["accepted"], false);
+    assert_eq!(j["exit_code"], 42);
+    assert_eq!(j["output_hex"], "627965");
+    assert_eq!(j["zero_knowledge"], false);
+    assert!(j["cycles_at_most"].as_u64().unwrap() >= 138);
+    assert!(j["security"]["line"]
+        .as_str()
+        .unwrap()
+        .contains("bits provable"));
+    let id = zkrv(&["program-id", &bundled("exitcode")]);
+    assert!(id.status.success());
+    assert_eq!(text(&id.stdout).trim(), j["program_id"].as_str().unwrap());
+    assert_eq!(text(&id.stdout).trim().len(), 64);
+    // A rejected proof is JSON too.
+    let out = zkrv(&["verify", "--json", s(&p), &bundled("fibonacci")]);
+    assert_eq!(out.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["valid"], false);
+    assert!(j["error"].as_str().unwrap().contains("another program"));
+    // --output-file and --expect-output.
+    let got = dir.join("out.bin");
+    let good = dir.join("good.bin");
+    let bad = dir.join("bad.bin");
+    std::fs::write(&good, b"bye").unwrap();
+    std::fs::write(&bad, b"byd").unwrap();
+    let out = zkrv(&[
+        "verify",
+        "--any-exit-code",
+        "--output-file",
+        s(&got),
+        "--expect-output",
+        s(&good),
+        s(&p),
+        &bundled("exitcode"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read(&got).unwrap(), b"bye");
+    let out = zkrv(&[
+        "verify",
+        "--any-exit-code",
+        "--expect-output",
+        s(&bad),
+        s(&p),
+        &bundled("exitcode"),
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        text(&out.stderr).contains("differs from"),
+        "{}",
+        text(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Finding 7: `--input -` reads stdin (run and prove); `run < file` without it says that stdin is ignored.
+#[test]
+fn input_dash_reads_stdin_and_ignored_stdin_is_noted() {
+    let dir = tempdir("stdin");
+    let elf = write_elf(&dir, "echo.elf", &echo_words());
+    let out = zkrv_stdin(&["run", s(&elf), "--input", "-"], b"from stdin");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.stdout, b"from stdin");
+    assert!(!text(&out.stderr).contains("ignored"));
+    let out = zkrv_stdin(&["run", s(&elf)], b"from stdin");
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("stdin is ignored") && err.contains("--input -"),
+        "{err}"
+    );
+    // No note when stdin is /dev/null (Command::output's default).
+    let out = zkrv(&["run", s(&elf)]);
+    assert!(!text(&out.stderr).contains("ignored"));
+
+    let p = dir.join("p.zkrv");
+    let out = zkrv_stdin(
+        &[
+            "prove",
+            s(&elf),
+            "--input",
+            "-",
+            "-o",
+            s(&p),
+            "--backend",
+            "cpu",
+            "--no-zk",
+        ],
+        b"proven",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = zkrv(&["verify", s(&p), s(&elf)]);
+    let o = text(&out.stdout);
+    assert!(out.status.success(), "{o}{}", text(&out.stderr));
+    assert!(o.contains("\"proven\""), "{o}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Finding 2: a guest touching 548 MiB gets a clear error naming pages and bytes, in bounded time, instead
+/// of an allocation abort in the PAGE trace.
+#[test]
+fn memory_touch_limit_is_a_clear_error() {
+    let dir = tempdir("mem");
+    let pages = 548 * 256;
+    let elf = write_elf(&dir, "touch.elf", &touch_pages_words(pages));
+    let p = dir.join("p.zkrv");
+    let t = Instant::now();
+    let out = zkrv(&["prove", s(&elf), "-o", s(&p), "--backend", "cpu"]);
+    let secs = t.elapsed().as_secs_f64();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "touches {pages} pages of 4 KiB ({} bytes)",
+            pages * 4096
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("at most 131072 pages (536870912 bytes = 512 MiB"),
+        "{err}"
+    );
+    assert!(secs < 120.0, "took {secs:.1} s");
+    assert!(!p.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Finding 7: `prove`'s default cycle limit is what it can prove (2^26 - 1), the error at that limit says
+/// so (not "raise it with --max-cycles"), and a larger `--max-cycles` is refused before running.
+#[test]
+fn prove_cycle_limit_is_the_provable_limit() {
+    let dir = tempdir("cycles");
+    let elf = write_elf(&dir, "loop.elf", &[jal(0, 0)]);
+    let p = dir.join("p.zkrv");
+    let t = Instant::now();
+    let out = zkrv(&["prove", s(&elf), "-o", s(&p), "--backend", "cpu"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("did not exit within 67108863 cycles, the most zkrv can prove"),
+        "{err}"
+    );
+    assert!(!err.contains("raise it"), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(120));
+    let out = zkrv(&["prove", s(&elf), "-o", s(&p), "--max-cycles", "67108864"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--max-cycles 67108864: proving supports at most"),
+        "{err}"
+    );
+    assert!(
+        !err.contains(" on cpu"),
+        "refused only after proving started: {err}"
+    );
+    // A smaller limit still says how to raise it.
+    let out = zkrv(&["prove", s(&elf), "-o", s(&p), "--max-cycles", "1000"]);
+    assert!(text(&out.stderr).contains("raise it with --max-cycles"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn temp_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".zkrv.") && n.ends_with(".tmp"))
+        .collect()
+}
+
+/// Finding 7: SIGINT, SIGTERM or SIGHUP while the proof file is being written removes the temporary file
+/// (`ZKRV_TEST_WRITE_PAUSE_MS` holds the write half-way so that the signal lands there).
+#[test]
+fn signal_during_the_write_removes_the_temporary_file() {
+    let dir = tempdir("signal");
+    let elf = write_elf(&dir, "echo.elf", &echo_words());
+    for sig in ["INT", "TERM", "HUP"] {
+        let p = dir.join(format!("p-{sig}.zkrv"));
+        let mut child = zkrv_bin()
+            .args(["prove", s(&elf), "-o", s(&p), "--backend", "cpu", "--no-zk"])
+            .env("ZKRV_TEST_WRITE_PAUSE_MS", "60000")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while temp_files(&dir).is_empty() {
+            assert!(
+                t.elapsed() < Duration::from_secs(300),
+                "no temporary file appeared"
+            );
+            assert!(child.try_wait().unwrap().is_none(), "zkrv exited early");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let st = Command::new("kill")
+            .args([&format!("-{sig}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "SIG{sig}: {status:?}");
+        assert_eq!(temp_files(&dir), Vec::<String>::new(), "SIG{sig}");
+        assert!(!p.exists(), "SIG{sig}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Finding 7: a write error (the file size limit, `ulimit -f`, which would otherwise kill zkrv with
+/// SIGXFSZ) is reported and leaves neither the proof nor the temporary file.
+#[test]
+fn write_error_removes_the_temporary_file() {
+    let dir = tempdir("efbig");
+    let elf = write_elf(&dir, "echo.elf", &echo_words());
+    let p = dir.join("p.zkrv");
+    let script = format!(
+        "ulimit -f 64 && exec '{}' prove '{}' -o '{}' --backend cpu --no-zk",
+        env!("CARGO_BIN_EXE_zkrv"),
+        s(&elf),
+        s(&p)
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("writing") && err.contains("p.zkrv"), "{err}");
+    assert_eq!(temp_files(&dir), Vec::<String>::new());
+    assert!(!p.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `zkrv new`, then the README's commands, from a directory outside the checkout: build, run, program-id,
+/// prove, verify (and --json). Runs only where the guest toolchain is installed.
+fn new_guest_end_to_end(lang: &str, tools: &[&str]) {
+    let missing: Vec<&str> = tools.iter().copied().filter(|t| !have(t)).collect();
+    if !missing.is_empty() {
+        eprintln!(
+            "SKIPPED new {lang} guest end to end: {} not installed (scripts/install-guest-toolchains.sh \
+             installs them; scripts/test.sh does not)",
+            missing.join(", ")
+        );
+        return;
+    }
+    let dir = tempdir(&format!("new-{lang}"));
+    let g = dir.join("hello");
+    let out = zkrv(&["new", s(&g), "--lang", lang]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let again = zkrv(&["new", s(&g), "--lang", lang]);
+    assert!(text(&again.stderr).contains("already exists"));
+    let built = Command::new("sh")
+        .arg(g.join("build.sh"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}{}",
+        text(&built.stdout),
+        text(&built.stderr)
+    );
+    let elf = g.join("hello.elf");
+    let input = dir.join("input.bin");
+    std::fs::write(&input, 100u64.to_le_bytes()).unwrap();
+    let run = zkrv(&["run", s(&elf), "--input", s(&input)]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert_eq!(run.stdout, 5050u64.to_le_bytes());
+    let id = text(&zkrv(&["program-id", s(&elf)]).stdout)
+        .trim()
+        .to_string();
+    let proof = g.join("hello.zkrv");
+    let out = zkrv(&[
+        "prove",
+        s(&elf),
+        "--input",
+        s(&input),
+        "-o",
+        s(&proof),
+        "--backend",
+        "cpu",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("summed"), "fd 2 forwarded");
+    let out = zkrv(&["verify", s(&proof), s(&elf)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = zkrv(&["verify", "--json", s(&proof), s(&elf)]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["accepted"], true);
+    assert_eq!(j["zero_knowledge"], true);
+    assert_eq!(j["program_id"].as_str().unwrap(), id);
+    assert_eq!(j["output_hex"], "ba13000000000000");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn new_c_guest_builds_runs_proves_and_verifies_outside_the_checkout() {
+    new_guest_end_to_end("c", &["riscv64-unknown-elf-gcc"]);
+}
+
+#[test]
+fn new_rust_guest_builds_runs_proves_and_verifies_outside_the_checkout() {
+    new_guest_end_to_end("rust", &["/usr/bin/cargo", "/usr/bin/rustc", "ld.lld-14"]);
+}
+
+#[test]
+fn new_refuses_bad_names() {
+    let dir = tempdir("newbad");
+    for bad in ["Hello", "1x", "a b", "x.y"] {
+        let out = zkrv(&["new", s(&dir.join(bad))]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(text(&out.stderr).contains("use lowercase letters"), "{bad}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

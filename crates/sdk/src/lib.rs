@@ -1,0 +1,495 @@
+//! zkrv-sdk: the one crate a Rust host depends on to prove and verify runs of zkrv guests (RV64IM ELFs,
+//! docs/abi.md).
+//!
+//! * [`Program::load`] / [`Program::from_elf`] load a guest; [`Program::id`] is its **program ID**, the
+//!   commitment every proof's statement binds (`zkrv_machine::program_commitment`: Keccak-256 of the entry
+//!   point and the loaded segments; docs/abi.md "What is proven"). Publish it before proving, as SP1's
+//!   verifying key or RISC Zero's image ID; `zkrv program-id prog.elf` prints the same hex.
+//! * [`prove`] runs the guest on the private input and proves the run with [`ProveOptions`]: zero knowledge
+//!   **on** by default, backend CPU / GPU / auto, cycle limit, LDE memory mode. It returns a [`Receipt`]
+//!   (statement + proof + the STARK parameters) and what the run printed to fd 2.
+//! * [`Receipt::to_bytes`] / [`Receipt::from_bytes`] / [`Receipt::save`] / [`Receipt::load`]: the `.zkrv`
+//!   proof file ([`proof_file`], the format `zkrv prove` writes and `zkrv verify` reads).
+//! * [`Receipt::verify`] checks a receipt against a program; [`Receipt::exit_code`] and
+//!   [`Receipt::output`] are the proven public values (check the exit code: a failed guest's run is a
+//!   valid statement too).
+//! * Every failure is an [`Error`] naming its cause; nothing panics on untrusted input (ELF bytes, proof
+//!   bytes, paths).
+//!
+//! ```
+//! use zkrv_sdk::{prove, Program, ProveOptions, Receipt};
+//!
+//! // The bundled Fibonacci guest: reads n (u64 LE) from the private input, outputs fib(n) (u64 LE).
+//! let elf = include_bytes!("../../../guests/bin/fibonacci.elf");
+//! let program = Program::from_elf(elf)?;
+//! println!("program ID {}", program.id());
+//!
+//! let proved = prove(&program, &90u64.to_le_bytes(), &ProveOptions::default())?;
+//! assert!(proved.receipt.is_zk()); // zero knowledge unless `ProveOptions { zk: false, .. }`
+//! let bytes = proved.receipt.to_bytes()?; // the .zkrv file
+//!
+//! // The verifier needs the proof bytes and the program (or just its ID, to compare).
+//! let receipt = Receipt::from_bytes(&bytes)?;
+//! receipt.verify(&program)?;
+//! assert_eq!(receipt.program_id(), program.id());
+//! assert_eq!(receipt.exit_code(), 0);
+//! assert_eq!(receipt.output(), &2880067194370816120u64.to_le_bytes());
+//! # Ok::<(), zkrv_sdk::Error>(())
+//! ```
+
+pub mod engine;
+pub mod io;
+pub mod proof_file;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub use engine::{Backend, Engine};
+pub use zkrv_machine::{Proof, Statement, MAX_PROVABLE_CYCLES, MAX_TOUCHED_PAGES};
+pub use zkrv_stark::backend::LdeMode;
+pub use zkrv_stark::StarkConfig;
+
+/// Largest ELF file [`Program::load`] reads (256 MiB, the executor's limit).
+pub const MAX_ELF_BYTES: u64 = zkrv_executor::MAX_ELF_BYTES;
+/// Largest proof file [`Receipt::load`] reads (1 GiB).
+pub const MAX_PROOF_BYTES: u64 = 1 << 30;
+
+/// Why an SDK call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{what} {path}: {source}")]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{what} {path} is larger than the limit of {limit} bytes")]
+    TooLarge {
+        what: &'static str,
+        path: PathBuf,
+        limit: u64,
+    },
+    #[error("bad ELF: {0}")]
+    Elf(#[from] zkrv_executor::ElfError),
+    /// The guest did not run to its `exit`.
+    #[error("execution failed after {cycles} cycles: {error}")]
+    Exec {
+        error: zkrv_executor::ExecError,
+        cycles: u64,
+        /// What the guest wrote to fd 2 before the error (often the reason).
+        debug_output: Vec<u8>,
+    },
+    /// `ProveOptions::max_cycles` above what can be proven.
+    #[error("max_cycles {0}: proving supports at most 2^26 - 1 = {MAX_PROVABLE_CYCLES} cycles")]
+    CycleLimitTooLarge(u64),
+    /// Proving failed (limits, unsupported instruction, prover error).
+    #[error(transparent)]
+    Machine(#[from] zkrv_machine::MachineError),
+    #[error("no usable GPU: {0}")]
+    NoGpu(String),
+    #[error("GPU: {0}")]
+    Gpu(String),
+    /// Not a readable proof file.
+    #[error(transparent)]
+    ProofFile(#[from] proof_file::FileError),
+    /// The proof is for another program: its program ID is `proof`, the program's `program`.
+    #[error("the proof is for another program (program ID {proof}, expected {program})")]
+    WrongProgram {
+        proof: ProgramId,
+        program: ProgramId,
+    },
+    /// The proof does not verify.
+    #[error("invalid proof: {0}")]
+    Invalid(zkrv_machine::VerifyError),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// A program ID: `zkrv_machine::program_commitment` of the program, 32 bytes; shown as 64 lowercase hex
+/// digits.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProgramId(pub [u8; 32]);
+
+impl ProgramId {
+    /// Parses 64 hex digits (either case); `None` otherwise.
+    pub fn from_hex(s: &str) -> Option<ProgramId> {
+        let b = s.as_bytes();
+        if b.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (i, pair) in b.chunks_exact(2).enumerate() {
+            let d = |c: u8| (c as char).to_digit(16);
+            out[i] = (d(pair[0])? * 16 + d(pair[1])?) as u8;
+        }
+        Some(ProgramId(out))
+    }
+}
+
+impl fmt::Display for ProgramId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&hex(&self.0))
+    }
+}
+
+impl fmt::Debug for ProgramId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ProgramId({self})")
+    }
+}
+
+/// Lowercase hex of `b`.
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Reads at most `limit` bytes of `path`: a larger or endless file (`/dev/zero`) is an error after
+/// `limit + 1` bytes, not an unbounded allocation.
+pub fn read_capped(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, Error> {
+    use std::io::Read;
+    let io = |source| Error::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::open(path).map_err(io)?;
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(io(std::io::Error::other("it is a directory")));
+    }
+    let mut bytes = Vec::new();
+    f.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(Error::TooLarge {
+            what,
+            path: path.to_path_buf(),
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+/// A loaded guest program and its [`ProgramId`].
+#[derive(Clone, Debug)]
+pub struct Program {
+    inner: zkrv_executor::Program,
+    id: ProgramId,
+}
+
+impl Program {
+    /// Parses and checks an ELF (docs/abi.md lists what is refused).
+    pub fn from_elf(bytes: &[u8]) -> Result<Program, Error> {
+        let inner = zkrv_executor::Program::from_elf(bytes)?;
+        let id = ProgramId(zkrv_machine::program_commitment(&inner));
+        Ok(Program { inner, id })
+    }
+
+    /// Reads (at most [`MAX_ELF_BYTES`]) and parses the ELF at `path`.
+    pub fn load(path: impl AsRef<Path>) -> Result<Program, Error> {
+        Program::from_elf(&read_capped(path.as_ref(), MAX_ELF_BYTES, "ELF")?)
+    }
+
+    /// The program ID a proof's statement must carry.
+    pub fn id(&self) -> ProgramId {
+        self.id
+    }
+
+    /// The executor's program (segments, entry).
+    pub fn inner(&self) -> &zkrv_executor::Program {
+        &self.inner
+    }
+
+    /// Runs the program on `input` without proving (at most `max_cycles` instructions).
+    pub fn execute(
+        &self,
+        input: &[u8],
+        max_cycles: u64,
+    ) -> Result<zkrv_executor::Execution, Error> {
+        zkrv_executor::execute_keep_output(
+            &self.inner,
+            input,
+            &zkrv_executor::ExecOptions {
+                max_cycles,
+                record: false,
+            },
+        )
+        .map_err(|f| Error::Exec {
+            error: f.error,
+            cycles: f.cycles,
+            debug_output: f.debug_output,
+        })
+    }
+}
+
+/// How [`prove`] proves.
+#[derive(Clone, Debug)]
+pub struct ProveOptions {
+    /// Zero knowledge (default `true`): the proof reveals nothing about the private input beyond the
+    /// statement and the table heights. `false` gives smaller, faster proofs that leak (docs/stark.md).
+    pub zk: bool,
+    /// Prover backend (default [`Backend::Cpu`]; [`Backend::Gpu`] and [`Backend::Auto`] use the GPU only
+    /// with this crate's `cuda` feature).
+    pub backend: Backend,
+    /// Stop with an error after this many instructions; at most, and by default, [`MAX_PROVABLE_CYCLES`].
+    pub max_cycles: u64,
+    /// CPU backend memory mode (default [`LdeMode::Auto`]: recompute a round's LDE when it would not fit
+    /// in a quarter of the available memory; byte-identical proofs either way).
+    pub lde_mode: LdeMode,
+    /// Testing only: take the zk randomness from this public seed (deterministic proofs that are NOT
+    /// zero-knowledge). Default `None`: a fresh seed from the OS per proof.
+    pub zk_test_seed: Option<u64>,
+}
+
+impl Default for ProveOptions {
+    fn default() -> Self {
+        ProveOptions {
+            zk: true,
+            backend: Backend::Cpu,
+            max_cycles: MAX_PROVABLE_CYCLES,
+            lde_mode: LdeMode::Auto,
+            zk_test_seed: None,
+        }
+    }
+}
+
+impl ProveOptions {
+    /// The STARK configuration these options prove with: this build's parameters, zk or not.
+    pub fn stark_config(&self) -> StarkConfig {
+        if self.zk {
+            StarkConfig {
+                zk_seed: self.zk_test_seed,
+                ..StarkConfig::default_zk()
+            }
+        } else {
+            StarkConfig::default()
+        }
+    }
+}
+
+/// A proven statement with its proof: what a `.zkrv` file holds.
+#[derive(Clone, Debug)]
+pub struct Receipt {
+    pub statement: Statement,
+    pub proof: Proof,
+    /// The STARK parameters (this build's, in the proof's zk mode).
+    pub config: StarkConfig,
+}
+
+impl Receipt {
+    /// The `.zkrv` proof file bytes ([`proof_file`] layout).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
+        Ok(proof_file::encode(
+            &self.config,
+            &self.statement,
+            &self.proof,
+        )?)
+    }
+
+    /// Parses a `.zkrv` file; its STARK parameters must be this build's (either zk mode). Never panics.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Receipt, Error> {
+        let (statement, proof, config) = proof_file::decode(bytes, &StarkConfig::default())?;
+        Ok(Receipt {
+            statement,
+            proof,
+            config,
+        })
+    }
+
+    /// Reads (at most [`MAX_PROOF_BYTES`]) and parses a `.zkrv` file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Receipt, Error> {
+        Receipt::from_bytes(&read_capped(path.as_ref(), MAX_PROOF_BYTES, "proof file")?)
+    }
+
+    /// Writes the `.zkrv` file atomically (a temporary file `.zkrv.<pid>.<nonce>.tmp` beside `path`, then a
+    /// rename; on any error the temporary file is removed and `path` is untouched).
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        write_atomic(path.as_ref(), &self.to_bytes()?)
+    }
+
+    /// Checks the proof for `program`: the statement's program ID is `program.id()` and the STARK proof
+    /// verifies. Does not look at the exit code (see [`Receipt::exit_code`]).
+    pub fn verify(&self, program: &Program) -> Result<(), Error> {
+        if self.statement.program != program.id.0 {
+            return Err(Error::WrongProgram {
+                proof: self.program_id(),
+                program: program.id,
+            });
+        }
+        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            zkrv_machine::verify(&program.inner, &self.statement, &self.proof, &self.config)
+        }));
+        match res {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(Error::Invalid(e)),
+            Err(_) => Err(Error::Internal("the verifier panicked".into())),
+        }
+    }
+
+    /// The program ID in the statement.
+    pub fn program_id(&self) -> ProgramId {
+        ProgramId(self.statement.program)
+    }
+
+    /// The proven exit code (low 32 bits of a0 at `exit`); 0 for a run that succeeded by convention, 101 for
+    /// a Rust guest's panic.
+    pub fn exit_code(&self) -> u32 {
+        self.statement.exit_code
+    }
+
+    /// The proven public output (the bytes the guest wrote to fd 1).
+    pub fn output(&self) -> &[u8] {
+        &self.statement.output
+    }
+
+    /// Whether the proof is zero-knowledge (the mode; a `zk_test_seed` proof is in zk mode too).
+    pub fn is_zk(&self) -> bool {
+        self.config.zk
+    }
+
+    /// `(conjectured bits, provable bits)` of this proof under its parameters (`StarkConfig::security_report`
+    /// over its largest table and its number of opened columns; docs/stark.md §7).
+    pub fn security_bits(&self) -> (f64, f64) {
+        security_bits(&self.config, &self.proof.stark)
+    }
+}
+
+/// `(conjectured bits, provable bits)` of a STARK proof under `config`: `StarkConfig::security_report` over
+/// the proof's largest table and its number of opened columns (docs/stark.md §7).
+pub fn security_bits(config: &StarkConfig, proof: &zkrv_stark::Proof) -> (f64, f64) {
+    let log_max_height = proof.log_heights.iter().copied().max().unwrap_or(0) as usize;
+    let num_polys: usize = proof
+        .opened
+        .iter()
+        .flatten()
+        .map(|m| m.first().map_or(0, |point| point.len()))
+        .sum();
+    let r = config.security_report(log_max_height, num_polys);
+    (r.conjectured_bits, r.provable_bits)
+}
+
+/// What [`prove`] returns.
+#[derive(Debug)]
+pub struct Proved {
+    pub receipt: Receipt,
+    /// Instructions executed (including the final ECALL).
+    pub cycles: u64,
+    /// What the guest wrote to fd 2 (not proven).
+    pub debug_output: Vec<u8>,
+    /// The engine that proved (`cpu`, `gpu (<name>)`), and why `Backend::Auto` fell back to the CPU.
+    pub engine: String,
+    pub fallback: Option<String>,
+}
+
+/// Runs `program` on the private `input` and proves the run (see [`ProveOptions`]). Errors: the run fails
+/// or exceeds `max_cycles` ([`Error::Exec`]), exceeds what can be proven ([`Error::Machine`] with
+/// `MachineError::CycleLimit` / `TooMuchMemory`), no GPU for [`Backend::Gpu`], or a prover error. A run that
+/// exits with a code other than 0 is proven: check [`Receipt::exit_code`].
+pub fn prove(program: &Program, input: &[u8], opts: &ProveOptions) -> Result<Proved, Error> {
+    if opts.max_cycles > MAX_PROVABLE_CYCLES {
+        return Err(Error::CycleLimitTooLarge(opts.max_cycles));
+    }
+    let config = opts.stark_config();
+    let (engine, fallback) = Engine::open(opts.backend)?;
+    let exec = program.execute(input, opts.max_cycles)?;
+    let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let prepared = engine.prepare_traces(&program.inner, input, false, &config)?;
+        engine.prove(&program.inner, prepared, &config, opts.lde_mode)
+    }));
+    let (statement, proof) = match res {
+        Ok(r) => r?,
+        Err(_) => return Err(Error::Internal("the prover panicked".into())),
+    };
+    Ok(Proved {
+        receipt: Receipt {
+            statement,
+            proof,
+            config: StarkConfig {
+                zk_seed: None,
+                ..config
+            },
+        },
+        cycles: exec.cycles,
+        debug_output: exec.debug_output,
+        engine: engine.name(),
+        fallback,
+    })
+}
+
+/// Temporary files of [`write_atomic`] being written now. An application that handles SIGINT/SIGTERM
+/// (as `zkrv prove` does) removes them before it exits, so that a signal leaves no partial file.
+pub fn temp_files_in_progress() -> Vec<PathBuf> {
+    TEMP_FILES.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+static TEMP_FILES: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Testing only: `ZKRV_TEST_WRITE_PAUSE_MS=N` sleeps N ms (at most 60 s) in the middle of writing the
+/// temporary file, so that a test can signal the process while the file exists.
+fn test_write_pause() {
+    if let Some(ms) = std::env::var("ZKRV_TEST_WRITE_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms.min(60_000)));
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file `.zkrv.<pid>.<nonce>.tmp` in the same directory
+/// (listed by [`temp_files_in_progress`] while it exists), fsync, rename, fsync of the directory (best
+/// effort). On any error (e.g. `EFBIG` past `ulimit -f`, `ENOSPC`) the temporary file is removed and `path`
+/// is untouched.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    use std::io::Write;
+    let err = |source| Error::Io {
+        what: "writing",
+        path: path.to_path_buf(),
+        source,
+    };
+    let other = |m: String| err(std::io::Error::other(m));
+    if path.file_name().is_none() || path.is_dir() {
+        return Err(other("it is a directory, expected a file path".into()));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        return Err(other(format!("directory {} does not exist", dir.display())));
+    }
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    // The temporary name does not grow with the final one (a name near the 255-byte limit must still work).
+    let tmp = dir.join(format!(".zkrv.{}.{nonce}.tmp", std::process::id()));
+    // Registered before it exists, so that a signal at any point after the creation finds it.
+    TEMP_FILES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(tmp.clone());
+    let res = (|| -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        let (head, tail) = bytes.split_at(bytes.len() / 2);
+        f.write_all(head)?;
+        test_write_pause();
+        f.write_all(tail)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)?;
+        // Make the rename durable (best effort: some filesystems refuse fsync on directories).
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    TEMP_FILES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|t| t != &tmp);
+    res.map_err(err)
+}
