@@ -29,7 +29,7 @@ use zkrv_executor::{
 use zkrv_machine::{Proof, Statement};
 use zkrv_stark::backend::{CpuBackend, LdeMode};
 use zkrv_stark::profile::{self, Profile};
-use zkrv_stark::StarkConfig;
+use zkrv_stark::{SecurityPreset, StarkConfig};
 
 /// Exit status for errors of the host (bad arguments, files, ELF, execution or proving errors).
 const HOST_ERROR: u8 = 2;
@@ -117,6 +117,13 @@ enum Command {
         /// runs (e.g. CPU and GPU backends) give byte-identical proofs. Such proofs are NOT zero-knowledge.
         #[arg(long, value_name = "N", conflicts_with = "no_zk")]
         zk_test_seed: Option<u64>,
+        /// Security preset: 100 (default) or 128 bits provable, or `dev` (fast, below 100 bits; for
+        /// development only). See `zkrv security` and docs/stark.md "Security".
+        #[arg(long, value_name = "LEVEL", default_value = "100", value_parser = parse_preset)]
+        security: SecurityPreset,
+        /// Print the round-by-round soundness table of the proof (both regimes).
+        #[arg(long)]
+        security_report: bool,
     },
     /// Verify a proof file against a guest ELF; prints the public output and exit code.
     Verify {
@@ -124,7 +131,35 @@ enum Command {
         proof: PathBuf,
         /// The guest program the proof claims to be about.
         elf: PathBuf,
+        /// Refuse a proof whose own parameters give fewer bits provable than this (Johnson regime).
+        #[arg(long, value_name = "BITS", default_value_t = 100)]
+        min_security: u32,
     },
+    /// Print the round-by-round soundness table of a preset (docs/stark.md "Security"), every table at the
+    /// given height (the worst case of proofs up to that height).
+    Security {
+        /// The preset: 100, 128 or dev.
+        #[arg(long, value_name = "LEVEL", default_value = "100", value_parser = parse_preset)]
+        security: SecurityPreset,
+        /// Without zero knowledge.
+        #[arg(long)]
+        no_zk: bool,
+        /// log2 of the table height (default and maximum: the largest the prover supports).
+        #[arg(long, value_name = "LOG2", value_parser = parse_log_height)]
+        log_height: Option<usize>,
+    },
+}
+
+fn parse_preset(s: &str) -> Result<SecurityPreset, String> {
+    SecurityPreset::from_name(s).ok_or_else(|| format!("unknown security level `{s}` (use 100, 128 or dev)"))
+}
+
+fn parse_log_height(s: &str) -> Result<usize, String> {
+    let max = zkrv_stark::logup::MAX_LOG_HEIGHT;
+    match s.parse::<usize>() {
+        Ok(h) if (1..=max).contains(&h) => Ok(h),
+        _ => Err(format!("`{s}` is not a log2 height in 1..={max}")),
+    }
 }
 
 /// Reads at most `limit` bytes of `path` (`what` names it in errors): a larger or endless file (e.g.
@@ -575,6 +610,8 @@ struct ProveArgs {
     profile_json: Option<PathBuf>,
     no_zk: bool,
     zk_test_seed: Option<u64>,
+    security: SecurityPreset,
+    security_report: bool,
 }
 
 /// `path` made absolute with symlinks resolved: the file itself if it exists, else its directory joined
@@ -693,22 +730,42 @@ fn check_prove_paths(a: &ProveArgs) -> Result<()> {
     Ok(())
 }
 
-/// The proof's security level under the default parameters: conjectured (ethSTARK) and provable (Johnson
-/// bound and algebraic terms), from `StarkConfig::security_report` over the proof's largest table and its
-/// number of opened columns (docs/stark.md, security section).
-fn security_line(config: &StarkConfig, proof: &zkrv_stark::Proof) -> String {
-    let log_max_height = proof.log_heights.iter().copied().max().unwrap_or(0) as usize;
-    let num_polys: usize = proof
-        .opened
-        .iter()
-        .flatten()
-        .map(|m| m.first().map_or(0, |point| point.len()))
-        .sum();
-    let r = config.security_report(log_max_height, num_polys);
-    format!(
-        "security            {:.0} bits conjectured, {:.0} bits provable",
-        r.conjectured_bits, r.provable_bits
-    )
+/// The security of `proof` under its own parameters `config` ([`zkrv_machine::proof_security`]: its table
+/// heights and DEEP batch size; docs/stark.md "Security").
+fn proof_security(
+    program: &Program,
+    config: &StarkConfig,
+    proof: &zkrv_machine::Proof,
+) -> Result<zkrv_stark::security::SecurityReport> {
+    zkrv_machine::proof_security(program, proof, config).context("estimating the proof's security")
+}
+
+/// The one-line security figure: "security            100 bits provable (Johnson regime, BCHKS25)".
+fn security_line(r: &zkrv_stark::security::SecurityReport, config: &StarkConfig) -> String {
+    let preset = SecurityPreset::of(config).map_or(String::new(), |p| format!("; {p}"));
+    format!("security            {}{preset}", r.summary())
+}
+
+/// `zkrv security`: the round-by-round table of a preset with every table at `2^log_height` rows.
+fn security(preset: SecurityPreset, no_zk: bool, log_height: Option<usize>) -> Result<u8> {
+    let config = preset.config(!no_zk);
+    let lh = log_height.unwrap_or(zkrv_stark::logup::MAX_LOG_HEIGHT);
+    // The table shapes do not depend on the program: a one-instruction one (exit) stands for all.
+    let exit = [0x0000_0073u32];
+    let program = Program::from_words(0x1000, &exit).context("building the reference program")?;
+    let r = zkrv_machine::worst_case_security(&program, &config, lh)
+        .context("estimating the security")?;
+    let f = &config.fri;
+    println!(
+        "{preset}: blowup 2^{}, {} queries, {} grinding bits, {}; every table 2^{lh} rows",
+        f.log_blowup,
+        f.num_queries,
+        f.query_grinding_bits,
+        zk_mode(config.zk)
+    );
+    print!("{r}");
+    println!("security            {}", r.summary());
+    Ok(0)
 }
 
 fn prove(a: ProveArgs) -> Result<u8> {
@@ -719,22 +776,19 @@ fn prove(a: ProveArgs) -> Result<u8> {
     let input = read_input(a.input.as_deref())?;
     let engine = select_backend(a.backend)?;
     let device_base = engine.device_used();
-    let config = if a.no_zk {
-        StarkConfig::default()
-    } else {
-        StarkConfig {
-            zk_seed: a.zk_test_seed,
-            ..StarkConfig::default_zk()
-        }
+    let config = StarkConfig {
+        zk_seed: a.zk_test_seed,
+        ..a.security.config(!a.no_zk)
     };
     if a.zk_test_seed.is_some() {
         eprintln!("zkrv: --zk-test-seed: fixed public randomness, the proof is NOT zero-knowledge");
     }
     let progress = Progress::new();
     eprintln!(
-        "proving {} on {} (blowup 2^{}, {} queries, {})",
+        "proving {} on {} ({}: blowup 2^{}, {} queries, {})",
         a.elf.display(),
         engine.name(),
+        a.security,
         config.fri.log_blowup,
         config.fri.num_queries,
         zk_mode(config.zk && a.zk_test_seed.is_none())
@@ -785,7 +839,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
             proof_file::encode(&config, &statement, &proof)
         })?;
         progress.stage("write", || write_atomic(&a.output, &bytes))?;
-        let security = security_line(&config, &proof.stark);
+        let security = proof_security(&program, &config, &proof)?;
         Ok((exec.cycles, statement, bytes.len(), security, report))
     });
     progress.finish();
@@ -806,7 +860,11 @@ fn prove(a: ProveArgs) -> Result<u8> {
         "prove time          {prove_secs:.3} s ({} cycles/s; {total:.3} s in all)",
         per_sec(cycles, prove_secs)
     );
-    println!("{security}");
+    println!("{}", security_line(&security, &config));
+    if a.security_report {
+        println!();
+        print!("{security}");
+    }
 
     let device_peak = engine
         .device_used()
@@ -928,7 +986,7 @@ fn zk_mode(zk: bool) -> &'static str {
     }
 }
 
-fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
+fn verify(proof: PathBuf, elf: PathBuf, min_security: u32) -> Result<u8> {
     let bytes = read_capped(&proof, MAX_PROOF_BYTES, "proof file")?;
     if bytes.starts_with(b"\x7fELF") {
         // Checked before loading the ELF argument, so that swapped arguments get this hint.
@@ -939,15 +997,29 @@ fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
         return Ok(REJECTED);
     }
     let program = load_program(&elf)?;
-    let config = StarkConfig::default();
     let reject = |why: String| {
         eprintln!("zkrv: proof rejected: {why}");
         Ok(REJECTED)
     };
-    let (statement, proof, config) = match proof_file::decode(&bytes, &config) {
+    let (statement, proof, config) = match proof_file::decode(&bytes) {
         Ok(v) => v,
         Err(e) => return reject(e.to_string()),
     };
+    // The level of the proof's own parameters, before the (costlier) verification.
+    let security = match no_panic("estimating the security", || {
+        proof_security(&program, &config, &proof)
+    }) {
+        Ok(r) => r,
+        Err(e) => return reject(format!("{e:#}")),
+    };
+    if security.provable_bits() < min_security {
+        let preset = SecurityPreset::of(&config).map_or("unknown".to_string(), |p| p.to_string());
+        return reject(format!(
+            "the proof's parameters ({preset}) give {} bits provable, below --min-security {min_security} \
+             (prove with `--security 100` or `--security 128`, or lower --min-security to accept it)",
+            security.provable_bits()
+        ));
+    }
     let res = no_panic("verification", || {
         Ok(zkrv_machine::verify(&program, &statement, &proof, &config))
     });
@@ -956,7 +1028,7 @@ fn verify(proof: PathBuf, elf: PathBuf) -> Result<u8> {
             println!("proof OK for {}", elf.display());
             println!("zero knowledge      {}", yes_no(config.zk));
             print_statement(&statement);
-            println!("{}", security_line(&config, &proof.stark));
+            println!("{}", security_line(&security, &config));
             Ok(0)
         }
         Ok(Err(zkrv_machine::VerifyError::WrongProgram)) => reject(format!(
@@ -993,6 +1065,8 @@ fn main() -> ExitCode {
             profile_json,
             no_zk,
             zk_test_seed,
+            security,
+            security_report,
         } => prove(ProveArgs {
             elf,
             input,
@@ -1005,8 +1079,19 @@ fn main() -> ExitCode {
             profile_json,
             no_zk,
             zk_test_seed,
+            security,
+            security_report,
         }),
-        Command::Verify { proof, elf } => verify(proof, elf),
+        Command::Verify {
+            proof,
+            elf,
+            min_security,
+        } => verify(proof, elf, min_security),
+        Command::Security {
+            security: preset,
+            no_zk,
+            log_height,
+        } => security(preset, no_zk, log_height),
     });
     match res {
         Ok(code) => ExitCode::from(code),

@@ -391,7 +391,7 @@ fn complete(
     }));
 
     let mut traces = vec![dvrm, cpu32, lt, shift.shift, shift.pow2, mul];
-    let mut prep = vec![None, None, None, None, Some(pow2_preprocessed()), None];
+    let mut prep = vec![None, None, None, None, Some(pow2_preprocessed(zkrv_machine::MIN_HEIGHT)), None];
     if real_bitwise {
         traces.push(lookups.trace());
         prep.push(Some(bitwise_preprocessed()));

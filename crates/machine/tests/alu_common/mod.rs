@@ -36,7 +36,7 @@ pub fn preprocessed() -> Vec<Option<RowMajorMatrix>> {
     vec![
         None,
         None,
-        Some(pow2_preprocessed()),
+        Some(pow2_preprocessed(zkrv_machine::MIN_HEIGHT)),
         None,
         Some(bitwise_preprocessed()),
     ]
