@@ -151,7 +151,8 @@ enum Command {
 }
 
 fn parse_preset(s: &str) -> Result<SecurityPreset, String> {
-    SecurityPreset::from_name(s).ok_or_else(|| format!("unknown security level `{s}` (use 100, 128 or dev)"))
+    SecurityPreset::from_name(s)
+        .ok_or_else(|| format!("unknown security level `{s}` (use 100, 128 or dev)"))
 }
 
 fn parse_log_height(s: &str) -> Result<usize, String> {

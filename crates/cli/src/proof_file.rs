@@ -221,17 +221,11 @@ mod tests {
     fn header_errors() {
         let c = StarkConfig::default();
         assert!(matches!(decode(b""), Err(FileError::NotZkrv)));
-        assert!(matches!(
-            decode(b"\x7fELF...."),
-            Err(FileError::NotZkrv)
-        ));
+        assert!(matches!(decode(b"\x7fELF...."), Err(FileError::NotZkrv)));
         assert!(matches!(decode(b"ZKRV"), Err(FileError::Truncated(_))));
         let mut v = MAGIC.to_vec();
         v.extend_from_slice(&7u32.to_le_bytes());
-        assert!(matches!(
-            decode(&v),
-            Err(FileError::Version { found: 7 })
-        ));
+        assert!(matches!(decode(&v), Err(FileError::Version { found: 7 })));
         let mut v = MAGIC.to_vec();
         v.extend_from_slice(&VERSION.to_le_bytes());
         v.extend_from_slice(&params_bytes(&c).unwrap());

@@ -51,7 +51,7 @@ use tables::sysio::{SyscallAir, SysioAir};
 pub const MIN_HEIGHT: usize = 8;
 
 /// Smallest table height under `config`: [`MIN_HEIGHT`], or in zk mode at least
-/// `2^zkrv_stark::zk::min_log_height(num_queries)` (128 rows with 44 queries, 256 with 64 to 126), so that the random
+/// `2^zkrv_stark::zk::min_log_height(num_queries)` (128 rows with 32 to 63 queries, 256 with 64 to 127), so that the random
 /// part of every committed column hides all the evaluations a proof reveals (docs/stark.md, "Zero
 /// knowledge"). Prover and verifier derive the heights of DECODE and POW2 from it (BITWISE, 2^16 rows, is
 /// taller than any minimum a file-format query count, < 2^15, gives).
@@ -786,7 +786,7 @@ pub fn compiled_airs(
 
 /// The security of `proof` under `config`: its own table heights and DEEP batch size, the tables of
 /// `program` ([`zkrv_stark::security`], docs/stark.md "Security"). Checks nothing of the proof beyond
-/// its table count.
+/// its table count and heights (at most `2^MAX_LOG_HEIGHT`): an error otherwise, never a panic.
 pub fn proof_security(
     program: &Program,
     proof: &Proof,
@@ -798,6 +798,12 @@ pub fn proof_security(
             "the proof has {} tables, the machine {}",
             proof.stark.log_heights.len(),
             airs.len()
+        )));
+    }
+    let max = zkrv_stark::logup::MAX_LOG_HEIGHT;
+    if let Some(&h) = proof.stark.log_heights.iter().find(|&&h| h as usize > max) {
+        return Err(MachineError::Internal(format!(
+            "the proof has a table of 2^{h} rows, more than 2^{max}"
         )));
     }
     let shape = zkrv_stark::security::ProofShape::of_proof(&airs, &proof.stark);

@@ -175,7 +175,7 @@ fn alu_program() -> Program {
 fn config(debug_check: bool) -> StarkConfig {
     StarkConfig {
         debug_check,
-        ..StarkConfig::default()
+        ..StarkConfig::dev()
     }
 }
 

@@ -48,3 +48,33 @@ fn presets_meet_their_level_at_every_height() {
         }
     }
 }
+
+/// The DEEP batch size the estimator derives from the AIRs (`ProofShape::for_config`, what `zkrv
+/// security` uses) is the number of values a real proof opens, zk and not.
+#[test]
+fn derived_batch_size_is_the_proofs() {
+    let p = guest("fibonacci");
+    for zk in [false, true] {
+        let config = StarkConfig {
+            zk_seed: Some(3),
+            ..StarkConfig::dev()
+        };
+        let config = StarkConfig { zk, ..config };
+        let (_, proof) = zkrv_machine::prove(&p, &30u64.to_le_bytes(), &config).unwrap();
+        let airs = zkrv_machine::compiled_airs(&p, &config).unwrap();
+        let of_proof = ProofShape::of_proof(&airs, &proof.stark);
+        let heights: Vec<usize> = proof
+            .stark
+            .log_heights
+            .iter()
+            .map(|&h| h as usize)
+            .collect();
+        let derived = ProofShape::for_config(&airs, &heights, &config);
+        println!("zk {zk}: batch {}", of_proof.batch_size);
+        assert_eq!(of_proof, derived, "zk {zk}");
+        assert_eq!(
+            zkrv_machine::proof_security(&p, &proof, &config).unwrap(),
+            config.security(&derived)
+        );
+    }
+}

@@ -11,7 +11,7 @@ use crate::transcript::Transcript;
 pub struct StarkConfig {
     /// Zero-knowledge mode (docs/stark.md, "Zero knowledge"): salted Merkle leaves, randomized traces
     /// (degree `< 2n`), randomized quotient chunks and a random FRI codeword. Part of the transcript and of
-    /// the proof header. Max constraint degree `blowup` (4) instead of `blowup + 1`; every table needs at
+    /// the proof header. Max constraint degree `blowup` instead of `blowup + 1`; every table needs at
     /// least `2^zk::min_log_height(num_queries)` rows.
     pub zk: bool,
     /// Prover only, zk mode: `None` (default) draws a fresh 256-bit seed from the OS for every proof;
@@ -103,7 +103,8 @@ impl SecurityPreset {
     /// The preset whose parameters `config` has (its zk mode, seed and debug flag aside).
     pub fn of(config: &StarkConfig) -> Option<Self> {
         Self::ALL.into_iter().find(|p| {
-            p.fri() == config.fri && config.log_max_multiplicity == p.config(false).log_max_multiplicity
+            p.fri() == config.fri
+                && config.log_max_multiplicity == p.config(false).log_max_multiplicity
         })
     }
 }

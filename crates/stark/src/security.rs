@@ -221,9 +221,11 @@ impl RegimeReport {
 
     /// The round of least soundness (the first one if tied).
     pub fn weakest(&self) -> Option<&Round> {
-        self.rounds
-            .iter()
-            .min_by(|a, b| a.bits.partial_cmp(&b.bits).unwrap_or(std::cmp::Ordering::Equal))
+        self.rounds.iter().min_by(|a, b| {
+            a.bits
+                .partial_cmp(&b.bits)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
     }
 }
 
@@ -274,12 +276,14 @@ pub fn estimate(config: &StarkConfig, shape: &ProofShape, regime: Regime) -> Reg
         .map(|t| (t.log_height as f64).exp2() * t.num_interactions as f64)
         .sum();
     if fractions > 0.0 {
-        let s = shape.tables.iter().map(|t| t.max_tuple_len).max().unwrap_or(0) + 1;
-        rounds.push(round(
-            "LogUp".into(),
-            fractions * s as f64 / field,
-            0,
-        ));
+        let s = shape
+            .tables
+            .iter()
+            .map(|t| t.max_tuple_len)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        rounds.push(round("LogUp".into(), fractions * s as f64 / field, 0));
     }
 
     // ALI: constraint folding.
@@ -346,7 +350,13 @@ pub struct SecurityReport {
 
 impl SecurityReport {
     pub fn new(config: &StarkConfig, shape: &ProofShape) -> Self {
-        let mut best = estimate(config, shape, Regime::Johnson { m: *JOHNSON_M_RANGE.start() });
+        let mut best = estimate(
+            config,
+            shape,
+            Regime::Johnson {
+                m: *JOHNSON_M_RANGE.start(),
+            },
+        );
         for m in JOHNSON_M_RANGE.skip(1) {
             let r = estimate(config, shape, Regime::Johnson { m });
             if r.total_bits() > best.total_bits() {

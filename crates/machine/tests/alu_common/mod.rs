@@ -317,7 +317,7 @@ pub fn recount_with(airs: &[&dyn Air], prep: &[Option<RowMajorMatrix>], w: &mut 
 pub fn config(debug_check: bool) -> StarkConfig {
     StarkConfig {
         debug_check,
-        ..StarkConfig::default()
+        ..StarkConfig::dev()
     }
 }
 
