@@ -183,7 +183,9 @@ fn every_guest_proves_in_zk_with_the_128_bit_preset() {
         modexp.extend(len.to_le_bytes());
     }
     modexp.extend([3u8, 5, 7]);
-    let cases: [(&str, Vec<u8>, u32, Option<&[u8]>); 9] = [
+    // (guest, input, exit code, public output when checked)
+    type Case<'a> = (&'a str, Vec<u8>, u32, Option<&'a [u8]>);
+    let cases: [Case; 9] = [
         ("exitcode", vec![], 42, Some(b"bye")),
         (
             "fibonacci",
