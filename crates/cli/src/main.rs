@@ -29,7 +29,7 @@ use zkrv_machine::{Statement, MAX_PROVABLE_CYCLES};
 use zkrv_sdk::{proof_file, Backend, Engine};
 use zkrv_stark::backend::LdeMode;
 use zkrv_stark::profile::{self, Profile};
-use zkrv_stark::StarkConfig;
+use zkrv_stark::{SecurityPreset, StarkConfig};
 
 /// Exit status for errors of the host (bad arguments, files, ELF, execution or proving errors).
 const HOST_ERROR: u8 = 2;
@@ -121,6 +121,13 @@ enum Command {
         /// runs (e.g. CPU and GPU backends) give byte-identical proofs. Such proofs are NOT zero-knowledge.
         #[arg(long, value_name = "N", conflicts_with = "no_zk")]
         zk_test_seed: Option<u64>,
+        /// Security preset: 100 (default) or 128 bits provable, or `dev` (fast, below 100 bits; for
+        /// development only). See `zkrv security` and docs/stark.md "Security".
+        #[arg(long, value_name = "LEVEL", default_value = "100", value_parser = parse_preset)]
+        security: SecurityPreset,
+        /// Print the round-by-round soundness table of the proof (both regimes).
+        #[arg(long)]
+        security_report: bool,
     },
     /// Verify a proof file against a guest ELF; prints the public output and exit code.
     Verify(VerifyArgs),
@@ -136,6 +143,19 @@ enum Command {
         /// Language of the guest.
         #[arg(long, value_enum, default_value_t = new::Lang::C)]
         lang: new::Lang,
+    },
+    /// Print the round-by-round soundness table of a preset (docs/stark.md "Security"), every table at the
+    /// given height (the worst case of proofs up to that height).
+    Security {
+        /// The preset: 100, 128 or dev.
+        #[arg(long, value_name = "LEVEL", default_value = "100", value_parser = parse_preset)]
+        security: SecurityPreset,
+        /// Without zero knowledge.
+        #[arg(long)]
+        no_zk: bool,
+        /// log2 of the table height (default and maximum: the largest the prover supports).
+        #[arg(long, value_name = "LOG2", value_parser = parse_log_height)]
+        log_height: Option<usize>,
     },
 }
 
@@ -158,6 +178,22 @@ struct VerifyArgs {
     /// Exit with status 3 unless the proven public output equals the bytes of FILE.
     #[arg(long, value_name = "FILE")]
     expect_output: Option<PathBuf>,
+    /// Refuse a proof whose own parameters give fewer bits provable than this (Johnson regime).
+    #[arg(long, value_name = "BITS", default_value_t = 100)]
+    min_security: u32,
+}
+
+fn parse_preset(s: &str) -> Result<SecurityPreset, String> {
+    SecurityPreset::from_name(s)
+        .ok_or_else(|| format!("unknown security level `{s}` (use 100, 128 or dev)"))
+}
+
+fn parse_log_height(s: &str) -> Result<usize, String> {
+    let max = zkrv_stark::logup::MAX_LOG_HEIGHT;
+    match s.parse::<usize>() {
+        Ok(h) if (1..=max).contains(&h) => Ok(h),
+        _ => Err(format!("`{s}` is not a log2 height in 1..={max}")),
+    }
 }
 
 /// Reads at most `limit` bytes of `path` (`what` names it in errors): a larger or endless file (e.g.
@@ -553,6 +589,8 @@ struct ProveArgs {
     profile_json: Option<PathBuf>,
     no_zk: bool,
     zk_test_seed: Option<u64>,
+    security: SecurityPreset,
+    security_report: bool,
 }
 
 /// `path` made absolute with symlinks resolved: the file itself if it exists, else its directory joined
@@ -675,17 +713,42 @@ fn check_prove_paths(a: &ProveArgs) -> Result<()> {
     Ok(())
 }
 
-/// The proof's security level under the default parameters: conjectured (ethSTARK) and provable (Johnson
-/// bound and algebraic terms), from `StarkConfig::security_report` over the proof's largest table and its
-/// number of opened columns (docs/stark.md, security section).
-fn security_line(config: &StarkConfig, proof: &zkrv_stark::Proof) -> String {
-    let (conjectured, provable) = security_bits(config, proof);
-    format!("security            {conjectured:.0} bits conjectured, {provable:.0} bits provable")
+/// The security of `proof` under its own parameters `config` ([`zkrv_machine::proof_security`]: its table
+/// heights and DEEP batch size; docs/stark.md "Security").
+fn proof_security(
+    program: &Program,
+    config: &StarkConfig,
+    proof: &zkrv_machine::Proof,
+) -> Result<zkrv_stark::security::SecurityReport> {
+    zkrv_machine::proof_security(program, proof, config).context("estimating the proof's security")
 }
 
-/// `(conjectured, provable)` bits of [`security_line`] (`zkrv_sdk::security_bits`).
-fn security_bits(config: &StarkConfig, proof: &zkrv_stark::Proof) -> (f64, f64) {
-    zkrv_sdk::security_bits(config, proof)
+/// The one-line security figure: "security            100 bits provable (Johnson regime, BCHKS25)".
+fn security_line(r: &zkrv_stark::security::SecurityReport, config: &StarkConfig) -> String {
+    let preset = SecurityPreset::of(config).map_or(String::new(), |p| format!("; {p}"));
+    format!("security            {}{preset}", r.summary())
+}
+
+/// `zkrv security`: the round-by-round table of a preset with every table at `2^log_height` rows.
+fn security(preset: SecurityPreset, no_zk: bool, log_height: Option<usize>) -> Result<u8> {
+    let config = preset.config(!no_zk);
+    let lh = log_height.unwrap_or(zkrv_stark::logup::MAX_LOG_HEIGHT);
+    // The table shapes do not depend on the program: a one-instruction one (exit) stands for all.
+    let exit = [0x0000_0073u32];
+    let program = Program::from_words(0x1000, &exit).context("building the reference program")?;
+    let r = zkrv_machine::worst_case_security(&program, &config, lh)
+        .context("estimating the security")?;
+    let f = &config.fri;
+    println!(
+        "{preset}: blowup 2^{}, {} queries, {} grinding bits, {}; every table 2^{lh} rows",
+        f.log_blowup,
+        f.num_queries,
+        f.query_grinding_bits,
+        zk_mode(config.zk)
+    );
+    print!("{r}");
+    println!("security            {}", r.summary());
+    Ok(0)
 }
 
 fn prove(a: ProveArgs) -> Result<u8> {
@@ -704,22 +767,19 @@ fn prove(a: ProveArgs) -> Result<u8> {
     let input = read_input(a.input.as_deref())?;
     let engine = select_backend(a.backend)?;
     let device_base = engine.device_used();
-    let config = if a.no_zk {
-        StarkConfig::default()
-    } else {
-        StarkConfig {
-            zk_seed: a.zk_test_seed,
-            ..StarkConfig::default_zk()
-        }
+    let config = StarkConfig {
+        zk_seed: a.zk_test_seed,
+        ..a.security.config(!a.no_zk)
     };
     if a.zk_test_seed.is_some() {
         eprintln!("zkrv: --zk-test-seed: fixed public randomness, the proof is NOT zero-knowledge");
     }
     let progress = Progress::new();
     eprintln!(
-        "proving {} on {} (blowup 2^{}, {} queries, {})",
+        "proving {} on {} ({}: blowup 2^{}, {} queries, {})",
         a.elf.display(),
         engine.name(),
+        a.security,
         config.fri.log_blowup,
         config.fri.num_queries,
         zk_mode(config.zk && a.zk_test_seed.is_none())
@@ -792,7 +852,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
             proof_file::encode(&config, &statement, &proof)
         })?;
         progress.stage("write", || write_atomic(&a.output, &bytes))?;
-        let security = security_line(&config, &proof.stark);
+        let security = proof_security(&program, &config, &proof)?;
         Ok((exec.cycles, statement, bytes.len(), security, report))
     });
     progress.finish();
@@ -813,7 +873,11 @@ fn prove(a: ProveArgs) -> Result<u8> {
         "prove time          {prove_secs:.3} s ({} cycles/s; {total:.3} s in all)",
         per_sec(cycles, prove_secs)
     );
-    println!("{security}");
+    println!("{}", security_line(&security, &config));
+    if a.security_report {
+        println!();
+        print!("{security}");
+    }
 
     let device_peak = engine
         .device_used()
@@ -972,11 +1036,26 @@ fn verify(a: VerifyArgs) -> Result<u8> {
     if let Some(o) = &a.output_file {
         check_writable(o, "--output-file")?;
     }
-    let config = StarkConfig::default();
-    let (statement, proof, config) = match proof_file::decode(&bytes, &config) {
+    let (statement, proof, config) = match proof_file::decode(&bytes) {
         Ok(v) => v,
         Err(e) => return reject(e.to_string()),
     };
+    // The level of the proof's own parameters, before the (costlier) verification.
+    let report = match no_panic("estimating the security", || {
+        proof_security(&program, &config, &proof)
+    }) {
+        Ok(r) => r,
+        Err(e) => return reject(format!("{e:#}")),
+    };
+    if report.provable_bits() < a.min_security {
+        let preset = SecurityPreset::of(&config).map_or("unknown".to_string(), |p| p.to_string());
+        return reject(format!(
+            "the proof's parameters ({preset}) give {} bits provable, below --min-security {} \
+             (prove with `--security 100` or `--security 128`, or lower --min-security to accept it)",
+            report.provable_bits(),
+            a.min_security
+        ));
+    }
     let res = no_panic("verification", || {
         Ok(zkrv_machine::verify(&program, &statement, &proof, &config))
     });
@@ -999,7 +1078,7 @@ fn verify(a: VerifyArgs) -> Result<u8> {
         .as_deref()
         .and_then(|e| first_difference(&statement.output, e));
     let accepted = exit_ok && mismatch.is_none();
-    let security = security_line(&config, &proof.stark);
+    let security = security_line(&report, &config);
     if a.json {
         let cpu_log = proof
             .stark
@@ -1007,7 +1086,7 @@ fn verify(a: VerifyArgs) -> Result<u8> {
             .get(zkrv_machine::table_id::CPU)
             .copied()
             .unwrap_or(0);
-        let (conj, prov) = security_bits(&config, &proof.stark);
+        let prov = report.provable_bits();
         let json = serde_json::json!({
             "valid": true,
             "accepted": accepted,
@@ -1021,7 +1100,7 @@ fn verify(a: VerifyArgs) -> Result<u8> {
             "cpu_table_log_height": cpu_log,
             "cycles_at_most": (1u64 << cpu_log.min(63)) - 1,
             "segments": 1,
-            "security": {"conjectured_bits": conj, "provable_bits": prov, "line": security},
+            "security": {"provable_bits": prov, "regime": "Johnson, BCHKS25", "line": security},
         });
         println!("{json}");
     } else {
@@ -1094,6 +1173,8 @@ fn main() -> ExitCode {
             profile_json,
             no_zk,
             zk_test_seed,
+            security,
+            security_report,
         } => prove(ProveArgs {
             elf,
             input,
@@ -1106,10 +1187,17 @@ fn main() -> ExitCode {
             profile_json,
             no_zk,
             zk_test_seed,
+            security,
+            security_report,
         }),
         Command::Verify(a) => verify(a),
         Command::ProgramId { elf } => program_id(elf),
         Command::New { name, lang } => new::create(&name, lang).map(|()| 0),
+        Command::Security {
+            security: preset,
+            no_zk,
+            log_height,
+        } => security(preset, no_zk, log_height),
     });
     match res {
         Ok(code) => ExitCode::from(code),

@@ -92,9 +92,11 @@ fn prove_then_verify() {
     assert!(so.contains("(\"bye\")"), "{so}");
     assert!(so.contains("cycles              138"), "{so}");
     assert!(so.contains("cycles/s"), "{so}");
-    // Both security figures of the default parameters are printed (docs/stark.md).
+    // One honest security line for the default preset (docs/stark.md "Security").
     assert!(
-        so.contains("bits conjectured") && so.contains("bits provable"),
+        so.contains(
+            "security            100 bits provable (Johnson regime, BCHKS25); 100-bit preset"
+        ),
         "{so}"
     );
     // --profile table names the prover stages; --stats on the CPU says there are no transfers.
@@ -138,6 +140,97 @@ fn prove_then_verify() {
     assert!(so.contains("proof OK"), "{so}");
     assert!(so.contains("exit code           42"), "{so}");
     assert!(so.contains("627965 (\"bye\")"), "{so}");
+    assert!(so.contains("security            100 bits provable"), "{so}");
+    // The default preset's proof is below a 128-bit demand.
+    let out = zkrv(&[
+        "verify",
+        path.to_str().unwrap(),
+        &elf("exitcode"),
+        "--min-security",
+        "128",
+    ]);
+    assert_rejected(&out, "100 bits provable, below --min-security 128");
+}
+
+/// `--security dev` proofs say they are below 100 bits; `verify` refuses them by default with a clear message
+/// and accepts them with `--min-security 0`. `--security-report` prints the round-by-round table.
+#[test]
+fn dev_preset_is_refused_below_min_security() {
+    let dir = tempdir("dev");
+    let proof = dir.join("dev.zkrv");
+    let p = proof.to_str().unwrap();
+    let out = zkrv(&[
+        "prove",
+        &elf("exitcode"),
+        "-o",
+        p,
+        "--security",
+        "dev",
+        "--backend",
+        "cpu",
+        "--security-report",
+    ]);
+    let so = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        so.contains("59 bits provable (Johnson regime, BCHKS25), below 100 bits; dev preset (below 100 bits)"),
+        "{so}"
+    );
+    for row in [
+        "unique decoding",
+        "batching (",
+        "FRI fold 1 ",
+        "FRI queries (44)",
+        "DEEP",
+        "ALI",
+        "LogUp",
+    ] {
+        assert!(so.contains(row), "missing {row}: {so}");
+    }
+    let out = zkrv(&["verify", p, &elf("exitcode")]);
+    assert_rejected(
+        &out,
+        "the proof's parameters (dev preset (below 100 bits)) give 59 bits provable, below --min-security 100",
+    );
+    let out = zkrv(&["verify", p, &elf("exitcode"), "--min-security", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("below 100 bits"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `zkrv security` prints a preset's table at the largest height; a bad level or height is a usage error.
+#[test]
+fn security_command_prints_the_table() {
+    let out = zkrv(&["security", "--security", "128"]);
+    let so = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(so.contains("every table 2^26 rows"), "{so}");
+    assert!(so.contains("total (hash cap 128)"), "{so}");
+    assert!(
+        so.contains("security            128 bits provable (Johnson regime, BCHKS25)"),
+        "{so}"
+    );
+    let out = zkrv(&[
+        "security",
+        "--security",
+        "dev",
+        "--no-zk",
+        "--log-height",
+        "22",
+    ]);
+    assert!(
+        text(&out.stdout).contains("59 bits provable"),
+        "{}",
+        text(&out.stdout)
+    );
+    for bad in [
+        &["security", "--security", "80"][..],
+        &["security", "--log-height", "27"],
+    ] {
+        let out = zkrv(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(!text(&out.stderr).contains("panicked"));
+    }
 }
 
 /// zk is the default (`zero knowledge      yes`); `--no-zk` proves without it; `verify` accepts both and says

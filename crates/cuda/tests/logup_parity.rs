@@ -243,7 +243,7 @@ fn guest_cases(rng: &mut StdRng, name: &str) -> Vec<Case> {
     let elf = std::fs::read(format!("{root}/bin/{name}.elf")).expect("guest ELF");
     let input = std::fs::read(format!("{root}/inputs/{name}.bin")).unwrap_or_default();
     let program = zkrv_executor::Program::from_elf(&elf).expect("ELF");
-    let config = zkrv_stark::StarkConfig::default();
+    let config = zkrv_stark::StarkConfig::dev();
     let checker = zkrv_machine::WitnessChecker::new(&program, &config).expect("checker");
     let w = zkrv_machine::witness(&program, &input).expect("witness");
     let ch = challenges(rng, checker.compiled());
@@ -623,7 +623,7 @@ fn gpu_guest_proofs_match_cpu() {
     };
     let backend = zkrv_cuda::CudaBackend::new(dev);
     let root = format!("{}/../../guests", env!("CARGO_MANIFEST_DIR"));
-    let config = zkrv_stark::StarkConfig::default();
+    let config = zkrv_stark::StarkConfig::dev();
     for name in ["fibonacci", "sort"] {
         let elf = std::fs::read(format!("{root}/bin/{name}.elf")).unwrap();
         let input = std::fs::read(format!("{root}/inputs/{name}.bin")).unwrap_or_default();

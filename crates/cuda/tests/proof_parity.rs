@@ -21,7 +21,7 @@ fn gpu_commit_proof_is_byte_identical_to_cpu() {
     };
     dev.set_debug(true);
     let backend = CudaBackend::new(dev);
-    let config = StarkConfig::default();
+    let config = StarkConfig::dev();
     for log_n in [3usize, 9] {
         let fx = fixture(log_n);
         let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
@@ -101,7 +101,7 @@ fn gpu_zk_proof_is_byte_identical_to_cpu() {
     let backend = CudaBackend::new(dev);
     let config = StarkConfig {
         zk_seed: Some(20261130),
-        ..StarkConfig::default_zk()
+        ..StarkConfig::dev_zk()
     };
     for log_n in [7usize, 9] {
         let fx = fixture(log_n);

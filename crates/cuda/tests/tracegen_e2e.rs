@@ -43,7 +43,7 @@ fn gpu_tracegen_proofs_are_byte_identical_to_cpu() {
     };
     dev.set_debug(true);
     let backend = CudaBackend::new(dev);
-    let config = StarkConfig::default();
+    let config = StarkConfig::dev();
     for (k, g) in rv_programs::GUESTS.iter().enumerate() {
         let (p, input) = rv_programs::guest(g);
         let (st_cpu, proof_cpu) = prove(&p, &input, &config).unwrap();
@@ -132,7 +132,7 @@ fn gpu_tracegen_zk_proof_is_byte_identical_to_cpu() {
     let backend = CudaBackend::new(dev);
     let config = StarkConfig {
         zk_seed: Some(20261130),
-        ..StarkConfig::default_zk()
+        ..StarkConfig::dev_zk()
     };
     let g = rv_programs::GUESTS[0];
     let (p, input) = rv_programs::guest(g);

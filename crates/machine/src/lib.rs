@@ -56,9 +56,10 @@ use tables::sysio::{SyscallAir, SysioAir};
 pub const MIN_HEIGHT: usize = 8;
 
 /// Smallest table height under `config`: [`MIN_HEIGHT`], or in zk mode at least
-/// `2^zkrv_stark::zk::min_log_height(num_queries)` (128 rows with the default 44 queries), so that the random
+/// `2^zkrv_stark::zk::min_log_height(num_queries)` (128 rows with 32 to 63 queries, 256 with 64 to 127), so that the random
 /// part of every committed column hides all the evaluations a proof reveals (docs/stark.md, "Zero
-/// knowledge"). Prover and verifier derive the DECODE table's height from it.
+/// knowledge"). Prover and verifier derive the heights of DECODE and POW2 from it (BITWISE, 2^16 rows, is
+/// taller than any minimum a file-format query count, < 2^15, gives).
 pub fn min_height(config: &StarkConfig) -> usize {
     MIN_HEIGHT.max(1 << config.min_log_height())
 }
@@ -299,7 +300,7 @@ impl Machine {
         let mut v = vec![None; self.airs().len()];
         v[DECODE_TABLE] = Some(decode.preprocessed_trace(min_height));
         v[BITWISE_TABLE] = Some(bitwise_preprocessed());
-        v[POW2_TABLE] = Some(pow2_preprocessed());
+        v[POW2_TABLE] = Some(pow2_preprocessed(min_height));
         v
     }
 }
@@ -825,6 +826,55 @@ pub fn verify(
         &proof.stark,
     )?;
     Ok(())
+}
+
+/// The compiled AIRs of `program`'s tables under `config` (its degree bound and zk mode), in table order.
+pub fn compiled_airs(
+    program: &Program,
+    config: &StarkConfig,
+) -> Result<Vec<zkrv_stark::air::CompiledAir>, MachineError> {
+    let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
+    zkrv_stark::air::compile_for(&machine.airs(), config)
+        .map_err(|e| MachineError::Internal(e.to_string()))
+}
+
+/// The security of `proof` under `config`: its own table heights and DEEP batch size, the tables of
+/// `program` ([`zkrv_stark::security`], docs/stark.md "Security"). Checks nothing of the proof beyond
+/// its table count and heights (at most `2^MAX_LOG_HEIGHT`): an error otherwise, never a panic.
+pub fn proof_security(
+    program: &Program,
+    proof: &Proof,
+    config: &StarkConfig,
+) -> Result<zkrv_stark::security::SecurityReport, MachineError> {
+    let airs = compiled_airs(program, config)?;
+    if proof.stark.log_heights.len() != airs.len() {
+        return Err(MachineError::Internal(format!(
+            "the proof has {} tables, the machine {}",
+            proof.stark.log_heights.len(),
+            airs.len()
+        )));
+    }
+    let max = zkrv_stark::logup::MAX_LOG_HEIGHT;
+    if let Some(&h) = proof.stark.log_heights.iter().find(|&&h| h as usize > max) {
+        return Err(MachineError::Internal(format!(
+            "the proof has a table of 2^{h} rows, more than 2^{max}"
+        )));
+    }
+    let shape = zkrv_stark::security::ProofShape::of_proof(&airs, &proof.stark);
+    Ok(config.security(&shape))
+}
+
+/// The security of proofs under `config` whose tables all have `2^log_height` rows (the worst case of
+/// that height bound; `program` gives the table list, whose shapes do not depend on it).
+pub fn worst_case_security(
+    program: &Program,
+    config: &StarkConfig,
+    log_height: usize,
+) -> Result<zkrv_stark::security::SecurityReport, MachineError> {
+    let airs = compiled_airs(program, config)?;
+    let heights = vec![log_height; airs.len()];
+    let shape = zkrv_stark::security::ProofShape::for_config(&airs, &heights, config);
+    Ok(config.security(&shape))
 }
 
 /// The preprocessed traces of `program`'s tables, by table name (DECODE, BITWISE, POW2), each `n x w`,

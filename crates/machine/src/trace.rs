@@ -58,7 +58,7 @@ pub struct Traces {
     pub sysio: RowMajorMatrix,
     /// INPUT: the private input stream (one row per byte, then the end row).
     pub input: RowMajorMatrix,
-    /// CPU32 (one row per W instruction), DVRM, SHIFT, MUL (deduplicated), POW2 counters (`128 x 1`).
+    /// CPU32 (one row per W instruction), DVRM, SHIFT, MUL (deduplicated), POW2 counters (`pow2_height(min_height) x 1`).
     pub cpu32: RowMajorMatrix,
     pub dvrm: RowMajorMatrix,
     pub shift: RowMajorMatrix,

@@ -115,14 +115,14 @@ fn div_and_w_program_proves_and_verifies() {
     let (p, expected) = program();
     let config = StarkConfig {
         debug_check: true,
-        ..StarkConfig::default()
+        ..StarkConfig::dev()
     };
     let t0 = std::time::Instant::now();
     let (st, proof) = prove(&p, b"", &config).unwrap();
     let prove_time = t0.elapsed();
     assert_eq!(st.exit_code, expected);
     let t0 = std::time::Instant::now();
-    verify(&p, &st, &proof, &StarkConfig::default()).unwrap();
+    verify(&p, &st, &proof, &StarkConfig::dev()).unwrap();
     println!(
         "{} instruction words: prove (with checker) {prove_time:?}, verify {:?}",
         p.segments[0].data.len() / 4,
@@ -150,7 +150,7 @@ fn tampered_dvrm_row_in_the_machine_is_rejected() {
     let dvrm = &mut wit.traces[t];
     DvrmCols::from_row_mut(dvrm.row_mut(row)).q = [F::ZERO; 2];
     recount_lookups(&p, &mut wit).unwrap();
-    let config = StarkConfig::default();
+    let config = StarkConfig::dev();
     let checked = prove_witness(
         &p,
         wit.clone(),

@@ -236,7 +236,7 @@ impl Instance {
     }
 
     fn check(&self) -> Result<(), String> {
-        let config = StarkConfig::default();
+        let config = StarkConfig::dev();
         let compiled = compile_all(&self.airs(), config.max_constraint_degree()).unwrap();
         check_traces(
             &compiled,
@@ -250,7 +250,7 @@ impl Instance {
 
     /// Prove with the checker off, then verify. `Err` if either refuses.
     fn prove_verify(&self) -> Result<(), String> {
-        let config = StarkConfig::default();
+        let config = StarkConfig::dev();
         let airs = self.airs();
         let pre = preprocess(&airs, self.prep.clone()).map_err(|e| e.to_string())?;
         let t0 = std::time::Instant::now();
@@ -391,7 +391,14 @@ fn complete(
     }));
 
     let mut traces = vec![dvrm, cpu32, lt, shift.shift, shift.pow2, mul];
-    let mut prep = vec![None, None, None, None, Some(pow2_preprocessed()), None];
+    let mut prep = vec![
+        None,
+        None,
+        None,
+        None,
+        Some(pow2_preprocessed(zkrv_machine::MIN_HEIGHT)),
+        None,
+    ];
     if real_bitwise {
         traces.push(lookups.trace());
         prep.push(Some(bitwise_preprocessed()));

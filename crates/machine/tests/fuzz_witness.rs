@@ -159,7 +159,7 @@ fn config(zk: bool, debug_check: bool) -> StarkConfig {
     StarkConfig {
         zk,
         debug_check,
-        ..StarkConfig::default()
+        ..StarkConfig::dev()
     }
 }
 

@@ -20,7 +20,7 @@ fn exitcode_guest_proves_and_verifies() {
 fn zk_config() -> StarkConfig {
     StarkConfig {
         zk_seed: Some(20261130),
-        ..StarkConfig::default_zk()
+        ..StarkConfig::dev_zk()
     }
 }
 
@@ -31,7 +31,7 @@ fn exitcode_guest(zk: bool) {
         debug_check: true,
         zk,
         zk_seed: Some(1),
-        ..StarkConfig::default()
+        ..StarkConfig::dev()
     };
     let t0 = std::time::Instant::now();
     let (st, proof) = prove(&p, b"", &config).unwrap();
@@ -165,5 +165,60 @@ fn all_guests_prove_and_verify() {
             st.output.len()
         );
         verify(&p, &st, &proof, &config).unwrap();
+    }
+}
+
+/// Every prebuilt guest, zk mode with the 128-bit preset (75 queries: tables of at least 256 rows, POW2
+/// included), on small inputs: proves, verifies, and the proof's own parameters give 128 bits provable.
+#[test]
+fn every_guest_proves_in_zk_with_the_128_bit_preset() {
+    let config = StarkConfig {
+        zk_seed: Some(20261201),
+        ..zkrv_stark::SecurityPreset::Bits128.config(true)
+    };
+    assert!(zkrv_machine::min_height(&config) > 128, "POW2 must grow");
+    let two = |a: u64, b: u64| [a.to_le_bytes(), b.to_le_bytes()].concat();
+    let mut modexp = Vec::new();
+    for len in [1u32, 1, 1] {
+        modexp.extend(len.to_le_bytes());
+    }
+    modexp.extend([3u8, 5, 7]);
+    // (guest, input, exit code, public output when checked)
+    type Case<'a> = (&'a str, Vec<u8>, u32, Option<&'a [u8]>);
+    let cases: [Case; 9] = [
+        ("exitcode", vec![], 42, Some(b"bye")),
+        (
+            "fibonacci",
+            90u64.to_le_bytes().to_vec(),
+            0,
+            Some(&2880067194370816120u64.to_le_bytes()),
+        ),
+        ("sha256", b"abc".to_vec(), 0, None),
+        ("keccak", b"abc".to_vec(), 0, None),
+        ("matmul", two(4, 1), 0, None),
+        ("sort", two(64, 1), 0, None),
+        ("modexp", modexp, 0, Some(&[5u8])), // 3^5 mod 7
+        ("rv64im", vec![], 0, None),
+        ("rustalloc", two(50, 1), 0, None),
+    ];
+    for (name, input, exit, output) in cases {
+        let p = guest(name);
+        let t0 = std::time::Instant::now();
+        let (st, proof) = prove(&p, &input, &config).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let secs = t0.elapsed().as_secs_f64();
+        verify(&p, &st, &proof, &config).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let sec = zkrv_machine::proof_security(&p, &proof, &config).unwrap();
+        println!(
+            "{name}: prove {secs:.1} s, heights {:?}, proof {} bytes, {}",
+            proof.stark.log_heights,
+            proof.to_bytes().len(),
+            sec.summary()
+        );
+        assert_eq!(st.exit_code, exit, "{name}");
+        if let Some(o) = output {
+            assert_eq!(st.output, o, "{name}");
+        }
+        assert_eq!(sec.provable_bits(), 128, "{name}\n{sec}");
+        assert!(proof.stark.log_heights.iter().all(|&h| h >= 8), "{name}");
     }
 }

@@ -48,7 +48,7 @@ fn input_table_holds_only_the_consumed_prefix() {
 fn truncated_input_proof_verifies() {
     let input: Vec<u8> = (0..1u32 << 16).map(|i| (i * 13) as u8).collect();
     let p = program(16);
-    let config = zkrv_stark::StarkConfig::default();
+    let config = zkrv_stark::StarkConfig::dev();
     let (statement, proof) = zkrv_machine::prove(&p, &input, &config).unwrap();
     zkrv_machine::verify(&p, &statement, &proof, &config).unwrap();
 }

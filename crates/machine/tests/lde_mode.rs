@@ -38,7 +38,7 @@ fn store_and_recompute_agree(name: &str, input: &[u8], config: &StarkConfig) {
 #[test]
 fn fibonacci_store_and_recompute_are_byte_identical() {
     let input = std::fs::read(format!("{ROOT}/guests/inputs/fibonacci.bin")).unwrap();
-    store_and_recompute_agree("fibonacci", &input, &StarkConfig::default());
+    store_and_recompute_agree("fibonacci", &input, &StarkConfig::dev());
 }
 
 #[test]
@@ -47,7 +47,7 @@ fn exitcode_zk_store_and_recompute_are_byte_identical() {
     println!("zk seed = {seed}");
     let config = StarkConfig {
         zk_seed: Some(seed),
-        ..StarkConfig::default_zk()
+        ..StarkConfig::dev_zk()
     };
     store_and_recompute_agree("exitcode", b"", &config);
 }

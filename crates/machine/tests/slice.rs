@@ -43,7 +43,7 @@ fn program() -> Program {
 fn config(debug_check: bool) -> StarkConfig {
     StarkConfig {
         debug_check,
-        ..StarkConfig::default()
+        ..StarkConfig::dev()
     }
 }
 

@@ -114,7 +114,7 @@ fn prove_inputs_with_split_equals_prove() {
     use zkrv_stark::backend::{CpuBackend, TraceInput};
     use zkrv_stark::StarkConfig;
     let (p, input) = guest("exitcode");
-    let config = StarkConfig::default();
+    let config = StarkConfig::dev();
     let (st_ref, proof_ref) = prove(&p, &input, &config).unwrap();
     let mut s = witness_split(&p, &input, DeviceFill::ALL).unwrap();
     let mh = s.inputs.min_height;

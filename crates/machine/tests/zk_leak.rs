@@ -112,11 +112,11 @@ fn private_input_is_recovered_from_a_non_zk_proof_but_not_from_a_zk_proof() {
         let in_bytes = proof.to_bytes().windows(secret.len()).any(|w| w == secret);
         (n_located, bytes, in_bytes)
     };
-    let plain = StarkConfig::default();
+    let plain = StarkConfig::dev();
     let (loc_plain, rec_plain, _) = run(&plain);
     let zk = StarkConfig {
         zk_seed: Some(4),
-        ..StarkConfig::default_zk()
+        ..StarkConfig::dev_zk()
     };
     let (loc_zk, rec_zk, bytes_zk) = run(&zk);
     println!(

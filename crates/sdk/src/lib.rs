@@ -284,9 +284,9 @@ impl Receipt {
         )?)
     }
 
-    /// Parses a `.zkrv` file; its STARK parameters must be this build's (either zk mode). Never panics.
+    /// Parses a `.zkrv` file; its STARK parameters must be one of the presets (either zk mode). Never panics.
     pub fn from_bytes(bytes: &[u8]) -> Result<Receipt, Error> {
-        let (statement, proof, config) = proof_file::decode(bytes, &StarkConfig::default())?;
+        let (statement, proof, config) = proof_file::decode(bytes)?;
         Ok(Receipt {
             statement,
             proof,
@@ -345,25 +345,15 @@ impl Receipt {
         self.config.zk
     }
 
-    /// `(conjectured bits, provable bits)` of this proof under its parameters (`StarkConfig::security_report`
-    /// over its largest table and its number of opened columns; docs/stark.md §7).
-    pub fn security_bits(&self) -> (f64, f64) {
-        security_bits(&self.config, &self.proof.stark)
+    /// Bits of security this proof's own parameters give, provable in the Johnson regime (BCHKS25 bounds),
+    /// for its table heights and DEEP batch size (`zkrv_machine::proof_security`, docs/stark.md
+    /// "Security"). `program` is the program the proof is about (its tables' shapes).
+    pub fn security_bits(&self, program: &Program) -> Result<u32, Error> {
+        Ok(
+            zkrv_machine::proof_security(&program.inner, &self.proof, &self.config)?
+                .provable_bits(),
+        )
     }
-}
-
-/// `(conjectured bits, provable bits)` of a STARK proof under `config`: `StarkConfig::security_report` over
-/// the proof's largest table and its number of opened columns (docs/stark.md §7).
-pub fn security_bits(config: &StarkConfig, proof: &zkrv_stark::Proof) -> (f64, f64) {
-    let log_max_height = proof.log_heights.iter().copied().max().unwrap_or(0) as usize;
-    let num_polys: usize = proof
-        .opened
-        .iter()
-        .flatten()
-        .map(|m| m.first().map_or(0, |point| point.len()))
-        .sum();
-    let r = config.security_report(log_max_height, num_polys);
-    (r.conjectured_bits, r.provable_bits)
 }
 
 /// What [`prove`] returns.

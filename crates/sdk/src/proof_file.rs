@@ -15,12 +15,12 @@
 use thiserror::Error;
 use zkrv_machine::{Proof, Statement};
 use zkrv_stark::pcs::FriConfig;
-use zkrv_stark::StarkConfig;
+use zkrv_stark::{SecurityPreset, StarkConfig};
 
 /// File magic.
 pub const MAGIC: [u8; 8] = *b"ZKRVPRF\0";
 /// Format version this build writes and reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Why a file is not a readable zkrv proof.
 #[derive(Debug, Error)]
@@ -37,7 +37,7 @@ pub enum FileError {
     Statement(String),
     #[error("malformed proof: {0}")]
     Proof(String),
-    #[error("proof uses STARK parameters {found}, this verifier requires {expected}")]
+    #[error("proof uses STARK parameters {found}, not those of a preset this verifier knows: {expected}")]
     Params { found: String, expected: String },
     #[error("STARK parameters out of the file format's range: {0}")]
     Unencodable(String),
@@ -166,13 +166,10 @@ fn parse_statement(b: &[u8]) -> Result<Statement, FileError> {
     })
 }
 
-/// Parses a proof file and checks that its STARK parameters are `expected`, except the zk mode: either is
-/// accepted, and the returned config is `expected` with the file's mode (the verifier checks the proof in
-/// that mode). Never panics.
-pub fn decode(
-    bytes: &[u8],
-    expected: &StarkConfig,
-) -> Result<(Statement, Proof, StarkConfig), FileError> {
+/// Parses a proof file whose STARK parameters are those of one of the presets
+/// ([`zkrv_stark::SecurityPreset`], either zk mode); returns them as the configuration to verify with
+/// (the caller decides whether the preset's level is enough). Never panics.
+pub fn decode(bytes: &[u8]) -> Result<(Statement, Proof, StarkConfig), FileError> {
     if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
         // A prefix of the magic is a truncated proof file, anything else is some other file.
         if !bytes.is_empty() && MAGIC.starts_with(bytes) {
@@ -191,14 +188,14 @@ pub fn decode(
     let mut p = [0u8; 8];
     p.copy_from_slice(r.take(8, "STARK parameters")?);
     let config = params_config(&p);
-    let mut want = expected.clone();
-    want.debug_check = false;
-    want.zk_seed = None;
-    want.zk = config.zk;
-    if config != want || p[7] > 1 {
+    if SecurityPreset::of(&config).is_none() || p[7] > 1 {
         return Err(FileError::Params {
             found: describe(&config),
-            expected: describe(&want),
+            expected: SecurityPreset::ALL
+                .iter()
+                .map(|s| format!("{} {}", s.name(), describe(&s.config(false))))
+                .collect::<Vec<_>>()
+                .join(", "),
         });
     }
     let statement = parse_statement(r.section("statement")?)?;
@@ -213,9 +210,7 @@ pub fn decode(
             proof: proof.stark.zk,
         });
     }
-    let mut config_out = expected.clone();
-    config_out.zk = config.zk;
-    Ok((statement, proof, config_out))
+    Ok((statement, proof, config))
 }
 
 #[cfg(test)]
@@ -225,38 +220,34 @@ mod tests {
     #[test]
     fn header_errors() {
         let c = StarkConfig::default();
-        assert!(matches!(decode(b"", &c), Err(FileError::NotZkrv)));
-        assert!(matches!(
-            decode(b"\x7fELF....", &c),
-            Err(FileError::NotZkrv)
-        ));
-        assert!(matches!(decode(b"ZKRV", &c), Err(FileError::Truncated(_))));
+        assert!(matches!(decode(b""), Err(FileError::NotZkrv)));
+        assert!(matches!(decode(b"\x7fELF...."), Err(FileError::NotZkrv)));
+        assert!(matches!(decode(b"ZKRV"), Err(FileError::Truncated(_))));
         let mut v = MAGIC.to_vec();
         v.extend_from_slice(&7u32.to_le_bytes());
-        assert!(matches!(
-            decode(&v, &c),
-            Err(FileError::Version { found: 7 })
-        ));
+        assert!(matches!(decode(&v), Err(FileError::Version { found: 7 })));
         let mut v = MAGIC.to_vec();
         v.extend_from_slice(&VERSION.to_le_bytes());
         v.extend_from_slice(&params_bytes(&c).unwrap());
-        assert!(matches!(decode(&v, &c), Err(FileError::Truncated(_))));
+        assert!(matches!(decode(&v), Err(FileError::Truncated(_))));
         // A huge section length is a truncation, not an allocation.
         v.extend_from_slice(&u64::MAX.to_le_bytes());
-        assert!(matches!(decode(&v, &c), Err(FileError::Truncated(_))));
+        assert!(matches!(decode(&v), Err(FileError::Truncated(_))));
         let mut weak = c.clone();
         weak.fri.num_queries = 1;
         let mut v = MAGIC.to_vec();
         v.extend_from_slice(&VERSION.to_le_bytes());
         v.extend_from_slice(&params_bytes(&weak).unwrap());
-        assert!(matches!(decode(&v, &c), Err(FileError::Params { .. })));
+        assert!(matches!(decode(&v), Err(FileError::Params { .. })));
     }
 
     #[test]
     fn params_roundtrip() {
-        let c = StarkConfig::default();
-        assert_eq!(params_config(&params_bytes(&c).unwrap()), c);
-        let z = StarkConfig::default_zk();
-        assert_eq!(params_config(&params_bytes(&z).unwrap()), z);
+        for preset in SecurityPreset::ALL {
+            for zk in [false, true] {
+                let c = preset.config(zk);
+                assert_eq!(params_config(&params_bytes(&c).unwrap()), c);
+            }
+        }
     }
 }

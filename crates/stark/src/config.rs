@@ -1,4 +1,4 @@
-//! Protocol configuration and its security figures (formulas and sources in docs/stark.md).
+//! Protocol configuration and its security presets (estimator in [`crate::security`], docs/stark.md).
 
 use std::fmt;
 
@@ -11,7 +11,7 @@ use crate::transcript::Transcript;
 pub struct StarkConfig {
     /// Zero-knowledge mode (docs/stark.md, "Zero knowledge"): salted Merkle leaves, randomized traces
     /// (degree `< 2n`), randomized quotient chunks and a random FRI codeword. Part of the transcript and of
-    /// the proof header. Max constraint degree `blowup` (4) instead of `blowup + 1`; every table needs at
+    /// the proof header. Max constraint degree `blowup` instead of `blowup + 1`; every table needs at
     /// least `2^zk::min_log_height(num_queries)` rows.
     pub zk: bool,
     /// Prover only, zk mode: `None` (default) draws a fresh 256-bit seed from the OS for every proof;
@@ -27,65 +27,111 @@ pub struct StarkConfig {
 }
 
 impl Default for StarkConfig {
-    /// Blowup 4 (max constraint degree 5), 44 queries, 16 grinding bits, final polynomial of 4
-    /// coefficients: 104 bits conjectured (see [`StarkConfig::security_report`]).
+    /// The 100-bit preset ([`SecurityPreset::Bits100`]) without zero knowledge.
     fn default() -> Self {
-        Self {
-            fri: FriConfig {
-                log_blowup: 2,
-                num_queries: 44,
-                query_grinding_bits: 16,
-                log_final_poly_len: 2,
-                log_folding_arity: 1,
-            },
+        SecurityPreset::Bits100.config(false)
+    }
+}
+
+/// The parameter sets zkrv proves with. The 100- and 128-bit presets meet their level in the Johnson
+/// regime ([`crate::security`], BCHKS25) for every trace height up to `2^MAX_LOG_HEIGHT`, in zk and non-zk
+/// mode (pinned by `crates/stark/tests/security.rs`); `Dev` is fast and below 100 bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SecurityPreset {
+    /// Blowup 4, 44 queries, 16 grinding bits: about 59 bits provable. Development and tests only.
+    Dev,
+    /// The default: blowup 8, [`SecurityPreset::fri`] queries and grinding, >= 100 bits provable.
+    Bits100,
+    /// Blowup 8, 128 bits provable (the Keccak-256 collision bound caps every level at 128).
+    Bits128,
+}
+
+impl SecurityPreset {
+    /// Every preset, weakest first.
+    pub const ALL: [SecurityPreset; 3] = [Self::Dev, Self::Bits100, Self::Bits128];
+
+    /// The name the CLI takes (`--security dev|100|128`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Dev => "dev",
+            Self::Bits100 => "100",
+            Self::Bits128 => "128",
+        }
+    }
+
+    /// The preset called `name` ([`SecurityPreset::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The level the preset is built to meet (bits provable, Johnson regime); `None` for `Dev`.
+    pub fn target_bits(self) -> Option<u32> {
+        match self {
+            Self::Dev => None,
+            Self::Bits100 => Some(100),
+            Self::Bits128 => Some(128),
+        }
+    }
+
+    /// The FRI parameters (docs/stark.md "Security" gives the measurements behind them).
+    pub fn fri(self) -> FriConfig {
+        let (log_blowup, num_queries, query_grinding_bits) = match self {
+            Self::Dev => (2, 44, 16),
+            Self::Bits100 => (3, 54, 20),
+            Self::Bits128 => (3, 75, 20),
+        };
+        FriConfig {
+            log_blowup,
+            num_queries,
+            query_grinding_bits,
+            log_final_poly_len: 2,
+            log_folding_arity: 1,
+        }
+    }
+
+    /// The preset's configuration, in zk mode or not (OS randomness, no debug check).
+    pub fn config(self, zk: bool) -> StarkConfig {
+        StarkConfig {
+            fri: self.fri(),
             log_max_multiplicity: 32,
             debug_check: false,
-            zk: false,
+            zk,
             zk_seed: None,
         }
     }
-}
 
-/// Security figures of a configuration for a given proof size.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SecurityReport {
-    /// ethSTARK Conjecture 5.1 regime: `num_queries * log_blowup + grinding_bits` (capped by the field).
-    pub conjectured_bits: f64,
-    /// Johnson-regime (proven) bound of FRI/DEEP, see `FriConfig::provable_security_bits`.
-    pub provable_fri_bits: f64,
-    /// LogUp and constraint-batching / out-of-domain errors over `Ext3` (`|K| = p^3`), see docs/stark.md.
-    pub algebraic_bits: f64,
-    /// `min(provable_fri_bits, algebraic_bits)`.
-    pub provable_bits: f64,
-    pub log_max_lde_height: usize,
-    pub num_polys: usize,
-}
-
-impl fmt::Display for SecurityReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "conjectured {:.1} bits; provable {:.1} bits (FRI {:.1}, algebraic {:.1}) for LDE height 2^{} and {} committed columns",
-            self.conjectured_bits,
-            self.provable_bits,
-            self.provable_fri_bits,
-            self.algebraic_bits,
-            self.log_max_lde_height,
-            self.num_polys
-        )
+    /// The preset whose parameters `config` has (its zk mode, seed and debug flag aside).
+    pub fn of(config: &StarkConfig) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| {
+            p.fri() == config.fri
+                && config.log_max_multiplicity == p.config(false).log_max_multiplicity
+        })
     }
 }
 
-/// `log2 |Ext3|`.
-const EXT_BITS: f64 = 3.0 * 64.0;
+impl fmt::Display for SecurityPreset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.target_bits() {
+            Some(b) => write!(f, "{b}-bit preset"),
+            None => write!(f, "dev preset (below 100 bits)"),
+        }
+    }
+}
 
 impl StarkConfig {
     /// The default configuration in zero-knowledge mode (OS randomness).
     pub fn default_zk() -> Self {
-        Self {
-            zk: true,
-            ..Self::default()
-        }
+        SecurityPreset::Bits100.config(true)
+    }
+
+    /// The fast development preset ([`SecurityPreset::Dev`], below 100 bits), without zero knowledge.
+    pub fn dev() -> Self {
+        SecurityPreset::Dev.config(false)
+    }
+
+    /// The fast development preset in zero-knowledge mode.
+    pub fn dev_zk() -> Self {
+        SecurityPreset::Dev.config(true)
     }
 
     /// Max constraint degree: `blowup + 1`; in zk mode `blowup` (the quotient of degree-`< 2n` traces,
@@ -111,31 +157,10 @@ impl StarkConfig {
         }
     }
 
-    /// Security for proofs whose largest trace has height `2^log_max_height` and `num_polys` committed
-    /// base columns over all rounds (main, aux, preprocessed, quotient).
-    pub fn security_report(&self, log_max_height: usize, num_polys: usize) -> SecurityReport {
-        // zk mode: committed polynomials have degree < 2n (and the random codeword may be taller).
-        let log_committed = if self.zk {
-            crate::zk::codeword_log_height(&self.fri, log_max_height + 1)
-        } else {
-            log_max_height
-        };
-        let log_d = log_committed + self.fri.log_blowup;
-        let conjectured_bits = self.fri.conjectured_security_bits();
-        let provable_fri_bits = self.fri.provable_security_bits(log_d, num_polys);
-        // Algebraic errors (Schwartz-Zippel over Ext3): LogUp with 2^log_max_height rows per table times
-        // ~2^8 interaction columns (fingerprint collision / sum cancellation, degree ~ n * k in z plus the
-        // tuple length in alpha), constraint folding (number of constraints, ~2^12), out-of-domain
-        // sampling (degree of the quotient identity ~ max_degree * n), each ~ 2^(log n + 12) / |K|.
-        let algebraic_bits = EXT_BITS - (log_committed as f64 + 12.0) - 1.0;
-        SecurityReport {
-            conjectured_bits,
-            provable_fri_bits,
-            algebraic_bits,
-            provable_bits: provable_fri_bits.min(algebraic_bits),
-            log_max_lde_height: log_d,
-            num_polys,
-        }
+    /// The round-by-round security of proofs of shape `shape` under this configuration
+    /// ([`crate::security`]).
+    pub fn security(&self, shape: &crate::security::ProofShape) -> crate::security::SecurityReport {
+        crate::security::SecurityReport::new(self, shape)
     }
 
     /// Absorb the configuration (fixed-width little-endian fields).

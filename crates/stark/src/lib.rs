@@ -20,12 +20,13 @@ pub mod preprocessed;
 pub mod profile;
 pub mod proof;
 pub mod prover;
+pub mod security;
 pub mod statement;
 pub mod symbolic;
 pub mod verifier;
 pub mod zk;
 
-pub use config::StarkConfig;
+pub use config::{SecurityPreset, StarkConfig};
 pub use preprocessed::{preprocess, PreprocessedData};
 pub use proof::Proof;
 pub use prover::{prove, prove_with, ProveError};

@@ -10,7 +10,7 @@ use crate::poly::domain_generator;
 use crate::transcript::Transcript;
 
 /// Transcript label of this protocol version.
-pub const PROTOCOL_LABEL: &[u8] = b"zkrv-stark-v2";
+pub const PROTOCOL_LABEL: &[u8] = b"zkrv-stark-v3";
 
 fn encode_public(public: &[PublicInteraction], out: &mut Vec<u8>) {
     out.extend((public.len() as u64).to_le_bytes());
@@ -35,8 +35,66 @@ pub fn statement_digest(statement: &[u8], public: &[PublicInteraction]) -> Diges
     keccak256(&buf)
 }
 
-/// Start the transcript: label, statement bytes, public interactions, configuration, and every table's
-/// name, widths and log height.
+/// Keccak-256 of the compiled AIRs, in order: for each table its name, widths, every circuit node (tag and
+/// operands, [`crate::symbolic::Node`]), the constraint roots, the interactions (bus, direction, value and
+/// multiplicity nodes) and the LogUp grouping. Absorbed by [`start_transcript`] (defence in depth: a
+/// verifier built with other constraints derives other challenges even where the shapes agree).
+pub fn air_digest(airs: &[CompiledAir]) -> Digest {
+    use crate::symbolic::Node;
+    let mut b: Vec<u8> = Vec::new();
+    let u = |b: &mut Vec<u8>, v: u64| b.extend(v.to_le_bytes());
+    u(&mut b, airs.len() as u64);
+    for a in airs {
+        u(&mut b, a.name.len() as u64);
+        b.extend(a.name.as_bytes());
+        u(&mut b, a.width as u64);
+        u(&mut b, a.preprocessed_width as u64);
+        u(&mut b, a.circuit.nodes.len() as u64);
+        for n in &a.circuit.nodes {
+            let (tag, x, y) = match *n {
+                Node::Const(c) => (0u64, c, 0),
+                Node::Main { col, next } => (1, col as u64, next as u64),
+                Node::Preprocessed { col, next } => (2, col as u64, next as u64),
+                Node::IsFirstRow => (3, 0, 0),
+                Node::IsLastRow => (4, 0, 0),
+                Node::IsTransition => (5, 0, 0),
+                Node::Add(l, r) => (6, l as u64, r as u64),
+                Node::Sub(l, r) => (7, l as u64, r as u64),
+                Node::Mul(l, r) => (8, l as u64, r as u64),
+                Node::Neg(l) => (9, l as u64, 0),
+            };
+            for v in [tag, x, y] {
+                u(&mut b, v);
+            }
+        }
+        u(&mut b, a.constraints.len() as u64);
+        for c in &a.constraints {
+            u(&mut b, c.node as u64);
+        }
+        u(&mut b, a.interactions.len() as u64);
+        for i in &a.interactions {
+            u(&mut b, i.bus as u64);
+            u(&mut b, i.direction.to_u8() as u64);
+            u(&mut b, i.multiplicity as u64);
+            u(&mut b, i.values.len() as u64);
+            for &v in &i.values {
+                u(&mut b, v as u64);
+            }
+        }
+        u(&mut b, a.logup.groups.len() as u64);
+        for g in &a.logup.groups {
+            u(&mut b, g.len() as u64);
+            for &k in g {
+                u(&mut b, k as u64);
+            }
+        }
+        u(&mut b, a.num_quotient_chunks as u64);
+    }
+    keccak256(&b)
+}
+
+/// Start the transcript: label, statement bytes, public interactions, configuration, every table's
+/// name, widths and log height, and the [`air_digest`] of the tables.
 pub fn start_transcript(
     config: &StarkConfig,
     airs: &[CompiledAir],
@@ -60,6 +118,8 @@ pub fn start_transcript(
         t.observe_u64(air.interactions.len() as u64);
         t.observe_u64(lh as u64);
     }
+    t.observe_bytes(b"airs");
+    t.observe_bytes(&air_digest(airs));
     t
 }
 

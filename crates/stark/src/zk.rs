@@ -459,7 +459,7 @@ mod tests {
 
     #[test]
     fn codeword_covers_fri_openings() {
-        let fri = crate::StarkConfig::default().fri;
+        let fri = crate::StarkConfig::dev().fri;
         assert_eq!(codeword_log_height(&fri, 8), 9);
         assert_eq!(codeword_log_height(&fri, 17), 17);
     }

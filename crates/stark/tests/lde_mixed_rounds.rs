@@ -14,12 +14,12 @@ use zkrv_stark::{preprocess, verify_bytes, StarkConfig};
 fn mixed_store_and_recompute_rounds_give_the_store_proof() {
     let plain = StarkConfig {
         debug_check: true,
-        ..StarkConfig::default()
+        ..StarkConfig::dev()
     };
     let zk = StarkConfig {
         zk_seed: Some(7),
         debug_check: true,
-        ..StarkConfig::default_zk()
+        ..StarkConfig::dev_zk()
     };
     for (config, log_n) in [(&plain, 6usize), (&zk, 7usize)] {
         let fx = fixture(log_n);

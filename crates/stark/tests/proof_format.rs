@@ -17,7 +17,7 @@ const STMT: &[u8] = b"fuzz";
 type Setup = (StarkConfig, Fixture, zkrv_stark::PreprocessedData, Vec<u8>);
 
 fn proof_bytes() -> Setup {
-    proof_bytes_with(StarkConfig::default(), 3)
+    proof_bytes_with(StarkConfig::dev(), 3)
 }
 
 fn proof_bytes_with(config: StarkConfig, log_n: usize) -> Setup {
@@ -160,7 +160,7 @@ fn mutated_zk_proofs_never_panic_nor_verify() {
         .unwrap_or(1000);
     let config = StarkConfig {
         zk_seed: Some(9),
-        ..StarkConfig::default_zk()
+        ..StarkConfig::dev_zk()
     };
     mutation_fuzz(proof_bytes_with(config, 7), iters);
 }

@@ -4,15 +4,16 @@
 mod proto_common;
 
 use proto_common::*;
-use zkrv_stark::air::{Air, AirBuilder};
+use zkrv_stark::air::{compile_for, Air, AirBuilder};
 use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::security::ProofShape;
 use zkrv_stark::{preprocess, prove, verify, verify_bytes, Proof, StarkConfig};
 
 #[test]
 fn fib_and_bytes_prove_and_verify() {
     let config = StarkConfig {
         debug_check: true,
-        ..StarkConfig::default()
+        ..StarkConfig::dev()
     };
     for log_n in [1usize, 2, 3, 6, 9] {
         let fx = fixture(log_n);
@@ -43,7 +44,7 @@ fn fib_and_bytes_prove_and_verify() {
 
 #[test]
 fn proofs_are_deterministic() {
-    let config = StarkConfig::default();
+    let config = StarkConfig::dev();
     let fx = fixture(5);
     let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
     let p1 = prove(&config, &airs(), &pre, fx.traces.clone(), &fx.public, b"s").unwrap();
@@ -68,7 +69,7 @@ impl Air for Square {
 
 #[test]
 fn single_table_without_buses() {
-    let config = StarkConfig::default();
+    let config = StarkConfig::dev();
     let airs: Vec<&dyn Air> = vec![&Square];
     let n = 16u64;
     let trace = RowMajorMatrix::new(
@@ -86,16 +87,24 @@ fn single_table_without_buses() {
 
 #[test]
 fn default_config_security() {
-    let config = StarkConfig::default();
-    assert_eq!(config.max_constraint_degree(), 5);
-    for (log_h, cols) in [(20usize, 200usize), (22, 1000), (26, 4000)] {
-        let r = config.security_report(log_h, cols);
-        println!("{r}");
-        assert!(r.conjectured_bits >= 100.0, "{r}");
-        assert!(
-            r.provable_bits > 0.0 && r.provable_bits <= r.conjectured_bits + 1e-9,
-            "{r}"
-        );
+    // The fib table at every height up to the maximum: the default preset stays >= 100 bits provable,
+    // the dev preset (today's fast parameters) below.
+    let dev = StarkConfig::dev();
+    assert_eq!(dev.max_constraint_degree(), 5);
+    for log_h in [4usize, 20, 22, zkrv_stark::logup::MAX_LOG_HEIGHT] {
+        for zk in [false, true] {
+            let c = StarkConfig {
+                zk,
+                ..StarkConfig::default()
+            };
+            let airs = compile_for(&[&FibAir as &dyn Air], &c).unwrap();
+            let shape = ProofShape::for_config(&airs, &[log_h], &c);
+            let r = c.security(&shape);
+            println!("2^{log_h} zk {zk}: {}", r.summary());
+            assert!(r.provable_bits() >= 100, "{r}");
+            let d = StarkConfig { zk, ..dev.clone() };
+            assert!(d.security(&shape).provable_bits() < 100);
+        }
     }
 }
 
@@ -123,7 +132,7 @@ impl Air for Pow5 {
 fn max_degree_table_proves() {
     use zkrv_stark::air::CompiledAir;
     use zkrv_stark::field::{PrimeCharacteristicRing, F};
-    let config = StarkConfig::default();
+    let config = StarkConfig::dev();
     assert_eq!(CompiledAir::new(&Pow5, 5).unwrap().num_quotient_chunks, 4);
     let airs: Vec<&dyn Air> = vec![&Pow5];
     let trace = RowMajorMatrix::new(
@@ -136,7 +145,7 @@ fn max_degree_table_proves() {
     let proof = prove(&config, &airs, &pre, vec![trace.clone()], &[], b"").unwrap();
     verify(&config, &airs, &pre, &[], b"", &proof).unwrap();
     // With blowup 2 the max degree is 3: the AIR is refused.
-    let mut small = StarkConfig::default();
+    let mut small = StarkConfig::dev();
     small.fri.log_blowup = 1;
     let err = prove(&small, &airs, &pre, vec![trace], &[], b"").unwrap_err();
     assert!(matches!(err, zkrv_stark::ProveError::Air(_)), "{err}");
@@ -170,14 +179,14 @@ fn lde_modes_give_identical_proofs() {
     use zkrv_stark::backend::LdeMode;
     let plain = StarkConfig {
         debug_check: true,
-        ..StarkConfig::default()
+        ..StarkConfig::dev()
     };
     let zk_seed = 20261130;
     println!("zk seed = {zk_seed}");
     let zk = StarkConfig {
         zk_seed: Some(zk_seed),
         debug_check: true,
-        ..StarkConfig::default_zk()
+        ..StarkConfig::dev_zk()
     };
     for (config, log_ns) in [(&plain, &[1usize, 4, 8][..]), (&zk, &[7usize][..])] {
         for &log_n in log_ns {

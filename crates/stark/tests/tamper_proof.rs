@@ -22,7 +22,7 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let config = StarkConfig::default();
+    let config = StarkConfig::dev();
     let fx = fixture(5);
     let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
     Setup { config, fx, pre }
@@ -388,7 +388,7 @@ fn too_tall_tables_are_refused_by_the_prover() {
     let s = setup();
     let cfg = StarkConfig {
         log_max_multiplicity: 60,
-        ..StarkConfig::default()
+        ..StarkConfig::dev()
     };
     let err = prove(
         &cfg,

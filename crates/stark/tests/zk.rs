@@ -18,7 +18,7 @@ fn zk_config(seed: u64) -> StarkConfig {
     StarkConfig {
         zk_seed: Some(seed),
         debug_check: true,
-        ..StarkConfig::default_zk()
+        ..StarkConfig::dev_zk()
     }
 }
 
@@ -60,7 +60,7 @@ fn zk_fib_and_bytes_prove_and_verify() {
 
 #[test]
 fn zk_os_randomness_proves() {
-    let config = StarkConfig::default_zk();
+    let config = StarkConfig::dev_zk();
     assert_eq!(config.zk_seed, None);
     let (fx, pre, p1) = prove_fib(&config, 7);
     let (_, _, p2) = prove_fib(&config, 7);
@@ -89,7 +89,7 @@ fn seeds_make_proofs_differ_and_both_verify() {
 #[test]
 fn mode_mismatch_is_a_specific_error() {
     let zk = zk_config(2);
-    let plain = StarkConfig::default();
+    let plain = StarkConfig::dev();
     let (fx, pre, zk_proof) = prove_fib(&zk, 7);
     assert_eq!(
         check(&plain, &fx, &pre, &zk_proof),
@@ -207,7 +207,7 @@ fn interpolation_attack(
 fn zk_proof_does_not_reveal_the_witness() {
     let airs: Vec<&dyn Air> = vec![&Secret];
     // Non-zk, 16 rows: the 44 queries open more distinct points than the degree bound.
-    let plain = StarkConfig::default();
+    let plain = StarkConfig::dev();
     let zk = zk_config(5);
     let run = |config: &StarkConfig, n: u64| {
         let trace = secret_trace(n);

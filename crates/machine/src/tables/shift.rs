@@ -18,8 +18,8 @@
 //! s < 32, so s itself is bounded by the row of its kind. The test `alu_shift::negative_amount_is_rejected`
 //! runs that attack.
 //!
-//! POW2 shape: 128 preprocessed rows x 7 columns `[s, w5, p_lo, p_hi, q_lo, q_hi, z]` (natural order): row
-//! i < 64 is `(s = i, w5 = 0)`, row 64 + i (i < 32) is `(s = i, w5 = 1)`, rows 96..127 repeat row 0 (a
+//! POW2 shape: [`pow2_height`] (128, more in zk mode with 64 queries or more) preprocessed rows x 7 columns `[s, w5, p_lo, p_hi, q_lo, q_hi, z]` (natural order): row
+//! i < 64 is `(s = i, w5 = 0)`, row 64 + i (i < 32) is `(s = i, w5 = 1)`, rows from 96 on repeat row 0 (a
 //! true fact; their counter is always 0). `p = 2^s`, `q = 2^(64 - s)` (1 when s = 0), `z = [s = 0]`, words
 //! as `(lo, hi)`. Main: one column, the counter `m`. The verifier builds the preprocessed trace itself
 //! ([`pow2_preprocessed`]).
@@ -240,8 +240,15 @@ pub struct Pow2PrepCols<T> {
 }
 columns!(Pow2PrepCols, NUM_POW2_PREP_COLS);
 
-/// Height of POW2: 128 rows (96 used).
+/// Smallest height of POW2: 128 rows (96 used); taller when the smallest table height is
+/// ([`pow2_height`]).
 pub const POW2_HEIGHT: usize = 128;
+
+/// Height of POW2 for the smallest table height `min_height` (a power of two; in zk mode it grows with the
+/// query count, `zkrv_machine::min_height`): `max(128, min_height)`. Rows from 96 on are `(0, 0)` rows.
+pub fn pow2_height(min_height: usize) -> usize {
+    POW2_HEIGHT.max(min_height)
+}
 
 /// POW2 row index of `(s, w5)`.
 pub fn pow2_row(s: u64, w5: bool) -> usize {
@@ -254,10 +261,11 @@ fn pow2_values(s: u64) -> (u64, u64, u64) {
     (1u64 << s, q, (s == 0) as u64)
 }
 
-/// The fixed POW2 preprocessed trace: `128 x 7`, natural order (layout in the module doc).
-pub fn pow2_preprocessed() -> RowMajorMatrix {
-    let mut values = Vec::with_capacity(POW2_HEIGHT * NUM_POW2_PREP_COLS);
-    for i in 0..POW2_HEIGHT as u64 {
+/// The POW2 preprocessed trace: `pow2_height(min_height) x 7`, natural order (layout in the module doc).
+pub fn pow2_preprocessed(min_height: usize) -> RowMajorMatrix {
+    let h = pow2_height(min_height);
+    let mut values = Vec::with_capacity(h * NUM_POW2_PREP_COLS);
+    for i in 0..h as u64 {
         let (s, w5) = match i {
             0..=63 => (i, 0),
             64..=95 => (i - 64, 1),
@@ -300,7 +308,7 @@ impl Air for Pow2Air {
 pub struct ShiftTraces {
     /// SHIFT: `n x 22`, natural order.
     pub shift: RowMajorMatrix,
-    /// POW2 main (the counters): `128 x 1`.
+    /// POW2 main (the counters): `pow2_height(min_height) x 1`.
     pub pow2: RowMajorMatrix,
 }
 
@@ -354,7 +362,7 @@ fn shift_row(op: ShiftOp, a: u64, b: u64) -> ShiftRow {
 }
 
 /// The requests SHIFT makes of other tables, without building its rows: each row's MUL check (padding rows
-/// included: `MUL(0, 1)` each) added to `mul`, and the POW2 counters returned (`128 x 1`, natural order).
+/// included: `MUL(0, 1)` each) added to `mul`, and the POW2 counters returned (`pow2_height(min_height) x 1`, natural order).
 /// Row `i` of the SHIFT trace ([`shift_fill`]) makes exactly these requests; so call this before MUL.
 pub fn shift_side_requests(
     requests: &ShiftRequests,
@@ -362,7 +370,7 @@ pub fn shift_side_requests(
     mul: &mut MulRequests,
 ) -> RowMajorMatrix {
     let n = shift_height(requests.len(), min_height);
-    let mut pow2 = vec![0u64; POW2_HEIGHT];
+    let mut pow2 = vec![0u64; pow2_height(min_height)];
     for &(op, a, b) in requests.keys() {
         let row = shift_row(op, a, b);
         mul.add(row.mop, a, row.x);

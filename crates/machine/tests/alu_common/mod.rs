@@ -36,7 +36,7 @@ pub fn preprocessed() -> Vec<Option<RowMajorMatrix>> {
     vec![
         None,
         None,
-        Some(pow2_preprocessed()),
+        Some(pow2_preprocessed(zkrv_machine::MIN_HEIGHT)),
         None,
         Some(bitwise_preprocessed()),
     ]
@@ -317,7 +317,7 @@ pub fn recount_with(airs: &[&dyn Air], prep: &[Option<RowMajorMatrix>], w: &mut 
 pub fn config(debug_check: bool) -> StarkConfig {
     StarkConfig {
         debug_check,
-        ..StarkConfig::default()
+        ..StarkConfig::dev()
     }
 }
 
