@@ -11,6 +11,9 @@ command -v clang >/dev/null || command -v clang-14 >/dev/null || need_apt+=(clan
 # C++ compiler for the host emulation of the GPU fill kernels (crates/cuda/tests/common/host_emu.rs).
 command -v c++ >/dev/null || command -v g++ >/dev/null || command -v clang++ >/dev/null \
   || command -v clang++-14 >/dev/null || need_apt+=(g++)
+# C cross toolchain for the new-guest end-to-end test (crates/cli/tests/new_user.rs: `zkrv new --lang c`,
+# built outside the checkout, run, proven, verified).
+command -v riscv64-unknown-elf-gcc >/dev/null || need_apt+=(gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "== installing ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
