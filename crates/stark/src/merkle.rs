@@ -775,21 +775,6 @@ pub struct TreeOpenings {
     pub siblings: Vec<Digest>,
 }
 
-/// The row of matrix `m` (height `2^lh`, tree height `2^log_max`) at leaf `leaf` from
-/// [`TreeOpenings::rows`], `None` if the openings do not hold it.
-pub fn opened_row<'a>(
-    o: &'a TreeOpenings,
-    indices: &[usize],
-    log_max: usize,
-    m: usize,
-    lh: usize,
-    leaf: usize,
-) -> Option<&'a [F]> {
-    let rows = distinct_rows(indices, log_max.checked_sub(lh)?);
-    let k = rows.binary_search(&(leaf >> (log_max - lh))).ok()?;
-    o.rows.get(m)?.get(k).map(|r| r.as_slice())
-}
-
 /// Builds [`TreeOpenings`] from one full opening per leaf index (`openings[j]` the rows, commit order, and
 /// the path of leaf `indices[j]`, as [`MerkleTree::open`] gives them). `dims` are the tree's matrices.
 /// Errors if an opening has the wrong shape.
