@@ -128,6 +128,11 @@ enum Command {
         /// Print the round-by-round soundness table of the proof (both regimes).
         #[arg(long)]
         security_report: bool,
+        /// GPU backend: cap the device memory the prover may use, in GiB (also `ZKRV_GPU_MEMORY`; default:
+        /// the device's free memory). A proof that does not fit stops before it starts, naming the bytes
+        /// needed and available.
+        #[arg(long, value_name = "GIB", value_parser = parse_gpu_memory)]
+        gpu_memory: Option<u64>,
     },
     /// Verify a proof file against a guest ELF; prints the public output and exit code.
     Verify(VerifyArgs),
@@ -345,13 +350,13 @@ fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
 // Backends (zkrv_sdk::engine)
 
 /// Picks the backend. `auto` falls back to the CPU (with a note on stderr) when no GPU is usable.
-fn select_backend(arg: BackendArg) -> Result<Engine> {
+fn select_backend(arg: BackendArg, gpu_memory: Option<u64>) -> Result<Engine> {
     let backend = match arg {
         BackendArg::Auto => Backend::Auto,
         BackendArg::Cpu => Backend::Cpu,
         BackendArg::Gpu => Backend::Gpu,
     };
-    match Engine::open(backend) {
+    match Engine::open_with(backend, gpu_memory) {
         Ok((engine, fallback)) => {
             if let Some(e) = fallback {
                 eprintln!("zkrv: no usable GPU ({e}); proving on the CPU");
@@ -591,6 +596,13 @@ struct ProveArgs {
     zk_test_seed: Option<u64>,
     security: SecurityPreset,
     security_report: bool,
+    gpu_memory: Option<u64>,
+}
+
+/// `--gpu-memory GIB`: a positive number of GiB, as bytes.
+fn parse_gpu_memory(s: &str) -> std::result::Result<u64, String> {
+    zkrv_cuda::parse_gib(s)
+        .ok_or_else(|| format!("{s:?} is not a positive number of GiB (e.g. 24 or 7.5)"))
 }
 
 /// `path` made absolute with symlinks resolved: the file itself if it exists, else its directory joined
@@ -765,7 +777,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
     LdeMode::from_env().map_err(|e| anyhow!(e))?;
     let program = load_program(&a.elf)?;
     let input = read_input(a.input.as_deref())?;
-    let engine = select_backend(a.backend)?;
+    let engine = select_backend(a.backend, a.gpu_memory)?;
     let device_base = engine.device_used();
     let config = StarkConfig {
         zk_seed: a.zk_test_seed,
@@ -922,6 +934,13 @@ fn prove(a: ProveArgs) -> Result<u8> {
         }
         if let Some(d) = device_peak {
             println!("peak device memory  {} (memory pool high-water)", mib(d));
+        }
+        if let Some((peak, budget)) = engine.device_memory() {
+            println!(
+                "device buffers      {} peak of live buffers, budget {}",
+                mib(peak),
+                mib(budget)
+            );
         }
         if let Some(s) = &transfers {
             println!(
@@ -1175,6 +1194,7 @@ fn main() -> ExitCode {
             zk_test_seed,
             security,
             security_report,
+            gpu_memory,
         } => prove(ProveArgs {
             elf,
             input,
@@ -1189,6 +1209,7 @@ fn main() -> ExitCode {
             zk_test_seed,
             security,
             security_report,
+            gpu_memory,
         }),
         Command::Verify(a) => verify(a),
         Command::ProgramId { elf } => program_id(elf),

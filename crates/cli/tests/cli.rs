@@ -61,3 +61,28 @@ fn host_errors_exit_2() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("cycle limit of 100"));
     }
 }
+
+/// `--gpu-memory` takes a positive number of GiB; anything else is a usage error naming the value, before
+/// any work (no proof file written).
+#[test]
+fn gpu_memory_flag_is_validated() {
+    let out_path =
+        std::env::temp_dir().join(format!("zkrv-cli-gpumem-{}.zkrv", std::process::id()));
+    for bad in ["0", "-3", "abc", "inf"] {
+        let flag = format!("--gpu-memory={bad}");
+        let out = zkrv(&[
+            "prove",
+            "/nonexistent.elf",
+            "-o",
+            out_path.to_str().unwrap(),
+            &flag,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "--gpu-memory {bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("positive number of GiB"),
+            "--gpu-memory {bad}: {err}"
+        );
+        assert!(!out_path.exists());
+    }
+}

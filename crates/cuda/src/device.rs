@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{
@@ -72,6 +72,62 @@ pub struct Device {
     sync_launches: AtomicBool,
     pub(crate) twiddles: Mutex<Option<Arc<crate::poly::Twiddles>>>,
     staging: Mutex<Option<Staging>>,
+    /// Bytes of live [`DeviceBuffer`]s, their high-water mark, and the budget [`Device::alloc`] keeps.
+    memory: Arc<MemoryBudget>,
+}
+
+/// The device-memory budget of one [`Device`]: bytes held by live [`DeviceBuffer`]s (counted at `alloc`,
+/// returned on drop), their high-water mark, and the cap. Kernel modules, twiddle tables' bookkeeping and
+/// the driver's own reservations are outside it (they are counted by `cuMemGetInfo`, not here).
+#[derive(Debug)]
+pub struct MemoryBudget {
+    live: AtomicU64,
+    peak: AtomicU64,
+    budget: AtomicU64,
+}
+
+impl MemoryBudget {
+    fn add(&self, bytes: u64) -> Result<(), CudaError> {
+        let budget = self.budget.load(Ordering::Relaxed);
+        let mut cur = self.live.load(Ordering::Relaxed);
+        loop {
+            let next = cur.saturating_add(bytes);
+            if next > budget {
+                return Err(CudaError::Budget {
+                    requested: bytes,
+                    in_use: cur,
+                    budget,
+                });
+            }
+            match self
+                .live
+                .compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    self.peak.fetch_max(next, Ordering::Relaxed);
+                    return Ok(());
+                }
+                Err(v) => cur = v,
+            }
+        }
+    }
+
+    fn sub(&self, bytes: u64) {
+        self.live.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// Bytes of `ZKRV_GPU_MEMORY` (GiB, a positive decimal number), if set. Errors name the bad value.
+pub fn gpu_memory_from_env() -> Result<Option<u64>, CudaError> {
+    match std::env::var("ZKRV_GPU_MEMORY") {
+        Err(_) => Ok(None),
+        Ok(v) if v.trim().is_empty() => Ok(None),
+        Ok(v) => crate::parse_gib(&v).map(Some).ok_or_else(|| {
+            CudaError::InvalidArgument(format!(
+                "ZKRV_GPU_MEMORY={v:?}: expected GiB, e.g. 24 or 7.5"
+            ))
+        }),
+    }
 }
 
 impl std::fmt::Debug for Device {
@@ -130,6 +186,18 @@ impl Device {
             sync_launches: AtomicBool::new(debug),
             twiddles: Mutex::new(None),
             staging: Mutex::new(None),
+            memory: Arc::new(MemoryBudget {
+                live: AtomicU64::new(0),
+                peak: AtomicU64::new(0),
+                budget: AtomicU64::new(u64::MAX),
+            }),
+        })
+        .and_then(|d: Device| {
+            // Default budget: the device's free memory now, capped by ZKRV_GPU_MEMORY.
+            let (free, _) = d.mem_info()?;
+            let cap = gpu_memory_from_env()?.unwrap_or(u64::MAX);
+            d.set_memory_budget((free as u64).min(cap));
+            Ok(d)
         })
     }
 
@@ -148,6 +216,36 @@ impl Device {
         self.ctx
             .mem_get_info()
             .map_err(|e| driver_err("cuMemGetInfo", e))
+    }
+
+    /// Caps the bytes of live [`DeviceBuffer`]s: an allocation past it fails with [`CudaError::Budget`]
+    /// (before any driver call). Default: the free memory when the device was opened, capped by
+    /// `ZKRV_GPU_MEMORY` (GiB).
+    pub fn set_memory_budget(&self, bytes: u64) {
+        self.memory.budget.store(bytes, Ordering::Relaxed);
+    }
+
+    /// The budget of [`Device::set_memory_budget`], in bytes.
+    pub fn memory_budget(&self) -> u64 {
+        self.memory.budget.load(Ordering::Relaxed)
+    }
+
+    /// Bytes held by live [`DeviceBuffer`]s now.
+    pub fn memory_in_use(&self) -> u64 {
+        self.memory.live.load(Ordering::Relaxed)
+    }
+
+    /// High-water mark of [`Device::memory_in_use`] since the device was opened or the last
+    /// [`Device::reset_memory_peak`].
+    pub fn memory_peak(&self) -> u64 {
+        self.memory.peak.load(Ordering::Relaxed)
+    }
+
+    /// Restarts [`Device::memory_peak`] from the bytes in use now.
+    pub fn reset_memory_peak(&self) {
+        self.memory
+            .peak
+            .store(self.memory_in_use(), Ordering::Relaxed);
     }
 
     /// Debug mode: fill fresh buffers with 0xff and synchronise after every launch, so that unwritten cells show
@@ -301,17 +399,23 @@ impl Device {
     pub fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<DeviceBuffer<T>, CudaError> {
         self.bind()?;
         let bytes = len.max(1) * std::mem::size_of::<T>();
+        self.memory.add(bytes as u64)?;
         // SAFETY: the memory is uninitialised; callers write it before reading (poisoned in debug mode).
-        let slice =
-            unsafe { self.stream.alloc::<T>(len.max(1)) }.map_err(|e| {
-                match driver_err("alloc", e) {
+        let slice = match unsafe { self.stream.alloc::<T>(len.max(1)) } {
+            Ok(s) => s,
+            Err(e) => {
+                self.memory.sub(bytes as u64);
+                return Err(match driver_err("alloc", e) {
                     CudaError::OutOfMemory { .. } => CudaError::OutOfMemory { bytes },
                     other => other,
-                }
-            })?;
+                });
+            }
+        };
         let buf = DeviceBuffer {
             slice,
             len,
+            counted: bytes as u64,
+            memory: self.memory.clone(),
             _t: PhantomData,
         };
         if self.poison.load(Ordering::Relaxed) {
@@ -614,7 +718,16 @@ impl Staging {
 pub struct DeviceBuffer<T> {
     slice: CudaSlice<T>,
     len: usize,
+    /// Bytes charged to `memory` at allocation, returned on drop.
+    counted: u64,
+    memory: Arc<MemoryBudget>,
     _t: PhantomData<T>,
+}
+
+impl<T> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        self.memory.sub(self.counted);
+    }
 }
 
 impl<T> std::fmt::Debug for DeviceBuffer<T> {

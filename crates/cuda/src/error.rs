@@ -24,6 +24,17 @@ pub enum CudaError {
     /// A device allocation failed.
     #[error("out of device memory allocating {bytes} bytes")]
     OutOfMemory { bytes: usize },
+    /// An allocation would take the live device buffers past the device-memory budget
+    /// (`Device::set_memory_budget`, `--gpu-memory`, `ZKRV_GPU_MEMORY`).
+    #[error(
+        "device memory budget exceeded: allocating {requested} bytes with {in_use} in use, budget {budget} \
+         bytes (raise --gpu-memory / ZKRV_GPU_MEMORY, or use a GPU with more memory)"
+    )]
+    Budget {
+        requested: u64,
+        in_use: u64,
+        budget: u64,
+    },
     /// A CUDA driver call failed.
     #[error("CUDA error {code} ({name}) in {what}")]
     Driver {

@@ -47,6 +47,13 @@ pub use trace_gen::{
     prove_gpu_tracegen, prove_gpu_tracegen_with, TraceGenError, TraceGenOptions, TraceGenReport,
 };
 
+/// `s` GiB (a decimal number, e.g. `24` or `7.5`) as bytes; `None` unless a finite number > 0. The unit of
+/// `--gpu-memory` and `ZKRV_GPU_MEMORY`.
+pub fn parse_gib(s: &str) -> Option<u64> {
+    let g: f64 = s.trim().parse().ok()?;
+    (g.is_finite() && g > 0.0).then_some((g * (1u64 << 30) as f64) as u64)
+}
+
 /// Stand-in for the device when the crate is built without the `cuda` feature.
 #[cfg(not(feature = "cuda"))]
 #[derive(Debug)]

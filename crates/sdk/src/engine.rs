@@ -32,10 +32,20 @@ impl Engine {
     /// Opens `backend`. For [`Backend::Auto`] without a usable GPU: the CPU engine and the reason, for the
     /// caller to show.
     pub fn open(backend: Backend) -> Result<(Engine, Option<String>), Error> {
+        Self::open_with(backend, None)
+    }
+
+    /// [`Engine::open`] with the GPU's memory budget capped at `gpu_memory` bytes (`--gpu-memory`; the
+    /// default budget is the device's free memory, capped by `ZKRV_GPU_MEMORY`). A proof that does not fit
+    /// fails before it starts, naming the bytes needed and available.
+    pub fn open_with(
+        backend: Backend,
+        gpu_memory: Option<u64>,
+    ) -> Result<(Engine, Option<String>), Error> {
         if backend == Backend::Cpu {
             return Ok((Engine::Cpu, None));
         }
-        match open_gpu() {
+        match open_gpu(gpu_memory) {
             Ok(e) => Ok((e, None)),
             Err(e) if backend == Backend::Auto => Ok((Engine::Cpu, Some(e))),
             Err(e) => Err(Error::NoGpu(e)),
@@ -61,6 +71,15 @@ impl Engine {
                 .mem_info()
                 .ok()
                 .map(|(free, total)| total.saturating_sub(free) as u64),
+        }
+    }
+
+    /// GPU only: (high-water mark of the bytes held by live device buffers, the budget), in bytes.
+    pub fn device_memory(&self) -> Option<(u64, u64)> {
+        match self {
+            Engine::Cpu => None,
+            #[cfg(feature = "cuda")]
+            Engine::Gpu(b) => Some((b.device().memory_peak(), b.device().memory_budget())),
         }
     }
 
@@ -126,13 +145,16 @@ impl Engine {
 }
 
 #[cfg(feature = "cuda")]
-fn open_gpu() -> Result<Engine, String> {
+fn open_gpu(gpu_memory: Option<u64>) -> Result<Engine, String> {
     let dev = zkrv_cuda::Device::new().map_err(|e| e.to_string())?;
+    if let Some(cap) = gpu_memory {
+        dev.set_memory_budget(dev.memory_budget().min(cap));
+    }
     Ok(Engine::Gpu(Box::new(zkrv_cuda::CudaBackend::new(dev))))
 }
 
 #[cfg(not(feature = "cuda"))]
-fn open_gpu() -> Result<Engine, String> {
+fn open_gpu(_gpu_memory: Option<u64>) -> Result<Engine, String> {
     Err(
         "this build has no GPU support (feature `cuda` of zkrv-sdk, or of the zkrv binary, is off)"
             .into(),

@@ -237,6 +237,9 @@ pub struct ProveOptions {
     /// Testing only: take the zk randomness from this public seed (deterministic proofs that are NOT
     /// zero-knowledge). Default `None`: a fresh seed from the OS per proof.
     pub zk_test_seed: Option<u64>,
+    /// GPU backend: cap the device-memory budget at this many bytes (default: the device's free memory,
+    /// capped by `ZKRV_GPU_MEMORY` in GiB). A proof that does not fit fails before it starts.
+    pub gpu_memory: Option<u64>,
 }
 
 impl Default for ProveOptions {
@@ -247,6 +250,7 @@ impl Default for ProveOptions {
             max_cycles: MAX_PROVABLE_CYCLES,
             lde_mode: LdeMode::Auto,
             zk_test_seed: None,
+            gpu_memory: None,
         }
     }
 }
@@ -378,7 +382,7 @@ pub fn prove(program: &Program, input: &[u8], opts: &ProveOptions) -> Result<Pro
         return Err(Error::CycleLimitTooLarge(opts.max_cycles));
     }
     let config = opts.stark_config();
-    let (engine, fallback) = Engine::open(opts.backend)?;
+    let (engine, fallback) = Engine::open_with(opts.backend, opts.gpu_memory)?;
     let exec = program.execute(input, opts.max_cycles)?;
     let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let prepared = engine.prepare_traces(&program.inner, input, false, &config)?;

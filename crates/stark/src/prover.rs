@@ -17,7 +17,8 @@ use thiserror::Error;
 
 use crate::air::{compile_for, Air, AirError};
 use crate::backend::{
-    AuxError, BackendError, CpuBackend, MatrixView, ProverBackend, QuotientViews, TraceInput,
+    AuxError, BackendError, CpuBackend, MatrixView, ProofFootprint, ProverBackend, QuotientViews,
+    TraceDims, TraceInput,
 };
 use crate::check::{check_traces, CheckError};
 use crate::config::StarkConfig;
@@ -122,6 +123,25 @@ pub fn prove_with<B: ProverBackend>(
     let salt = |round: u32| rng.map(|r| (r, round));
 
     backend.prepare(&compiled)?;
+    {
+        // What the proof keeps in memory when every round is stored, before any work.
+        let dims: Vec<TraceDims> = traces.iter().map(|t| backend.input_dims(t)).collect();
+        let log_heights: Vec<usize> = dims.iter().map(|d| d.log_height).collect();
+        let prep_widths: Vec<Option<usize>> = preprocessed
+            .traces
+            .iter()
+            .map(|p| p.as_ref().map(|m| m.width))
+            .collect();
+        let resident: u64 = traces
+            .iter()
+            .zip(&dims)
+            .filter(|(t, _)| matches!(t, TraceInput::Device(_)))
+            .map(|(_, d)| (8 * d.width as u64) << d.log_height)
+            .sum();
+        let footprint =
+            ProofFootprint::estimate(&compiled, &log_heights, &prep_widths, config, resident);
+        backend.reserve(&footprint)?;
+    }
 
     // Main commitment (before the transcript: it does not depend on any challenge).
     let traces = match &rng {

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use zkrv_stark::air::CompiledAir;
-use zkrv_stark::backend::{BackendError, CommitOps, TraceDims, TraceInput};
+use zkrv_stark::backend::{BackendError, CommitOps, ProofFootprint, TraceDims, TraceInput};
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::merkle::{Digest, MatrixDims};
 use zkrv_stark::zk::{self as host_zk, ZkRng};
@@ -18,6 +18,37 @@ impl CommitOps for CudaBackend {
         if !cpu_aux_forced() {
             // NVRTC compiles of the aux programs overlap the main commitment.
             crate::logup::precompile(self.dev.arch(), airs);
+        }
+        Ok(())
+    }
+
+    fn input_dims(&self, t: &TraceInput<DeviceTrace>) -> TraceDims {
+        match t {
+            TraceInput::Host(m) => TraceDims {
+                width: m.width,
+                log_height: m.height().max(1).ilog2() as usize,
+            },
+            TraceInput::Device(d) => TraceDims {
+                width: d.width,
+                log_height: d.log_height as usize,
+            },
+        }
+    }
+
+    /// Fails with [`BackendError::Memory`] unless the footprint, less the input traces already resident,
+    /// fits in the device budget left (`Device::memory_budget` - `Device::memory_in_use`).
+    fn reserve(&self, f: &ProofFootprint) -> Result<(), BackendError> {
+        let budget = self.dev.memory_budget();
+        let in_use = self.dev.memory_in_use();
+        let needed = f.total();
+        let available = budget.saturating_sub(in_use) + f.resident_inputs;
+        if needed > available {
+            return Err(BackendError::Memory {
+                needed,
+                available,
+                budget,
+                detail: f.to_string(),
+            });
         }
         Ok(())
     }

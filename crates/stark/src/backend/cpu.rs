@@ -217,6 +217,16 @@ pub(crate) fn host_input(t: TraceInput<Infallible>) -> RowMajorMatrix {
 }
 
 impl CommitOps for CpuBackend {
+    fn input_dims(&self, trace: &TraceInput<Infallible>) -> TraceDims {
+        match trace {
+            TraceInput::Host(m) => TraceDims {
+                width: m.width,
+                log_height: m.height().max(1).ilog2() as usize,
+            },
+            TraceInput::Device(never) => match *never {},
+        }
+    }
+
     fn commit(
         &self,
         traces: Vec<TraceInput<Infallible>>,

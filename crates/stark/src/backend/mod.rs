@@ -37,10 +37,12 @@ use crate::pcs::{BatchOpening, FriLayerOpening, OpenedValues};
 use crate::zk::ZkRng;
 
 mod cpu;
+mod footprint;
 mod open;
 mod quotient;
 
 pub use cpu::{available_memory_bytes, CpuBackend, CpuCommitted, LdeMode};
+pub use footprint::{gib, ProofFootprint, RoundFootprint};
 pub use open::eval_columns_at;
 pub use quotient::{quotient_host, QuotientFetch, QuotientInputs};
 
@@ -65,6 +67,19 @@ pub enum BackendError {
     /// An opening point lies in an LDE domain `g·H_N` (probability about `N / p^3` for a sampled point).
     #[error("an opening point lies in the LDE domain of height 2^{log_height}")]
     PointInDomain { log_height: usize },
+    /// The proof does not fit the backend's memory: found before any work starts
+    /// ([`CommitOps::reserve`]).
+    #[error(
+        "device memory: this proof needs about {} ({detail}); {} is available (budget {}: \
+         --gpu-memory / ZKRV_GPU_MEMORY, else the device's free memory)",
+        gib(*needed), gib(*available), gib(*budget)
+    )]
+    Memory {
+        needed: u64,
+        available: u64,
+        budget: u64,
+        detail: String,
+    },
     /// The opened values are not the evaluations of the committed columns (a backend bug).
     #[error("DEEP numerator does not vanish at an opening point of height 2^{log_height}")]
     DeepInconsistent { log_height: usize },
@@ -135,6 +150,17 @@ pub trait CommitOps: Backend {
         log_blowup: usize,
         salt: Option<(ZkRng, u32)>,
     ) -> Result<(Digest, Self::Committed), BackendError>;
+
+    /// The shape of a trace handed to [`CommitOps::commit`] (known before any work).
+    fn input_dims(&self, trace: &TraceInput<Self::DeviceTrace>) -> TraceDims;
+
+    /// Called once per proof, before the main commitment, with what the proof will keep in memory if every
+    /// round is stored ([`ProofFootprint::estimate`]). A backend with a fixed memory fails here, with
+    /// [`BackendError::Memory`], when the proof cannot fit, instead of mid-proof. Default: nothing.
+    fn reserve(&self, footprint: &ProofFootprint) -> Result<(), BackendError> {
+        let _ = footprint;
+        Ok(())
+    }
 
     /// zk mode: the randomized trace of [`crate::zk::randomize_trace`] (`n x w` -> `2n x w`, even rows the
     /// trace, odd rows stream `(DOMAIN_TRACE, round, table, i)`), before [`CommitOps::commit`], bit-exact

@@ -53,6 +53,9 @@ impl Backend for Hooked {
 }
 
 impl CommitOps for Hooked {
+    fn input_dims(&self, t: &TraceInput<Infallible>) -> TraceDims {
+        self.cpu().input_dims(t)
+    }
     fn commit(
         &self,
         traces: Vec<TraceInput<Infallible>>,

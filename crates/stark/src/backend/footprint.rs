@@ -1,0 +1,247 @@
+//! What a proof keeps in memory when every committed round is stored (LDE + Merkle tree), computed from the
+//! tables' shapes before any work starts ([`ProofFootprint::estimate`]), so that a backend with a fixed
+//! memory (a GPU) can refuse a proof it cannot hold with one clear error instead of failing mid-proof
+//! ([`super::CommitOps::reserve`]).
+//!
+//! The model follows the prover (docs/stark.md §2-§5) and the buffers of a storing backend (docs/gpu.md,
+//! "VRAM accounting"): every element is 8 bytes, every digest 32.
+//! - A committed round of matrices `rows_i x w_i` with blowup `B`: LDEs `8 · rows_i · B · w_i` bytes, one
+//!   mixed-height tree `32 · (2 H - 1)` bytes (`H` = the largest LDE height), in zk mode one salt matrix
+//!   `H_l x 2` per distinct LDE height `H_l`.
+//! - Natural-order traces of the main and preprocessed rounds stay until the last aux build
+//!   (`8 · rows · w` each), the aux traces until the aux commitment.
+//! - The opening: one DEEP codeword per LDE height (`24 · H_l` bytes, all alive until FRI folds into them)
+//!   and per FRI layer a copy of its codeword plus its tree (`24 · 2^s + 32 · 2^s`).
+//! - Scratch: the largest single LDE (`8 · rows · w` of coefficients) or quotient (`24 · M` values of
+//!   `C / Z_H` on the quotient domain plus `2 · 8 · n · 3c` for the chunk transforms), whichever is larger.
+//!
+//! Phases: the main and preprocessed rounds live to the end; the traces and scratch peak in the aux phase;
+//! the aux and quotient rounds and the opening's codewords come after ([`ProofFootprint::total`]).
+//! It is an estimate of the resident set, not of the allocator's fragmentation; `docs/PERF.md` compares
+//! it with measured peaks.
+
+use std::fmt;
+
+use crate::air::CompiledAir;
+use crate::config::StarkConfig;
+
+/// Bytes of one committed round when stored: LDEs, tree levels, salt matrices (zk).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RoundFootprint {
+    pub lde: u64,
+    pub tree: u64,
+    pub salts: u64,
+}
+
+impl RoundFootprint {
+    /// The round committing `matrices[i] = (log_rows, width)` with blowup `2^log_blowup`.
+    pub fn new(matrices: &[(usize, usize)], log_blowup: usize, zk: bool) -> Self {
+        let mut r = RoundFootprint::default();
+        let mut heights: Vec<usize> = Vec::new();
+        for &(lr, w) in matrices {
+            let lh = lr + log_blowup;
+            r.lde += (8 * w as u64) << lh;
+            heights.push(lh);
+        }
+        heights.sort_unstable();
+        heights.dedup();
+        if let Some(&top) = heights.last() {
+            r.tree = 32 * ((2u64 << top) - 1);
+        }
+        if zk {
+            r.salts = heights.iter().map(|&lh| 16u64 << lh).sum();
+        }
+        r
+    }
+
+    pub fn total(&self) -> u64 {
+        self.lde + self.tree + self.salts
+    }
+}
+
+/// Memory of one proof with every round stored (see the module docs), in bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProofFootprint {
+    pub main: RoundFootprint,
+    pub preprocessed: RoundFootprint,
+    pub aux: RoundFootprint,
+    pub quotient: RoundFootprint,
+    /// Natural-order main and preprocessed traces and the aux traces, alive together during the aux phase.
+    pub traces: u64,
+    /// DEEP codewords and FRI layers (values and trees).
+    pub fri: u64,
+    /// The largest transient buffer (one LDE's coefficients or one table's quotient).
+    pub scratch: u64,
+    /// Bytes of input traces already resident on the backend when the proof starts (part of `traces`).
+    pub resident_inputs: u64,
+}
+
+impl ProofFootprint {
+    /// The footprint of proving `airs` with main traces of `2^log_heights[t]` rows (before zk
+    /// randomization), preprocessed traces of `prep_widths[t]` columns where a table has one, under
+    /// `config`. `resident_inputs`: bytes of the main traces already on the backend.
+    pub fn estimate(
+        airs: &[CompiledAir],
+        log_heights: &[usize],
+        prep_widths: &[Option<usize>],
+        config: &StarkConfig,
+        resident_inputs: u64,
+    ) -> Self {
+        let zk = config.zk as usize;
+        let lb = config.fri.log_blowup;
+        let main: Vec<(usize, usize)> = airs
+            .iter()
+            .zip(log_heights)
+            .map(|(a, &lh)| (lh + zk, a.width))
+            .collect();
+        let prep: Vec<(usize, usize)> = log_heights
+            .iter()
+            .zip(prep_widths)
+            .filter_map(|(&lh, w)| w.map(|w| (lh, w)))
+            .collect();
+        let aux: Vec<(usize, usize)> = airs
+            .iter()
+            .zip(log_heights)
+            .filter(|(a, _)| !a.interactions.is_empty())
+            .map(|(a, &lh)| (lh + zk, a.logup.aux_width()))
+            .collect();
+        let mut quot: Vec<(usize, usize)> = airs
+            .iter()
+            .zip(log_heights)
+            .map(|(a, &lh)| {
+                if config.zk {
+                    let (count, _) = crate::zk::quotient_layout(
+                        a.num_quotient_chunks,
+                        lh,
+                        config.fri.num_queries,
+                    );
+                    (lh + 1, 3 * count)
+                } else {
+                    (lh, 3 * a.num_quotient_chunks)
+                }
+            })
+            .collect();
+        let log_max = log_heights.iter().copied().max().unwrap_or(0);
+        if config.zk {
+            quot.push((crate::zk::codeword_log_height(&config.fri, log_max + 1), 3));
+        }
+        let bytes =
+            |m: &[(usize, usize)]| -> u64 { m.iter().map(|&(lr, w)| (8 * w as u64) << lr).sum() };
+        let traces = bytes(&main) + bytes(&prep) + bytes(&aux);
+        // DEEP codewords: one per LDE height of the opened rounds; FRI layers below the largest.
+        let mut heights: Vec<usize> = main
+            .iter()
+            .chain(&aux)
+            .chain(&quot)
+            .map(|&(lr, _)| lr + lb)
+            .collect();
+        heights.sort_unstable();
+        heights.dedup();
+        let top = heights.last().copied().unwrap_or(0);
+        let fri = heights.iter().map(|&lh| 24u64 << lh).sum::<u64>() + (56u64 << top);
+        let lde_scratch = main
+            .iter()
+            .chain(&aux)
+            .chain(&quot)
+            .map(|&(lr, w)| (8 * w as u64) << lr);
+        let quotient_scratch = airs.iter().zip(log_heights).map(|(a, &lh)| {
+            let c = a.num_quotient_chunks;
+            let log_q = (c.next_power_of_two().trailing_zeros() as usize).min(lb + zk);
+            (24u64 << (lh + log_q)) + ((2 * 8 * 3 * c as u64) << lh)
+        });
+        let scratch = lde_scratch.chain(quotient_scratch).max().unwrap_or(0);
+        ProofFootprint {
+            main: RoundFootprint::new(&main, lb, config.zk),
+            preprocessed: RoundFootprint::new(&prep, lb + zk, false),
+            aux: RoundFootprint::new(&aux, lb, config.zk),
+            quotient: RoundFootprint::new(&quot, lb, config.zk),
+            traces,
+            fri,
+            scratch,
+            resident_inputs,
+        }
+    }
+
+    /// The peak of a backend that stores every round until the opening is done: the main and
+    /// preprocessed rounds, plus the larger of the aux phase (natural-order and aux traces, scratch) and
+    /// the later phases (aux and quotient rounds, plus the opening's codewords or the scratch).
+    pub fn total(&self) -> u64 {
+        self.main.total()
+            + self.preprocessed.total()
+            + (self.traces + self.scratch)
+                .max(self.aux.total() + self.quotient.total() + self.fri.max(self.scratch))
+    }
+}
+
+/// `x` bytes in GiB with two decimals.
+pub fn gib(x: u64) -> String {
+    format!("{:.2} GiB", x as f64 / (1u64 << 30) as f64)
+}
+
+impl fmt::Display for ProofFootprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} in all: main round {}, preprocessed {}, aux {}, quotient {}, traces {}, DEEP/FRI {}, scratch {}",
+            gib(self.total()),
+            gib(self.main.total()),
+            gib(self.preprocessed.total()),
+            gib(self.aux.total()),
+            gib(self.quotient.total()),
+            gib(self.traces),
+            gib(self.fri),
+            gib(self.scratch)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{CommitOps, CpuBackend, LdeMode, TraceInput};
+    use crate::field::{PrimeCharacteristicRing, F};
+    use crate::matrix::RowMajorMatrix;
+
+    /// The round model counts exactly the bytes a storing backend keeps: every LDE value, every tree
+    /// digest, every salt value (mixed heights, zk and not).
+    #[test]
+    fn round_footprint_matches_a_stored_commitment() {
+        let shapes = [(5usize, 3usize), (7, 1), (5, 10), (3, 4)];
+        for (lb, zk) in [(1usize, false), (2, true), (3, false)] {
+            let traces: Vec<TraceInput<std::convert::Infallible>> = shapes
+                .iter()
+                .map(|&(lr, w)| {
+                    let v = (0..(w << lr))
+                        .map(|i| F::from_u64(i as u64 * 7 + 1))
+                        .collect();
+                    TraceInput::Host(RowMajorMatrix::new(v, w))
+                })
+                .collect();
+            let rng = crate::zk::ZkRng::from_test_seed(9);
+            let salt = zk.then_some((rng, 3u32));
+            let (_, c) = CpuBackend::new(LdeMode::Store)
+                .commit(traces, lb, salt)
+                .unwrap();
+            let lde: u64 = c
+                .tree
+                .matrices()
+                .iter()
+                .map(|m| 8 * m.values.len() as u64)
+                .sum();
+            let tree: u64 = c.tree.layers().iter().map(|l| 32 * l.len() as u64).sum();
+            let salts: u64 = c
+                .tree
+                .salts()
+                .iter()
+                .map(|m| 8 * m.values.len() as u64)
+                .sum();
+            let model = RoundFootprint::new(&shapes, lb, zk);
+            assert_eq!(
+                model,
+                RoundFootprint { lde, tree, salts },
+                "lb {lb} zk {zk}"
+            );
+            assert_eq!(zk, salts > 0);
+        }
+    }
+}
