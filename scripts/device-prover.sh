@@ -23,7 +23,8 @@ prove() { # tag input backend flags...
   grep -E "^\s+(main commit|LogUp aux|aux commit|quotient|quotient commit|DEEP\+FRI open|opened values|DEEP codewords|FRI layers|query rows) |^prove  |^total  |^stage host-copy|^stage open|^total:|peak host|peak device|device buffers|proof size|wall .* maxrss|error" $L/$tag.txt | tee -a "$S"
   if [ $rc -eq 0 ]; then $Z verify /tmp/$tag.zkrv $E --any-exit-code > $L/$tag.verify.txt 2>&1; echo "verify rc=$?" | tee -a "$S"; fi
 }
-for step in "${@:-tests p22}"; do
+steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(tests p22)
+for step in "${steps[@]}"; do
   case $step in
     tests) OUT=$L/tests bash scripts/device-run.sh > /dev/null 2>&1; grep -v "^test result" $L/tests/summary.txt | tee -a "$S" ;;
     p22) prove g22n sha256-65536.bin gpu --no-zk; prove g22z sha256-65536.bin gpu --zk-test-seed 1 ;;
