@@ -231,7 +231,12 @@ pub(crate) fn needed_nodes(nodes: &[Node], roots: impl IntoIterator<Item = u32>)
 /// needed node, in the circuit's topological order (operands first). Constants and operations are emitted
 /// here; `leaf(node)` gives the C expression of a leaf (main or preprocessed cell, selector), which is where
 /// the two kernels differ (trace rows vs LDE rows).
-pub(crate) fn emit_nodes(s: &mut String, nodes: &[Node], need: &[bool], leaf: impl Fn(Node) -> String) {
+pub(crate) fn emit_nodes(
+    s: &mut String,
+    nodes: &[Node],
+    need: &[bool],
+    leaf: impl Fn(Node) -> String,
+) {
     for (i, node) in nodes.iter().enumerate() {
         if !need[i] {
             continue;

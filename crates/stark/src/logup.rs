@@ -438,7 +438,11 @@ pub fn fold_constraints_with<A: FoldAlgebra>(
     for c in 0..g {
         let (t, t_next) = (a.aux(c, false), a.aux(c, true));
         t_sum = if c == 0 { t } else { a.add(t_sum, t) };
-        t_next_sum = if c == 0 { t_next } else { a.add(t_next_sum, t_next) };
+        t_next_sum = if c == 0 {
+            t_next
+        } else {
+            a.add(t_next_sum, t_next)
+        };
     }
     let [first, last, transition] = [0, 1, 2].map(|k| a.selector(k));
     let d = a.sub(s, t_sum);

@@ -12,9 +12,7 @@ use zkrv_stark::logup::LogupChallenges;
 use zkrv_stark::zk::{self as host_zk, ZkRng};
 
 use super::{dev_err, CudaBackend, CudaCommitted, DeviceTrace};
-use crate::quotient::{
-    quotient_device, random_codeword_device, randomize_quotient_device, LdeRef,
-};
+use crate::quotient::{quotient_device, random_codeword_device, randomize_quotient_device, LdeRef};
 use crate::stats::TransferStats;
 
 /// The resident LDE of a view (bit-reversed, `nB x w`).
