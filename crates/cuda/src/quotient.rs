@@ -86,8 +86,15 @@ enum CExt {
     Zero,
 }
 
-/// The symbolic [`FoldAlgebra`]: every operation appends one statement to `out`.
-struct CudaFold {
+/// The symbolic [`FoldAlgebra`]: every operation appends one statement to `out`. Circuit nodes are emitted
+/// on first use (with the operands not emitted yet, in topological order, by `crate::logup::emit_nodes`),
+/// so that each constraint's value is computed right before its fold term and few values stay live across
+/// the `__noinline__` calls. Products of nodes and every extension operation are `__noinline__` calls
+/// (`kernels/quotient.cuh`): with inline arithmetic ptxas took 6.5 s (inline base products) to 15 s (inline
+/// extension products too) on MEMW, the largest machine table, against about 2 s.
+struct CudaFold<'a> {
+    nodes: &'a [Node],
+    emitted: Vec<bool>,
     out: String,
     next: u32,
     /// Loaded parameters and aux cells, by source expression (each loaded once).
@@ -96,7 +103,7 @@ struct CudaFold {
     powers: usize,
 }
 
-impl CudaFold {
+impl CudaFold<'_> {
     fn base(b: CBase) -> String {
         match b {
             CBase::Node(k) => format!("v{k}"),
@@ -125,15 +132,36 @@ impl CudaFold {
         self.loads.insert(src, e);
         e
     }
+    /// Emits node `k` and the operands it needs that are not emitted yet.
+    fn ensure(&mut self, k: u32) {
+        if self.emitted[k as usize] {
+            return;
+        }
+        let mut need = needed_nodes(&self.nodes[..=k as usize], [k]);
+        for (n, e) in need.iter_mut().zip(&self.emitted) {
+            *n &= !*e;
+        }
+        emit_nodes(
+            &mut self.out,
+            &self.nodes[..=k as usize],
+            &need,
+            "quot_mul",
+            lde_leaf,
+        );
+        for (e, n) in self.emitted.iter_mut().zip(&need) {
+            *e |= *n;
+        }
+    }
     fn param(&mut self, off: usize) -> CExt {
         self.load(format!("params + {off}"))
     }
 }
 
-impl FoldAlgebra for CudaFold {
+impl FoldAlgebra for CudaFold<'_> {
     type Base = CBase;
     type Ext = CExt;
     fn node(&mut self, k: u32) -> CBase {
+        self.ensure(k);
         CBase::Node(k)
     }
     fn selector(&mut self, s: usize) -> CBase {
@@ -164,14 +192,14 @@ impl FoldAlgebra for CudaFold {
     fn add(&mut self, a: CExt, b: CExt) -> CExt {
         match (a, b) {
             (CExt::Zero, x) | (x, CExt::Zero) => x,
-            _ => self.emit(format!("ext3_add({}, {})", Self::ext(a), Self::ext(b))),
+            _ => self.emit(format!("quot_add({}, {})", Self::ext(a), Self::ext(b))),
         }
     }
     fn sub(&mut self, a: CExt, b: CExt) -> CExt {
         if b == CExt::Zero {
             return a;
         }
-        self.emit(format!("ext3_sub({}, {})", Self::ext(a), Self::ext(b)))
+        self.emit(format!("quot_sub({}, {})", Self::ext(a), Self::ext(b)))
     }
     fn mul(&mut self, a: CExt, b: CExt) -> CExt {
         if a == CExt::Zero || b == CExt::Zero {
@@ -204,6 +232,20 @@ impl FoldAlgebra for CudaFold {
     }
     fn sub_bus(&mut self, a: CExt, bus: u32) -> CExt {
         self.emit(format!("quot_sub_bus({}, {bus}ull)", Self::ext(a)))
+    }
+}
+
+/// The C expression of a circuit leaf on the LDE rows `m0`/`m1` (main), `p0`/`p1` (preprocessed) and the
+/// point's selectors `pt`.
+fn lde_leaf(leaf: Node) -> String {
+    match leaf {
+        Node::Main { col, next } => format!("gl_canon({}[{col}])", if next { "m1" } else { "m0" }),
+        Node::Preprocessed { col, next } => {
+            format!("gl_canon({}[{col}])", if next { "p1" } else { "p0" })
+        }
+        Node::IsFirstRow => "pt.first".into(),
+        Node::IsLastRow => "pt.last".into(),
+        _ => "pt.transition".into(),
     }
 }
 
@@ -303,16 +345,9 @@ pub fn quotient_kernel_source(air: &CompiledAir) -> String {
         let _ = writeln!(s, "    const u64* a1 = aux + nxt * {aw}ull;");
     }
     s.push_str("    (void)nxt;\n    (void)main;\n    (void)prep;\n    (void)aux;\n");
-    emit_nodes(&mut s, nodes, &need, |leaf| match leaf {
-        Node::Main { col, next } => format!("gl_canon({}[{col}])", if next { "m1" } else { "m0" }),
-        Node::Preprocessed { col, next } => {
-            format!("gl_canon({}[{col}])", if next { "p1" } else { "p0" })
-        }
-        Node::IsFirstRow => "pt.first".into(),
-        Node::IsLastRow => "pt.last".into(),
-        _ => "pt.transition".into(),
-    });
     let mut fold = CudaFold {
+        nodes,
+        emitted: vec![false; nodes.len()],
         out: String::new(),
         next: 0,
         loads: HashMap::new(),
