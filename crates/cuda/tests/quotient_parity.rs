@@ -12,6 +12,8 @@
 //! * `quotient_host_emu_matches_cpu`: the generated sources compiled as C++ (`-DZKRV_HOST_EMU`) and run on the
 //!   host over the LDE rows, compared with `quotient_values` row by row (storage order), then the chunks
 //!   (`quotient_chunks` of the emulated values vs `quotient_host`);
+//! * `quotient_kernels_host_emu_match_cpu`: the fixed kernels around the NTTs (chunk split, zk scatter, zk
+//!   stream matrix) emulated on the host against `quotient_chunks`, `zk::randomize_quotient`, `ZkRng::matrix`;
 //! * `gpu_quotient_matches_cpu`: `CudaBackend::quotient` (+ `randomize_quotient`, `random_codeword`) vs
 //!   `CpuBackend`'s on the same committed rounds; prints `SKIPPED ...` without a device.
 //!
@@ -583,4 +585,185 @@ fn gpu_quotient_matches_cpu() {
             "host copy of {table} during the quotient"
         );
     }
+}
+
+/// The fixed kernels of the quotient (`kernels/quotient.cu`: `quotient_split_kernel`,
+/// `quotient_zk_scatter_kernel`) and `zk_matrix_kernel` (`kernels/zk.cu`), emulated on the host (one thread
+/// at a time; they use no shared memory), against the host functions: the split kernel's output is the
+/// chunk coefficients `idft(quotient_chunks(q))` from the inverse NTT of `q`; the scatter kernel's the
+/// coefficients `idft(randomize_quotient(chunks))`; the stream matrix `ZkRng::matrix`. Edge shapes: one
+/// chunk, `c > M/n` (coefficients past `M` are zero), one masked chunk (`count = 1`), several.
+#[test]
+fn quotient_kernels_host_emu_match_cpu() {
+    use zkrv_stark::poly::{bit_reverse_slice, idft_batch, reverse_bits};
+    use zkrv_stark::zk::{quotient_layout, DOMAIN_CODEWORD, DOMAIN_QUOTIENT, ROUND_QUOTIENT};
+    let prelude = r#"
+#include "logup.cuh"
+#define __constant__
+struct emu_dim { unsigned x; };
+static emu_dim threadIdx, blockIdx, blockDim;
+"#;
+    let driver = r#"
+template <class F> static void emu_launch(u64 threads, F f) {
+    blockDim.x = 256;
+    for (u64 t = 0; t < threads; t++) { blockIdx.x = (unsigned)(t / 256); threadIdx.x = (unsigned)(t % 256); f(); }
+}
+int main() {
+    u64 h[8];
+    while (fread(h, 8, 8, stdin) == 8) {
+        if (h[0] == 0) {  // split: log_m, log_n, chunks, g_inv, m_inv
+            u64 log_m = h[1], log_n = h[2], c = h[3];
+            std::vector<u64> in(3ull << log_m), out((3ull << log_n) * c, ~0ull);
+            if (fread(in.data(), 8, in.size(), stdin) != in.size()) return 2;
+            emu_launch((1ull << log_n) * c, [&] { quotient_split_kernel(in.data(), out.data(), (u32)log_m, (u32)log_n, (u32)c, h[4], h[5]); });
+            fwrite(out.data(), 8, out.size(), stdout);
+        } else if (h[0] == 1) {  // scatter: log_n, c, count, m
+            u64 log_n = h[1], c = h[2], count = h[3], m = h[4], n = 1ull << log_n, hh = 2 * n - m;
+            std::vector<u64> in(n * 3 * c), masks(hh * 3 * (count - 1) + 1), out(2 * n * 3 * count, ~0ull);
+            if (fread(in.data(), 8, in.size(), stdin) != in.size()) return 2;
+            if (fread(masks.data(), 8, masks.size() - 1, stdin) != masks.size() - 1) return 2;
+            emu_launch(2 * n * count, [&] { quotient_zk_scatter_kernel(in.data(), masks.data(), out.data(), (u32)log_n, (u32)c, (u32)count, m); });
+            fwrite(out.data(), 8, out.size(), stdout);
+        } else {  // stream matrix: seed (4), domain | round << 32, index, rows | width << 40
+            u64 rows = h[7] & ((1ull << 40) - 1), width = h[7] >> 40;
+            std::vector<u64> out(rows * width, ~0ull);
+            emu_launch(rows, [&] { zk_matrix_kernel(h[1], h[2], h[3], h[4], (u32)(h[5] & 0xffffffffu), (u32)(h[5] >> 32), h[6], rows, (u32)width, out.data()); });
+            fwrite(out.data(), 8, out.size(), stdout);
+        }
+    }
+    return 0;
+}
+"#;
+    let src = format!(
+        "{prelude}\n{}\n{}\n",
+        nvrtc::QUOTIENT_CU,
+        nvrtc::ZK_CU.replace("#include \"field.cuh\"", "")
+    );
+    let mut rng = StdRng::seed_from_u64(seed());
+    let put = |v: &mut Vec<u8>, x: u64| v.extend_from_slice(&x.to_le_bytes());
+    let mut input = Vec::new();
+    let mut expect: Vec<(String, usize, Vec<u64>)> = Vec::new();
+    let rand_q =
+        |rng: &mut StdRng, len: usize| -> Vec<Ext3> { (0..len).map(|_| rand_ext(rng)).collect() };
+    // Split.
+    for (log_n, log_q, c) in [
+        (1usize, 0usize, 1usize),
+        (3, 1, 2),
+        (4, 2, 3),
+        (5, 3, 5),
+        (3, 1, 3),
+        (6, 2, 4),
+    ] {
+        let log_m = log_n + log_q;
+        let q = rand_q(&mut rng, 1 << log_m);
+        // The inverse DIF NTT of natural-order q: unscaled coefficients in bit-reversed order.
+        let mut nat = q.clone();
+        bit_reverse_slice(&mut nat);
+        let co = idft_batch(RowMajorMatrix::new(
+            nat.iter().flat_map(|e| e.0).collect(),
+            3,
+        ));
+        let m_f = F::from_u64(1 << log_m);
+        let mut dif = vec![0u64; 3 << log_m];
+        for k in 0..1usize << log_m {
+            let r = reverse_bits(k, log_m);
+            for e in 0..3 {
+                dif[3 * r + e] = (co.values[3 * k + e] * m_f).as_canonical_u64();
+            }
+        }
+        use zkrv_stark::field::Field;
+        let g_inv = zkrv_stark::poly::coset_shift().inverse().as_canonical_u64();
+        let m_inv = m_f.inverse().as_canonical_u64();
+        for x in [0, log_m as u64, log_n as u64, c as u64, g_inv, m_inv, 0, 0] {
+            put(&mut input, x);
+        }
+        for x in dif {
+            put(&mut input, x);
+        }
+        let want = canon(&idft_batch(quotient_chunks(q, log_n, c)));
+        expect.push((
+            format!("split 2^{log_n} x {c} (M = 2^{log_m})"),
+            3 * c,
+            want,
+        ));
+    }
+    // zk scatter.
+    let zrng = ZkRng::from_test_seed(rng.gen());
+    for (log_n, c, queries) in [
+        (3usize, 3usize, 1usize),
+        (5, 5, 7),
+        (4, 7, 1),
+        (3, 1, 1),
+        (7, 5, 44),
+        (8, 5, 44),
+    ] {
+        let n = 1usize << log_n;
+        let chunks = RowMajorMatrix::new(
+            (0..n * 3 * c).map(|_| F::from_u64(rng.gen())).collect(),
+            3 * c,
+        );
+        let table: u64 = rng.gen_range(0..20);
+        let (count, m) = quotient_layout(c, log_n, queries);
+        let coeffs = idft_batch(chunks.clone());
+        for x in [1, log_n as u64, c as u64, count as u64, m as u64, 0, 0, 0] {
+            put(&mut input, x);
+        }
+        for x in canon(&coeffs) {
+            put(&mut input, x);
+        }
+        if count > 1 {
+            let masks = zrng.matrix(
+                DOMAIN_QUOTIENT,
+                ROUND_QUOTIENT,
+                table,
+                2 * n - m,
+                3 * (count - 1),
+            );
+            for x in canon(&masks) {
+                put(&mut input, x);
+            }
+        }
+        let want = canon(&idft_batch(zk::randomize_quotient(
+            chunks, &zrng, table, queries,
+        )));
+        expect.push((
+            format!("zk scatter 2^{log_n} x {c} ({count} of {m})"),
+            3 * count,
+            want,
+        ));
+    }
+    // Stream matrices (quotient masks, random codeword).
+    for (domain, index, rows, width) in [
+        (DOMAIN_QUOTIENT, 5u64, 37usize, 6usize),
+        (DOMAIN_CODEWORD, 0, 64, 3),
+        (DOMAIN_QUOTIENT, 2, 3, 17),
+    ] {
+        let s = zrng.seed_words();
+        for x in [
+            2,
+            s[0],
+            s[1],
+            s[2],
+            s[3],
+            domain as u64 | (ROUND_QUOTIENT as u64) << 32,
+            index,
+            rows as u64 | (width as u64) << 40,
+        ] {
+            put(&mut input, x);
+        }
+        let want = canon(&zrng.matrix(domain, ROUND_QUOTIENT, index, rows, width));
+        expect.push((format!("stream matrix {rows} x {width}"), width, want));
+    }
+    let Some(out) = host_emu::run("quotient_kernels", &src, driver, &input) else {
+        eprintln!("SKIPPED quotient_kernels_host_emu_match_cpu: no C++ compiler");
+        return;
+    };
+    let out = host_emu::u64s(&out);
+    let mut pos = 0;
+    for (label, width, want) in &expect {
+        assert_cells(label, *width, &out[pos..pos + want.len()], want);
+        pos += want.len();
+        eprintln!("{label}: ok");
+    }
+    assert_eq!(pos, out.len(), "host emulation output length");
 }
