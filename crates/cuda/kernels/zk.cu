@@ -51,6 +51,16 @@ extern "C" __global__ void zk_salt_kernel(u64 s0, u64 s1, u64 s2, u64 s3, u32 ro
     zk_fill(s, ZK_DOMAIN_SALT, round, (u64)log_height, r, out + r * salt_width, salt_width);
 }
 
+// Stream matrix (ZkRng::matrix): out is height x width, row r = stream (domain, round, index, r). The quotient
+// masks (DOMAIN_QUOTIENT) and the random FRI codeword (DOMAIN_CODEWORD) of zk mode.
+extern "C" __global__ void zk_matrix_kernel(u64 s0, u64 s1, u64 s2, u64 s3, u32 domain, u32 round, u64 index,
+                                            u64 height, u32 width, u64* out) {
+    u64 r = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    if (r >= height) return;
+    ZkSeed s{s0, s1, s2, s3};
+    zk_fill(s, domain, round, index, r, out + r * width, width);
+}
+
 // Randomized trace (zk::randomize_trace): in is n x width (natural order, possibly non-canonical u64), out is
 // 2n x width: row 2i = row i of in (canonicalised), row 2i + 1 = stream (DOMAIN_TRACE, round, table, i).
 extern "C" __global__ void zk_randomize_trace_kernel(u64 s0, u64 s1, u64 s2, u64 s3, u32 round, u64 table,

@@ -30,6 +30,8 @@ pub mod nvrtc;
 #[cfg(feature = "cuda")]
 pub mod poly;
 #[cfg(feature = "cuda")]
+pub mod quotient;
+#[cfg(feature = "cuda")]
 pub mod tables;
 #[cfg(feature = "cuda")]
 pub mod trace_gen;

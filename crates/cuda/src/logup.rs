@@ -74,27 +74,12 @@ pub fn aux_kernel_source(air: &CompiledAir) -> String {
     let k = air.interactions.len();
     let g = air.logup.groups.len();
     let aw = air.aux_width();
-    // Nodes the interactions read, and their operands (reverse topological sweep).
-    let mut need = vec![false; nodes.len()];
-    for it in &air.interactions {
-        need[it.multiplicity as usize] = true;
-        for &v in &it.values {
-            need[v as usize] = true;
-        }
-    }
-    for i in (0..nodes.len()).rev() {
-        if !need[i] {
-            continue;
-        }
-        match nodes[i] {
-            Node::Add(a, b) | Node::Sub(a, b) | Node::Mul(a, b) => {
-                need[a as usize] = true;
-                need[b as usize] = true;
-            }
-            Node::Neg(a) => need[a as usize] = true,
-            _ => {}
-        }
-    }
+    // Nodes the interactions read, and their operands.
+    let roots = air
+        .interactions
+        .iter()
+        .flat_map(|it| it.values.iter().copied().chain([it.multiplicity]));
+    let need = needed_nodes(nodes, roots);
     let uses = |p: fn(&Node) -> bool| nodes.iter().zip(&need).any(|(n, &u)| u && p(n));
     let mut s = String::new();
     let _ = writeln!(
@@ -146,30 +131,15 @@ pub fn aux_kernel_source(air: &CompiledAir) -> String {
         );
     }
     s.push_str("    (void)nxt;\n    (void)mstride;\n");
-    for (i, node) in nodes.iter().enumerate() {
-        if !need[i] {
-            continue;
+    emit_nodes(&mut s, nodes, &need, "gl_mul", |leaf| match leaf {
+        Node::Main { col, next } => format!("gl_canon({}[{col}])", if next { "m1" } else { "m0" }),
+        Node::Preprocessed { col, next } => {
+            format!("gl_canon({}[{col}])", if next { "p1" } else { "p0" })
         }
-        let e = match *node {
-            Node::Const(c) => format!("{c}ull"),
-            Node::Main { col, next } => {
-                format!("gl_canon({}[{col}])", if next { "m1" } else { "m0" })
-            }
-            Node::Preprocessed { col, next } => {
-                format!("gl_canon({}[{col}])", if next { "p1" } else { "p0" })
-            }
-            Node::IsFirstRow => "(row == 0 ? 1ull : 0ull)".into(),
-            Node::IsLastRow => "(row == n - 1 ? 1ull : 0ull)".into(),
-            Node::IsTransition => {
-                "gl_sub(gl_pow(params[LOGUP_P_OMEGA], row), params[LOGUP_P_OMEGA_LAST])".into()
-            }
-            Node::Add(a, b) => format!("gl_add(v{a}, v{b})"),
-            Node::Sub(a, b) => format!("gl_sub(v{a}, v{b})"),
-            Node::Mul(a, b) => format!("gl_mul(v{a}, v{b})"),
-            Node::Neg(a) => format!("gl_neg(v{a})"),
-        };
-        let _ = writeln!(s, "    const u64 v{i} = {e};");
-    }
+        Node::IsFirstRow => "(row == 0 ? 1ull : 0ull)".into(),
+        Node::IsLastRow => "(row == n - 1 ? 1ull : 0ull)".into(),
+        _ => "gl_sub(gl_pow(params[LOGUP_P_OMEGA], row), params[LOGUP_P_OMEGA_LAST])".into(),
+    });
     let _ = writeln!(
         s,
         "    const u64 bound = params[LOGUP_P_BOUND];\n    u64 ms[{k}];\n    ext3 fp[{k}];\n    bool bad = false;"
@@ -231,6 +201,58 @@ pub fn aux_kernel_source(air: &CompiledAir) -> String {
          params, err, row, n, mstride);\n}\n#endif\n",
     );
     s
+}
+
+/// The circuit nodes that `roots` read: the roots and, transitively, their operands (one reverse sweep over
+/// the topological order). `need[i]` says whether node `i` is emitted by [`emit_nodes`].
+pub(crate) fn needed_nodes(nodes: &[Node], roots: impl IntoIterator<Item = u32>) -> Vec<bool> {
+    let mut need = vec![false; nodes.len()];
+    for r in roots {
+        need[r as usize] = true;
+    }
+    for i in (0..nodes.len()).rev() {
+        if !need[i] {
+            continue;
+        }
+        match nodes[i] {
+            Node::Add(a, b) | Node::Sub(a, b) | Node::Mul(a, b) => {
+                need[a as usize] = true;
+                need[b as usize] = true;
+            }
+            Node::Neg(a) => need[a as usize] = true,
+            _ => {}
+        }
+    }
+    need
+}
+
+/// The code generator's node emitter, shared by the aux ([`aux_kernel_source`]) and quotient
+/// (`crate::quotient::quotient_kernel_source`) row kernels: one `const u64 v<i> = ...;` statement per
+/// needed node, in the circuit's topological order (operands first). Constants and operations are emitted
+/// here, products with the function `mul` (`gl_mul` inline, or a `__noinline__` wrapper where the kernel's
+/// compile time needs it); `leaf(node)` gives the C expression of a leaf (main or preprocessed cell,
+/// selector), which is where the two kernels differ (trace rows vs LDE rows).
+pub(crate) fn emit_nodes(
+    s: &mut String,
+    nodes: &[Node],
+    need: &[bool],
+    mul: &str,
+    leaf: impl Fn(Node) -> String,
+) {
+    for (i, node) in nodes.iter().enumerate() {
+        if !need[i] {
+            continue;
+        }
+        let e = match *node {
+            Node::Const(c) => format!("{c}ull"),
+            Node::Add(a, b) => format!("gl_add(v{a}, v{b})"),
+            Node::Sub(a, b) => format!("gl_sub(v{a}, v{b})"),
+            Node::Mul(a, b) => format!("{mul}(v{a}, v{b})"),
+            Node::Neg(a) => format!("gl_neg(v{a})"),
+            l => leaf(l),
+        };
+        let _ = writeln!(s, "    const u64 v{i} = {e};");
+    }
 }
 
 /// The parameter block of `kernels/logup.cuh` for a trace of height `2^log_height`: `z`, `ω_n`, `ω_n^(n-1)`,
@@ -526,20 +548,30 @@ fn program_name(src: &str) -> String {
     format!("logup_aux_{:016x}.cu", fnv64(src.as_bytes()))
 }
 
-/// Starts compiling the aux programs of `airs` (those with interactions) and the scan program for `arch` on a
-/// background thread (several NVRTC compiles at once, one per host core at most), filling the CUBIN cache
-/// so that the aux builds later find them ready; returns at once. Errors are left for the aux build to
-/// report (it compiles again). The first proof on a machine with a cold disk cache otherwise pays one
-/// sequential compile per table (0.3-1 s each) inside the aux phase.
-pub fn precompile(arch: &str, airs: &[CompiledAir]) {
+/// The NVRTC jobs `(program name, source)` of the aux build of `airs`: the scan program, then one aux
+/// program per AIR with interactions (for [`precompile`]).
+pub fn aux_compile_jobs(airs: &[CompiledAir]) -> Vec<(String, String)> {
     let mut jobs: Vec<(String, String)> = vec![("logup.cu".into(), crate::nvrtc::LOGUP_CU.into())];
     for a in airs.iter().filter(|a| !a.interactions.is_empty()) {
         let src = aux_kernel_source(a);
         jobs.push((program_name(&src), src));
     }
+    jobs
+}
+
+/// Starts compiling `jobs` (`(program name, source)`, e.g. [`aux_compile_jobs`] and
+/// `crate::quotient::quotient_compile_jobs`) for `arch` on a background thread (several NVRTC compiles at
+/// once, one per host core at most, in list order), filling the CUBIN cache so that the aux builds and
+/// quotients later find them ready; returns at once. Errors are left for the launch to report (it compiles
+/// again). The first proof on a machine with a cold disk cache otherwise pays one sequential compile per
+/// table (0.3-1 s each) inside the aux and quotient phases.
+pub fn precompile(arch: &str, jobs: Vec<(String, String)>) {
+    if jobs.is_empty() {
+        return;
+    }
     let arch = arch.to_string();
     let spawned = std::thread::Builder::new()
-        .name("zkrv-aux-nvrtc".into())
+        .name("zkrv-nvrtc".into())
         .spawn(move || {
             let next = std::sync::atomic::AtomicUsize::new(0);
             let workers = std::thread::available_parallelism()
@@ -561,8 +593,8 @@ pub fn precompile(arch: &str, airs: &[CompiledAir]) {
     drop(spawned);
 }
 
-/// FNV-1a 64 (names the generated program; the CUBIN cache key hashes the full source anyway).
-fn fnv64(b: &[u8]) -> u64 {
+/// FNV-1a 64 over `b`.
+pub(crate) fn fnv64(b: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &x in b {
         h ^= x as u64;

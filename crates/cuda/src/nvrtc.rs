@@ -37,6 +37,10 @@ pub const TABLE_SHIFT_CU: &str = include_str!("../kernels/tables/shift.cu");
 pub const LOGUP_CUH: &str = include_str!("../kernels/logup.cuh");
 /// `kernels/logup.cu`: the running-sum scan of the LogUp aux trace (mirrors `zkrv_stark::logup`).
 pub const LOGUP_CU: &str = include_str!("../kernels/logup.cu");
+/// `kernels/quotient.cuh`: helpers of the generated quotient row kernels (see `crate::quotient`).
+pub const QUOTIENT_CUH: &str = include_str!("../kernels/quotient.cuh");
+/// `kernels/quotient.cu`: chunk split and zk masking of the quotient (mirrors `zkrv_stark::backend`, `zk`).
+pub const QUOTIENT_CU: &str = include_str!("../kernels/quotient.cu");
 /// The field parity kernels of `field.cuh`, compiled as their own program.
 pub const FIELD_TEST_CU: &str = "#define ZKRV_FIELD_TEST_KERNELS\n#include \"field.cuh\"\n";
 
@@ -46,6 +50,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("keccak.cuh", KECCAK_CUH),
     ("table_common.cuh", TABLE_COMMON_CUH),
     ("logup.cuh", LOGUP_CUH),
+    ("quotient.cuh", QUOTIENT_CUH),
 ];
 
 /// Every compilable kernel program: (name, source).
@@ -55,6 +60,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("zk.cu", ZK_CU),
     ("field_test.cu", FIELD_TEST_CU),
     ("logup.cu", LOGUP_CU),
+    ("quotient.cu", QUOTIENT_CU),
     ("tables/cpu.cu", TABLE_CPU_CU),
     ("tables/load.cu", TABLE_LOAD_CU),
     ("tables/store.cu", TABLE_STORE_CU),

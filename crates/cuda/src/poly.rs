@@ -207,7 +207,7 @@ pub fn ntt_dif_in_place(
 ///
 /// # Safety
 /// `src != dst`, both live buffers of `rows * width` u64.
-unsafe fn bitrev_rows_raw(
+pub(crate) unsafe fn bitrev_rows_raw(
     dev: &Device,
     src: u64,
     dst: u64,

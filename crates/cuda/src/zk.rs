@@ -1,5 +1,6 @@
-//! Launchers for `kernels/zk.cu`: the zk-mode randomness of `zkrv_stark::zk` on the device (Merkle salts and
-//! randomized traces), bit-exact with the host functions.
+//! Launchers for `kernels/zk.cu`: the zk-mode randomness of `zkrv_stark::zk` on the device (Merkle salts,
+//! randomized traces, stream matrices for the quotient masks and the random codeword), bit-exact with the
+//! host functions.
 
 use zkrv_stark::zk::{ZkRng, SALT_WIDTH};
 
@@ -79,6 +80,47 @@ pub fn randomize_trace(
                 KArg::U64(trace.ptr()),
                 KArg::U64(width as u64),
                 KArg::U64(n as u64),
+                KArg::U64(out.ptr()),
+            ],
+        )?;
+    }
+    Ok(out)
+}
+
+/// A stream matrix, as `zkrv_stark::zk::ZkRng::matrix`: `rows x width` row-major u64 (canonical), row `r` =
+/// the first `width` elements of stream `(domain, round, index, r)`.
+pub fn stream_matrix(
+    dev: &Device,
+    rng: &ZkRng,
+    domain: u32,
+    round: u32,
+    index: u64,
+    rows: usize,
+    width: usize,
+) -> Result<DeviceBuffer<u64>, CudaError> {
+    if width == 0 || width > u32::MAX as usize || rows.div_ceil(128) > u32::MAX as usize {
+        return Err(CudaError::InvalidArgument(format!(
+            "stream matrix of {rows} x {width}"
+        )));
+    }
+    let out = dev.alloc::<u64>(rows * width)?;
+    let [s0, s1, s2, s3] = seed_args(rng);
+    // SAFETY: out holds rows x width u64; the kernel writes rows < rows only.
+    unsafe {
+        dev.launch(
+            Program::Zk,
+            "zk_matrix_kernel",
+            cfg(rows.div_ceil(128).max(1) as u32, 128, 0),
+            &[
+                s0,
+                s1,
+                s2,
+                s3,
+                KArg::U32(domain),
+                KArg::U32(round),
+                KArg::U64(index),
+                KArg::U64(rows as u64),
+                KArg::U32(width as u32),
                 KArg::U64(out.ptr()),
             ],
         )?;

@@ -499,25 +499,35 @@ impl CompiledAir {
         bus_sum: Ext3,
         fold: &FoldChallenge,
     ) -> Ext3 {
-        let mut acc = Ext3::ZERO;
-        for (c, p) in self.constraints.iter().zip(&fold.powers) {
-            acc += node(c.node).mul_ext(*p);
+        let mut a = logup::HostFold {
+            node,
+            sel,
+            aux_local,
+            aux_next,
+            challenges,
+            bus_sum,
+            alpha: fold.alpha,
+            powers: &fold.powers,
+        };
+        self.fold_with(&mut a)
+    }
+
+    /// The fold plan over any [`logup::FoldAlgebra`] (what [`CompiledAir::fold_row`] runs over field values,
+    /// and the CUDA quotient generator over symbolic ones): `acc = sum_i node(C_i) · power(i)` over the own
+    /// constraints in order, plus, with interactions, the LogUp fold [`logup::fold_constraints_with`]
+    /// started from zero.
+    pub fn fold_with<A: logup::FoldAlgebra>(&self, a: &mut A) -> A::Ext {
+        let mut acc = a.zero();
+        for (i, c) in self.constraints.iter().enumerate() {
+            let p = a.power(i);
+            let v = a.node(c.node);
+            let t = a.mul_base(p, v);
+            acc = a.add(acc, t);
         }
         if !self.interactions.is_empty() {
-            let mut acc_logup = Ext3::ZERO;
-            logup::fold_constraints(
-                &self.logup,
-                &self.interactions,
-                node,
-                sel,
-                aux_local,
-                aux_next,
-                challenges,
-                bus_sum,
-                fold.alpha,
-                &mut acc_logup,
-            );
-            acc += acc_logup;
+            let zero = a.zero();
+            let l = logup::fold_constraints_with(&self.logup, &self.interactions, a, zero);
+            acc = a.add(acc, l);
         }
         acc
     }

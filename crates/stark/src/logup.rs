@@ -215,9 +215,137 @@ fn signed<T: ExtMul>(m: T, d: Direction) -> Ext3 {
     }
 }
 
+/// The operations the constraint fold is written in ([`CompiledAir::fold_with`], [`fold_constraints_with`]):
+/// the one definition of the fold plan, run over field values by the host quotient and the verifier
+/// ([`HostFold`]) and over symbolic values by a code generator (the CUDA quotient kernel generator emits
+/// one statement per operation). `Base` is a base-side value at the point (a circuit node or a selector: `F`
+/// on LDE rows, `Ext3` at the out-of-domain point), `Ext` an extension value.
+pub trait FoldAlgebra {
+    type Base: Copy;
+    type Ext: Copy;
+    /// Circuit node `k` at the point.
+    fn node(&mut self, k: u32) -> Self::Base;
+    /// Selector `s` of `[L_0, L_{n-1}, x - ω^{n-1}]` at the point.
+    fn selector(&mut self, s: usize) -> Self::Base;
+    /// Aux extension column `c` at the point (`next`: at `ω x`).
+    fn aux(&mut self, c: usize, next: bool) -> Self::Ext;
+    /// The LogUp shift `z`.
+    fn logup_z(&mut self) -> Self::Ext;
+    /// `alpha^(l+1)` of the LogUp tuple combination, `None` past the challenges' powers (the entry is
+    /// dropped, as [`LogupChallenges::fingerprint`]'s `zip` drops it).
+    fn tuple_alpha(&mut self, l: usize) -> Option<Self::Ext>;
+    /// The folding challenge `alpha`.
+    fn fold_alpha(&mut self) -> Self::Ext;
+    /// [`crate::air::FoldChallenge::powers`]`[i]`: `alpha^(N-1-i)` of own constraint `i`.
+    fn power(&mut self, i: usize) -> Self::Ext;
+    /// The table's claimed bus sum.
+    fn bus_sum(&mut self) -> Self::Ext;
+    fn zero(&mut self) -> Self::Ext;
+    fn add(&mut self, a: Self::Ext, b: Self::Ext) -> Self::Ext;
+    fn sub(&mut self, a: Self::Ext, b: Self::Ext) -> Self::Ext;
+    fn mul(&mut self, a: Self::Ext, b: Self::Ext) -> Self::Ext;
+    /// `a · b`.
+    fn mul_base(&mut self, a: Self::Ext, b: Self::Base) -> Self::Ext;
+    /// `b` as an extension value.
+    fn base(&mut self, b: Self::Base) -> Self::Ext;
+    fn neg(&mut self, a: Self::Ext) -> Self::Ext;
+    /// `a - bus`.
+    fn sub_bus(&mut self, a: Self::Ext, bus: u32) -> Self::Ext;
+}
+
+/// [`FoldAlgebra`] over field values: node values from `node`, leaves of type `T` (`F` on LDE rows, `Ext3`
+/// at the out-of-domain point), `Ext3` everywhere else.
+pub struct HostFold<'a, T, N> {
+    pub node: N,
+    /// `[L_0, L_{n-1}, x - ω^{n-1}]`.
+    pub sel: [T; 3],
+    /// One value per aux extension column, at `x` and at `ω x`.
+    pub aux_local: &'a [Ext3],
+    pub aux_next: &'a [Ext3],
+    pub challenges: &'a LogupChallenges,
+    pub bus_sum: Ext3,
+    pub alpha: Ext3,
+    /// `alpha^(N-1-i)` per own constraint (may be empty for a LogUp-only fold).
+    pub powers: &'a [Ext3],
+}
+
+impl<T: ExtMul, N: Fn(u32) -> T> FoldAlgebra for HostFold<'_, T, N> {
+    type Base = T;
+    type Ext = Ext3;
+    #[inline]
+    fn node(&mut self, k: u32) -> T {
+        (self.node)(k)
+    }
+    #[inline]
+    fn selector(&mut self, s: usize) -> T {
+        self.sel[s]
+    }
+    #[inline]
+    fn aux(&mut self, c: usize, next: bool) -> Ext3 {
+        if next {
+            self.aux_next[c]
+        } else {
+            self.aux_local[c]
+        }
+    }
+    #[inline]
+    fn logup_z(&mut self) -> Ext3 {
+        self.challenges.z
+    }
+    #[inline]
+    fn tuple_alpha(&mut self, l: usize) -> Option<Ext3> {
+        self.challenges.alpha_powers.get(l).copied()
+    }
+    #[inline]
+    fn fold_alpha(&mut self) -> Ext3 {
+        self.alpha
+    }
+    #[inline]
+    fn power(&mut self, i: usize) -> Ext3 {
+        self.powers[i]
+    }
+    #[inline]
+    fn bus_sum(&mut self) -> Ext3 {
+        self.bus_sum
+    }
+    #[inline]
+    fn zero(&mut self) -> Ext3 {
+        Ext3::ZERO
+    }
+    #[inline]
+    fn add(&mut self, a: Ext3, b: Ext3) -> Ext3 {
+        a + b
+    }
+    #[inline]
+    fn sub(&mut self, a: Ext3, b: Ext3) -> Ext3 {
+        a - b
+    }
+    #[inline]
+    fn mul(&mut self, a: Ext3, b: Ext3) -> Ext3 {
+        a * b
+    }
+    #[inline]
+    fn mul_base(&mut self, a: Ext3, b: T) -> Ext3 {
+        b.mul_ext(a)
+    }
+    #[inline]
+    fn base(&mut self, b: T) -> Ext3 {
+        b.to_ext()
+    }
+    #[inline]
+    fn neg(&mut self, a: Ext3) -> Ext3 {
+        -a
+    }
+    #[inline]
+    fn sub_bus(&mut self, a: Ext3, bus: u32) -> Ext3 {
+        a - F::from_u32(bus)
+    }
+}
+
 /// Fold the LogUp constraints into `acc` (Horner with `alpha`), in the order: group constraints, first row,
 /// transition, last row. `node(i)` is the value of circuit node `i` at the point, `sel` = `[L_0, L_{n-1},
-/// x - ω^{n-1}]` there, `aux_local`/`aux_next` the extension aux values at x and ω x.
+/// x - ω^{n-1}]` there, `aux_local`/`aux_next` the extension aux values at x and ω x. The plan itself is
+/// [`fold_constraints_with`].
 #[allow(clippy::too_many_arguments)]
 pub fn fold_constraints<T: ExtMul>(
     layout: &LogupLayout,
@@ -231,36 +359,107 @@ pub fn fold_constraints<T: ExtMul>(
     alpha: Ext3,
     acc: &mut Ext3,
 ) {
+    let mut a = HostFold {
+        node,
+        sel,
+        aux_local,
+        aux_next,
+        challenges: ch,
+        bus_sum,
+        alpha,
+        powers: &[],
+    };
+    *acc = fold_constraints_with(layout, interactions, &mut a, *acc);
+}
+
+/// The LogUp part of the fold plan over any [`FoldAlgebra`]: starting from `acc`, per term column `c`
+/// (group `S`) `acc = acc·alpha + (t_c · prod_{k in S} fp_k - sum_{k in S} ±m_k prod_{j in S, j != k} fp_j)`
+/// with `fp_k = z - (bus_k + sum_l alpha^(l+1) v_{k,l})`, then the running sum's
+/// `acc = acc·alpha + L_0 (s - sum_c t_c)`, `acc·alpha + (x - ω^{n-1}) (s' - s - sum_c t'_c)`,
+/// `acc·alpha + L_{n-1} (s - S)`. Returns the new `acc`.
+pub fn fold_constraints_with<A: FoldAlgebra>(
+    layout: &LogupLayout,
+    interactions: &[CompiledInteraction],
+    a: &mut A,
+    mut acc: A::Ext,
+) -> A::Ext {
+    let alpha = a.fold_alpha();
     let g = layout.groups.len();
-    let mut fp_buf = [Ext3::ZERO; MAX_GROUP];
+    let zero = a.zero();
+    let mut fps = [zero; MAX_GROUP];
     for (c, group) in layout.groups.iter().enumerate() {
-        let fps = &mut fp_buf[..group.len()];
+        let fps = &mut fps[..group.len()];
         for (fp, &k) in fps.iter_mut().zip(group) {
             let it = &interactions[k];
-            *fp = ch.fingerprint(it.bus, it.values.iter().map(|&v| node(v)));
+            let z = a.logup_z();
+            let mut f = a.sub_bus(z, it.bus);
+            for (l, &v) in it.values.iter().enumerate() {
+                let Some(al) = a.tuple_alpha(l) else { break };
+                let nv = a.node(v);
+                let t = a.mul_base(al, nv);
+                f = a.sub(f, t);
+            }
+            *fp = f;
         }
-        let prod: Ext3 = fps.iter().copied().product();
-        let mut rhs = Ext3::ZERO;
+        let mut prod = fps[0];
+        for &fp in &fps[1..] {
+            prod = a.mul(prod, fp);
+        }
+        let mut rhs = None;
         for (j, &k) in group.iter().enumerate() {
             let it = &interactions[k];
-            let mut term = signed(node(it.multiplicity), it.direction);
-            for (l, fp) in fps.iter().enumerate() {
+            let m = a.node(it.multiplicity);
+            let mut term = a.base(m);
+            if it.direction == Direction::Receive {
+                term = a.neg(term);
+            }
+            for (l, &fp) in fps.iter().enumerate() {
                 if l != j {
-                    term *= *fp;
+                    term = a.mul(term, fp);
                 }
             }
-            rhs += term;
+            rhs = Some(match rhs {
+                None => term,
+                Some(r) => a.add(r, term),
+            });
         }
-        *acc = *acc * alpha + (aux_local[c] * prod - rhs);
+        let t = a.aux(c, false);
+        let lhs = a.mul(t, prod);
+        let d = match rhs {
+            Some(r) => a.sub(lhs, r),
+            None => lhs,
+        };
+        acc = a.mul(acc, alpha);
+        acc = a.add(acc, d);
     }
-    let s = aux_local[g];
-    let s_next = aux_next[g];
-    let t_sum: Ext3 = aux_local[..g].iter().copied().sum();
-    let t_next_sum: Ext3 = aux_next[..g].iter().copied().sum();
-    let [first, last, transition] = sel;
-    *acc = *acc * alpha + first.mul_ext(s - t_sum);
-    *acc = *acc * alpha + transition.mul_ext(s_next - s - t_next_sum);
-    *acc = *acc * alpha + last.mul_ext(s - bus_sum);
+    let s = a.aux(g, false);
+    let s_next = a.aux(g, true);
+    let (mut t_sum, mut t_next_sum) = (zero, zero);
+    for c in 0..g {
+        let (t, t_next) = (a.aux(c, false), a.aux(c, true));
+        t_sum = if c == 0 { t } else { a.add(t_sum, t) };
+        t_next_sum = if c == 0 {
+            t_next
+        } else {
+            a.add(t_next_sum, t_next)
+        };
+    }
+    let [first, last, transition] = [0, 1, 2].map(|k| a.selector(k));
+    let d = a.sub(s, t_sum);
+    let d = a.mul_base(d, first);
+    acc = a.mul(acc, alpha);
+    acc = a.add(acc, d);
+    let d = a.sub(s_next, s);
+    let d = a.sub(d, t_next_sum);
+    let d = a.mul_base(d, transition);
+    acc = a.mul(acc, alpha);
+    acc = a.add(acc, d);
+    let sum = a.bus_sum();
+    let d = a.sub(s, sum);
+    let d = a.mul_base(d, last);
+    acc = a.mul(acc, alpha);
+    acc = a.add(acc, d);
+    acc
 }
 
 /// Errors while building the aux trace.

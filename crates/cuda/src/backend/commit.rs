@@ -15,10 +15,14 @@ use crate::commit::{self, commit_lde_keep_salted, STAGE_HOST_COPY};
 
 impl CommitOps for CudaBackend {
     fn prepare(&self, airs: &[CompiledAir]) -> Result<(), BackendError> {
+        // NVRTC compiles of the aux and quotient programs overlap the main commitment (aux first: needed
+        // first).
+        let mut jobs = Vec::new();
         if !cpu_aux_forced() {
-            // NVRTC compiles of the aux programs overlap the main commitment.
-            crate::logup::precompile(self.dev.arch(), airs);
+            jobs = crate::logup::aux_compile_jobs(airs);
         }
+        jobs.extend(crate::quotient::quotient_compile_jobs(airs));
+        crate::logup::precompile(self.dev.arch(), jobs);
         Ok(())
     }
 

@@ -5,11 +5,11 @@
 //! |---|---|---|---|
 //! | commitments (LDE + Merkle), zk randomization of device traces | `CommitOps` | `backend/commit.rs` | device |
 //! | LogUp aux build | `AuxOps` | `backend/aux.rs` | device ([`crate::logup::build_aux_device`]) |
-//! | quotient chunks, zk masks, random codeword | `QuotientOps` | `backend/quotient.rs` | host, over downloaded LDEs |
+//! | quotient chunks, zk masks, random codeword | `QuotientOps` | `backend/quotient.rs` | device ([`crate::quotient::quotient_device`]) |
 //! | opened values, DEEP, FRI, query openings | `OpeningOps` | `backend/open.rs` | host, over downloaded LDEs and tree levels |
 //! | explicit downloads (debug checker, tests) | `HostCopy` | this file | device -> host |
 //!
-//! **Host steps.** The quotient and opening steps are not on the device yet: each reads a host copy of
+//! **Host steps.** The opening steps are not on the device yet: each reads a host copy of
 //! the round it needs, made once per round ([`CudaBackend::host_round`]: every LDE and the tree levels
 //! downloaded, wrapped in a `zkrv_stark::backend::CpuCommitted` with no rehash) and counted in
 //! [`CudaBackend::stats`] under stage "host-copy"; the CPU backend's operations then run on it. That copy is

@@ -1,43 +1,32 @@
-//! The quotient round (`QuotientOps`). Not on the device yet: the quotient of a table runs
-//! `zkrv_stark::backend::quotient_host` over the host copies of the rounds it reads
-//! ([`CudaBackend::host_round`], stage "host-copy"), and the chunks, zk masks and random codeword are host
-//! matrices uploaded by the quotient commitment. Mirrors `zkrv_stark::backend` (`backend/quotient.rs`).
-
-use std::borrow::Cow;
+//! The quotient round (`QuotientOps`) on the device ([`crate::quotient`]): the quotient chunks of a table
+//! are computed from the resident LDEs of its main, preprocessed and aux traces by the table's generated
+//! quotient kernel and the chunk assembly (coset IDFT, split, DFT), and stay resident
+//! (`TraceInput::Device`, `n x 3c`) for the quotient commitment; in zk mode the chunks are masked and the
+//! random codeword generated on the device too. No LDE is copied to the host. Mirrors `zkrv_stark::backend`
+//! (`backend/quotient.rs`).
 
 use zkrv_stark::air::CompiledAir;
-use zkrv_stark::backend::{
-    quotient_host, BackendError, MatrixView, QuotientInputs, QuotientOps, QuotientViews, TraceInput,
-};
+use zkrv_stark::backend::{BackendError, MatrixView, QuotientOps, QuotientViews, TraceInput};
 use zkrv_stark::field::Ext3;
 use zkrv_stark::logup::LogupChallenges;
-use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::zk::{self as host_zk, ZkRng};
 
 use super::{dev_err, CudaBackend, CudaCommitted, DeviceTrace};
+use crate::quotient::{quotient_device, random_codeword_device, randomize_quotient_device, LdeRef};
+use crate::stats::TransferStats;
 
-impl CudaBackend {
-    /// The host copy of one committed LDE (bit-reversed, `nB x w`).
-    fn host_lde<'a>(
-        &self,
-        v: MatrixView<'a, CudaCommitted>,
-    ) -> Result<&'a RowMajorMatrix, BackendError> {
-        self.host_round(v.round)
-            .map_err(dev_err)?
-            .tree
-            .matrices()
-            .get(v.index)
-            .ok_or_else(|| BackendError::Shape(format!("round has no matrix {}", v.index)))
-    }
-}
-
-fn host_only(t: TraceInput<DeviceTrace>, what: &str) -> Result<RowMajorMatrix, BackendError> {
-    match t {
-        TraceInput::Host(m) => Ok(m),
-        TraceInput::Device(_) => Err(BackendError::Device(format!(
-            "{what}: a device-resident quotient matrix is not supported yet"
-        ))),
-    }
+/// The resident LDE of a view (bit-reversed, `nB x w`).
+fn lde<'a>(v: MatrixView<'a, CudaCommitted>) -> Result<LdeRef<'a>, BackendError> {
+    let l = v
+        .round
+        .gpu
+        .ldes
+        .get(v.index)
+        .ok_or_else(|| BackendError::Shape(format!("round has no matrix {}", v.index)))?;
+    Ok(LdeRef {
+        data: &l.data,
+        width: l.width,
+    })
 }
 
 impl QuotientOps for CudaBackend {
@@ -49,32 +38,28 @@ impl QuotientOps for CudaBackend {
         bus_sum: Ext3,
         alpha: Ext3,
     ) -> Result<TraceInput<DeviceTrace>, BackendError> {
-        let main = self.host_lde(v.main)?;
-        let prep = v.preprocessed.map(|p| self.host_lde(p)).transpose()?;
-        let aux = v.aux.map(|a| self.host_lde(a)).transpose()?;
-        // The whole stored LDE is one block, read in place.
-        let block_rows = main.height();
-        let fetch = |b: usize| -> Result<QuotientInputs<'_>, BackendError> {
-            let start = b * block_rows;
-            Ok(QuotientInputs {
-                main: (Cow::Borrowed(main), start),
-                preprocessed: prep.map(|m| (Cow::Borrowed(m), start)),
-                aux: aux.map(|m| (Cow::Borrowed(m), start)),
-            })
-        };
-        let q = quotient_host(
+        let name = self.table_name(v.main.round.round, v.main.index);
+        let mut stats = TransferStats::default();
+        let q = quotient_device(
+            &self.dev,
             air,
+            lde(v.main)?,
+            v.preprocessed.map(lde).transpose()?,
+            v.aux.map(lde).transpose()?,
             v.log_n,
             v.log_blowup,
-            block_rows,
-            &fetch,
             challenges,
             bus_sum,
             alpha,
-        )?;
-        Ok(TraceInput::Host(q))
+            &mut stats,
+            &name,
+        );
+        self.record(|s| s.merge(&stats));
+        Ok(TraceInput::Device(q.map_err(dev_err)?))
     }
 
+    /// Device chunks: masked on the device (bit-exact with the host function); host chunks: the host
+    /// function.
     fn randomize_quotient(
         &self,
         chunks: TraceInput<DeviceTrace>,
@@ -82,13 +67,18 @@ impl QuotientOps for CudaBackend {
         table: u64,
         num_queries: usize,
     ) -> Result<TraceInput<DeviceTrace>, BackendError> {
-        let q = host_only(chunks, "randomize_quotient")?;
-        Ok(TraceInput::Host(host_zk::randomize_quotient(
-            q,
-            rng,
-            table,
-            num_queries,
-        )))
+        match chunks {
+            TraceInput::Host(q) => Ok(TraceInput::Host(host_zk::randomize_quotient(
+                q,
+                rng,
+                table,
+                num_queries,
+            ))),
+            TraceInput::Device(d) => Ok(TraceInput::Device(
+                randomize_quotient_device(&self.dev, &d, rng, table, num_queries)
+                    .map_err(dev_err)?,
+            )),
+        }
     }
 
     fn random_codeword(
@@ -96,6 +86,8 @@ impl QuotientOps for CudaBackend {
         rng: &ZkRng,
         log_height: usize,
     ) -> Result<TraceInput<DeviceTrace>, BackendError> {
-        Ok(TraceInput::Host(host_zk::random_codeword(rng, log_height)))
+        Ok(TraceInput::Device(
+            random_codeword_device(&self.dev, rng, log_height).map_err(dev_err)?,
+        ))
     }
 }

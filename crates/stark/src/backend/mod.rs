@@ -44,7 +44,10 @@ mod quotient;
 pub use cpu::{available_memory_bytes, CpuBackend, CpuCommitted, LdeMode};
 pub use footprint::{gib, ProofFootprint, RoundFootprint};
 pub use open::eval_columns_at;
-pub use quotient::{quotient_host, QuotientFetch, QuotientInputs};
+pub use quotient::{
+    quotient_chunks, quotient_host, quotient_log_extension, quotient_values, QuotientFetch,
+    QuotientInputs,
+};
 
 /// A trace handed to [`CommitOps::commit`]: on the host, or already resident on the backend.
 pub enum TraceInput<D> {

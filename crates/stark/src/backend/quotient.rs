@@ -175,6 +175,9 @@ pub type QuotientFetch<'a> = dyn Fn(usize) -> Result<QuotientInputs<'a>, Backend
 /// are interpolated (coset IDFT of size `M`), the coefficients split into `c` chunks of `n` (coefficients
 /// at index `>= c n` are dropped; they are zero when the constraints hold), and each chunk is evaluated on
 /// `H_n`.
+///
+/// In two steps: [`quotient_values`] (`C / Z_H` on the quotient domain, storage order) then
+/// [`quotient_chunks`].
 #[allow(clippy::too_many_arguments)]
 pub fn quotient_host(
     air: &CompiledAir,
@@ -186,9 +189,34 @@ pub fn quotient_host(
     bus_sum: Ext3,
     alpha: Ext3,
 ) -> Result<RowMajorMatrix, BackendError> {
+    let q = quotient_values(
+        air, log_n, log_blowup, block_rows, fetch, challenges, bus_sum, alpha,
+    )?;
+    Ok(quotient_chunks(q, log_n, air.num_quotient_chunks))
+}
+
+/// `log2(M / n)` of the quotient domain `g·H_M` of a table with `chunks` quotient chunks read from LDEs of
+/// blowup `2^log_blowup` (see [`quotient_host`]): `min(ceil(log2 chunks), log_blowup)`.
+pub fn quotient_log_extension(chunks: usize, log_blowup: usize) -> usize {
+    (chunks.next_power_of_two().trailing_zeros() as usize).min(log_blowup)
+}
+
+/// The first step of [`quotient_host`]: `q = C / Z_H` on the quotient domain `g·H_M`
+/// (`M = n · 2^`[`quotient_log_extension`]), `M` values in **storage order** (entry `s` at the natural point
+/// `bitrev_M(s)`, i.e. LDE storage row `s`).
+#[allow(clippy::too_many_arguments)]
+pub fn quotient_values(
+    air: &CompiledAir,
+    log_n: usize,
+    log_blowup: usize,
+    block_rows: usize,
+    fetch: &QuotientFetch<'_>,
+    challenges: &LogupChallenges,
+    bus_sum: Ext3,
+    alpha: Ext3,
+) -> Result<Vec<Ext3>, BackendError> {
     let n = 1usize << log_n;
-    let chunks = air.num_quotient_chunks;
-    let log_q = (chunks.next_power_of_two().trailing_zeros() as usize).min(log_blowup);
+    let log_q = quotient_log_extension(air.num_quotient_chunks, log_blowup);
     let log_m = log_n + log_q;
     let m_size = 1usize << log_m;
     let bq = 1usize << log_q;
@@ -288,6 +316,16 @@ pub fn quotient_host(
             }
         });
     }
+    Ok(q)
+}
+
+/// The second step of [`quotient_host`]: from `q` on `g·H_M` in storage order ([`quotient_values`], `M` a
+/// power of two `>= n`), the `n x 3 chunks` matrix of the chunks `q_j` on `H_n` (natural order): bit-reverse
+/// to natural order, coset IDFT of size `M` with shift `g`, coefficients `j n .. (j + 1) n` to chunk `j`
+/// (those at `>= chunks · n` dropped), DFT of each chunk.
+pub fn quotient_chunks(mut q: Vec<Ext3>, log_n: usize, chunks: usize) -> RowMajorMatrix {
+    let n = 1usize << log_n;
+    let g = coset_shift();
     bit_reverse_slice(&mut q);
     let coeffs = coset_idft_ext(&q, g);
     let mut m = vec![F::ZERO; n * 3 * chunks];
@@ -297,5 +335,5 @@ pub fn quotient_host(
             m[r * 3 * chunks + 3 * j..r * 3 * chunks + 3 * j + 3].copy_from_slice(&c.0);
         }
     }
-    Ok(dft_batch(RowMajorMatrix::new(m, 3 * chunks)))
+    dft_batch(RowMajorMatrix::new(m, 3 * chunks))
 }
