@@ -38,9 +38,13 @@ fn proof_over_budget_fails_before_work() {
         .iter()
         .map(|p| p.as_ref().map(|m| m.width))
         .collect();
-    let need = ProofFootprint::estimate(&compiled, &heights, &prep, &config, 0).total();
-    assert!(need > 0);
+    let footprint = ProofFootprint::estimate(&compiled, &heights, &prep, &config, 0);
     let backend = CudaBackend::new(dev);
+    let need = backend.device_bytes_needed(&footprint);
+    assert!(
+        need > footprint.total(),
+        "a fresh device has no twiddle tables yet"
+    );
     // One byte short of what the proof needs on top of what is already live.
     let base = backend.device().memory_in_use();
     backend.device().set_memory_budget(base + need - 1);

@@ -39,12 +39,13 @@ impl CommitOps for CudaBackend {
         }
     }
 
-    /// Fails with [`BackendError::Memory`] unless the footprint, less the input traces already resident,
-    /// fits in the device budget left (`Device::memory_budget` - `Device::memory_in_use`).
+    /// Fails with [`BackendError::Memory`] unless [`CudaBackend::device_bytes_needed`], less the input
+    /// traces already resident, fits in the device budget left (`Device::memory_budget` -
+    /// `Device::memory_in_use`).
     fn reserve(&self, f: &ProofFootprint) -> Result<(), BackendError> {
         let budget = self.dev.memory_budget();
         let in_use = self.dev.memory_in_use();
-        let needed = f.total();
+        let needed = self.device_bytes_needed(f);
         let available = budget.saturating_sub(in_use) + f.resident_inputs;
         if needed > available {
             return Err(BackendError::Memory {

@@ -111,6 +111,22 @@ pub(crate) fn cpu_aux_forced() -> bool {
 }
 
 impl CudaBackend {
+    /// Device bytes a proof of footprint `f` needs on this backend: `f.total()` plus the twiddle tables
+    /// (`2 x 8 x 2^max(L, 16)` bytes for transforms up to `2^L`) when the device's are smaller.
+    pub fn device_bytes_needed(&self, f: &zkrv_stark::backend::ProofFootprint) -> u64 {
+        let have = self
+            .dev
+            .twiddles
+            .lock()
+            .ok()
+            .and_then(|t| t.as_ref().map(|t| t.log_max as usize));
+        let twiddles = match have {
+            Some(l) if l >= f.log_max_transform => 0,
+            _ => 16u64 << f.log_max_transform.max(16),
+        };
+        f.total() + twiddles
+    }
+
     /// A backend on `dev`.
     pub fn new(dev: Device) -> Self {
         CudaBackend {

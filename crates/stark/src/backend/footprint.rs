@@ -74,6 +74,9 @@ pub struct ProofFootprint {
     pub scratch: u64,
     /// Bytes of input traces already resident on the backend when the proof starts (part of `traces`).
     pub resident_inputs: u64,
+    /// log2 of the largest (I)DFT the proof runs (a committed trace, a quotient domain, a zk quotient
+    /// chunk): what a backend's twiddle tables must cover.
+    pub log_max_transform: usize,
 }
 
 impl ProofFootprint {
@@ -150,6 +153,17 @@ impl ProofFootprint {
             (24u64 << (lh + log_q)) + ((2 * 8 * 3 * c as u64) << lh)
         });
         let scratch = lde_scratch.chain(quotient_scratch).max().unwrap_or(0);
+        let log_max_transform = airs
+            .iter()
+            .zip(log_heights)
+            .map(|(a, &lh)| {
+                let c = a.num_quotient_chunks;
+                let log_q = (c.next_power_of_two().trailing_zeros() as usize).min(lb + zk);
+                (lh + zk).max(lh + log_q)
+            })
+            .chain(quot.iter().map(|&(lr, _)| lr))
+            .max()
+            .unwrap_or(0);
         ProofFootprint {
             main: RoundFootprint::new(&main, lb, config.zk),
             preprocessed: RoundFootprint::new(&prep, lb + zk, false),
@@ -159,6 +173,7 @@ impl ProofFootprint {
             fri,
             scratch,
             resident_inputs,
+            log_max_transform,
         }
     }
 
