@@ -32,6 +32,8 @@ pub enum Program {
     Zk,
     /// `kernels/logup.cu`: running-sum scan of the LogUp aux trace
     Logup,
+    /// `kernels/open.cu`: DEEP, FRI fold, opened values, query gathers
+    Open,
     /// `kernels/tables/<table>.cu`: trace fill kernels
     TableCpu,
     TableLoad,
@@ -49,6 +51,7 @@ impl Program {
             Program::FieldTest => ("field_test.cu", nvrtc::FIELD_TEST_CU),
             Program::Zk => ("zk.cu", nvrtc::ZK_CU),
             Program::Logup => ("logup.cu", nvrtc::LOGUP_CU),
+            Program::Open => ("open.cu", nvrtc::OPEN_CU),
             Program::TableCpu => ("tables/cpu.cu", nvrtc::TABLE_CPU_CU),
             Program::TableLoad => ("tables/load.cu", nvrtc::TABLE_LOAD_CU),
             Program::TableStore => ("tables/store.cu", nvrtc::TABLE_STORE_CU),

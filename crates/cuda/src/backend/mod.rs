@@ -6,14 +6,15 @@
 //! | commitments (LDE + Merkle), zk randomization of device traces | `CommitOps` | `backend/commit.rs` | device |
 //! | LogUp aux build | `AuxOps` | `backend/aux.rs` | device ([`crate::logup::build_aux_device`]) |
 //! | quotient chunks, zk masks, random codeword | `QuotientOps` | `backend/quotient.rs` | host, over downloaded LDEs |
-//! | opened values, DEEP, FRI, query openings | `OpeningOps` | `backend/open.rs` | host, over downloaded LDEs and tree levels |
+//! | opened values, DEEP, FRI, query openings | `OpeningOps` | `backend/open.rs` | device ([`crate::open`]; openings gathered, one download per round) |
 //! | explicit downloads (debug checker, tests) | `HostCopy` | this file | device -> host |
 //!
-//! **Host steps.** The quotient and opening steps are not on the device yet: each reads a host copy of
-//! the round it needs, made once per round ([`CudaBackend::host_round`]: every LDE and the tree levels
-//! downloaded, wrapped in a `zkrv_stark::backend::CpuCommitted` with no rehash) and counted in
-//! [`CudaBackend::stats`] under stage "host-copy"; the CPU backend's operations then run on it. That copy is
-//! the cost the whole-prover work removes (docs/gpu.md).
+//! **Host steps.** The quotient step is not on the device yet: it reads a host copy of the round it
+//! needs, made once per round ([`CudaBackend::host_round`]: every LDE and the tree levels downloaded,
+//! wrapped in a `zkrv_stark::backend::CpuCommitted` with no rehash) and counted in [`CudaBackend::stats`]
+//! under stage "host-copy"; the CPU backend's operations then run on it. That copy is the cost the
+//! whole-prover work removes (docs/gpu.md). The opening step reads the resident LDEs and tree levels
+//! (stage "open": descriptors up, opened values, roots, final codeword and query openings down).
 //!
 //! **Natural-order traces and VRAM.** Every round keeps its natural-order trace buffers (`8 n w` bytes per
 //! `n x w` trace, `1 / blowup` of its LDE; host traces as uploaded) from `commit` until the prover calls
@@ -35,7 +36,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use zkrv_stark::backend::{AuxError, Backend, BackendError, CpuCommitted, HostCopy, TraceDims};
-use zkrv_stark::field::{Ext3, F};
+use zkrv_stark::field::F;
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::merkle::{Digest, MerkleTree};
 
@@ -49,6 +50,8 @@ mod aux;
 mod commit;
 mod open;
 mod quotient;
+
+pub use open::{DeviceCodeword, DeviceFriLayer};
 
 /// A trace resident on the device: `2^log_height x width` row-major u64, natural row order.
 pub struct DeviceTrace {
@@ -279,9 +282,10 @@ impl CudaBackend {
 impl Backend for CudaBackend {
     type DeviceTrace = DeviceTrace;
     type Committed = CudaCommitted;
-    /// A host codeword while DEEP and FRI run on the host.
-    type Codeword = Vec<Ext3>;
-    type FriLayer = MerkleTree;
+    /// A device codeword (`2^s x 3` u64, bit-reversed; `backend/open.rs`).
+    type Codeword = DeviceCodeword;
+    /// A device FRI layer (values shared with its codeword, tree, zk salts; `backend/open.rs`).
+    type FriLayer = DeviceFriLayer;
 }
 
 impl HostCopy for CudaBackend {
