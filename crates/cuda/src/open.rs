@@ -394,17 +394,33 @@ pub struct GatherSegment<'a> {
     pub flip: bool,
 }
 
+/// What [`gather_openings`] brought back.
+pub struct Gathered {
+    /// `queries x stride` u64: per query the segments in order.
+    pub words: Vec<u64>,
+    /// The sum of the segment widths.
+    pub stride: usize,
+    /// Descriptor bytes uploaded (segments and indices).
+    pub uploaded: u64,
+    /// Bytes downloaded (`8 · words.len()`).
+    pub downloaded: u64,
+}
+
 /// Gathers every segment of every query into one `indices.len() x stride` buffer (`stride` = the sum of the
-/// widths, segments in the given order) with one launch and downloads it once. Returns the rows (one
-/// `stride`-long chunk per query), `stride`, and the bytes (uploaded descriptors, downloaded rows).
+/// widths, segments in the given order) with one launch and downloads it once.
 pub fn gather_openings(
     dev: &Device,
     segs: &[GatherSegment<'_>],
     indices: &[usize],
-) -> Result<(Vec<u64>, usize, (u64, u64)), CudaError> {
+) -> Result<Gathered, CudaError> {
     let stride: usize = segs.iter().map(|s| s.width).sum();
     if indices.is_empty() || stride == 0 {
-        return Ok((Vec::new(), stride, (0, 0)));
+        return Ok(Gathered {
+            words: Vec::new(),
+            stride,
+            uploaded: 0,
+            downloaded: 0,
+        });
     }
     if segs.len() > 65535 || indices.len() as u64 > MAX_GRID_X {
         return Err(CudaError::InvalidArgument(format!(
@@ -458,8 +474,12 @@ pub fn gather_openings(
         )?;
     }
     let v = dev.download(&out)?;
-    let bytes = ((words.len() * 8) as u64, (v.len() * 8) as u64);
-    Ok((v, stride, bytes))
+    Ok(Gathered {
+        uploaded: (words.len() * 8) as u64,
+        downloaded: (v.len() * 8) as u64,
+        words: v,
+        stride,
+    })
 }
 
 /// A digest from its 4 little-endian lanes.

@@ -102,13 +102,12 @@ impl CudaBackend {
         segs: &[GatherSegment<'_>],
         indices: &[usize],
     ) -> Result<(Vec<u64>, usize), BackendError> {
-        let (v, stride, (up, down)) =
-            kernels::gather_openings(&self.dev, segs, indices).map_err(dev_err)?;
+        let g = kernels::gather_openings(&self.dev, segs, indices).map_err(dev_err)?;
         self.record(|s| {
-            s.add_h2d(STAGE_OPEN, what, up);
-            s.add_d2h(STAGE_OPEN, what, down);
+            s.add_h2d(STAGE_OPEN, what, g.uploaded);
+            s.add_d2h(STAGE_OPEN, what, g.downloaded);
         });
-        Ok((v, stride))
+        Ok((g.words, g.stride))
     }
 }
 
