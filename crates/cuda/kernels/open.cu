@@ -6,10 +6,10 @@
 //   buffer read as a 2^(s-1) x 6 row-major matrix is the FRI layer matrix (row j = [cw[2j], cw[2j+1]]).
 // * LDE: 2^lh x w row-major, bit-reversed rows, row i at x_i = g * omega_{2^lh}^{bitrev_lh(i)}, g = 7.
 //
-// The per-element logic is a `OPEN_HD` function (`fri_fold_row`, `deep_row`, `bary_weight`,
+// The per-element logic is an `OPEN_HD` function (`fri_fold_row`, `deep_row`, `bary_weight`,
 // `bary_accumulate`, `open_gather_segment`) with a thin `extern "C" __global__` wrapper; the file also
-// compiles as plain C++ with -DZKRV_HOST_EMU (crates/cuda/tests/open_parity.rs drives those functions on the
-// host against the Rust CPU backend).
+// compiles as plain C++ with -DZKRV_HOST_EMU (crates/cuda/tests/open_parity.rs drives those functions, and
+// with ZKRV_HOST_EMU_GRID the whole kernels over emulated grids, on the host against the Rust CPU backend).
 #ifdef ZKRV_HOST_EMU
 #define __device__
 #define __forceinline__ inline
@@ -27,6 +27,13 @@ static inline unsigned int __brev(unsigned int x) {
 #include "field.cuh"
 
 #define OPEN_HD __device__ __forceinline__
+
+// The `__global__` wrappers: on the device, and in the host emulation of whole launches (-DZKRV_HOST_EMU with
+// ZKRV_HOST_EMU_GRID defined: the test's prelude provides threadIdx, blockIdx, blockDim, __syncthreads and
+// __shared__, and runs the grid block by block).
+#if !defined(ZKRV_HOST_EMU) || defined(ZKRV_HOST_EMU_GRID)
+#define OPEN_KERNELS 1
+#endif
 
 // 1/2 = (p + 1) / 2.
 #define GL_INV_TWO 0x7FFFFFFF80000001ULL
@@ -67,7 +74,7 @@ OPEN_HD void fri_fold_row(const u64* cw, const u64* roll, u64* next, u64 j, u32 
     ext3_store(next + 3 * j, v);
 }
 
-#ifndef ZKRV_HOST_EMU
+#ifdef OPEN_KERNELS
 // One thread per folded row j < half = 2^(log_size-1). beta, beta2: 3 u64 each, passed by value.
 extern "C" __global__ void fri_fold_kernel(const u64* cw, const u64* roll, u64* next, u64 half, u32 log_size,
                                            u64 w_inv, u64 b0, u64 b1, u64 b2, u64 bb0, u64 bb1, u64 bb2) {
@@ -129,7 +136,7 @@ OPEN_HD ext3 deep_row(const u64* desc, u64 i, u32 log_height, u64 omega, u64 shi
     return acc;
 }
 
-#ifndef ZKRV_HOST_EMU
+#ifdef OPEN_KERNELS
 // One thread per row i < 2^log_height; out: 2^log_height x 3. accumulate != 0: out[i] += R(x_i) (a later
 // group of points), else out[i] = R(x_i).
 extern "C" __global__ void deep_codeword_kernel(const u64* desc, u64* out, u64 n, u32 log_height, u64 omega,
@@ -154,7 +161,7 @@ OPEN_HD ext3 bary_weight(u64 k, u32 log_n, u64 omega_n, u64 shift, ext3 z, ext3 
     return ext3_mul(ext3_inv(d), ext3_mul_base(s, x));
 }
 
-#ifndef ZKRV_HOST_EMU
+#ifdef OPEN_KERNELS
 // One thread per k < n; out: n x 3.
 extern "C" __global__ void bary_weights_kernel(u64* out, u64 n, u32 log_n, u64 omega_n, u64 shift, u64 z0, u64 z1,
                                                u64 z2, u64 s0, u64 s1, u64 s2) {
@@ -174,7 +181,7 @@ OPEN_HD ext3 bary_accumulate(const u64* weights, const u64* mat, u64 width, u64 
 
 #define BARY_THREADS 256
 
-#ifndef ZKRV_HOST_EMU
+#ifdef OPEN_KERNELS
 // Pass 1 of the fixed-order reduction. Block (b, y) sums rows [b R, min((b + 1) R, n)) of the column tile
 // [y Wt, y Wt + Wt), Wt = min(width, BARY_THREADS): thread t takes column y Wt + t % Wt and every L-th row
 // from row t / Wt (L = BARY_THREADS / Wt lanes); the L lane sums are added in lane order.
@@ -224,7 +231,7 @@ OPEN_HD void open_gather_segment(const u64* seg, u64 index, u64* out_row, u64 fi
     for (u64 e = first; e < width; e += step) out_row[seg[4] + e] = src[row * width + e];
 }
 
-#ifndef ZKRV_HOST_EMU
+#ifdef OPEN_KERNELS
 // grid (queries, segments); out: n_queries x stride.
 extern "C" __global__ void open_gather_kernel(const u64* segs, const u64* idx, u64 stride, u64* out) {
     const u64 q = blockIdx.x;

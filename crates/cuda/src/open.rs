@@ -19,7 +19,7 @@ use crate::error::CudaError;
 pub const DEEP_MAX_POINTS: usize = 8;
 
 /// Threads per block of `bary_partial_kernel` (`BARY_THREADS` in `open.cu`).
-const BARY_THREADS: u32 = 256;
+pub const BARY_THREADS: u32 = 256;
 
 /// Largest grid x-dimension CUDA accepts.
 const MAX_GRID_X: u64 = (1 << 31) - 1;
@@ -316,6 +316,27 @@ pub fn bary_weights(dev: &Device, log_n: u32, z: Ext3) -> Result<DeviceBuffer<u6
     Ok(out)
 }
 
+/// The grid of `bary_partial_kernel` for `n` rows of `width >= 1` columns: `n_blocks` row blocks of
+/// `rows_per_block` rows (at most 1024 blocks, about 1024 rows each) times `tiles` column tiles of
+/// `min(width, BARY_THREADS)` columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BaryShape {
+    pub n_blocks: u64,
+    pub rows_per_block: u64,
+    pub tiles: u64,
+}
+
+/// See [`BaryShape`].
+pub fn bary_shape(n: u64, width: usize) -> BaryShape {
+    let n_blocks = n.div_ceil(1024).clamp(1, 1024);
+    let wt = width.clamp(1, BARY_THREADS as usize);
+    BaryShape {
+        n_blocks,
+        rows_per_block: n.div_ceil(n_blocks),
+        tiles: width.div_ceil(wt) as u64,
+    }
+}
+
 /// `out[out_off + 3c ..] = Σ_{k<n} w_k · mat[k][c]` for every column `c` of `mat` (`>= n` rows x `width`,
 /// row-major; only the first `n` rows are read), `n = weights.len() / 3`: a two-pass reduction in a fixed
 /// order (per block of rows, then over the blocks), so the result does not depend on scheduling.
@@ -335,11 +356,12 @@ pub fn bary_eval(
             out.len()
         )));
     }
-    let n_blocks = n.div_ceil(1024).clamp(1, 1024);
-    let rows_per_block = n.div_ceil(n_blocks);
-    let wt = width.min(BARY_THREADS as usize);
-    let tiles = width.div_ceil(wt) as u64;
-    if tiles > 65535 {
+    let BaryShape {
+        n_blocks,
+        rows_per_block,
+        tiles,
+    } = bary_shape(n, width);
+    if tiles > 65535 || n_blocks > MAX_GRID_X {
         return Err(CudaError::InvalidArgument(format!(
             "barycentric evaluation of {width} columns"
         )));
@@ -480,6 +502,64 @@ pub fn gather_openings(
         words: v,
         stride,
     })
+}
+
+/// Where an opening segment reads: matrix `i` of the tree (its LDEs in commit order, then its salt
+/// matrices, largest height first), or level `l` of the tree (`2^l x 4` lanes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentSource {
+    Matrix(usize),
+    Level(usize),
+}
+
+/// One segment of [`opening_plan`]: as [`GatherSegment`], with its source named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentPlan {
+    pub source: SegmentSource,
+    pub width: usize,
+    pub shift: u32,
+    pub flip: bool,
+}
+
+/// The segments of one query's opening of a tree of `2^log_tree` leaves over matrices `mats`
+/// (`(width, log_height)` each, in tree order: LDEs, then salts): the row `q >> (log_tree - lh)` of every
+/// matrix, then the `log_tree` siblings, leaf level first (sibling `k` = digest `(q >> k) ^ 1` of level
+/// `log_tree - k`), the order of `MerkleTree::open`.
+pub fn opening_plan(log_tree: u32, mats: &[(usize, u32)]) -> Vec<SegmentPlan> {
+    let mut v: Vec<SegmentPlan> = mats
+        .iter()
+        .enumerate()
+        .map(|(i, &(width, lh))| SegmentPlan {
+            source: SegmentSource::Matrix(i),
+            width,
+            shift: log_tree - lh,
+            flip: false,
+        })
+        .collect();
+    v.extend((0..log_tree).map(|k| SegmentPlan {
+        source: SegmentSource::Level((log_tree - k) as usize),
+        width: 4,
+        shift: k,
+        flip: true,
+    }));
+    v
+}
+
+/// One query's gathered chunk of [`opening_plan`] split back: the rows of the `n_mats` matrices (field
+/// elements) and the sibling digests.
+pub fn split_opening(
+    plan: &[SegmentPlan],
+    n_mats: usize,
+    chunk: &[u64],
+) -> (Vec<Vec<F>>, Vec<[u8; 32]>) {
+    let mut rows = Vec::with_capacity(n_mats);
+    let mut at = 0;
+    for s in &plan[..n_mats] {
+        rows.push(chunk[at..at + s.width].iter().map(|&v| F::new(v)).collect());
+        at += s.width;
+    }
+    let siblings = chunk[at..].chunks_exact(4).map(digest_from_lanes).collect();
+    (rows, siblings)
 }
 
 /// A digest from its 4 little-endian lanes.

@@ -5,6 +5,8 @@
 //!   (`-DZKRV_HOST_EMU`); its per-element functions (`fri_fold_row`, `deep_row`, `bary_weight` +
 //!   `bary_accumulate`) driven on the host over the descriptors of `zkrv_cuda::open` and compared with the
 //!   CPU backend's `fold_fri_layer`, `deep_codeword` and `evaluate`.
+//! * `open_kernel_launches_host_emu_match_cpu` (no GPU): the whole kernels over emulated grids
+//!   (`ZKRV_HOST_EMU_GRID`), incl. the two-pass reduction and the opening gather against `MerkleTree::open`.
 //! * on a GPU (each prints `SKIPPED <test>: <reason>` without one): `gpu_fri_fold_matches_cpu` (2^1..2^20,
 //!   with and without roll-in), `gpu_fri_layer_commit_and_open_match_cpu` (roots, openings, final codeword;
 //!   zk salted and not), `gpu_deep_codeword_matches_cpu` (several heights, terms, shared and many points,
@@ -17,7 +19,10 @@ mod host_emu;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use zkrv_cuda::open::{deep_plan, ext_words, DeepInput};
+use zkrv_cuda::open::{
+    bary_scale, bary_shape, deep_plan, ext_words, opening_plan, split_opening, DeepInput,
+    SegmentPlan, SegmentSource,
+};
 use zkrv_cuda::{nvrtc, CudaBackend, CudaCommitted, Device};
 use zkrv_stark::backend::{
     CommitOps, CpuBackend, CpuCommitted, DeepTerm, HostCopy, LdeMode, MatrixView, OpeningOps,
@@ -25,6 +30,7 @@ use zkrv_stark::backend::{
 };
 use zkrv_stark::field::{Ext3, Field, PrimeField64, F};
 use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::merkle::MerkleTree;
 use zkrv_stark::poly::{coset_point, coset_shift, domain_generator};
 use zkrv_stark::zk::ZkRng;
 
@@ -273,7 +279,7 @@ fn open_kernels_host_emu_match_cpu() {
         let vals = CPU.evaluate(&[(&c, &[vec![z]])], lb).unwrap();
         let lh = log_n + lb;
         let n = 1usize << log_n;
-        let s = zkrv_cuda::open::bary_scale(log_n as u32, z);
+        let s = bary_scale(log_n as u32, z);
         push(
             &mut input,
             &[
@@ -309,6 +315,354 @@ fn open_kernels_host_emu_match_cpu() {
     let got = host_emu::u64s(&out);
     assert_eq!(got.len(), expect.len(), "output length");
     if let Some(i) = (0..got.len()).find(|&i| got[i] != expect[i]) {
+        panic!("word {i}: {:#x}, expected {:#x}", got[i], expect[i]);
+    }
+}
+
+/// Host emulation of whole launches (`-DZKRV_HOST_EMU -DZKRV_HOST_EMU_GRID`): grids run block by block, the
+/// threads of a block as OS threads with a barrier for `__syncthreads`.
+const GRID_PRELUDE: &str = r#"
+#define ZKRV_HOST_EMU_GRID
+#include <thread>
+#include <mutex>
+#include <condition_variable>
+struct emu_dim { unsigned x, y, z; };
+static thread_local emu_dim threadIdx;
+static emu_dim blockIdx, blockDim, gridDim;
+static std::mutex emu_m;
+static std::condition_variable emu_cv;
+static unsigned emu_waiting = 0, emu_gen = 0;
+static void __syncthreads() {
+    std::unique_lock<std::mutex> l(emu_m);
+    unsigned g = emu_gen;
+    if (++emu_waiting == blockDim.x) { emu_waiting = 0; emu_gen++; emu_cv.notify_all(); }
+    else emu_cv.wait(l, [&] { return emu_gen != g; });
+}
+#define __shared__ static
+"#;
+
+const GRID_DRIVER: &str = r#"
+// threaded: the kernel synchronises its block (one OS thread per CUDA thread); else threads run in turn.
+template <class F> static void emu_launch(unsigned gx, unsigned gy, unsigned block, bool threaded, F f) {
+    gridDim = emu_dim{gx, gy, 1};
+    blockDim = emu_dim{block, 1, 1};
+    for (unsigned y = 0; y < gy; y++)
+        for (unsigned x = 0; x < gx; x++) {
+            blockIdx = emu_dim{x, y, 0};
+            if (threaded) {
+                std::vector<std::thread> ts;
+                for (unsigned t = 0; t < block; t++) ts.emplace_back([&, t] { threadIdx = emu_dim{t, 0, 0}; f(); });
+                for (auto& t : ts) t.join();
+            } else {
+                for (unsigned t = 0; t < block; t++) { threadIdx = emu_dim{t, 0, 0}; f(); }
+            }
+        }
+}
+static u64 rd() { u64 v; if (fread(&v, 8, 1, stdin) != 1) exit(3); return v; }
+static void rdv(std::vector<u64>& v, u64 n) { v.resize(n); if (n && fread(v.data(), 8, n, stdin) != n) exit(4); }
+static void wr(const u64* p, u64 n) { fwrite(p, 8, n, stdout); }
+static unsigned blocks(u64 n, unsigned b) { return (unsigned)((n + b - 1) / b); }
+int main() {
+    u64 cmd;
+    while (fread(&cmd, 8, 1, stdin) == 1) {
+        if (cmd == 1) {  // fri_fold_kernel: log_size, has_roll, w_inv, beta, beta^2, cw, roll
+            u32 s = (u32)rd(); u64 has_roll = rd(), w_inv = rd();
+            u64 b[6]; for (auto& x : b) x = rd();
+            u64 half = 1ull << (s - 1);
+            std::vector<u64> cw, roll, next(3 * half, ~0ull);
+            rdv(cw, 6 * half);
+            if (has_roll) rdv(roll, 3 * half);
+            emu_launch(blocks(half, 256), 1, 256, false, [&] {
+                fri_fold_kernel(cw.data(), has_roll ? roll.data() : nullptr, next.data(), half, s, w_inv, b[0], b[1],
+                                b[2], b[3], b[4], b[5]);
+            });
+            wr(next.data(), next.size());
+        } else if (cmd == 2) {  // deep_codeword_kernel: log_height, omega, shift, mats, groups
+            u32 lh = (u32)rd(); u64 omega = rd(), shift = rd(), n_mats = rd();
+            std::vector<std::vector<u64>> mats(n_mats);
+            for (auto& m : mats) rdv(m, rd());
+            u64 n_groups = rd(), n = 1ull << lh;
+            std::vector<u64> out(3 * n, ~0ull);
+            for (u64 g = 0; g < n_groups; g++) {
+                std::vector<u64> desc;
+                rdv(desc, rd());
+                for (u64 t = 0; t < desc[0]; t++) desc[4 + 3 * t] = (u64)mats[desc[4 + 3 * t]].data();
+                emu_launch(blocks(n, 128), 1, 128, false,
+                           [&] { deep_codeword_kernel(desc.data(), out.data(), n, lh, omega, shift, g > 0); });
+            }
+            wr(out.data(), out.size());
+        } else if (cmd == 3) {  // bary kernels: log_n, omega_n, shift, z, s, width, n_blocks, rows_per_block, tiles, rows
+            u32 log_n = (u32)rd(); u64 omega = rd(), shift = rd();
+            u64 zs[6]; for (auto& x : zs) x = rd();
+            u64 width = rd(), n_blocks = rd(), rpb = rd(), tiles = rd(), n = 1ull << log_n;
+            std::vector<u64> mat, w(3 * n, ~0ull), partial(3 * width * n_blocks, ~0ull), out(3 * width, ~0ull);
+            rdv(mat, n * width);
+            emu_launch(blocks(n, 256), 1, 256, false, [&] {
+                bary_weights_kernel(w.data(), n, log_n, omega, shift, zs[0], zs[1], zs[2], zs[3], zs[4], zs[5]);
+            });
+            emu_launch((unsigned)n_blocks, (unsigned)tiles, BARY_THREADS, true,
+                       [&] { bary_partial_kernel(w.data(), mat.data(), width, n, rpb, partial.data()); });
+            emu_launch(blocks(width, 128), 1, 128, false,
+                       [&] { bary_final_kernel(partial.data(), width, n_blocks, out.data()); });
+            wr(out.data(), out.size());
+        } else if (cmd == 4) {  // open_gather_kernel: srcs, segments (source index patched), indices
+            u64 n_srcs = rd();
+            std::vector<std::vector<u64>> srcs(n_srcs);
+            for (auto& m : srcs) rdv(m, rd());
+            u64 n_segs = rd(), n_q = rd(), stride = rd();
+            std::vector<u64> segs, idx, out;
+            rdv(segs, 5 * n_segs);
+            rdv(idx, n_q);
+            for (u64 k = 0; k < n_segs; k++) segs[5 * k] = (u64)srcs[segs[5 * k]].data();
+            out.assign(n_q * stride, ~0ull);
+            emu_launch((unsigned)n_q, (unsigned)n_segs, 64, false,
+                       [&] { open_gather_kernel(segs.data(), idx.data(), stride, out.data()); });
+            wr(out.data(), out.size());
+        } else {
+            return 5;
+        }
+    }
+    return 0;
+}
+"#;
+
+/// Gather input of one tree for the emulated `open_gather_kernel`: the tree's matrices (rows as given,
+/// then salts) and levels as sources, the segments of [`opening_plan`] and the indices.
+fn push_gather(input: &mut Vec<u8>, tree: &MerkleTree, idx: &[usize]) -> Vec<SegmentPlan> {
+    let mats: Vec<&RowMajorMatrix> = tree.matrices().iter().chain(tree.salts()).collect();
+    let dims: Vec<(usize, u32)> = mats
+        .iter()
+        .map(|m| (m.width, m.log_height().unwrap() as u32))
+        .collect();
+    let lt = tree.log_max_height();
+    let plan = opening_plan(lt as u32, &dims);
+    // Sources: the matrices, then device level l = host layer lt - l.
+    push(input, &[4, (mats.len() + lt + 1) as u64]);
+    for m in &mats {
+        let v: Vec<u64> = m.values.iter().map(|x| x.as_canonical_u64()).collect();
+        push(input, &[v.len() as u64]);
+        push(input, &v);
+    }
+    for l in 0..=lt {
+        let lanes: Vec<u64> = tree.layers()[lt - l]
+            .iter()
+            .flat_map(|d| {
+                d.chunks(8)
+                    .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+            })
+            .collect();
+        push(input, &[lanes.len() as u64]);
+        push(input, &lanes);
+    }
+    let stride: usize = plan.iter().map(|p| p.width).sum();
+    push(input, &[plan.len() as u64, idx.len() as u64, stride as u64]);
+    let mut off = 0;
+    for p in &plan {
+        let src = match p.source {
+            SegmentSource::Matrix(i) => i,
+            SegmentSource::Level(l) => mats.len() + l,
+        };
+        push(
+            input,
+            &[
+                src as u64,
+                p.width as u64,
+                p.shift as u64,
+                u64::from(p.flip),
+                off,
+            ],
+        );
+        off += p.width as u64;
+    }
+    push(input, &idx.iter().map(|&q| q as u64).collect::<Vec<_>>());
+    plan
+}
+
+/// The whole kernels of `open.cu` over emulated grids (launch shapes from `zkrv_cuda::open`): FRI folds,
+/// DEEP codewords with several point groups (the accumulate path), the barycentric weights and the
+/// two-pass reduction (column tiles and row blocks: widths around 256, several row blocks), and the
+/// opening gather of mixed-height, salted and FRI layer trees, against the CPU backend and `MerkleTree::open`.
+#[test]
+fn open_kernel_launches_host_emu_match_cpu() {
+    let mut r = StdRng::seed_from_u64(seed("open_kernel_launches_host_emu_match_cpu"));
+    let mut input = Vec::new();
+    let mut expect: Vec<u64> = Vec::new();
+    let lb = 1usize;
+
+    for s in [1usize, 2, 9, 10] {
+        for roll in [false, true] {
+            let cw = rand_codeword(&mut r, s);
+            let beta = rand_ext(&mut r);
+            let roll_cw = roll.then(|| rand_codeword(&mut r, s - 1));
+            let w_inv = domain_generator(s).inverse().as_canonical_u64();
+            push(&mut input, &[1, s as u64, u64::from(roll), w_inv]);
+            push(&mut input, &words(&[beta, beta.square()]));
+            push(&mut input, &words(&cw));
+            if let Some(rc) = &roll_cw {
+                push(&mut input, &words(rc));
+            }
+            expect.extend(words(&CPU.fold_fri_layer(cw, s, beta, roll_cw).unwrap()));
+        }
+    }
+
+    for (log_n, widths) in [(2usize, vec![3usize, 1]), (7, vec![2, 5])] {
+        let shapes: Vec<(usize, usize)> = widths.iter().map(|&w| (log_n, w)).collect();
+        let (_, c) = cpu_round(&mut r, &shapes, lb, None);
+        let z = rand_ext(&mut r);
+        let points: Vec<Vec<Ext3>> = (0..shapes.len())
+            .map(|_| {
+                let mut p = points_for(&mut r, z, log_n, false);
+                p.extend((0..6).map(|_| rand_ext(&mut r)));
+                p
+            })
+            .collect();
+        let values = CPU.evaluate(&[(&c, &points)], lb).unwrap().remove(0);
+        let alpha = rand_ext(&mut r);
+        let mut k = 0u64;
+        let mut terms = Vec::new();
+        for (m, (pts, vals)) in points.iter().zip(&values).enumerate() {
+            terms.push(DeepTerm {
+                matrix: MatrixView {
+                    round: &c,
+                    index: m,
+                },
+                points: pts,
+                values: vals,
+                k0: k,
+            });
+            k += (pts.len() * widths[m]) as u64;
+        }
+        let lh = log_n + lb;
+        expect.extend(words(&CPU.deep_codeword(lh, lb, &terms, alpha).unwrap()));
+        let inputs: Vec<DeepInput<'_>> = terms
+            .iter()
+            .enumerate()
+            .map(|(m, t)| DeepInput {
+                addr: m as u64,
+                width: widths[m],
+                points: t.points,
+                values: t.values,
+                k0: t.k0,
+            })
+            .collect();
+        let groups = deep_plan(&inputs, alpha);
+        assert!(groups.len() >= 2, "{} point groups", groups.len());
+        push(
+            &mut input,
+            &[
+                2,
+                lh as u64,
+                domain_generator(lh).as_canonical_u64(),
+                coset_shift().as_canonical_u64(),
+                widths.len() as u64,
+            ],
+        );
+        for m in 0..widths.len() {
+            let v: Vec<u64> = CPU
+                .download_lde(&c, m)
+                .unwrap()
+                .values
+                .iter()
+                .map(|x| x.as_canonical_u64())
+                .collect();
+            push(&mut input, &[v.len() as u64]);
+            push(&mut input, &v);
+        }
+        push(&mut input, &[groups.len() as u64]);
+        for g in &groups {
+            push(&mut input, &[g.len() as u64]);
+            push(&mut input, g);
+        }
+    }
+
+    for (log_n, width) in [
+        (0usize, 1usize),
+        (3, 255),
+        (5, 257),
+        (11, 3),
+        (11, 40),
+        (12, 1),
+    ] {
+        let (_, c) = cpu_round(&mut r, &[(log_n, width)], lb, None);
+        let z = rand_ext(&mut r);
+        let vals = CPU.evaluate(&[(&c, &[vec![z]])], lb).unwrap();
+        let n = 1usize << log_n;
+        let shape = bary_shape(n as u64, width);
+        push(
+            &mut input,
+            &[
+                3,
+                log_n as u64,
+                domain_generator(log_n).as_canonical_u64(),
+                coset_shift().as_canonical_u64(),
+            ],
+        );
+        push(&mut input, &words(&[z, bary_scale(log_n as u32, z)]));
+        push(
+            &mut input,
+            &[
+                width as u64,
+                shape.n_blocks,
+                shape.rows_per_block,
+                shape.tiles,
+            ],
+        );
+        let lde = CPU.download_lde(&c, 0).unwrap();
+        let rows: Vec<u64> = lde.values[..n * width]
+            .iter()
+            .map(|x| x.as_canonical_u64())
+            .collect();
+        push(&mut input, &rows);
+        expect.extend(words(&vals[0][0][0]));
+    }
+
+    // Gathers: (tree, indices); the expected chunks are the CPU openings in the plan's layout.
+    let rng = ZkRng::from_test_seed(r.gen());
+    let mut trees: Vec<MerkleTree> = Vec::new();
+    for (shapes, salt) in [
+        (vec![(4usize, 3usize), (2, 20), (4, 1), (0, 2)], None),
+        (vec![(3, 5), (1, 2), (3, 1)], Some((rng, 4))),
+        (vec![(0, 4)], None),
+    ] {
+        let (_, c) = cpu_round(&mut r, &shapes, lb, salt);
+        trees.push(c.tree);
+    }
+    let (_, fri) = CPU
+        .commit_fri_layer(&rand_codeword(&mut r, 6), Some((&rng, 17)))
+        .unwrap();
+    trees.push(fri);
+    let mut gathers = Vec::new();
+    for tree in &trees {
+        let lt = tree.log_max_height();
+        let mut idx: Vec<usize> = (0..20).map(|_| r.gen_range(0..1usize << lt)).collect();
+        idx.extend([0, (1 << lt) - 1]);
+        let plan = push_gather(&mut input, tree, &idx);
+        let stride: usize = plan.iter().map(|p| p.width).sum();
+        gathers.push((tree, idx, plan, expect.len(), stride));
+        expect.extend(std::iter::repeat_n(0, 22 * stride)); // checked by `split_opening` below
+    }
+
+    let src = format!("{GRID_PRELUDE}\n{}", nvrtc::OPEN_CU);
+    let Some(out) = host_emu::run("open_grid", &src, GRID_DRIVER, &input) else {
+        eprintln!("SKIPPED open_kernel_launches_host_emu_match_cpu: no C++ compiler");
+        return;
+    };
+    let got = host_emu::u64s(&out);
+    assert_eq!(got.len(), expect.len(), "output length");
+    for (tree, idx, plan, at, stride) in &gathers {
+        let n_mats = tree.matrices().len() + tree.salts().len();
+        for (k, &q) in idx.iter().enumerate() {
+            let chunk = &got[at + k * stride..at + (k + 1) * stride];
+            let (mut rows, siblings) = split_opening(plan, n_mats, chunk);
+            let salts = rows.split_off(tree.matrices().len());
+            let (want_rows, want_proof) = tree.open(q);
+            assert_eq!(rows, want_rows, "gather rows of leaf {q}");
+            assert_eq!(salts, want_proof.salts, "gather salts of leaf {q}");
+            assert_eq!(siblings, want_proof.siblings, "gather siblings of leaf {q}");
+        }
+    }
+    let in_gather = |i: usize| gathers.iter().any(|g| (g.3..g.3 + 22 * g.4).contains(&i));
+    if let Some(i) = (0..got.len()).find(|&i| !in_gather(i) && got[i] != expect[i]) {
         panic!("word {i}: {:#x}, expected {:#x}", got[i], expect[i]);
     }
 }

@@ -31,7 +31,7 @@ use super::{dev_err, CudaBackend, CudaCommitted};
 use crate::commit::{STAGE_HOST_COPY, STAGE_OPEN};
 use crate::device::DeviceBuffer;
 use crate::merkle::{build_tree, DeviceMerkleTree, MatrixRef};
-use crate::open::{self as kernels, DeepInput, GatherSegment};
+use crate::open::{self as kernels, DeepInput, GatherSegment, SegmentSource};
 
 /// One `Ext3` codeword of `2^log_size` values on the device (a DEEP reduced codeword or a FRI layer's
 /// values): `2^log_size x 3` row-major u64, element `i` = words `[3i, 3i + 3)`, bit-reversed order,
@@ -65,9 +65,8 @@ fn ext_row(words: &[u64]) -> Vec<Ext3> {
     words.chunks_exact(3).map(kernels::ext_from_words).collect()
 }
 
-fn field_row(words: &[u64]) -> Vec<F> {
-    words.iter().map(|&v| F::new(v)).collect()
-}
+/// One opened leaf: the rows of the tree's matrices (tree order) and the siblings, leaf level first.
+type OpenedLeaf = (Vec<Vec<F>>, Vec<Digest>);
 
 impl CudaBackend {
     /// Uploads a host codeword (`Ext3` values, bit-reversed order; the length a power of two), e.g. for
@@ -109,28 +108,41 @@ impl CudaBackend {
         });
         Ok((g.words, g.stride))
     }
-}
 
-/// The sibling segments of a tree with `L = tree.log_height` (leaf level first): sibling `k` is digest
-/// `(q >> k) ^ 1` of level `L - k`.
-fn sibling_segments(tree: &DeviceMerkleTree) -> Vec<GatherSegment<'_>> {
-    let l = tree.log_height as usize;
-    (0..l)
-        .map(|k| GatherSegment {
-            src: &tree.levels[l - k],
-            width: 4,
-            shift: k as u32,
-            flip: true,
-        })
-        .collect()
-}
-
-/// Splits one query's gathered chunk: `widths` rows of field elements, then `L` digests.
-fn split_siblings(chunk: &[u64]) -> Vec<Digest> {
-    chunk
-        .chunks_exact(4)
-        .map(kernels::digest_from_lanes)
-        .collect()
+    /// Opens `tree` at `indices` ([`kernels::opening_plan`]): per query the rows of `mats` (the tree's
+    /// matrices in tree order, `(buffer, width, log_height)`: LDEs, then salts) and the siblings, leaf level
+    /// first; one gather launch and one download.
+    fn open_tree(
+        &self,
+        what: &str,
+        tree: &DeviceMerkleTree,
+        mats: &[(&DeviceBuffer<u64>, usize, u32)],
+        indices: &[usize],
+    ) -> Result<Vec<OpenedLeaf>, BackendError> {
+        let dims: Vec<(usize, u32)> = mats.iter().map(|m| (m.1, m.2)).collect();
+        let plan = kernels::opening_plan(tree.log_height, &dims);
+        let mut segs = Vec::with_capacity(plan.len());
+        for p in &plan {
+            let src = match p.source {
+                SegmentSource::Matrix(i) => mats[i].0,
+                SegmentSource::Level(l) => tree
+                    .levels
+                    .get(l)
+                    .ok_or_else(|| BackendError::Device(format!("Merkle tree has no level {l}")))?,
+            };
+            segs.push(GatherSegment {
+                src,
+                width: p.width,
+                shift: p.shift,
+                flip: p.flip,
+            });
+        }
+        let (v, stride) = self.gather(what, &segs, indices)?;
+        Ok(v.chunks_exact(stride.max(1))
+            .take(indices.len())
+            .map(|chunk| kernels::split_opening(&plan, mats.len(), chunk))
+            .collect())
+    }
 }
 
 impl OpeningOps for CudaBackend {
@@ -369,40 +381,22 @@ impl OpeningOps for CudaBackend {
                 "query index {i} beyond 2^{lt} rows"
             )));
         }
-        let mats = c.gpu.ldes.iter().chain(&c.gpu.salts);
-        let mut segs: Vec<GatherSegment<'_>> = mats
-            .map(|l| GatherSegment {
-                src: &l.data,
-                width: l.width,
-                shift: lt - l.log_height,
-                flip: false,
-            })
+        let mats: Vec<(&DeviceBuffer<u64>, usize, u32)> = c
+            .gpu
+            .ldes
+            .iter()
+            .chain(&c.gpu.salts)
+            .map(|l| (&l.data, l.width, l.log_height))
             .collect();
-        segs.extend(sibling_segments(tree));
-        let (v, stride) = self.gather("rows", &segs, indices)?;
         let n_ldes = c.gpu.ldes.len();
-        let n_mats = n_ldes + c.gpu.salts.len();
-        Ok(v.chunks_exact(stride.max(1))
-            .take(indices.len())
-            .map(|chunk| {
-                let mut rows = Vec::with_capacity(n_ldes);
-                let mut salts = Vec::with_capacity(c.gpu.salts.len());
-                let mut at = 0;
-                for (k, s) in segs[..n_mats].iter().enumerate() {
-                    let r = field_row(&chunk[at..at + s.width]);
-                    if k < n_ldes {
-                        rows.push(r);
-                    } else {
-                        salts.push(r);
-                    }
-                    at += s.width;
-                }
+        Ok(self
+            .open_tree("rows", tree, &mats, indices)?
+            .into_iter()
+            .map(|(mut rows, siblings)| {
+                let salts = rows.split_off(n_ldes);
                 BatchOpening {
                     rows,
-                    proof: MerkleProof {
-                        siblings: split_siblings(&chunk[at..]),
-                        salts,
-                    },
+                    proof: MerkleProof { siblings, salts },
                 }
             })
             .collect())
@@ -419,39 +413,18 @@ impl OpeningOps for CudaBackend {
                 "FRI query row {i} beyond 2^{lt}"
             )));
         }
-        let mut segs = vec![GatherSegment {
-            src: &layer.values,
-            width: 6,
-            shift: 0,
-            flip: false,
-        }];
-        segs.extend(layer.salt.as_ref().map(|s| GatherSegment {
-            src: s,
-            width: SALT_WIDTH,
-            shift: 0,
-            flip: false,
-        }));
-        segs.extend(sibling_segments(&layer.tree));
-        let (v, stride) = self.gather("fri-layers", &segs, indices)?;
-        let salt_w = if layer.salt.is_some() { SALT_WIDTH } else { 0 };
-        Ok(v.chunks_exact(stride.max(1))
-            .take(indices.len())
-            .map(|chunk| {
-                let pair = [
-                    kernels::ext_from_words(&chunk[0..3]),
-                    kernels::ext_from_words(&chunk[3..6]),
-                ];
-                let salts = if salt_w > 0 {
-                    vec![field_row(&chunk[6..6 + salt_w])]
-                } else {
-                    Vec::new()
-                };
+        let lr = layer.log_rows as u32;
+        let mut mats: Vec<(&DeviceBuffer<u64>, usize, u32)> = vec![(&layer.values, 6, lr)];
+        mats.extend(layer.salt.as_ref().map(|s| (s, SALT_WIDTH, lr)));
+        Ok(self
+            .open_tree("fri-layers", &layer.tree, &mats, indices)?
+            .into_iter()
+            .map(|(mut rows, siblings)| {
+                let salts = rows.split_off(1);
+                let r = &rows[0];
                 FriLayerOpening {
-                    pair,
-                    proof: MerkleProof {
-                        siblings: split_siblings(&chunk[6 + salt_w..]),
-                        salts,
-                    },
+                    pair: [Ext3([r[0], r[1], r[2]]), Ext3([r[3], r[4], r[5]])],
+                    proof: MerkleProof { siblings, salts },
                 }
             })
             .collect())
