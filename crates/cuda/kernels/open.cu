@@ -112,13 +112,24 @@ OPEN_HD ext3 deep_row(const u64* desc, u64 i, u32 log_height, u64 omega, u64 shi
     const u64* points = pairs + 4 * n_pairs;
     const u64* alpha = points + 6 * n_points;
     const u64 x = lde_point(i, log_height, omega, shift);
-    ext3 inv[DEEP_MAX_POINTS];
-    ext3 acc = ext3{0, 0, 0};
-    for (u64 z = 0; z < n_points && z < DEEP_MAX_POINTS; z++) {
+    const u64 nz = n_points < DEEP_MAX_POINTS ? n_points : DEEP_MAX_POINTS;
+    // inv[z] = 1 / (x - z) by one Montgomery batch inversion (no x - z is zero: the host refused points in
+    // the domain): inv[z] holds the prefix product d_0 ... d_{z-1} first.
+    ext3 inv[DEEP_MAX_POINTS], d[DEEP_MAX_POINTS];
+    ext3 prod = ext3{1, 0, 0};
+    for (u64 z = 0; z < nz; z++) {
         ext3 pz = ext3_load(points + 6 * z);
-        inv[z] = ext3_inv(ext3{gl_sub(x, pz.c0), gl_neg(pz.c1), gl_neg(pz.c2)});
-        acc = ext3_sub(acc, ext3_mul(inv[z], ext3_load(points + 6 * z + 3)));
+        d[z] = ext3{gl_sub(x, pz.c0), gl_neg(pz.c1), gl_neg(pz.c2)};
+        inv[z] = prod;
+        prod = ext3_mul(prod, d[z]);
     }
+    ext3 r = ext3_inv(prod);
+    for (u64 z = nz; z-- > 0;) {
+        inv[z] = ext3_mul(inv[z], r);
+        r = ext3_mul(r, d[z]);
+    }
+    ext3 acc = ext3{0, 0, 0};
+    for (u64 z = 0; z < nz; z++) acc = ext3_sub(acc, ext3_mul(inv[z], ext3_load(points + 6 * z + 3)));
     u64 p = 0;
     for (u64 t = 0; t < n_terms; t++) {
         const u64* mat = (const u64*)terms[3 * t];
