@@ -34,6 +34,8 @@ pub enum Program {
     Logup,
     /// `kernels/quotient.cu`: quotient chunk split and zk masks
     Quotient,
+    /// `kernels/open.cu`: DEEP, FRI fold, opened values, query gathers
+    Open,
     /// `kernels/tables/<table>.cu`: trace fill kernels
     TableCpu,
     TableLoad,
@@ -52,6 +54,7 @@ impl Program {
             Program::Zk => ("zk.cu", nvrtc::ZK_CU),
             Program::Logup => ("logup.cu", nvrtc::LOGUP_CU),
             Program::Quotient => ("quotient.cu", nvrtc::QUOTIENT_CU),
+            Program::Open => ("open.cu", nvrtc::OPEN_CU),
             Program::TableCpu => ("tables/cpu.cu", nvrtc::TABLE_CPU_CU),
             Program::TableLoad => ("tables/load.cu", nvrtc::TABLE_LOAD_CU),
             Program::TableStore => ("tables/store.cu", nvrtc::TABLE_STORE_CU),

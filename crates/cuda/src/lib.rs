@@ -1,7 +1,8 @@
 //! zkrv-cuda: the CUDA backend of zkrv (docs/gpu.md).
 //!
 //! Kernels live in `kernels/*.cu`, mirroring the CPU modules file for file (`field.cuh` <-> `zkrv_stark::field`,
-//! `poly.cu` <-> `zkrv_stark::poly`, `merkle.cu` <-> `zkrv_stark::merkle`, `zk.cu` <-> `zkrv_stark::zk`), with launchers in the modules of the
+//! `poly.cu` <-> `zkrv_stark::poly`, `merkle.cu` <-> `zkrv_stark::merkle`, `zk.cu` <-> `zkrv_stark::zk`,
+//! `open.cu` <-> `zkrv_stark::backend`'s `backend/open.rs`), with launchers in the modules of the
 //! same name. They are compiled at run time by NVRTC for the device's compute capability (CUBIN, cached in
 //! memory and on disk), and `libcuda`/`libnvrtc` are loaded at run time, so `--features cuda` builds and its
 //! tests run (printing skips) on machines without CUDA. Without the `cuda` feature only the error and
@@ -28,6 +29,8 @@ pub mod merkle;
 #[cfg(feature = "cuda")]
 pub mod nvrtc;
 #[cfg(feature = "cuda")]
+pub mod open;
+#[cfg(feature = "cuda")]
 pub mod poly;
 #[cfg(feature = "cuda")]
 pub mod quotient;
@@ -39,7 +42,7 @@ pub mod trace_gen;
 pub mod zk;
 
 #[cfg(feature = "cuda")]
-pub use backend::{CudaBackend, CudaCommitted, DeviceTrace};
+pub use backend::{CudaBackend, CudaCommitted, DeviceCodeword, DeviceFriLayer, DeviceTrace};
 #[cfg(feature = "cuda")]
 pub use commit::{commit_lde, commit_lde_keep, commit_lde_salted, DeviceCommitted, TraceInput};
 #[cfg(feature = "cuda")]

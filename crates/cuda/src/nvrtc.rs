@@ -19,6 +19,9 @@ pub const FIELD_CUH: &str = include_str!("../kernels/field.cuh");
 pub const POLY_CU: &str = include_str!("../kernels/poly.cu");
 /// `kernels/merkle.cu`: Keccak-256 rows and Merkle levels (mirrors `zkrv_stark::merkle`).
 pub const MERKLE_CU: &str = include_str!("../kernels/merkle.cu");
+/// `kernels/open.cu`: DEEP codeword, opened values, FRI fold, query gathers (mirrors
+/// `zkrv_stark::backend`, `backend/open.rs`).
+pub const OPEN_CU: &str = include_str!("../kernels/open.cu");
 /// `kernels/keccak.cuh`: Keccak-f[1600] (shared by merkle.cu and zk.cu).
 pub const KECCAK_CUH: &str = include_str!("../kernels/keccak.cuh");
 /// `kernels/zk.cu`: zero-knowledge randomness, salts and randomized traces (mirrors `zkrv_stark::zk`).
@@ -61,6 +64,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("field_test.cu", FIELD_TEST_CU),
     ("logup.cu", LOGUP_CU),
     ("quotient.cu", QUOTIENT_CU),
+    ("open.cu", OPEN_CU),
     ("tables/cpu.cu", TABLE_CPU_CU),
     ("tables/load.cu", TABLE_LOAD_CU),
     ("tables/store.cu", TABLE_STORE_CU),

@@ -1,5 +1,5 @@
 //! Whole-proof parity on the stark crate's two-table test machine: the proof made with [`CudaBackend`]
-//! (commit phases on the GPU) is byte-identical to the CPU backend's. Skips (passing) without a GPU.
+//! (commit, aux and opening phases on the GPU; zk and not) is byte-identical to the CPU backend's. Skips (passing) without a GPU.
 #![cfg(feature = "cuda")]
 
 #[path = "../../stark/tests/proto_common/mod.rs"]
@@ -9,6 +9,21 @@ use proto_common::*;
 use zkrv_cuda::{CudaBackend, Device, TraceOrigin};
 use zkrv_stark::backend::TraceInput;
 use zkrv_stark::{preprocess, prove, prove_with, verify, StarkConfig};
+
+/// The opening ran on the device (`OpeningOps`, stage "open"): opened values, FRI roots, the final codeword
+/// and one gathered download per opened round and FRI layer.
+fn assert_openings_on_device(s: &zkrv_cuda::TransferStats) {
+    for what in [
+        "opened-values",
+        "fri-roots",
+        "final-codeword",
+        "rows",
+        "fri-layers",
+    ] {
+        let b = s.bytes.get(&("open".to_string(), what.to_string()));
+        assert!(b.is_some_and(|b| b.d2h > 0), "no {what} downloads: {s}");
+    }
+}
 
 #[test]
 fn gpu_commit_proof_is_byte_identical_to_cpu() {
@@ -82,6 +97,7 @@ fn gpu_commit_proof_is_byte_identical_to_cpu() {
     // device, and both proofs' aux traces entered the aux commitment resident.
     let avoided = s.total_avoided();
     assert_eq!(avoided.d2h, 8 * 3 * ((1 << 3) + (1 << 9)), "{s}");
+    assert_openings_on_device(&s);
     assert!(avoided.h2d > 0, "{s}");
 }
 
@@ -162,6 +178,7 @@ fn gpu_zk_proof_is_byte_identical_to_cpu() {
     // were randomized on the device and entered the aux commitment resident.
     let avoided = s.total_avoided();
     assert_eq!(avoided.d2h, 8 * 3 * 2 * ((1 << 7) + (1 << 9)), "{s}");
+    assert_openings_on_device(&s);
     // (`release_traces` counts a resident trace as avoided only if `host_trace` never downloaded it.)
     assert!(avoided.h2d > 0, "{s}");
 }

@@ -147,7 +147,6 @@ impl CommitOps for CudaBackend {
                 naturals: Mutex::new(naturals.into_iter().map(Some).collect()),
                 aux_read: AtomicBool::new(false),
                 host_traces,
-                host_round: OnceLock::new(),
             },
         ))
     }

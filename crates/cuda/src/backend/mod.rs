@@ -6,14 +6,12 @@
 //! | commitments (LDE + Merkle), zk randomization of device traces | `CommitOps` | `backend/commit.rs` | device |
 //! | LogUp aux build | `AuxOps` | `backend/aux.rs` | device ([`crate::logup::build_aux_device`]) |
 //! | quotient chunks, zk masks, random codeword | `QuotientOps` | `backend/quotient.rs` | device ([`crate::quotient::quotient_device`]) |
-//! | opened values, DEEP, FRI, query openings | `OpeningOps` | `backend/open.rs` | host, over downloaded LDEs and tree levels |
+//! | opened values, DEEP, FRI, query openings | `OpeningOps` | `backend/open.rs` | device ([`crate::open`]; openings gathered, one download per round) |
 //! | explicit downloads (debug checker, tests) | `HostCopy` | this file | device -> host |
 //!
-//! **Host steps.** The opening steps are not on the device yet: each reads a host copy of
-//! the round it needs, made once per round ([`CudaBackend::host_round`]: every LDE and the tree levels
-//! downloaded, wrapped in a `zkrv_stark::backend::CpuCommitted` with no rehash) and counted in
-//! [`CudaBackend::stats`] under stage "host-copy"; the CPU backend's operations then run on it. That copy is
-//! the cost the whole-prover work removes (docs/gpu.md).
+//! Every step runs where the data are: no LDE or tree level is copied to the host while proving. The
+//! opening step reads the resident LDEs and tree levels (stage "open": descriptors up; opened values,
+//! roots, final codeword and query openings down).
 //!
 //! **Natural-order traces and VRAM.** Every round keeps its natural-order trace buffers (`8 n w` bytes per
 //! `n x w` trace, `1 / blowup` of its LDE; host traces as uploaded) from `commit` until the prover calls
@@ -34,10 +32,9 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use zkrv_stark::backend::{AuxError, Backend, BackendError, CpuCommitted, HostCopy, TraceDims};
-use zkrv_stark::field::{Ext3, F};
+use zkrv_stark::backend::{AuxError, Backend, BackendError, HostCopy, TraceDims};
+use zkrv_stark::field::F;
 use zkrv_stark::matrix::RowMajorMatrix;
-use zkrv_stark::merkle::{Digest, MerkleTree};
 
 use crate::commit::{DeviceCommitted, STAGE_HOST_COPY};
 use crate::device::{Device, DeviceBuffer};
@@ -49,6 +46,8 @@ mod aux;
 mod commit;
 mod open;
 mod quotient;
+
+pub use open::{DeviceCodeword, DeviceFriLayer};
 
 /// A trace resident on the device: `2^log_height x width` row-major u64, natural row order.
 pub struct DeviceTrace {
@@ -83,8 +82,6 @@ pub struct CudaCommitted {
     aux_read: AtomicBool,
     /// Host traces: set at commit for host inputs, on first download for resident ones.
     host_traces: Vec<OnceLock<RowMajorMatrix>>,
-    /// The host copy of the round for the host steps ([`CudaBackend::host_round`]).
-    host_round: OnceLock<CpuCommitted>,
 }
 
 impl CudaCommitted {
@@ -190,73 +187,6 @@ impl CudaBackend {
         }
     }
 
-    /// The host copy of a round for the steps that still run on the host: every LDE and the GPU tree
-    /// levels downloaded once, on first use (stage "host-copy"; the levels as "merkle-layers"), wrapped with
-    /// `MerkleTree::from_layers` (no rehash on the CPU; the root is checked against the GPU root, and debug
-    /// builds compare every layer with a CPU rebuild).
-    pub(crate) fn host_round<'a>(
-        &self,
-        c: &'a CudaCommitted,
-    ) -> Result<&'a CpuCommitted, CudaError> {
-        if let Some(r) = c.host_round.get() {
-            return Ok(r);
-        }
-        let mut ldes = Vec::with_capacity(c.gpu.ldes.len());
-        for l in &c.gpu.ldes {
-            let v = self.dev.download(&l.data)?;
-            self.record(|s| s.add_d2h(STAGE_HOST_COPY, &l.name, (v.len() * 8) as u64));
-            ldes.push(RowMajorMatrix {
-                values: v.into_iter().map(F::new).collect(),
-                width: l.width,
-            });
-        }
-        // Device `levels[l]` is level l (2^l x 4 u64 lanes); host `layers[k]` is level L - k.
-        let mut layers = Vec::with_capacity(c.gpu.tree.levels.len());
-        let mut bytes = 0u64;
-        for level in c.gpu.tree.levels.iter().rev() {
-            let v = self.dev.download(level)?;
-            bytes += (v.len() * 8) as u64;
-            layers.push(
-                v.chunks_exact(4)
-                    .map(|l| {
-                        let mut d = [0u8; 32];
-                        for (k, x) in l.iter().enumerate() {
-                            d[8 * k..8 * k + 8].copy_from_slice(&x.to_le_bytes());
-                        }
-                        d
-                    })
-                    .collect::<Vec<Digest>>(),
-            );
-        }
-        let mut salts = Vec::with_capacity(c.gpu.salts.len());
-        for l in &c.gpu.salts {
-            let v = self.dev.download(&l.data)?;
-            bytes += (v.len() * 8) as u64;
-            salts.push(RowMajorMatrix::new(
-                v.into_iter().map(F::new).collect(),
-                l.width,
-            ));
-        }
-        self.record(|s| s.add_d2h(STAGE_HOST_COPY, "merkle-layers", bytes));
-        let tree = MerkleTree::from_layers(ldes, salts, layers)
-            .map_err(|e| CudaError::InvalidArgument(format!("GPU Merkle levels: {e}")))?;
-        if tree.root() != c.gpu.root {
-            return Err(CudaError::InvalidArgument(
-                "GPU Merkle levels do not end in the committed root".into(),
-            ));
-        }
-        debug_assert_eq!(
-            tree.layers(),
-            MerkleTree::with_salts(tree.matrices().to_vec(), tree.salts().to_vec()).layers(),
-            "GPU and CPU Merkle layers differ"
-        );
-        // A concurrent first use may have won the race; both copies are equal.
-        let _ = c.host_round.set(CpuCommitted::stored(tree, c.log_blowup));
-        c.host_round
-            .get()
-            .ok_or_else(|| CudaError::InvalidArgument("host round copy missing".into()))
-    }
-
     /// A resident trace's host copy, downloaded on first use while its natural-order buffer is alive.
     fn host_trace<'a>(
         &self,
@@ -295,9 +225,10 @@ impl CudaBackend {
 impl Backend for CudaBackend {
     type DeviceTrace = DeviceTrace;
     type Committed = CudaCommitted;
-    /// A host codeword while DEEP and FRI run on the host.
-    type Codeword = Vec<Ext3>;
-    type FriLayer = MerkleTree;
+    /// A device codeword (`2^s x 3` u64, bit-reversed; `backend/open.rs`).
+    type Codeword = DeviceCodeword;
+    /// A device FRI layer (values shared with its codeword, tree, zk salts; `backend/open.rs`).
+    type FriLayer = DeviceFriLayer;
 }
 
 impl HostCopy for CudaBackend {

@@ -1,92 +1,432 @@
-//! DEEP + FRI operations (`OpeningOps`; the protocol is `zkrv_stark::pcs::open`). Not on the device yet:
-//! every operation runs the CPU backend's over the host copies of the committed rounds
-//! ([`CudaBackend::host_round`], stage "host-copy"); codewords and FRI layers are host data. Mirrors
-//! `zkrv_stark::backend` (`backend/open.rs`).
+//! DEEP + FRI operations on the device (`OpeningOps`; the protocol is `zkrv_stark::pcs::open`), over the
+//! resident LDEs, Merkle levels and salts of the committed rounds: no LDE is copied to the host. Kernels:
+//! `kernels/open.cu`, launchers [`crate::open`]. Mirrors `zkrv_stark::backend` (`backend/open.rs`).
+//!
+//! | operation | on the device | host <-> device (stage "open") |
+//! |---|---|---|
+//! | `evaluate` | barycentric weights per (height, point), fixed-order two-pass reduction per matrix | `Σ w·|points|` `Ext3` down (one download); a point in `g·H_n` reads that row |
+//! | `deep_codeword` | one pass over the LDE rows of the height, one launch per 8 distinct points | term/point descriptors up |
+//! | `commit_fri_layer` | the codeword buffer is the `2^(s-1) x 6` layer matrix (shared, no copy), tree + zk salts on the device | root down |
+//! | `fold_fri_layer` | one kernel, `1/(2x)` per thread | - |
+//! | `final_codeword` | - | `2^Lf x 3` words down |
+//! | `open_rows`, `open_fri_layer` | one gather launch per round: rows, salt rows, siblings of every query | segment list + indices up, the openings down (once) |
+//!
+//! `DeepInconsistent`: the CPU backend detects opened values that are not the evaluations of the committed
+//! columns (a nonzero remainder of its synthetic division). The direct formula over the LDE rows has no
+//! cheap equivalent, so this backend does not check it; the CPU backend (the oracle) keeps the check and the
+//! parity tests (`tests/open_parity.rs`, `tests/proof_parity.rs`) compare both backends' outputs.
+//! `PointInDomain` is checked on the host as the CPU does (`(z/g)^(2^lh) = 1`).
 
-use zkrv_stark::backend::{
-    BackendError, CpuBackend, CpuCommitted, DeepTerm, MatrixView, OpeningOps,
-};
-use zkrv_stark::field::Ext3;
-use zkrv_stark::merkle::{Digest, MerkleTree};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use zkrv_stark::backend::{BackendError, DeepTerm, OpeningOps};
+use zkrv_stark::field::{Ext3, Field, F};
+use zkrv_stark::merkle::{Digest, MerkleProof};
 use zkrv_stark::pcs::{BatchOpening, FriLayerOpening, OpenedValues};
-use zkrv_stark::zk::ZkRng;
+use zkrv_stark::poly::coset_shift;
+use zkrv_stark::zk::{ZkRng, SALT_WIDTH};
 
 use super::{dev_err, CudaBackend, CudaCommitted};
+use crate::commit::{STAGE_HOST_COPY, STAGE_OPEN};
+use crate::device::DeviceBuffer;
+use crate::merkle::{build_tree, DeviceMerkleTree, MatrixRef};
+use crate::open::{self as kernels, DeepInput, GatherSegment, SegmentSource};
 
-const HOST: CpuBackend = CpuBackend::new(zkrv_stark::backend::LdeMode::Store);
+/// One `Ext3` codeword of `2^log_size` values on the device (a DEEP reduced codeword or a FRI layer's
+/// values): `2^log_size x 3` row-major u64, element `i` = words `[3i, 3i + 3)`, bit-reversed order,
+/// canonical. Shared (`Arc`) with the FRI layer committed from it, so the fold that consumes the codeword
+/// does not copy it: `24 · 2^log_size` bytes of VRAM.
+pub struct DeviceCodeword {
+    pub data: Arc<DeviceBuffer<u64>>,
+    pub log_size: usize,
+}
+
+/// One committed FRI layer on the device: its values (the codeword it was committed from, read as the
+/// `2^log_rows x 6` layer matrix, row `j = [cw[2j], cw[2j+1]]`), in zk mode its `2^log_rows x SALT_WIDTH`
+/// salt matrix, and its Merkle tree (`32 · (2^(log_rows+1) - 1)` bytes of levels).
+pub struct DeviceFriLayer {
+    pub values: Arc<DeviceBuffer<u64>>,
+    pub log_rows: usize,
+    pub salt: Option<DeviceBuffer<u64>>,
+    pub tree: DeviceMerkleTree,
+}
+
+/// Whether `z` is a point of the LDE domain `g·H_{2^lh}`: `(z/g)^(2^lh) = 1` (as the CPU backend).
+fn xs_contain(lh: usize, z: Ext3) -> bool {
+    let mut t = z * coset_shift().inverse();
+    for _ in 0..lh {
+        t = t.square();
+    }
+    t == Ext3::ONE
+}
+
+fn ext_row(words: &[u64]) -> Vec<Ext3> {
+    words.chunks_exact(3).map(kernels::ext_from_words).collect()
+}
+
+/// One opened leaf: the rows of the tree's matrices (tree order) and the siblings, leaf level first.
+type OpenedLeaf = (Vec<Vec<F>>, Vec<Digest>);
+
+impl CudaBackend {
+    /// Uploads a host codeword (`Ext3` values, bit-reversed order; the length a power of two), e.g. for
+    /// tests and tools (stage "host-copy"); never part of proving.
+    pub fn upload_codeword(&self, values: &[Ext3]) -> Result<DeviceCodeword, BackendError> {
+        if !values.len().is_power_of_two() {
+            return Err(BackendError::Shape(format!(
+                "codeword of {} values",
+                values.len()
+            )));
+        }
+        let words: Vec<u64> = values.iter().flat_map(|e| kernels::ext_words(*e)).collect();
+        let data = self.dev.upload(&words).map_err(dev_err)?;
+        self.record(|s| s.add_h2d(STAGE_HOST_COPY, "codeword", (words.len() * 8) as u64));
+        Ok(DeviceCodeword {
+            data: Arc::new(data),
+            log_size: values.len().trailing_zeros() as usize,
+        })
+    }
+
+    /// Downloads a device codeword (stage "host-copy"); for tests and tools.
+    pub fn download_codeword(&self, cw: &DeviceCodeword) -> Result<Vec<Ext3>, BackendError> {
+        let v = self.dev.download(&cw.data).map_err(dev_err)?;
+        self.record(|s| s.add_d2h(STAGE_HOST_COPY, "codeword", (v.len() * 8) as u64));
+        Ok(ext_row(&v))
+    }
+
+    /// One gather + one download of the given segments at `indices` (see [`kernels::gather_openings`]).
+    fn gather(
+        &self,
+        what: &str,
+        segs: &[GatherSegment<'_>],
+        indices: &[usize],
+    ) -> Result<(Vec<u64>, usize), BackendError> {
+        let g = kernels::gather_openings(&self.dev, segs, indices).map_err(dev_err)?;
+        self.record(|s| {
+            s.add_h2d(STAGE_OPEN, what, g.uploaded);
+            s.add_d2h(STAGE_OPEN, what, g.downloaded);
+        });
+        Ok((g.words, g.stride))
+    }
+
+    /// Opens `tree` at `indices` ([`kernels::opening_plan`]): per query the rows of `mats` (the tree's
+    /// matrices in tree order, `(buffer, width, log_height)`: LDEs, then salts) and the siblings, leaf level
+    /// first; one gather launch and one download.
+    fn open_tree(
+        &self,
+        what: &str,
+        tree: &DeviceMerkleTree,
+        mats: &[(&DeviceBuffer<u64>, usize, u32)],
+        indices: &[usize],
+    ) -> Result<Vec<OpenedLeaf>, BackendError> {
+        let dims: Vec<(usize, u32)> = mats.iter().map(|m| (m.1, m.2)).collect();
+        let plan = kernels::opening_plan(tree.log_height, &dims);
+        let mut segs = Vec::with_capacity(plan.len());
+        for p in &plan {
+            let src = match p.source {
+                SegmentSource::Matrix(i) => mats[i].0,
+                SegmentSource::Level(l) => tree
+                    .levels
+                    .get(l)
+                    .ok_or_else(|| BackendError::Device(format!("Merkle tree has no level {l}")))?,
+            };
+            segs.push(GatherSegment {
+                src,
+                width: p.width,
+                shift: p.shift,
+                flip: p.flip,
+            });
+        }
+        let (v, stride) = self.gather(what, &segs, indices)?;
+        Ok(v.chunks_exact(stride.max(1))
+            .take(indices.len())
+            .map(|chunk| kernels::split_opening(&plan, mats.len(), chunk))
+            .collect())
+    }
+}
 
 impl OpeningOps for CudaBackend {
+    /// Per height, the barycentric weights of each distinct point are computed once on the device and shared
+    /// by every matrix of that height (dropped before the next height); each matrix's values at a point are
+    /// reduced on the device into one output buffer, downloaded once at the end.
     fn evaluate(
         &self,
         rounds: &[(&CudaCommitted, &[Vec<Ext3>])],
-        log_blowup: usize,
+        lb: usize,
     ) -> Result<OpenedValues, BackendError> {
-        let host: Vec<(&CpuCommitted, &[Vec<Ext3>])> = rounds
+        let mut values: OpenedValues = rounds
             .iter()
-            .map(|(c, p)| Ok((self.host_round(c).map_err(dev_err)?, *p)))
-            .collect::<Result<_, BackendError>>()?;
-        HOST.evaluate(&host, log_blowup)
+            .map(|(_, points)| points.iter().map(|p| vec![Vec::new(); p.len()]).collect())
+            .collect();
+        let mut mats_by_height: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
+        let mut total = 0usize;
+        for (r, (c, points)) in rounds.iter().enumerate() {
+            let ldes = &c.gpu.ldes;
+            if ldes.len() != points.len() {
+                return Err(BackendError::Shape(format!(
+                    "round {r}: {} point lists for {} matrices",
+                    points.len(),
+                    ldes.len()
+                )));
+            }
+            for (m, l) in ldes.iter().enumerate() {
+                let lh = l.log_height as usize;
+                if lh < lb {
+                    return Err(BackendError::Shape("LDE shorter than the blowup".into()));
+                }
+                mats_by_height.entry(lh).or_default().push((r, m));
+                total += 3 * l.width * points[m].len();
+            }
+        }
+        let out = self.dev.alloc::<u64>(total.max(1)).map_err(dev_err)?;
+        // (round, matrix, point, offset in `out`) of every value reduced on the device.
+        let mut slots: Vec<(usize, usize, usize, usize)> = Vec::new();
+        let mut off = 0usize;
+        let mut row_bytes = 0u64;
+        for (&lh, list) in &mats_by_height {
+            let log_n = (lh - lb) as u32;
+            enum Bary {
+                Weights(DeviceBuffer<u64>),
+                InDomain(usize),
+            }
+            let mut cache: Vec<(Ext3, Bary)> = Vec::new();
+            for &(r, m) in list {
+                let (c, points) = rounds[r];
+                let lde = &c.gpu.ldes[m];
+                for (p, &z) in points[m].iter().enumerate() {
+                    let pos = match cache.iter().position(|(q, _)| *q == z) {
+                        Some(pos) => pos,
+                        None => {
+                            let b = match kernels::bary_in_domain(log_n, z) {
+                                Some(k) => Bary::InDomain(k),
+                                None => Bary::Weights(
+                                    kernels::bary_weights(&self.dev, log_n, z).map_err(dev_err)?,
+                                ),
+                            };
+                            cache.push((z, b));
+                            cache.len() - 1
+                        }
+                    };
+                    match &cache[pos].1 {
+                        Bary::Weights(w) => {
+                            kernels::bary_eval(&self.dev, w, &lde.data, lde.width, &out, off)
+                                .map_err(dev_err)?;
+                            slots.push((r, m, p, off));
+                        }
+                        Bary::InDomain(k) => {
+                            let mut row = vec![0u64; lde.width];
+                            self.dev
+                                .copy_dtoh(&lde.data, k * lde.width, &mut row)
+                                .map_err(dev_err)?;
+                            row_bytes += (row.len() * 8) as u64;
+                            values[r][m][p] =
+                                row.into_iter().map(|v| Ext3::from(F::new(v))).collect();
+                        }
+                    }
+                    off += 3 * lde.width;
+                }
+            }
+        }
+        let v = self.dev.download(&out).map_err(dev_err)?;
+        self.record(|s| {
+            s.add_d2h(
+                STAGE_OPEN,
+                "opened-values",
+                (v.len() * 8) as u64 + row_bytes,
+            )
+        });
+        for (r, m, p, off) in slots {
+            let w = rounds[r].0.gpu.ldes[m].width;
+            values[r][m][p] = ext_row(&v[off..off + 3 * w]);
+        }
+        Ok(values)
     }
 
     fn deep_codeword(
         &self,
         log_height: usize,
-        log_blowup: usize,
+        _log_blowup: usize,
         terms: &[DeepTerm<'_, CudaCommitted>],
         alpha: Ext3,
-    ) -> Result<Vec<Ext3>, BackendError> {
-        let host: Vec<DeepTerm<'_, CpuCommitted>> = terms
-            .iter()
-            .map(|t| {
-                Ok(DeepTerm {
-                    matrix: MatrixView {
-                        round: self.host_round(t.matrix.round).map_err(dev_err)?,
-                        index: t.matrix.index,
-                    },
-                    points: t.points,
-                    values: t.values,
-                    k0: t.k0,
-                })
-            })
-            .collect::<Result<_, BackendError>>()?;
-        HOST.deep_codeword(log_height, log_blowup, &host, alpha)
+    ) -> Result<DeviceCodeword, BackendError> {
+        let mut inputs = Vec::with_capacity(terms.len());
+        for t in terms {
+            let lde = t
+                .matrix
+                .round
+                .gpu
+                .ldes
+                .get(t.matrix.index)
+                .ok_or_else(|| BackendError::Shape("DEEP term of a missing matrix".into()))?;
+            if lde.log_height as usize != log_height {
+                return Err(BackendError::Shape(format!(
+                    "DEEP term of height 2^{} in the codeword of height 2^{log_height}",
+                    lde.log_height
+                )));
+            }
+            inputs.push(DeepInput {
+                addr: lde.data.ptr(),
+                width: lde.width,
+                points: t.points,
+                values: t.values,
+                k0: t.k0,
+            });
+        }
+        if kernels::deep_points(&inputs)
+            .into_iter()
+            .any(|z| xs_contain(log_height, z))
+        {
+            return Err(BackendError::PointInDomain { log_height });
+        }
+        let groups = kernels::deep_plan(&inputs, alpha);
+        let (data, up) =
+            kernels::deep_codeword(&self.dev, log_height as u32, &groups).map_err(dev_err)?;
+        self.record(|s| s.add_h2d(STAGE_OPEN, "deep-descriptors", up));
+        Ok(DeviceCodeword {
+            data: Arc::new(data),
+            log_size: log_height,
+        })
     }
 
     fn commit_fri_layer(
         &self,
-        codeword: &Vec<Ext3>,
+        codeword: &DeviceCodeword,
         salt: Option<(&ZkRng, u32)>,
-    ) -> Result<(Digest, MerkleTree), BackendError> {
-        HOST.commit_fri_layer(codeword, salt)
+    ) -> Result<(Digest, DeviceFriLayer), BackendError> {
+        if codeword.log_size == 0 || codeword.data.len() != 3 << codeword.log_size {
+            return Err(BackendError::Shape(format!(
+                "FRI layer of {} values",
+                codeword.data.len() / 3
+            )));
+        }
+        let log_rows = codeword.log_size - 1;
+        let salt = salt
+            .map(|(rng, round)| crate::zk::salt_matrix(&self.dev, rng, round, log_rows as u32))
+            .transpose()
+            .map_err(dev_err)?;
+        let mut refs = vec![MatrixRef {
+            data: &codeword.data,
+            width: 6,
+            log_height: log_rows as u32,
+        }];
+        // The salt is hashed after the layer's row, as `MerkleTree::new_salted` does.
+        refs.extend(salt.as_ref().map(|s| MatrixRef {
+            data: s,
+            width: SALT_WIDTH,
+            log_height: log_rows as u32,
+        }));
+        let tree = build_tree(&self.dev, &refs).map_err(dev_err)?;
+        let root = tree.root(&self.dev).map_err(dev_err)?;
+        self.record(|s| s.add_d2h(STAGE_OPEN, "fri-roots", 32));
+        Ok((
+            root,
+            DeviceFriLayer {
+                values: Arc::clone(&codeword.data),
+                log_rows,
+                salt,
+                tree,
+            },
+        ))
     }
 
     fn fold_fri_layer(
         &self,
-        codeword: Vec<Ext3>,
+        codeword: DeviceCodeword,
         log_size: usize,
         beta: Ext3,
-        roll_in: Option<Vec<Ext3>>,
-    ) -> Result<Vec<Ext3>, BackendError> {
-        HOST.fold_fri_layer(codeword, log_size, beta, roll_in)
+        roll_in: Option<DeviceCodeword>,
+    ) -> Result<DeviceCodeword, BackendError> {
+        if log_size == 0 || codeword.log_size != log_size || codeword.data.len() != 3 << log_size {
+            return Err(BackendError::Shape(format!(
+                "FRI fold of {} values as 2^{log_size}",
+                codeword.data.len() / 3
+            )));
+        }
+        if let Some(r) = &roll_in {
+            if r.log_size != log_size - 1 {
+                return Err(BackendError::Shape("FRI roll-in of another height".into()));
+            }
+        }
+        let next = kernels::fri_fold(
+            &self.dev,
+            &codeword.data,
+            log_size as u32,
+            beta,
+            roll_in.as_ref().map(|r| &*r.data),
+        )
+        .map_err(dev_err)?;
+        Ok(DeviceCodeword {
+            data: Arc::new(next),
+            log_size: log_size - 1,
+        })
     }
 
-    fn final_codeword(&self, codeword: Vec<Ext3>) -> Result<Vec<Ext3>, BackendError> {
-        Ok(codeword)
+    fn final_codeword(&self, codeword: DeviceCodeword) -> Result<Vec<Ext3>, BackendError> {
+        let v = self.dev.download(&codeword.data).map_err(dev_err)?;
+        self.record(|s| s.add_d2h(STAGE_OPEN, "final-codeword", (v.len() * 8) as u64));
+        Ok(ext_row(&v))
     }
 
+    /// One gather launch and one download for the whole round: per query the row of every LDE (commit
+    /// order), the salt row of every salted level (largest height first) and the siblings, leaf level first.
     fn open_rows(
         &self,
         c: &CudaCommitted,
         indices: &[usize],
     ) -> Result<Vec<BatchOpening>, BackendError> {
-        HOST.open_rows(self.host_round(c).map_err(dev_err)?, indices)
+        let tree = &c.gpu.tree;
+        let lt = tree.log_height;
+        if let Some(&i) = indices.iter().find(|&&i| i >> lt != 0) {
+            return Err(BackendError::Shape(format!(
+                "query index {i} beyond 2^{lt} rows"
+            )));
+        }
+        let mats: Vec<(&DeviceBuffer<u64>, usize, u32)> = c
+            .gpu
+            .ldes
+            .iter()
+            .chain(&c.gpu.salts)
+            .map(|l| (&l.data, l.width, l.log_height))
+            .collect();
+        let n_ldes = c.gpu.ldes.len();
+        Ok(self
+            .open_tree("rows", tree, &mats, indices)?
+            .into_iter()
+            .map(|(mut rows, siblings)| {
+                let salts = rows.split_off(n_ldes);
+                BatchOpening {
+                    rows,
+                    proof: MerkleProof { siblings, salts },
+                }
+            })
+            .collect())
     }
 
     fn open_fri_layer(
         &self,
-        layer: &MerkleTree,
+        layer: &DeviceFriLayer,
         indices: &[usize],
     ) -> Result<Vec<FriLayerOpening>, BackendError> {
-        HOST.open_fri_layer(layer, indices)
+        let lt = layer.log_rows;
+        if let Some(&i) = indices.iter().find(|&&i| i >> lt != 0) {
+            return Err(BackendError::Shape(format!(
+                "FRI query row {i} beyond 2^{lt}"
+            )));
+        }
+        let lr = layer.log_rows as u32;
+        let mut mats: Vec<(&DeviceBuffer<u64>, usize, u32)> = vec![(&layer.values, 6, lr)];
+        mats.extend(layer.salt.as_ref().map(|s| (s, SALT_WIDTH, lr)));
+        Ok(self
+            .open_tree("fri-layers", &layer.tree, &mats, indices)?
+            .into_iter()
+            .map(|(mut rows, siblings)| {
+                let salts = rows.split_off(1);
+                let r = &rows[0];
+                FriLayerOpening {
+                    pair: [Ext3([r[0], r[1], r[2]]), Ext3([r[3], r[4], r[5]])],
+                    proof: MerkleProof { siblings, salts },
+                }
+            })
+            .collect())
     }
 }
