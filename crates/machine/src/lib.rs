@@ -170,10 +170,17 @@ pub enum MachineError {
         /// `max_pages * 4096`.
         max_bytes: u64,
     },
+    /// The prover's error (shown once: not also reported as this error's source).
     #[error("prover: {0}")]
-    Prove(#[from] ProveError),
+    Prove(ProveError),
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl From<ProveError> for MachineError {
+    fn from(e: ProveError) -> Self {
+        MachineError::Prove(e)
+    }
 }
 
 /// Why verification failed.

@@ -6,12 +6,14 @@ use std::sync::{Mutex, OnceLock};
 
 use zkrv_stark::air::CompiledAir;
 use zkrv_stark::backend::{BackendError, CommitOps, ProofFootprint, TraceDims, TraceInput};
+use zkrv_stark::field::PrimeField64;
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::merkle::{Digest, MatrixDims};
 use zkrv_stark::zk::{self as host_zk, ZkRng};
 
 use super::{cpu_aux_forced, dev_err, CudaBackend, CudaCommitted, DeviceTrace};
 use crate::commit::{self, commit_lde_keep_salted, STAGE_HOST_COPY};
+use crate::TraceOrigin;
 
 impl CommitOps for CudaBackend {
     fn prepare(&self, airs: &[CompiledAir]) -> Result<(), BackendError> {
@@ -135,6 +137,22 @@ impl CommitOps for CudaBackend {
         )
         .map_err(dev_err)?;
         self.record(|s| s.merge(&gpu.stats));
+        let uploaded: Vec<usize> = match self.zk_uploads.lock() {
+            Ok(mut u) => {
+                let mine = u
+                    .iter()
+                    .filter(|(r, _)| *r == round)
+                    .map(|(_, t)| *t)
+                    .collect();
+                u.retain(|(r, _)| *r != round);
+                mine
+            }
+            Err(_) => Vec::new(),
+        };
+        for t in uploaded {
+            let name = self.table_name(round, t);
+            self.record(|s| s.set_origin(&name, TraceOrigin::Uploaded));
+        }
         let root = gpu.root;
         Ok((
             root,
@@ -159,28 +177,48 @@ impl CommitOps for CudaBackend {
         round: u32,
         table: u64,
     ) -> Result<TraceInput<DeviceTrace>, BackendError> {
-        match trace {
-            TraceInput::Host(m) => Ok(TraceInput::Host(host_zk::randomize_trace(
-                &m, rng, round, table,
-            ))),
-            TraceInput::Device(d) => {
-                let data = crate::zk::randomize_trace(
-                    &self.dev,
-                    rng,
-                    round,
-                    table,
-                    &d.data,
-                    d.width,
-                    d.log_height,
-                )
-                .map_err(dev_err)?;
-                Ok(TraceInput::Device(DeviceTrace {
+        let trace = match trace {
+            // Upload the `n`-row trace and randomize it on the device: half the bytes of uploading the
+            // `2n`-row host result, and no host PRF. Counted as the commit upload of trace `table` of the
+            // next commit round (for aux traces built on the host, `ZKRV_CPU_AUX=1`, `table` is the machine
+            // table's index, not the aux round's: only the statistics' label differs).
+            TraceInput::Host(m) => {
+                let Some(log_height) = m.log_height().filter(|_| m.width > 0) else {
+                    return Ok(TraceInput::Host(host_zk::randomize_trace(
+                        &m, rng, round, table,
+                    )));
+                };
+                let raw: Vec<u64> = m.values.iter().map(|v| v.as_canonical_u64()).collect();
+                let data = self.dev.upload(&raw).map_err(dev_err)?;
+                let commit_round = self.next_round();
+                let name = self.table_name(commit_round, table as usize);
+                self.record(|s| s.add_h2d(commit::STAGE_COMMIT, &name, (raw.len() * 8) as u64));
+                if let Ok(mut u) = self.zk_uploads.lock() {
+                    u.push((commit_round, table as usize));
+                }
+                DeviceTrace {
                     data,
-                    width: d.width,
-                    log_height: d.log_height + 1,
-                }))
+                    width: m.width,
+                    log_height: log_height as u32,
+                }
             }
-        }
+            TraceInput::Device(d) => d,
+        };
+        let data = crate::zk::randomize_trace(
+            &self.dev,
+            rng,
+            round,
+            table,
+            &trace.data,
+            trace.width,
+            trace.log_height,
+        )
+        .map_err(dev_err)?;
+        Ok(TraceInput::Device(DeviceTrace {
+            data,
+            width: trace.width,
+            log_height: trace.log_height + 1,
+        }))
     }
 
     fn trace_dims(&self, c: &CudaCommitted) -> Vec<TraceDims> {

@@ -49,6 +49,10 @@ mod quotient;
 
 pub use open::{DeviceCodeword, DeviceFriLayer};
 
+/// Device bytes a proof needs besides its [`zkrv_stark::backend::ProofFootprint`]: kernel descriptors,
+/// per-proof parameter blocks, error flags, opening gathers (each well under 1 MiB), counted once.
+pub const DEVICE_SLACK: u64 = 64 << 20;
+
 /// A trace resident on the device: `2^log_height x width` row-major u64, natural row order.
 pub struct DeviceTrace {
     pub data: DeviceBuffer<u64>,
@@ -63,6 +67,9 @@ pub struct CudaBackend {
     stats: Mutex<TransferStats>,
     commits: AtomicUsize,
     names: Mutex<Vec<(usize, Vec<String>)>>,
+    /// `(round, table)` of host traces uploaded by `randomize_trace` (zk) before their commit: they enter
+    /// the commit resident but are reported as uploaded.
+    zk_uploads: Mutex<Vec<(usize, usize)>>,
 }
 
 /// One committed round: LDEs and tree on the device, the natural-order traces on the device until
@@ -108,8 +115,9 @@ pub(crate) fn cpu_aux_forced() -> bool {
 }
 
 impl CudaBackend {
-    /// Device bytes a proof of footprint `f` needs on this backend: `f.total()` plus the twiddle tables
-    /// (`2 x 8 x 2^max(L, 16)` bytes for transforms up to `2^L`) when the device's are smaller.
+    /// Device bytes a proof of footprint `f` needs on this backend: `f.total()`, the twiddle tables
+    /// (`2 x 8 x 2^max(L, 16)` bytes for transforms up to `2^L`) when the device's are smaller, and
+    /// [`DEVICE_SLACK`] for descriptors, parameter blocks and opening gathers.
     pub fn device_bytes_needed(&self, f: &zkrv_stark::backend::ProofFootprint) -> u64 {
         let have = self
             .dev
@@ -121,7 +129,7 @@ impl CudaBackend {
             Some(l) if l >= f.log_max_transform => 0,
             _ => 16u64 << f.log_max_transform.max(16),
         };
-        f.total() + twiddles
+        f.total() + twiddles + DEVICE_SLACK
     }
 
     /// A backend on `dev`.
@@ -131,6 +139,7 @@ impl CudaBackend {
             stats: Mutex::new(TransferStats::default()),
             commits: AtomicUsize::new(0),
             names: Mutex::new(Vec::new()),
+            zk_uploads: Mutex::new(Vec::new()),
         }
     }
 

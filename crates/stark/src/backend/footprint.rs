@@ -12,6 +12,7 @@
 //!   (`8 · rows · w` each), the aux traces until the aux commitment.
 //! - The opening: one DEEP codeword per LDE height (`24 · H_l` bytes, all alive until FRI folds into them)
 //!   and per FRI layer a copy of its codeword plus its tree (`24 · 2^s + 32 · 2^s`).
+//! - The quotient chunks of every table (and the zk random codeword) as traces, until their commitment.
 //! - Scratch: the largest single LDE (`8 · rows · w` of coefficients) or quotient (`24 · M` values of
 //!   `C / Z_H` on the quotient domain plus `2 · 8 · n · 3c` for the chunk transforms), whichever is larger.
 //!
@@ -68,6 +69,9 @@ pub struct ProofFootprint {
     pub quotient: RoundFootprint,
     /// Natural-order main and preprocessed traces and the aux traces, alive together during the aux phase.
     pub traces: u64,
+    /// Every table's quotient chunks (and the zk random codeword) as traces, alive together from the
+    /// quotient phase into the quotient commitment.
+    pub quotient_traces: u64,
     /// DEEP codewords and FRI layers (values and trees).
     pub fri: u64,
     /// The largest transient buffer (one LDE's coefficients or one table's quotient).
@@ -131,6 +135,7 @@ impl ProofFootprint {
         let bytes =
             |m: &[(usize, usize)]| -> u64 { m.iter().map(|&(lr, w)| (8 * w as u64) << lr).sum() };
         let traces = bytes(&main) + bytes(&prep) + bytes(&aux);
+        let quotient_traces = bytes(&quot);
         // DEEP codewords: one per LDE height of the opened rounds; FRI layers below the largest.
         let mut heights: Vec<usize> = main
             .iter()
@@ -170,6 +175,7 @@ impl ProofFootprint {
             aux: RoundFootprint::new(&aux, lb, config.zk),
             quotient: RoundFootprint::new(&quot, lb, config.zk),
             traces,
+            quotient_traces,
             fri,
             scratch,
             resident_inputs,
@@ -179,12 +185,16 @@ impl ProofFootprint {
 
     /// The peak of a backend that stores every round until the opening is done: the main and
     /// preprocessed rounds, plus the larger of the aux phase (natural-order and aux traces, scratch) and
-    /// the later phases (aux and quotient rounds, plus the opening's codewords or the scratch).
+    /// the later phases (aux and quotient rounds, plus the opening's codewords or the quotient chunks and
+    /// scratch of the quotient commitment).
     pub fn total(&self) -> u64 {
         self.main.total()
             + self.preprocessed.total()
-            + (self.traces + self.scratch)
-                .max(self.aux.total() + self.quotient.total() + self.fri.max(self.scratch))
+            + (self.traces + self.scratch).max(
+                self.aux.total()
+                    + self.quotient.total()
+                    + self.fri.max(self.quotient_traces + self.scratch),
+            )
     }
 }
 
@@ -197,13 +207,14 @@ impl fmt::Display for ProofFootprint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} in all: main round {}, preprocessed {}, aux {}, quotient {}, traces {}, DEEP/FRI {}, scratch {}",
+            "{} at the peak: main round {}, preprocessed {}, aux {}, quotient {}, traces {}, quotient chunks {}, DEEP/FRI {}, scratch {}",
             gib(self.total()),
             gib(self.main.total()),
             gib(self.preprocessed.total()),
             gib(self.aux.total()),
             gib(self.quotient.total()),
             gib(self.traces),
+            gib(self.quotient_traces),
             gib(self.fri),
             gib(self.scratch)
         )
