@@ -72,7 +72,7 @@ pub struct DeviceCommitted {
 }
 
 /// Views a host matrix of field elements as canonical-or-not u64 (the kernels reduce on load).
-fn as_u64(values: &[F]) -> &[u64] {
+pub(crate) fn as_u64(values: &[F]) -> &[u64] {
     // SAFETY: Goldilocks is #[repr(transparent)] over u64.
     unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u64, values.len()) }
 }

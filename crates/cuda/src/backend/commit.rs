@@ -6,7 +6,6 @@ use std::sync::{Mutex, OnceLock};
 
 use zkrv_stark::air::CompiledAir;
 use zkrv_stark::backend::{BackendError, CommitOps, ProofFootprint, TraceDims, TraceInput};
-use zkrv_stark::field::PrimeField64;
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::merkle::{Digest, MatrixDims};
 use zkrv_stark::zk::{self as host_zk, ZkRng};
@@ -109,7 +108,7 @@ impl CommitOps for CudaBackend {
                 }
             }
         }
-        let resident: Vec<bool> = inputs_dev.iter().map(Option::is_some).collect();
+        let mut resident: Vec<bool> = inputs_dev.iter().map(Option::is_some).collect();
         let inputs: Vec<commit::TraceInput<'_>> = inputs_dev
             .into_iter()
             .enumerate()
@@ -152,6 +151,10 @@ impl CommitOps for CudaBackend {
         for t in uploaded {
             let name = self.table_name(round, t);
             self.record(|s| s.set_origin(&name, TraceOrigin::Uploaded));
+            // Uploaded by `randomize_trace`: not a resident input (no copy avoided).
+            if let Some(r) = resident.get_mut(t) {
+                *r = false;
+            }
         }
         let root = gpu.root;
         Ok((
@@ -188,8 +191,9 @@ impl CommitOps for CudaBackend {
                         &m, rng, round, table,
                     )));
                 };
-                let raw: Vec<u64> = m.values.iter().map(|v| v.as_canonical_u64()).collect();
-                let data = self.dev.upload(&raw).map_err(dev_err)?;
+                // Raw (possibly non-canonical) values, no host pass: the kernel reduces on load.
+                let raw = commit::as_u64(&m.values);
+                let data = self.dev.upload(raw).map_err(dev_err)?;
                 let commit_round = self.next_round();
                 let name = self.table_name(commit_round, table as usize);
                 self.record(|s| s.add_h2d(commit::STAGE_COMMIT, &name, (raw.len() * 8) as u64));
