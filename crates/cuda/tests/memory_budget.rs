@@ -138,3 +138,43 @@ fn allocation_past_budget_is_an_error() {
     drop((b, c));
     assert_eq!(dev.memory_in_use(), base);
 }
+
+/// A device failure in the middle of a proof (here: the budget exhausted after a round is committed) is a
+/// `BackendError::Device` from every operation that allocates, never a panic.
+#[test]
+fn device_failure_mid_proof_is_an_error() {
+    use zkrv_stark::backend::{CommitOps, OpeningOps};
+    use zkrv_stark::field::{Ext3, PrimeCharacteristicRing, F};
+    use zkrv_stark::matrix::RowMajorMatrix;
+    let Some(dev) = device("device_failure_mid_proof_is_an_error") else {
+        return;
+    };
+    let backend = CudaBackend::new(dev);
+    let trace = || {
+        let v = (0..(4u64 << 10)).map(|i| F::from_u64(i * 31 + 5)).collect();
+        TraceInput::Host(RowMajorMatrix::new(v, 4))
+    };
+    let (_, committed) = backend.commit(vec![trace()], 2, None).unwrap();
+    backend.release_traces(&committed).unwrap();
+    // No headroom left.
+    backend
+        .device()
+        .set_memory_budget(backend.device().memory_in_use());
+    let err = backend
+        .commit(vec![trace()], 2, None)
+        .err()
+        .expect("commit must fail");
+    assert!(
+        matches!(&err, BackendError::Device(m) if m.contains("budget")),
+        "commit: {err}"
+    );
+    let z = Ext3([F::from_u64(3), F::from_u64(11), F::from_u64(2)]);
+    let points = vec![vec![z]];
+    let err = backend
+        .evaluate(&[(&committed, points.as_slice())], 2)
+        .expect_err("evaluate must fail");
+    assert!(
+        matches!(&err, BackendError::Device(m) if m.contains("budget")),
+        "evaluate: {err}"
+    );
+}
