@@ -935,10 +935,11 @@ fn prove(a: ProveArgs) -> Result<u8> {
         if let Some(d) = device_peak {
             println!("peak device memory  {} (memory pool high-water)", mib(d));
         }
-        if let Some((peak, budget)) = engine.device_memory() {
+        if let Some((peak, budget, estimate)) = engine.device_memory() {
             println!(
-                "device buffers      {} peak of live buffers, budget {}",
+                "device buffers      {} peak of live buffers (estimated {} before the proof), budget {}",
                 mib(peak),
+                mib(estimate),
                 mib(budget)
             );
         }

@@ -74,12 +74,17 @@ impl Engine {
         }
     }
 
-    /// GPU only: (high-water mark of the bytes held by live device buffers, the budget), in bytes.
-    pub fn device_memory(&self) -> Option<(u64, u64)> {
+    /// GPU only: (high-water mark of the bytes held by live device buffers, the budget, the last proof's
+    /// estimate before it started), in bytes.
+    pub fn device_memory(&self) -> Option<(u64, u64, u64)> {
         match self {
             Engine::Cpu => None,
             #[cfg(feature = "cuda")]
-            Engine::Gpu(b) => Some((b.device().memory_peak(), b.device().memory_budget())),
+            Engine::Gpu(b) => Some((
+                b.device().memory_peak(),
+                b.device().memory_budget(),
+                b.reserved_bytes(),
+            )),
         }
     }
 

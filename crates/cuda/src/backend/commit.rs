@@ -47,6 +47,7 @@ impl CommitOps for CudaBackend {
         let budget = self.dev.memory_budget();
         let in_use = self.dev.memory_in_use();
         let needed = self.device_bytes_needed(f);
+        self.reserved.store(needed, Ordering::Relaxed);
         let available = budget.saturating_sub(in_use) + f.resident_inputs;
         if needed > available {
             return Err(BackendError::Memory {

@@ -29,7 +29,7 @@
 //!
 //! Every step is deterministic, so proofs are byte-identical to the CPU backend's (`tests/proof_parity.rs`).
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use zkrv_stark::backend::{AuxError, Backend, BackendError, HostCopy, TraceDims};
@@ -70,6 +70,8 @@ pub struct CudaBackend {
     /// `(round, table)` of host traces uploaded by `randomize_trace` (zk) before their commit: they enter
     /// the commit resident but are reported as uploaded.
     zk_uploads: Mutex<Vec<(usize, usize)>>,
+    /// The bytes the last `reserve` asked for ([`CudaBackend::device_bytes_needed`]).
+    reserved: AtomicU64,
 }
 
 /// One committed round: LDEs and tree on the device, the natural-order traces on the device until
@@ -115,6 +117,12 @@ pub(crate) fn cpu_aux_forced() -> bool {
 }
 
 impl CudaBackend {
+    /// The device bytes the last proof's `reserve` estimated ([`CudaBackend::device_bytes_needed`]), to
+    /// compare with `Device::memory_peak`; 0 before any proof.
+    pub fn reserved_bytes(&self) -> u64 {
+        self.reserved.load(Ordering::Relaxed)
+    }
+
     /// Device bytes a proof of footprint `f` needs on this backend: `f.total()`, the twiddle tables
     /// (`2 x 8 x 2^max(L, 16)` bytes for transforms up to `2^L`) when the device's are smaller, and
     /// [`DEVICE_SLACK`] for descriptors, parameter blocks and opening gathers.
@@ -140,6 +148,7 @@ impl CudaBackend {
             commits: AtomicUsize::new(0),
             names: Mutex::new(Vec::new()),
             zk_uploads: Mutex::new(Vec::new()),
+            reserved: AtomicU64::new(0),
         }
     }
 

@@ -10,8 +10,8 @@
 //!   `H_l x 2` per distinct LDE height `H_l`.
 //! - Natural-order traces of the main and preprocessed rounds stay until the last aux build
 //!   (`8 · rows · w` each), the aux traces until the aux commitment.
-//! - The opening: one DEEP codeword per LDE height (`24 · H_l` bytes, all alive until FRI folds into them)
-//!   and per FRI layer a copy of its codeword plus its tree (`24 · 2^s + 32 · 2^s`).
+//! - The opening: one DEEP codeword per LDE height (`24 · H_l` bytes, alive until FRI folds into them)
+//!   and per FRI layer its codeword plus its tree (`24 · 2^s + 32 · 2^s`, kept to the end: `112 · H`).
 //! - The quotient chunks of every table (and the zk random codeword) as traces, until their commitment.
 //! - Scratch: the largest single LDE (`8 · rows · w` of coefficients) or quotient (`24 · M` values of
 //!   `C / Z_H` on the quotient domain plus `2 · 8 · n · 3c` for the chunk transforms), whichever is larger.
@@ -146,7 +146,13 @@ impl ProofFootprint {
         heights.sort_unstable();
         heights.dedup();
         let top = heights.last().copied().unwrap_or(0);
-        let fri = heights.iter().map(|&lh| 24u64 << lh).sum::<u64>() + (56u64 << top);
+        // Every FRI layer of `2^s` values (s <= top) keeps its values and tree (`24 + 32` bytes per value)
+        // to the end: `112 · 2^top` in all; the lower DEEP codewords wait to be rolled in.
+        let fri = heights[..heights.len().saturating_sub(1)]
+            .iter()
+            .map(|&lh| 24u64 << lh)
+            .sum::<u64>()
+            + (112u64 << top);
         let lde_scratch = main
             .iter()
             .chain(&aux)
