@@ -305,7 +305,7 @@ fn struct_section(s: &CStruct, out: &mut String) {
     for f in &s.fields {
         writeln!(
             out,
-            "static_assert(__builtin_offsetof({0}, {1}) == {2}, \"{0}.{1}: offset\");",
+            "static_assert(ZKRV_OFFSETOF({0}, {1}) == {2}, \"{0}.{1}: offset\");",
             s.name, f.c_name, f.offset
         )
         .unwrap();
@@ -324,7 +324,13 @@ pub fn layout_cuh_from(tables: &[ColumnLayout], structs: &[CStruct]) -> String {
          //\n\
          // Column offsets are in u64 cells of a row-major trace row (`<T>_COL_<FIELD>`, `<T>_COL_<FIELD>_LEN`\n\
          // for a field of several columns, `<T>_WIDTH`); upload structs are checked against Rust's layout.\n\
-         #pragma once\n"
+         #pragma once\n\n\
+         // Field offsets of the upload structs (NVRTC has no offsetof: EDG's __INTADDR__ is its constant form).\n\
+         #if defined(__CUDACC_RTC__)\n\
+         #define ZKRV_OFFSETOF(T, f) ((unsigned long long)__INTADDR__(&(((T*)0)->f)))\n\
+         #else\n\
+         #define ZKRV_OFFSETOF(T, f) __builtin_offsetof(T, f)\n\
+         #endif\n"
     )
     .unwrap();
     writeln!(

@@ -287,7 +287,7 @@ int main() {
         u64 len = rd(), rows = rd();
         std::vector<ShiftRequest> req(len + 1);
         if (len && fread(req.data(), sizeof(ShiftRequest), len, stdin) != len) exit(3);
-        std::vector<u64> trace(rows * SHIFT_COLS, ~0ull);
+        std::vector<u64> trace(rows * SHIFT_WIDTH, ~0ull);
         std::fill(counts.begin(), counts.end(), 0u);
         for (u64 r = 0; r < rows; r++) shift_fill_row(r, req.data(), len, rows, trace.data(), counts.data(), ~0u);
         fwrite(trace.data(), 8, trace.size(), stdout);

@@ -5,6 +5,13 @@
 // for a field of several columns, `<T>_WIDTH`); upload structs are checked against Rust's layout.
 #pragma once
 
+// Field offsets of the upload structs (NVRTC has no offsetof: EDG's __INTADDR__ is its constant form).
+#if defined(__CUDACC_RTC__)
+#define ZKRV_OFFSETOF(T, f) ((unsigned long long)__INTADDR__(&(((T*)0)->f)))
+#else
+#define ZKRV_OFFSETOF(T, f) __builtin_offsetof(T, f)
+#endif
+
 // zkrv_machine::tables::bitwise::LookupKind: histogram `counts[kind * LK_ROWS + x]`.
 #define LK_U16 0u
 #define LK_MSB16 1u
@@ -484,11 +491,11 @@ struct CycleEvent {
 };
 static_assert(sizeof(CycleEvent) == 32, "CycleEvent: size");
 static_assert(alignof(CycleEvent) == 8, "CycleEvent: alignment");
-static_assert(__builtin_offsetof(CycleEvent, pc) == 0, "CycleEvent.pc: offset");
-static_assert(__builtin_offsetof(CycleEvent, word) == 4, "CycleEvent.word: offset");
-static_assert(__builtin_offsetof(CycleEvent, rs1_val) == 8, "CycleEvent.rs1_val: offset");
-static_assert(__builtin_offsetof(CycleEvent, rs2_val) == 16, "CycleEvent.rs2_val: offset");
-static_assert(__builtin_offsetof(CycleEvent, rd_val) == 24, "CycleEvent.rd_val: offset");
+static_assert(ZKRV_OFFSETOF(CycleEvent, pc) == 0, "CycleEvent.pc: offset");
+static_assert(ZKRV_OFFSETOF(CycleEvent, word) == 4, "CycleEvent.word: offset");
+static_assert(ZKRV_OFFSETOF(CycleEvent, rs1_val) == 8, "CycleEvent.rs1_val: offset");
+static_assert(ZKRV_OFFSETOF(CycleEvent, rs2_val) == 16, "CycleEvent.rs2_val: offset");
+static_assert(ZKRV_OFFSETOF(CycleEvent, rd_val) == 24, "CycleEvent.rd_val: offset");
 
 // zkrv_machine::tables::cpu::RegWalk (20 bytes, align 4).
 struct RegWalk {
@@ -499,10 +506,10 @@ struct RegWalk {
 };
 static_assert(sizeof(RegWalk) == 20, "RegWalk: size");
 static_assert(alignof(RegWalk) == 4, "RegWalk: alignment");
-static_assert(__builtin_offsetof(RegWalk, r1_old_ts) == 0, "RegWalk.r1_old_ts: offset");
-static_assert(__builtin_offsetof(RegWalk, r2_old_ts) == 4, "RegWalk.r2_old_ts: offset");
-static_assert(__builtin_offsetof(RegWalk, w_old_ts) == 8, "RegWalk.w_old_ts: offset");
-static_assert(__builtin_offsetof(RegWalk, w_old) == 12, "RegWalk.w_old: offset");
+static_assert(ZKRV_OFFSETOF(RegWalk, r1_old_ts) == 0, "RegWalk.r1_old_ts: offset");
+static_assert(ZKRV_OFFSETOF(RegWalk, r2_old_ts) == 4, "RegWalk.r2_old_ts: offset");
+static_assert(ZKRV_OFFSETOF(RegWalk, w_old_ts) == 8, "RegWalk.w_old_ts: offset");
+static_assert(ZKRV_OFFSETOF(RegWalk, w_old) == 12, "RegWalk.w_old: offset");
 
 // zkrv_cuda::tables::load::LoadIn (20 bytes, align 4).
 struct LoadIn {
@@ -514,11 +521,11 @@ struct LoadIn {
 };
 static_assert(sizeof(LoadIn) == 20, "LoadIn: size");
 static_assert(alignof(LoadIn) == 4, "LoadIn: alignment");
-static_assert(__builtin_offsetof(LoadIn, addr) == 0, "LoadIn.addr: offset");
-static_assert(__builtin_offsetof(LoadIn, ts) == 4, "LoadIn.ts: offset");
-static_assert(__builtin_offsetof(LoadIn, v) == 8, "LoadIn.v: offset");
-static_assert(__builtin_offsetof(LoadIn, imm) == 16, "LoadIn.imm: offset");
-static_assert(__builtin_offsetof(LoadIn, flags) == 18, "LoadIn.flags: offset");
+static_assert(ZKRV_OFFSETOF(LoadIn, addr) == 0, "LoadIn.addr: offset");
+static_assert(ZKRV_OFFSETOF(LoadIn, ts) == 4, "LoadIn.ts: offset");
+static_assert(ZKRV_OFFSETOF(LoadIn, v) == 8, "LoadIn.v: offset");
+static_assert(ZKRV_OFFSETOF(LoadIn, imm) == 16, "LoadIn.imm: offset");
+static_assert(ZKRV_OFFSETOF(LoadIn, flags) == 18, "LoadIn.flags: offset");
 
 // zkrv_cuda::tables::store::StoreIn (20 bytes, align 4).
 struct StoreIn {
@@ -530,11 +537,11 @@ struct StoreIn {
 };
 static_assert(sizeof(StoreIn) == 20, "StoreIn: size");
 static_assert(alignof(StoreIn) == 4, "StoreIn: alignment");
-static_assert(__builtin_offsetof(StoreIn, addr) == 0, "StoreIn.addr: offset");
-static_assert(__builtin_offsetof(StoreIn, ts) == 4, "StoreIn.ts: offset");
-static_assert(__builtin_offsetof(StoreIn, val) == 8, "StoreIn.val: offset");
-static_assert(__builtin_offsetof(StoreIn, imm) == 16, "StoreIn.imm: offset");
-static_assert(__builtin_offsetof(StoreIn, width_idx) == 18, "StoreIn.width_idx: offset");
+static_assert(ZKRV_OFFSETOF(StoreIn, addr) == 0, "StoreIn.addr: offset");
+static_assert(ZKRV_OFFSETOF(StoreIn, ts) == 4, "StoreIn.ts: offset");
+static_assert(ZKRV_OFFSETOF(StoreIn, val) == 8, "StoreIn.val: offset");
+static_assert(ZKRV_OFFSETOF(StoreIn, imm) == 16, "StoreIn.imm: offset");
+static_assert(ZKRV_OFFSETOF(StoreIn, width_idx) == 18, "StoreIn.width_idx: offset");
 
 // zkrv_cuda::tables::memw_a::MemwAIn (28 bytes, align 4).
 struct MemwAIn {
@@ -546,11 +553,11 @@ struct MemwAIn {
 };
 static_assert(sizeof(MemwAIn) == 28, "MemwAIn: size");
 static_assert(alignof(MemwAIn) == 4, "MemwAIn: alignment");
-static_assert(__builtin_offsetof(MemwAIn, addr) == 0, "MemwAIn.addr: offset");
-static_assert(__builtin_offsetof(MemwAIn, ts_meta) == 4, "MemwAIn.ts_meta: offset");
-static_assert(__builtin_offsetof(MemwAIn, old_ts) == 8, "MemwAIn.old_ts: offset");
-static_assert(__builtin_offsetof(MemwAIn, old_bytes) == 12, "MemwAIn.old_bytes: offset");
-static_assert(__builtin_offsetof(MemwAIn, new_bytes) == 20, "MemwAIn.new_bytes: offset");
+static_assert(ZKRV_OFFSETOF(MemwAIn, addr) == 0, "MemwAIn.addr: offset");
+static_assert(ZKRV_OFFSETOF(MemwAIn, ts_meta) == 4, "MemwAIn.ts_meta: offset");
+static_assert(ZKRV_OFFSETOF(MemwAIn, old_ts) == 8, "MemwAIn.old_ts: offset");
+static_assert(ZKRV_OFFSETOF(MemwAIn, old_bytes) == 12, "MemwAIn.old_bytes: offset");
+static_assert(ZKRV_OFFSETOF(MemwAIn, new_bytes) == 20, "MemwAIn.new_bytes: offset");
 
 // zkrv_cuda::tables::memw_a::MemwARecIn (16 bytes, align 4).
 struct MemwARecIn {
@@ -560,9 +567,9 @@ struct MemwARecIn {
 };
 static_assert(sizeof(MemwARecIn) == 16, "MemwARecIn: size");
 static_assert(alignof(MemwARecIn) == 4, "MemwARecIn: alignment");
-static_assert(__builtin_offsetof(MemwARecIn, clk) == 0, "MemwARecIn.clk: offset");
-static_assert(__builtin_offsetof(MemwARecIn, old_ts) == 4, "MemwARecIn.old_ts: offset");
-static_assert(__builtin_offsetof(MemwARecIn, old_bytes) == 8, "MemwARecIn.old_bytes: offset");
+static_assert(ZKRV_OFFSETOF(MemwARecIn, clk) == 0, "MemwARecIn.clk: offset");
+static_assert(ZKRV_OFFSETOF(MemwARecIn, old_ts) == 4, "MemwARecIn.old_ts: offset");
+static_assert(ZKRV_OFFSETOF(MemwARecIn, old_bytes) == 8, "MemwARecIn.old_bytes: offset");
 
 // zkrv_cuda::tables::lt::LtRequest (32 bytes, align 8).
 struct LtRequest {
@@ -573,10 +580,10 @@ struct LtRequest {
 };
 static_assert(sizeof(LtRequest) == 32, "LtRequest: size");
 static_assert(alignof(LtRequest) == 8, "LtRequest: alignment");
-static_assert(__builtin_offsetof(LtRequest, a) == 0, "LtRequest.a: offset");
-static_assert(__builtin_offsetof(LtRequest, b) == 8, "LtRequest.b: offset");
-static_assert(__builtin_offsetof(LtRequest, is_signed) == 16, "LtRequest.is_signed: offset");
-static_assert(__builtin_offsetof(LtRequest, m) == 24, "LtRequest.m: offset");
+static_assert(ZKRV_OFFSETOF(LtRequest, a) == 0, "LtRequest.a: offset");
+static_assert(ZKRV_OFFSETOF(LtRequest, b) == 8, "LtRequest.b: offset");
+static_assert(ZKRV_OFFSETOF(LtRequest, is_signed) == 16, "LtRequest.is_signed: offset");
+static_assert(ZKRV_OFFSETOF(LtRequest, m) == 24, "LtRequest.m: offset");
 
 // zkrv_cuda::tables::shift::ShiftRequest (32 bytes, align 8).
 struct ShiftRequest {
@@ -587,7 +594,7 @@ struct ShiftRequest {
 };
 static_assert(sizeof(ShiftRequest) == 32, "ShiftRequest: size");
 static_assert(alignof(ShiftRequest) == 8, "ShiftRequest: alignment");
-static_assert(__builtin_offsetof(ShiftRequest, a) == 0, "ShiftRequest.a: offset");
-static_assert(__builtin_offsetof(ShiftRequest, b) == 8, "ShiftRequest.b: offset");
-static_assert(__builtin_offsetof(ShiftRequest, op) == 16, "ShiftRequest.op: offset");
-static_assert(__builtin_offsetof(ShiftRequest, m) == 24, "ShiftRequest.m: offset");
+static_assert(ZKRV_OFFSETOF(ShiftRequest, a) == 0, "ShiftRequest.a: offset");
+static_assert(ZKRV_OFFSETOF(ShiftRequest, b) == 8, "ShiftRequest.b: offset");
+static_assert(ZKRV_OFFSETOF(ShiftRequest, op) == 16, "ShiftRequest.op: offset");
+static_assert(ZKRV_OFFSETOF(ShiftRequest, m) == 24, "ShiftRequest.m: offset");
