@@ -28,15 +28,7 @@ pub const GUESTS: [&str; 9] = [
 ];
 
 /// Lookup kinds in histogram order (`LookupKind as usize`).
-pub const KINDS: [LookupKind; 7] = [
-    LookupKind::U16,
-    LookupKind::Msb16,
-    LookupKind::Pair,
-    LookupKind::And,
-    LookupKind::Or,
-    LookupKind::Xor,
-    LookupKind::Msb8,
-];
+pub const KINDS: [LookupKind; 7] = LookupKind::ALL;
 
 /// A seeded RNG (`ZKRV_SEED` replays a run); prints the seed.
 pub fn rng(test: &str) -> StdRng {
