@@ -23,6 +23,8 @@ pub mod device;
 #[cfg(feature = "cuda")]
 pub mod field;
 #[cfg(feature = "cuda")]
+pub mod layout;
+#[cfg(feature = "cuda")]
 pub mod logup;
 #[cfg(feature = "cuda")]
 pub mod merkle;

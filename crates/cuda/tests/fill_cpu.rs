@@ -32,15 +32,7 @@ use zkrv_machine::trace::{generate_split, CpuFillInputs, DeviceFill};
 use zkrv_machine::MIN_HEIGHT;
 use zkrv_stark::field::PrimeField64;
 
-const KINDS: [LookupKind; 7] = [
-    LookupKind::U16,
-    LookupKind::Msb16,
-    LookupKind::Pair,
-    LookupKind::And,
-    LookupKind::Or,
-    LookupKind::Xor,
-    LookupKind::Msb8,
-];
+const KINDS: [LookupKind; 7] = LookupKind::ALL;
 
 /// One CPU fill input: the record and the walk/decode data `generate_split` leaves for the device.
 struct Case {

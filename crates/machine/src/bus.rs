@@ -45,36 +45,47 @@ pub const BYTE_MSB: u64 = 4;
 
 /// ALU op codes (tuple element 0 of [`ALU`]).
 pub mod alu {
-    pub const SLT: u64 = 1;
-    pub const SLTU: u64 = 2;
-    pub const EQ: u64 = 3;
-    pub const AND: u64 = 4;
-    pub const OR: u64 = 5;
-    pub const XOR: u64 = 6;
-    pub const SLL: u64 = 7;
-    pub const SRL: u64 = 8;
-    pub const SRA: u64 = 9;
-    pub const SLL5: u64 = 10;
-    pub const SRL5: u64 = 11;
-    pub const SRA5: u64 = 12;
-    pub const MUL: u64 = 13;
-    pub const MULH: u64 = 14;
-    pub const MULHSU: u64 = 15;
-    pub const MULHU: u64 = 16;
-    pub const DIV: u64 = 17;
-    pub const DIVU: u64 = 18;
-    pub const REM: u64 = 19;
-    pub const REMU: u64 = 20;
-    pub const ADDW: u64 = 21;
-    pub const SUBW: u64 = 22;
-    pub const SLLW: u64 = 23;
-    pub const SRLW: u64 = 24;
-    pub const SRAW: u64 = 25;
-    pub const MULW: u64 = 26;
-    pub const DIVW: u64 = 27;
-    pub const DIVUW: u64 = 28;
-    pub const REMW: u64 = 29;
-    pub const REMUW: u64 = 30;
+    /// Defines the codes and [`ALL`], the one list of them (names as written, for generated code such as the
+    /// CUDA layout header `kernels/tables/layout.cuh`).
+    macro_rules! codes {
+        ($($name:ident = $v:expr),* $(,)?) => {
+            $(pub const $name: u64 = $v;)*
+            /// Every ALU op code with its name, in code order.
+            pub const ALL: &[(&str, u64)] = &[$((stringify!($name), $name)),*];
+        };
+    }
+    codes! {
+        SLT = 1,
+        SLTU = 2,
+        EQ = 3,
+        AND = 4,
+        OR = 5,
+        XOR = 6,
+        SLL = 7,
+        SRL = 8,
+        SRA = 9,
+        SLL5 = 10,
+        SRL5 = 11,
+        SRA5 = 12,
+        MUL = 13,
+        MULH = 14,
+        MULHSU = 15,
+        MULHU = 16,
+        DIV = 17,
+        DIVU = 18,
+        REM = 19,
+        REMU = 20,
+        ADDW = 21,
+        SUBW = 22,
+        SLLW = 23,
+        SRLW = 24,
+        SRAW = 25,
+        MULW = 26,
+        DIVW = 27,
+        DIVUW = 28,
+        REMW = 29,
+        REMUW = 30,
+    }
 }
 
 /// MEMOP codes: `w2 + 2 w4 + 3 w8 + 4 unsigned + 8 store`.

@@ -20,6 +20,7 @@
 
 pub mod bus;
 mod cols;
+pub mod registry;
 pub mod tables;
 pub mod trace;
 
@@ -32,6 +33,8 @@ use zkrv_stark::logup::PublicInteraction;
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::profile::span;
 use zkrv_stark::{preprocess, ProveError, StarkConfig};
+
+pub use registry::{table_id, Table, TableSet, TABLE_NAMES};
 
 use tables::bitwise::{bitwise_preprocessed, BitwiseAir};
 use tables::bytewise::BytewiseAir;
@@ -224,29 +227,35 @@ pub fn supported(op: Op) -> bool {
     !matches!(op, Op::Illegal | Op::NoCode)
 }
 
-/// The tables, in proof order: CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO, INPUT, CPU32, DVRM,
-/// SHIFT, POW2, MUL, MEMW.
+/// The AIR of `table` ([`Table`] order is proof order).
+fn air(table: Table, entry: u32) -> Box<dyn Air> {
+    match table {
+        Table::Cpu => Box::new(CpuAir { entry }),
+        Table::Decode => Box::new(DecodeAir),
+        Table::Bitwise => Box::new(BitwiseAir),
+        Table::Regfile => Box::new(RegfileAir),
+        Table::Eq => Box::new(EqAir),
+        Table::Lt => Box::new(LtAir),
+        Table::Load => Box::new(LoadAir),
+        Table::Store => Box::new(StoreAir),
+        Table::MemwA => Box::new(MemwAAir),
+        Table::Page => Box::new(PageAir),
+        Table::Bytewise => Box::new(BytewiseAir),
+        Table::Syscall => Box::new(SyscallAir),
+        Table::Sysio => Box::new(SysioAir),
+        Table::Input => Box::new(InputAir),
+        Table::Cpu32 => Box::new(Cpu32Air),
+        Table::Dvrm => Box::new(DvrmAir),
+        Table::Shift => Box::new(ShiftAir),
+        Table::Pow2 => Box::new(Pow2Air),
+        Table::Mul => Box::new(MulAir),
+        Table::Memw => Box::new(MemwAir),
+    }
+}
+
+/// The AIRs of the tables, in proof order ([`Table::ALL`]).
 struct Machine {
-    cpu: CpuAir,
-    decode: DecodeAir,
-    bitwise: BitwiseAir,
-    regfile: RegfileAir,
-    eq: EqAir,
-    lt: LtAir,
-    load: LoadAir,
-    store: StoreAir,
-    memw_a: MemwAAir,
-    page: PageAir,
-    bytewise: BytewiseAir,
-    syscall: SyscallAir,
-    sysio: SysioAir,
-    input: InputAir,
-    cpu32: Cpu32Air,
-    dvrm: DvrmAir,
-    shift: ShiftAir,
-    pow2: Pow2Air,
-    mul: MulAir,
-    memw: MemwAir,
+    airs: Vec<Box<dyn Air>>,
 }
 
 impl Machine {
@@ -254,60 +263,20 @@ impl Machine {
         let entry = u32::try_from(program.entry)
             .map_err(|_| format!("entry {:#x} >= 2^32", program.entry))?;
         Ok(Machine {
-            cpu: CpuAir { entry },
-            decode: DecodeAir,
-            bitwise: BitwiseAir,
-            regfile: RegfileAir,
-            eq: EqAir,
-            lt: LtAir,
-            load: LoadAir,
-            store: StoreAir,
-            memw_a: MemwAAir,
-            page: PageAir,
-            bytewise: BytewiseAir,
-            syscall: SyscallAir,
-            sysio: SysioAir,
-            input: InputAir,
-            cpu32: Cpu32Air,
-            dvrm: DvrmAir,
-            shift: ShiftAir,
-            pow2: Pow2Air,
-            mul: MulAir,
-            memw: MemwAir,
+            airs: Table::ALL.into_iter().map(|t| air(t, entry)).collect(),
         })
     }
 
     fn airs(&self) -> Vec<&dyn Air> {
-        vec![
-            &self.cpu,
-            &self.decode,
-            &self.bitwise,
-            &self.regfile,
-            &self.eq,
-            &self.lt,
-            &self.load,
-            &self.store,
-            &self.memw_a,
-            &self.page,
-            &self.bytewise,
-            &self.syscall,
-            &self.sysio,
-            &self.input,
-            &self.cpu32,
-            &self.dvrm,
-            &self.shift,
-            &self.pow2,
-            &self.mul,
-            &self.memw,
-        ]
+        self.airs.iter().map(|a| a.as_ref()).collect()
     }
 
     /// Preprocessed traces in table order (DECODE and BITWISE).
     fn preprocessed(&self, decode: &DecodeTable, min_height: usize) -> Vec<Option<RowMajorMatrix>> {
         let mut v = vec![None; self.airs().len()];
-        v[DECODE_TABLE] = Some(decode.preprocessed_trace(min_height));
-        v[BITWISE_TABLE] = Some(bitwise_preprocessed());
-        v[POW2_TABLE] = Some(pow2_preprocessed(min_height));
+        v[Table::Decode.index()] = Some(decode.preprocessed_trace(min_height));
+        v[Table::Bitwise.index()] = Some(bitwise_preprocessed());
+        v[Table::Pow2.index()] = Some(pow2_preprocessed(min_height));
         v
     }
 }
@@ -390,7 +359,7 @@ pub fn public_interactions(statement: &Statement) -> Vec<PublicInteraction> {
 }
 
 /// Everything the prover commits to for one run: the statement and the main traces in table order
-/// (CPU, DECODE, BITWISE, REGFILE, EQ, LT, LOAD, STORE, MEMW_A, PAGE, BYTEWISE, SYSCALL, SYSIO, INPUT, CPU32, DVRM, SHIFT, POW2, MUL, MEMW). Exposed so that tests can tamper with a witness cell.
+/// ([`Table::ALL`]). Exposed so that tests can tamper with a witness cell.
 #[derive(Clone, Debug)]
 pub struct Witness {
     pub statement: Statement,
@@ -398,24 +367,6 @@ pub struct Witness {
     pub traces: Vec<RowMajorMatrix>,
     /// Touched 4 KiB pages (sorted base addresses): their cells get public init tokens.
     pub pages: Vec<u32>,
-}
-
-/// Table names in proof order (the AIRs' names): `TABLE_NAMES[t]` is table `t` of [`Witness::traces`].
-pub const TABLE_NAMES: [&str; 20] = [
-    "CPU", "DECODE", "BITWISE", "REGFILE", "EQ", "LT", "LOAD", "STORE", "MEMW_A", "PAGE",
-    "BYTEWISE", "SYSCALL", "SYSIO", "INPUT", "CPU32", "DVRM", "SHIFT", "POW2", "MUL", "MEMW",
-];
-
-/// Indices of the tables in proof order (see [`TABLE_NAMES`]).
-pub mod table_id {
-    pub const CPU: usize = 0;
-    pub const DECODE: usize = 1;
-    pub const BITWISE: usize = 2;
-    pub const LT: usize = 5;
-    pub const LOAD: usize = 6;
-    pub const STORE: usize = 7;
-    pub const MEMW_A: usize = 8;
-    pub const SHIFT: usize = 16;
 }
 
 /// A run prepared for trace generation split between the host and a device ([`witness_split`]).
@@ -659,12 +610,12 @@ pub fn recount_lookups(program: &Program, witness: &mut Witness) -> Result<(), M
     let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
     let decode_height = witness
         .traces
-        .get(DECODE_TABLE)
+        .get(Table::Decode.index())
         .map_or(MIN_HEIGHT, |t| t.height());
     let prep = machine.preprocessed(&decode_table, decode_height);
     let mut lookups = Lookups::new();
     for (t, air) in machine.airs().iter().enumerate() {
-        if t == BITWISE_TABLE {
+        if t == Table::Bitwise.index() {
             continue;
         }
         let mut b = AirBuilder::new(air.width(), air.preprocessed_width());
@@ -722,7 +673,7 @@ pub fn recount_lookups(program: &Program, witness: &mut Witness) -> Result<(), M
             }
         }
     }
-    witness.traces[BITWISE_TABLE] = lookups.trace();
+    witness.traces[Table::Bitwise.index()] = lookups.trace();
     Ok(())
 }
 
@@ -784,11 +735,6 @@ impl WitnessChecker {
         )
     }
 }
-
-/// Indices of DECODE and BITWISE in the table order.
-const DECODE_TABLE: usize = 1;
-const BITWISE_TABLE: usize = 2;
-const POW2_TABLE: usize = 17;
 
 /// Runs `program` on the private `input` and proves the run. Returns the statement and the proof.
 pub fn prove(
@@ -914,17 +860,8 @@ mod tests {
         let machine = Machine::new(&program).unwrap();
         let names: Vec<&str> = machine.airs().iter().map(|a| a.name()).collect();
         assert_eq!(names, TABLE_NAMES);
-        for (t, name) in [
-            (table_id::CPU, "CPU"),
-            (table_id::DECODE, "DECODE"),
-            (table_id::BITWISE, "BITWISE"),
-            (table_id::LT, "LT"),
-            (table_id::LOAD, "LOAD"),
-            (table_id::STORE, "STORE"),
-            (table_id::MEMW_A, "MEMW_A"),
-            (table_id::SHIFT, "SHIFT"),
-        ] {
-            assert_eq!(TABLE_NAMES[t], name);
+        for t in Table::ALL {
+            assert_eq!(machine.airs()[t.index()].name(), t.name());
         }
     }
 }

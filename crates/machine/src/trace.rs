@@ -9,6 +9,7 @@ use zkrv_stark::matrix::RowMajorMatrix;
 
 use crate::bus::{alu, NUM_REG_CELLS};
 use crate::bus::{REG_INPUT_CURSOR, REG_OUTPUT_CURSOR};
+use crate::registry::Table;
 use crate::tables::bitwise::Lookups;
 use crate::tables::bytewise::bytewise_trace;
 use crate::tables::cpu::{cpu_height, cpu_result, cpu_trace, CpuDecode, RegWalk, NUM_CPU_COLS};
@@ -141,31 +142,36 @@ pub struct FillInputs {
 impl Traces {
     /// The main traces in table order (`zkrv_machine::TABLE_NAMES`), BITWISE built from [`Self::lookups`],
     /// and the touched pages. Device-filled tables are still `0 x width` here.
-    pub fn into_table_order(self) -> (Vec<RowMajorMatrix>, Vec<u32>) {
-        let t = self;
-        let traces = vec![
-            t.cpu,
-            t.decode,
-            t.lookups.trace(),
-            t.regfile,
-            t.eq,
-            t.lt,
-            t.load,
-            t.store,
-            t.memw_a,
-            t.page,
-            t.bytewise,
-            t.syscall,
-            t.sysio,
-            t.input,
-            t.cpu32,
-            t.dvrm,
-            t.shift,
-            t.pow2,
-            t.mul,
-            t.memw,
-        ];
-        (traces, t.pages)
+    pub fn into_table_order(mut self) -> (Vec<RowMajorMatrix>, Vec<u32>) {
+        let traces = Table::ALL.into_iter().map(|t| self.take(t)).collect();
+        (traces, self.pages)
+    }
+
+    /// Moves out the trace of `table` (BITWISE: built from the lookups).
+    fn take(&mut self, table: Table) -> RowMajorMatrix {
+        let m = match table {
+            Table::Cpu => &mut self.cpu,
+            Table::Decode => &mut self.decode,
+            Table::Bitwise => return self.lookups.trace(),
+            Table::Regfile => &mut self.regfile,
+            Table::Eq => &mut self.eq,
+            Table::Lt => &mut self.lt,
+            Table::Load => &mut self.load,
+            Table::Store => &mut self.store,
+            Table::MemwA => &mut self.memw_a,
+            Table::Page => &mut self.page,
+            Table::Bytewise => &mut self.bytewise,
+            Table::Syscall => &mut self.syscall,
+            Table::Sysio => &mut self.sysio,
+            Table::Input => &mut self.input,
+            Table::Cpu32 => &mut self.cpu32,
+            Table::Dvrm => &mut self.dvrm,
+            Table::Shift => &mut self.shift,
+            Table::Pow2 => &mut self.pow2,
+            Table::Mul => &mut self.mul,
+            Table::Memw => &mut self.memw,
+        };
+        std::mem::take(m)
     }
 }
 

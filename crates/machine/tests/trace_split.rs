@@ -23,15 +23,7 @@ fn guest(name: &str) -> (Program, Vec<u8>) {
     (Program::from_elf(&elf).unwrap(), input)
 }
 
-const KINDS: [LookupKind; 7] = [
-    LookupKind::U16,
-    LookupKind::Msb16,
-    LookupKind::Pair,
-    LookupKind::And,
-    LookupKind::Or,
-    LookupKind::Xor,
-    LookupKind::Msb8,
-];
+const KINDS: [LookupKind; 7] = LookupKind::ALL;
 
 fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     let run = execute(

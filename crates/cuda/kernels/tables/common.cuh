@@ -30,15 +30,9 @@ static inline unsigned int __brev(unsigned int x) {
 
 #define ZKRV_HD __device__ __forceinline__
 
-// LookupKind (crates/machine/src/tables/bitwise.rs).
-#define LK_U16 0u
-#define LK_MSB16 1u
-#define LK_PAIR 2u
-#define LK_AND 3u
-#define LK_OR 4u
-#define LK_XOR 5u
-#define LK_MSB8 6u
-#define LK_ROWS 65536u
+// Column offsets (`<T>_COL_<FIELD>`, `<T>_WIDTH`), lookup kinds (LK_*), ALU codes (ALU_*) and the upload
+// structs, generated from the Rust definitions (crates/cuda/src/layout.rs): kernels address columns by name only.
+#include "layout.cuh"
 
 // Count one BITWISE lookup of `kind` at row `x` (< 2^16).
 ZKRV_HD void lookup_add(u32* counts, u32 kind, u64 x) {

@@ -13,66 +13,8 @@
 // nearly every LT32 gap, all padding rows), so those are summed per warp and added with one atomic.
 #include "table_common.cuh"
 
-// CpuCols column offsets (crates/machine/src/tables/cpu.rs); the launcher asserts the width.
-#define CPU_PC 0
-#define CPU_CLK 1
-#define CPU_NEXT_PC 2
-#define CPU_TAKEN 3
-#define CPU_JALR_BIT0 4
-#define CPU_IS_HALT 5
-#define CPU_DEC 6
-#define CPU_RV1 28
-#define CPU_RV2 30
-#define CPU_RES 32
-#define CPU_R1_OLD_TS 36
-#define CPU_R1_D0 37
-#define CPU_R2_OLD_TS 38
-#define CPU_R2_D0 39
-#define CPU_W_OLD_TS 40
-#define CPU_W_D0 41
-#define CPU_W_OLD 42
-#define CPU_WIDTH 44
-
-// DecodedCols field offsets (crates/machine/src/tables/decode.rs), relative to CPU_DEC; 22 fields.
-#define DEC_OP 0
-#define DEC_IMM 4
-#define DEC_FLAGS 7
-#define DEC_WIDTH 22
-#define FL_IS_PAD 0
-#define FL_RR1 1
-#define FL_RR2 2
-#define FL_WR 3
-#define FL_IS_JAL 7
-#define FL_IS_JALR 8
-#define FL_IS_BRANCH 9
-#define FL_NEG 10
-#define FL_IS_STORE 13
-#define FL_IS_ECALL 14
-// DecodePrepCols: pc, then the decoded fields.
-#define DECODE_PREP_WIDTH 23
-
-// bus::alu op codes of the branch comparisons.
-#define ALU_SLT 1ull
-#define ALU_EQ 3ull
-
-#define NO_DECODE_ROW 0xffffffffu
-
-// zkrv_executor::CycleEvent (32 bytes, align 8).
-struct CycleEvent {
-    u32 pc;
-    u32 word;
-    u64 rs1_val;
-    u64 rs2_val;
-    u64 rd_val;
-};
-
-// zkrv_machine::tables::cpu::RegWalk (20 bytes, align 4).
-struct RegWalk {
-    u32 r1_old_ts;
-    u32 r2_old_ts;
-    u32 w_old_ts;
-    u32 w_old[2];
-};
+// CpuCols / DecodePrepCols offsets, CycleEvent, RegWalk, ALU codes: layout.cuh (generated).
+static_assert(CPU_COL_DEC_LEN == DECODE_PREP_COL_DEC_LEN, "CpuCols.dec and DecodePrepCols.dec differ");
 
 // RANGE16[x]: counted unless x = 0, which the caller sums (returns 1 then).
 ZKRV_HD u32 cpu_u16(u32* counts, u64 x) {
@@ -97,9 +39,9 @@ ZKRV_HD u32 cpu_fill_row(u64 row, u64* out, const CycleEvent* cycles, const RegW
     u64* o = out + row * CPU_WIDTH;
     if (row >= n_cycles) {
         for (int c = 0; c < CPU_WIDTH; c++) o[c] = 0;
-        o[CPU_CLK] = row;
-        o[CPU_NEXT_PC] = 4;
-        o[CPU_DEC + DEC_FLAGS + FL_IS_PAD] = 1;
+        o[CPU_COL_CLK] = row;
+        o[CPU_COL_NEXT_PC] = 4;
+        o[CPU_COL_DEC_FLAGS_IS_PAD] = 1;
         return row == n_cycles ? (u32)(4 * (height - n_cycles)) : 0;
     }
     CycleEvent ev = cycles[row];
@@ -107,31 +49,26 @@ ZKRV_HD u32 cpu_fill_row(u64 row, u64* out, const CycleEvent* cycles, const RegW
     u32 slot = (ev.pc - base_pc) >> 2;
     u32 drow = (ev.pc >= base_pc && slot < n_slots) ? row_of_pc[slot] : NO_DECODE_ROW;
     if (drow == NO_DECODE_ROW) drow = 0;
-    const u64* d = decode_rows + (u64)drow * DECODE_PREP_WIDTH + 1;
-    u64 dec[DEC_WIDTH];
-    for (int c = 0; c < DEC_WIDTH; c++) {
-        dec[c] = d[c];
-        o[CPU_DEC + c] = dec[c];
-    }
-    const u64* fl = dec + DEC_FLAGS;
+    const u64* d = decode_rows + (u64)drow * DECODE_PREP_WIDTH;  // a DecodePrepCols row
+    for (int c = 0; c < CPU_COL_DEC_LEN; c++) o[CPU_COL_DEC + c] = d[DECODE_PREP_COL_DEC + c];
     u32 zeros = 0;
     u64 ts = 4 * row;
 
-    o[CPU_PC] = ev.pc;
-    o[CPU_CLK] = row;
-    u64 rv1 = fl[FL_RR1] == 1 ? ev.rs1_val : 0;
-    u64 rv2 = fl[FL_RR2] == 1 ? ev.rs2_val : 0;
-    o[CPU_RV1] = rv1 & 0xffffffffull;
-    o[CPU_RV1 + 1] = rv1 >> 32;
-    o[CPU_RV2] = rv2 & 0xffffffffull;
-    o[CPU_RV2 + 1] = rv2 >> 32;
+    o[CPU_COL_PC] = ev.pc;
+    o[CPU_COL_CLK] = row;
+    u64 rv1 = d[DECODE_PREP_COL_DEC_FLAGS_RR1] == 1 ? ev.rs1_val : 0;
+    u64 rv2 = d[DECODE_PREP_COL_DEC_FLAGS_RR2] == 1 ? ev.rs2_val : 0;
+    o[CPU_COL_RV1] = rv1 & 0xffffffffull;
+    o[CPU_COL_RV1 + 1] = rv1 >> 32;
+    o[CPU_COL_RV2] = rv2 & 0xffffffffull;
+    o[CPU_COL_RV2 + 1] = rv2 >> 32;
 
     // cpu_result
     u64 res;
-    if (fl[FL_IS_STORE] == 1) {
+    if (d[DECODE_PREP_COL_DEC_FLAGS_IS_STORE] == 1) {
         res = ev.rs2_val;
-    } else if (fl[FL_IS_BRANCH] == 1) {
-        u64 op = dec[DEC_OP];
+    } else if (d[DECODE_PREP_COL_DEC_FLAGS_IS_BRANCH] == 1) {
+        u64 op = d[DECODE_PREP_COL_DEC_OP];
         if (op == ALU_EQ) res = ev.rs1_val == ev.rs2_val;
         else if (op == ALU_SLT) res = (long long)ev.rs1_val < (long long)ev.rs2_val;
         else res = ev.rs1_val < ev.rs2_val;
@@ -140,45 +77,45 @@ ZKRV_HD u32 cpu_fill_row(u64 row, u64* out, const CycleEvent* cycles, const RegW
     }
     for (int h = 0; h < 4; h++) {
         u64 half = (res >> (16 * h)) & 0xffff;
-        o[CPU_RES + h] = half;
+        o[CPU_COL_RES + h] = half;
         zeros += cpu_u16(counts, half);
     }
 
-    o[CPU_NEXT_PC] = row + 1 < n_cycles ? (u64)cycles[row + 1].pc : (u64)ev.pc + 4;
-    o[CPU_TAKEN] = ((fl[FL_IS_BRANCH] == 1 && res == 1 - fl[FL_NEG]) || fl[FL_IS_JAL] == 1) ? 1 : 0;
-    u64 imm = dec[DEC_IMM] | (dec[DEC_IMM + 1] << 32);
-    o[CPU_JALR_BIT0] = fl[FL_IS_JALR] == 1 ? ((rv1 + imm) & 1) : 0;
-    o[CPU_IS_HALT] = (fl[FL_IS_ECALL] == 1 && (ev.rs1_val == 93 || ev.rs1_val == 94)) ? 1 : 0;
+    o[CPU_COL_NEXT_PC] = row + 1 < n_cycles ? (u64)cycles[row + 1].pc : (u64)ev.pc + 4;
+    o[CPU_COL_TAKEN] = ((d[DECODE_PREP_COL_DEC_FLAGS_IS_BRANCH] == 1 && res == 1 - d[DECODE_PREP_COL_DEC_FLAGS_NEG]) || d[DECODE_PREP_COL_DEC_FLAGS_IS_JAL] == 1) ? 1 : 0;
+    u64 imm = d[DECODE_PREP_COL_DEC_IMM] | (d[DECODE_PREP_COL_DEC_IMM + 1] << 32);
+    o[CPU_COL_JALR_BIT0] = d[DECODE_PREP_COL_DEC_FLAGS_IS_JALR] == 1 ? ((rv1 + imm) & 1) : 0;
+    o[CPU_COL_IS_HALT] = (d[DECODE_PREP_COL_DEC_FLAGS_IS_ECALL] == 1 && (ev.rs1_val == 93 || ev.rs1_val == 94)) ? 1 : 0;
 
     // MEMW_R group: register accesses at 4 clk + 1, + 2, + 3.
     u64 d0 = 0;
-    if (fl[FL_RR1] == 1) {
+    if (d[DECODE_PREP_COL_DEC_FLAGS_RR1] == 1) {
         zeros += cpu_lt32(counts, w.r1_old_ts, ts + 1, &d0);
-        o[CPU_R1_OLD_TS] = w.r1_old_ts;
-        o[CPU_R1_D0] = d0;
+        o[CPU_COL_R1_OLD_TS] = w.r1_old_ts;
+        o[CPU_COL_R1_D0] = d0;
     } else {
-        o[CPU_R1_OLD_TS] = 0;
-        o[CPU_R1_D0] = 0;
+        o[CPU_COL_R1_OLD_TS] = 0;
+        o[CPU_COL_R1_D0] = 0;
     }
-    if (fl[FL_RR2] == 1) {
+    if (d[DECODE_PREP_COL_DEC_FLAGS_RR2] == 1) {
         zeros += cpu_lt32(counts, w.r2_old_ts, ts + 2, &d0);
-        o[CPU_R2_OLD_TS] = w.r2_old_ts;
-        o[CPU_R2_D0] = d0;
+        o[CPU_COL_R2_OLD_TS] = w.r2_old_ts;
+        o[CPU_COL_R2_D0] = d0;
     } else {
-        o[CPU_R2_OLD_TS] = 0;
-        o[CPU_R2_D0] = 0;
+        o[CPU_COL_R2_OLD_TS] = 0;
+        o[CPU_COL_R2_D0] = 0;
     }
-    if (fl[FL_WR] == 1) {
+    if (d[DECODE_PREP_COL_DEC_FLAGS_WR] == 1) {
         zeros += cpu_lt32(counts, w.w_old_ts, ts + 3, &d0);
-        o[CPU_W_OLD_TS] = w.w_old_ts;
-        o[CPU_W_D0] = d0;
-        o[CPU_W_OLD] = w.w_old[0];
-        o[CPU_W_OLD + 1] = w.w_old[1];
+        o[CPU_COL_W_OLD_TS] = w.w_old_ts;
+        o[CPU_COL_W_D0] = d0;
+        o[CPU_COL_W_OLD] = w.w_old[0];
+        o[CPU_COL_W_OLD + 1] = w.w_old[1];
     } else {
-        o[CPU_W_OLD_TS] = 0;
-        o[CPU_W_D0] = 0;
-        o[CPU_W_OLD] = 0;
-        o[CPU_W_OLD + 1] = 0;
+        o[CPU_COL_W_OLD_TS] = 0;
+        o[CPU_COL_W_D0] = 0;
+        o[CPU_COL_W_OLD] = 0;
+        o[CPU_COL_W_OLD + 1] = 0;
     }
     return zeros;
 }

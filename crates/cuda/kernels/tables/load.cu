@@ -8,36 +8,14 @@
 // one BYTE[MSB] lookup (Msb8 at row `top << 8`) per load.
 #include "table_common.cuh"
 
-// LoadCols column offsets (crates/machine/src/tables/load.rs).
-#define LOAD_TS 0
-#define LOAD_BASE 1
-#define LOAD_IMM 3
-#define LOAD_ADDR 5
-#define LOAD_C0 6
-#define LOAD_W 7
-#define LOAD_UNSIGNED 11
-#define LOAD_V 12
-#define LOAD_TOP 14
-#define LOAD_SBIT 15
-#define LOAD_S 16
-#define LOAD_R 17
-#define LOAD_MU 19
-#define LOAD_WIDTH 20
-
-// One load. flags: bits 0-1 width index (width 1 << idx bytes), bit 2 unsigned (LBU/LHU/LWU).
-struct LoadIn {
-    u32 addr;     // base + imm (mod 2^64), < 2^32
-    u32 ts;       // 4 clk + 1
-    u32 v[2];     // raw access value, zero-extended, low word first
-    short imm;    // sign-extended offset (12-bit I-immediate)
-    unsigned short flags;
-};
+// LoadCols offsets (LOAD_COL_*), LoadIn (flags: bits 0-1 width index, width 1 << idx bytes; bit 2 unsigned,
+// LBU/LHU/LWU) and CycleEvent: layout.cuh (generated).
 
 // Writes the padding row at `t`: an inactive 8-byte load of 0 at address 0 (no lookup).
 ZKRV_HD void load_pad_row(u64* t) {
 #pragma unroll
     for (int c = 0; c < LOAD_WIDTH; c++) t[c] = 0;
-    t[LOAD_W + 3] = 1;
+    t[LOAD_COL_W + 3] = 1;
 }
 
 // Writes the row of a load at `t` (the row logic of `load_trace`) and counts its lookup. `v`: the raw access
@@ -49,24 +27,24 @@ ZKRV_HD void load_row(u64* t, u64 ts, u64 base, u64 imm, u32 widx, u64 uns, u64 
     const u64 s = (1 - uns) * sbit;
     const u64 ext = width == 8 ? 0 : ~0ULL << (8 * width);
     const u64 r = s ? (v | ext) : v;
-    t[LOAD_TS] = ts;
-    t[LOAD_BASE] = base & 0xffffffffULL;
-    t[LOAD_BASE + 1] = base >> 32;
-    t[LOAD_IMM] = imm & 0xffffffffULL;
-    t[LOAD_IMM + 1] = imm >> 32;
-    t[LOAD_ADDR] = (base + imm) & 0xffffffffULL;
-    t[LOAD_C0] = ((base & 0xffffffffULL) + (imm & 0xffffffffULL)) >> 32;
+    t[LOAD_COL_TS] = ts;
+    t[LOAD_COL_BASE] = base & 0xffffffffULL;
+    t[LOAD_COL_BASE + 1] = base >> 32;
+    t[LOAD_COL_IMM] = imm & 0xffffffffULL;
+    t[LOAD_COL_IMM + 1] = imm >> 32;
+    t[LOAD_COL_ADDR] = (base + imm) & 0xffffffffULL;
+    t[LOAD_COL_C0] = ((base & 0xffffffffULL) + (imm & 0xffffffffULL)) >> 32;
 #pragma unroll
-    for (u32 k = 0; k < 4; k++) t[LOAD_W + k] = k == widx;
-    t[LOAD_UNSIGNED] = uns;
-    t[LOAD_V] = v & 0xffffffffULL;
-    t[LOAD_V + 1] = v >> 32;
-    t[LOAD_TOP] = top;
-    t[LOAD_SBIT] = sbit;
-    t[LOAD_S] = s;
-    t[LOAD_R] = r & 0xffffffffULL;
-    t[LOAD_R + 1] = r >> 32;
-    t[LOAD_MU] = 1;
+    for (u32 k = 0; k < 4; k++) t[LOAD_COL_W + k] = k == widx;
+    t[LOAD_COL_UNSIGNED] = uns;
+    t[LOAD_COL_V] = v & 0xffffffffULL;
+    t[LOAD_COL_V + 1] = v >> 32;
+    t[LOAD_COL_TOP] = top;
+    t[LOAD_COL_SBIT] = sbit;
+    t[LOAD_COL_S] = s;
+    t[LOAD_COL_R] = r & 0xffffffffULL;
+    t[LOAD_COL_R + 1] = r >> 32;
+    t[LOAD_COL_MU] = 1;
     lookup_add_warp(counts, LK_MSB8, top << 8, lanes);
 }
 
@@ -84,11 +62,11 @@ ZKRV_HD void load_fill_row(u64 row, u64* trace, const LoadIn* events, u32 n_even
     load_row(t, e.ts, (u64)e.addr - imm, imm, e.flags & 3u, (e.flags >> 2) & 1u, v, counts, lanes);
 }
 
-// Row `row` of the trace from the resident record: `cycles` holds the record's `CycleEvent`s as 4 u64 each
-// (`pc | word << 32, rs1_val, rs2_val, rd_val`), `clks[row]` is the cycle of load `row` (< the cycle count,
+// Row `row` of the trace from the resident record: `cycles` holds the record's `CycleEvent`s as they are,
+// `clks[row]` is the cycle of load `row` (< the cycle count,
 // checked by the launcher). ts = 4 clk + 1, base = rs1_val, imm = the I-immediate of the word, width and
 // signedness from funct3, v = rd_val (the loaded value, extended) truncated to the width.
-ZKRV_HD void load_fill_rec_row(u64 row, u64* trace, const u64* cycles, const u32* clks, u32 n_events,
+ZKRV_HD void load_fill_rec_row(u64 row, u64* trace, const CycleEvent* cycles, const u32* clks, u32 n_events,
                                u32* counts, u32 lanes) {
     u64* t = trace + row * LOAD_WIDTH;
     if (row >= n_events) {
@@ -96,13 +74,14 @@ ZKRV_HD void load_fill_rec_row(u64 row, u64* trace, const u64* cycles, const u32
         return;
     }
     const u64 clk = clks[row];
-    const u32 word = (u32)(cycles[4 * clk] >> 32);
-    const u64 rd_val = cycles[4 * clk + 3];
+    const CycleEvent ev = cycles[clk];
+    const u32 word = ev.word;
+    const u64 rd_val = ev.rd_val;
     const u64 imm = (u64)(long long)((int)word >> 20);
     const u32 funct3 = (word >> 12) & 7u;
     const u32 widx = funct3 & 3u;
     const u64 v = widx == 3 ? rd_val : rd_val & ((1ULL << (8u << widx)) - 1);
-    load_row(t, 4 * clk + 1, cycles[4 * clk + 1], imm, widx, funct3 >> 2, v, counts, lanes);
+    load_row(t, 4 * clk + 1, ev.rs1_val, imm, widx, funct3 >> 2, v, counts, lanes);
 }
 
 #ifndef ZKRV_HOST_EMU
@@ -115,7 +94,7 @@ extern "C" __global__ void load_fill(u64* trace, const LoadIn* events, u32 n_eve
 }
 
 // The same from the resident record (`load_fill_rec_row`); launch shape as `load_fill`.
-extern "C" __global__ void load_fill_rec(u64* trace, const u64* cycles, const u32* clks, u32 n_events, u32 rows,
+extern "C" __global__ void load_fill_rec(u64* trace, const CycleEvent* cycles, const u32* clks, u32 n_events, u32 rows,
                                          u32* counts) {
     const u64 row = global_row();
     const u32 lanes = __ballot_sync(0xffffffffu, row < n_events);

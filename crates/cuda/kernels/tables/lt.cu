@@ -8,14 +8,7 @@
 // addition by the thread of row `len` instead of one atomic per row.
 #include "table_common.cuh"
 
-#define LT_COLS 16u
-
-struct LtRequest {
-    u64 a;
-    u64 b;
-    u64 is_signed;  // 0 or 1
-    u64 m;
-};
+// LtCols offsets (LT_COL_*) and LtRequest: layout.cuh (generated).
 
 // Adds `n` lookups of `kind` at row `x`.
 ZKRV_HD void lt_lookup_add_n(u32* counts, u32 kind, u64 x, u32 n) {
@@ -60,7 +53,7 @@ ZKRV_HD void lt_fill_row(u64 row, const LtRequest* req, u64 len, u64 rows, u64* 
     u64 sa = a >> 63, sb = b >> 63;
     u64 r = is_signed ? (u64)((long long)a < (long long)b) : (u64)(a < b);
     u64 sx = is_signed * (sa ^ sb);
-    u64 dh[4] = {d & 0xffff, (d >> 16) & 0xffff, (d >> 32) & 0xffff, d >> 48};
+    u64 dh[LT_COL_D_LEN] = {d & 0xffff, (d >> 16) & 0xffff, (d >> 32) & 0xffff, d >> 48};
     // Real rows: RANGE16 of the halves of d and of bits 32..47 of a and b, MSB16 of the tops of a and b. Padding
     // rows make no call-time lookups (counted below in one addition), but take part in the warp-wide calls.
     u32 keys[8] = {
@@ -79,23 +72,20 @@ ZKRV_HD void lt_fill_row(u64 row, const LtRequest* req, u64 len, u64 rows, u64* 
         lt_lookup_add_n(counts, LK_U16, 0, 6u * pad);
         lt_lookup_add_n(counts, LK_MSB16, 0, 2u * pad);
     }
-    u64* o = trace + row * LT_COLS;
-    o[0] = a & 0xffffffffull;
-    o[1] = a >> 32;
-    o[2] = b & 0xffffffffull;
-    o[3] = b >> 32;
-    o[4] = dh[0];
-    o[5] = dh[1];
-    o[6] = dh[2];
-    o[7] = dh[3];
-    o[8] = a >> 48;
-    o[9] = b >> 48;
-    o[10] = sa;
-    o[11] = sb;
-    o[12] = is_signed;
-    o[13] = sx;
-    o[14] = r;
-    o[15] = gl_canon(m);
+    u64* o = trace + row * LT_WIDTH;
+    o[LT_COL_A] = a & 0xffffffffull;
+    o[LT_COL_A + 1] = a >> 32;
+    o[LT_COL_B] = b & 0xffffffffull;
+    o[LT_COL_B + 1] = b >> 32;
+    for (int k = 0; k < LT_COL_D_LEN; k++) o[LT_COL_D + k] = dh[k];
+    o[LT_COL_A_TOP] = a >> 48;
+    o[LT_COL_B_TOP] = b >> 48;
+    o[LT_COL_SA] = sa;
+    o[LT_COL_SB] = sb;
+    o[LT_COL_SIGNED] = is_signed;
+    o[LT_COL_SX] = sx;
+    o[LT_COL_R] = r;
+    o[LT_COL_M] = gl_canon(m);
 }
 
 #ifndef ZKRV_HOST_EMU

@@ -9,39 +9,15 @@
 // 16-byte `MemwARecIn` per access (cycle index, old_ts, old bytes: what only the memory walk knows).
 #include "table_common.cuh"
 
-// MemwACols column offsets (crates/machine/src/tables/memw_a.rs).
-#define MEMW_A_CELL 0
-#define MEMW_A_TS 1
-#define MEMW_A_SEL 2
-#define MEMW_A_W 10
-#define MEMW_A_IS_WRITE 14
-#define MEMW_A_OLD 15
-#define MEMW_A_NEW 23
-#define MEMW_A_V 31
-#define MEMW_A_TOP 33
-#define MEMW_A_OLD_TS 34
-#define MEMW_A_D0 35
-#define MEMW_A_MU 36
-#define MEMW_A_WIDTH 37
-
-// ts_meta: bits 0-28 the timestamp, bits 29-30 the width index, bit 31 is_write.
-#define MEMW_A_TS_BITS 29
-
-// One in-cell access.
-struct MemwAIn {
-    u32 addr;     // cell * 8 + offset
-    u32 ts_meta;  // ts | width_idx << 29 | is_write << 31
-    u32 old_ts;   // timestamp of the consumed token (< ts)
-    unsigned char old_bytes[8];  // the cell before the access
-    unsigned char new_bytes[8];  // the cell after it
-};
+// MemwACols offsets (MEMW_A_COL_*), MemwAIn (ts_meta: bits 0-28 the timestamp, bits 29-30 the width index,
+// bit 31 is_write; MEMW_A_TS_BITS), MemwARecIn and CycleEvent: layout.cuh (generated).
 
 // Writes the padding row at `t`: an inactive 8-byte read of zeros (no lookup).
 ZKRV_HD void memw_a_pad_row(u64* t) {
 #pragma unroll
     for (int c = 0; c < MEMW_A_WIDTH; c++) t[c] = 0;
-    t[MEMW_A_SEL] = 1;
-    t[MEMW_A_W + 3] = 1;
+    t[MEMW_A_COL_SEL] = 1;
+    t[MEMW_A_COL_W + 3] = 1;
 }
 
 // Writes the row of an access at `t` (the row logic of `memw_a_trace`) and counts its lookups. `old_ts < ts`
@@ -55,24 +31,24 @@ ZKRV_HD void memw_a_row(u64* t, u64 cell, u32 offset, u64 ts, u32 widx, u64 is_w
     for (u32 k = 0; k < 8; k++) {
         if (k < width) v |= (u64)new_b[(offset + k) & 7] << (8 * k);
     }
-    t[MEMW_A_CELL] = cell;
-    t[MEMW_A_TS] = ts;
+    t[MEMW_A_COL_CELL] = cell;
+    t[MEMW_A_COL_TS] = ts;
 #pragma unroll
-    for (u32 k = 0; k < 8; k++) t[MEMW_A_SEL + k] = k == offset;
+    for (u32 k = 0; k < 8; k++) t[MEMW_A_COL_SEL + k] = k == offset;
 #pragma unroll
-    for (u32 k = 0; k < 4; k++) t[MEMW_A_W + k] = k == widx;
-    t[MEMW_A_IS_WRITE] = is_write;
+    for (u32 k = 0; k < 4; k++) t[MEMW_A_COL_W + k] = k == widx;
+    t[MEMW_A_COL_IS_WRITE] = is_write;
 #pragma unroll
     for (u32 k = 0; k < 8; k++) {
-        t[MEMW_A_OLD + k] = old_b[k];
-        t[MEMW_A_NEW + k] = new_b[k];
+        t[MEMW_A_COL_OLD + k] = old_b[k];
+        t[MEMW_A_COL_NEW + k] = new_b[k];
     }
-    t[MEMW_A_V] = v & 0xffffffffULL;
-    t[MEMW_A_V + 1] = v >> 32;
-    t[MEMW_A_TOP] = new_b[(offset + width - 1) & 7];
-    t[MEMW_A_OLD_TS] = old_ts;
-    t[MEMW_A_D0] = d & 0xffff;
-    t[MEMW_A_MU] = 1;
+    t[MEMW_A_COL_V] = v & 0xffffffffULL;
+    t[MEMW_A_COL_V + 1] = v >> 32;
+    t[MEMW_A_COL_TOP] = new_b[(offset + width - 1) & 7];
+    t[MEMW_A_COL_OLD_TS] = old_ts;
+    t[MEMW_A_COL_D0] = d & 0xffff;
+    t[MEMW_A_COL_MU] = 1;
     lookup_add_warp(counts, LK_U16, d & 0xffff, lanes);
     lookup_add_warp(counts, LK_U16, d >> 16, lanes);
 #pragma unroll
@@ -95,18 +71,13 @@ ZKRV_HD void memw_a_fill_row(u64 row, u64* trace, const MemwAIn* events, u32 n_e
                lanes);
 }
 
-// One access for the record path: the cycle of the load/store and what the memory walk knows (16 bytes,
-// layout = `zkrv_cuda::tables::memw_a::MemwARecIn`).
-struct MemwARecIn {
-    u32 clk;      // the access's cycle (< the cycle count)
-    u32 old_ts;   // timestamp of the consumed token (< 4 clk + 1)
-    unsigned char old_bytes[8];  // the cell before the access
-};
+// MemwARecIn (layout.cuh): one access for the record path, the cycle of the load/store and what the memory
+// walk knows (`zkrv_cuda::tables::memw_a::MemwARecIn`).
 
 // Row `row` of the trace from the resident record (see `load_fill_rec_row` in load.cu for `cycles`): ts =
 // 4 clk + 1, is_write = the word is a store, addr = rs1_val + its I- or S-immediate, width from funct3, new =
 // old with the low `width` bytes of rs2_val at the offset for a store.
-ZKRV_HD void memw_a_fill_rec_row(u64 row, u64* trace, const u64* cycles, const MemwARecIn* events,
+ZKRV_HD void memw_a_fill_rec_row(u64 row, u64* trace, const CycleEvent* cycles, const MemwARecIn* events,
                                  u32 n_events, u32* counts, u32 lanes) {
     u64* t = trace + row * MEMW_A_WIDTH;
     if (row >= n_events) {
@@ -115,14 +86,15 @@ ZKRV_HD void memw_a_fill_rec_row(u64 row, u64* trace, const u64* cycles, const M
     }
     const MemwARecIn e = events[row];
     const u64 clk = e.clk;
-    const u32 word = (u32)(cycles[4 * clk] >> 32);
+    const CycleEvent ev = cycles[clk];
+    const u32 word = ev.word;
     const bool is_write = (word & 0x7fu) == 0x23u;
     const u32 imm12 = is_write ? ((word >> 25) << 5) | ((word >> 7) & 31u) : word >> 20;
     const u64 imm = (u64)(long long)((int)(imm12 << 20) >> 20);
-    const u64 addr = cycles[4 * clk + 1] + imm;
+    const u64 addr = ev.rs1_val + imm;
     const u32 offset = (u32)addr & 7u;
     const u32 widx = (word >> 12) & 3u;
-    const u64 val = cycles[4 * clk + 2];
+    const u64 val = ev.rs2_val;
     unsigned char new_b[8];
 #pragma unroll
     for (u32 k = 0; k < 8; k++) {
@@ -143,7 +115,7 @@ extern "C" __global__ void memw_a_fill(u64* trace, const MemwAIn* events, u32 n_
 }
 
 // The same from the resident record (`memw_a_fill_rec_row`); launch shape as `memw_a_fill`.
-extern "C" __global__ void memw_a_fill_rec(u64* trace, const u64* cycles, const MemwARecIn* events, u32 n_events,
+extern "C" __global__ void memw_a_fill_rec(u64* trace, const CycleEvent* cycles, const MemwARecIn* events, u32 n_events,
                                            u32 rows, u32* counts) {
     const u64 row = global_row();
     const u32 lanes = __ballot_sync(0xffffffffu, row < n_events);

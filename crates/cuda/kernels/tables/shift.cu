@@ -9,20 +9,7 @@
 // of row `len`. The requests SHIFT makes of MUL and POW2 are counted on the host (`shift_side_requests`).
 #include "table_common.cuh"
 
-#define SHIFT_COLS 22u
-// ALU codes (crates/machine/src/bus.rs, module alu).
-#define ALU_SLL 7ull
-#define ALU_SLL5 10ull
-#define ALU_MUL 13ull
-#define ALU_MULHSU 15ull
-#define ALU_MULHU 16ull
-
-struct ShiftRequest {
-    u64 a;
-    u64 b;
-    u64 op;  // ALU code, SLL..SRA5
-    u64 m;
-};
+// ShiftCols offsets (SHIFT_COL_*), ShiftRequest and the ALU codes: layout.cuh (generated).
 
 // Adds `n` lookups of `kind` at row `x`.
 ZKRV_HD void shift_lookup_add_n(u32* counts, u32 kind, u64 x, u32 n) {
@@ -79,29 +66,29 @@ ZKRV_HD void shift_fill_row(u64 row, const ShiftRequest* req, u64 len, u64 rows,
     shift_lookup(counts, real ? LK_U16 * LK_ROWS + (u32)(quot & 0xffff) : SHIFT_NO_LOOKUP, lanes);
     shift_lookup(counts, real ? LK_U16 * LK_ROWS + (u32)(quot >> 16) : SHIFT_NO_LOOKUP, lanes);
     if (row == len) shift_lookup_add_n(counts, LK_U16, 0, 2u * (u32)(rows - len));
-    u64* o = trace + row * SHIFT_COLS;
-    o[0] = a & 0xffffffffull;
-    o[1] = a >> 32;
-    o[2] = b_lo;
-    o[3] = b >> 32;
-    o[4] = s;
-    o[5] = quot & 0xffff;
-    o[6] = quot >> 16;
-    o[7] = kind == 0;
-    o[8] = kind == 1;
-    o[9] = kind == 2;
-    o[10] = w5;
-    o[11] = p & 0xffffffffull;
-    o[12] = p >> 32;
-    o[13] = q & 0xffffffffull;
-    o[14] = q >> 32;
-    o[15] = z;
-    o[16] = mop;
-    o[17] = x & 0xffffffffull;
-    o[18] = x >> 32;
-    o[19] = r & 0xffffffffull;
-    o[20] = r >> 32;
-    o[21] = gl_canon(m);
+    u64* o = trace + row * SHIFT_WIDTH;
+    o[SHIFT_COL_A] = a & 0xffffffffull;
+    o[SHIFT_COL_A + 1] = a >> 32;
+    o[SHIFT_COL_B] = b_lo;
+    o[SHIFT_COL_B + 1] = b >> 32;
+    o[SHIFT_COL_S] = s;
+    o[SHIFT_COL_Q0] = quot & 0xffff;
+    o[SHIFT_COL_Q1] = quot >> 16;
+    o[SHIFT_COL_IS_SLL] = kind == 0;
+    o[SHIFT_COL_IS_SRL] = kind == 1;
+    o[SHIFT_COL_IS_SRA] = kind == 2;
+    o[SHIFT_COL_W5] = w5;
+    o[SHIFT_COL_P] = p & 0xffffffffull;
+    o[SHIFT_COL_P + 1] = p >> 32;
+    o[SHIFT_COL_Q] = q & 0xffffffffull;
+    o[SHIFT_COL_Q + 1] = q >> 32;
+    o[SHIFT_COL_Z] = z;
+    o[SHIFT_COL_MOP] = mop;
+    o[SHIFT_COL_X] = x & 0xffffffffull;
+    o[SHIFT_COL_X + 1] = x >> 32;
+    o[SHIFT_COL_R] = r & 0xffffffffull;
+    o[SHIFT_COL_R + 1] = r >> 32;
+    o[SHIFT_COL_M] = gl_canon(m);
 }
 
 #ifndef ZKRV_HOST_EMU

@@ -8,36 +8,13 @@
 // per store one BYTE[PAIR] lookup (Pair at `b0 << 8 | b1`) and one RANGE16 lookup (U16 at `hh`).
 #include "table_common.cuh"
 
-// StoreCols column offsets (crates/machine/src/tables/store.rs).
-#define STORE_TS 0
-#define STORE_BASE 1
-#define STORE_IMM 3
-#define STORE_ADDR 5
-#define STORE_C0 6
-#define STORE_VAL 7
-#define STORE_W 9
-#define STORE_B0 13
-#define STORE_B1 14
-#define STORE_HH 15
-#define STORE_V 16
-#define STORE_TOP 18
-#define STORE_MU 19
-#define STORE_WIDTH 20
-
-// One store.
-struct StoreIn {
-    u32 addr;     // base + imm (mod 2^64), < 2^32
-    u32 ts;       // 4 clk + 1
-    u32 val[2];   // the rs2 value, low word first
-    short imm;    // sign-extended offset (12-bit S-immediate)
-    unsigned short width_idx;  // width 1 << width_idx bytes
-};
+// StoreCols offsets (STORE_COL_*), StoreIn and CycleEvent: layout.cuh (generated).
 
 // Writes the padding row at `t`: an inactive 8-byte store of 0 at address 0 (no lookup).
 ZKRV_HD void store_pad_row(u64* t) {
 #pragma unroll
     for (int c = 0; c < STORE_WIDTH; c++) t[c] = 0;
-    t[STORE_W + 3] = 1;
+    t[STORE_COL_W + 3] = 1;
 }
 
 // Writes the row of a store at `t` (the row logic of `store_trace`) and counts its lookups; `lanes`: see
@@ -46,24 +23,24 @@ ZKRV_HD void store_row(u64* t, u64 ts, u64 base, u64 imm, u32 widx, u64 val, u32
     const u32 width = 1u << widx;
     const u64 v = width == 8 ? val : val & ((1ULL << (8 * width)) - 1);
     const u64 lo = val & 0xffffffffULL;
-    t[STORE_TS] = ts;
-    t[STORE_BASE] = base & 0xffffffffULL;
-    t[STORE_BASE + 1] = base >> 32;
-    t[STORE_IMM] = imm & 0xffffffffULL;
-    t[STORE_IMM + 1] = imm >> 32;
-    t[STORE_ADDR] = (base + imm) & 0xffffffffULL;
-    t[STORE_C0] = ((base & 0xffffffffULL) + (imm & 0xffffffffULL)) >> 32;
-    t[STORE_VAL] = lo;
-    t[STORE_VAL + 1] = val >> 32;
+    t[STORE_COL_TS] = ts;
+    t[STORE_COL_BASE] = base & 0xffffffffULL;
+    t[STORE_COL_BASE + 1] = base >> 32;
+    t[STORE_COL_IMM] = imm & 0xffffffffULL;
+    t[STORE_COL_IMM + 1] = imm >> 32;
+    t[STORE_COL_ADDR] = (base + imm) & 0xffffffffULL;
+    t[STORE_COL_C0] = ((base & 0xffffffffULL) + (imm & 0xffffffffULL)) >> 32;
+    t[STORE_COL_VAL] = lo;
+    t[STORE_COL_VAL + 1] = val >> 32;
 #pragma unroll
-    for (u32 k = 0; k < 4; k++) t[STORE_W + k] = k == widx;
-    t[STORE_B0] = lo & 0xff;
-    t[STORE_B1] = (lo >> 8) & 0xff;
-    t[STORE_HH] = lo >> 16;
-    t[STORE_V] = v & 0xffffffffULL;
-    t[STORE_V + 1] = v >> 32;
-    t[STORE_TOP] = (val >> (8 * (width - 1))) & 0xff;
-    t[STORE_MU] = 1;
+    for (u32 k = 0; k < 4; k++) t[STORE_COL_W + k] = k == widx;
+    t[STORE_COL_B0] = lo & 0xff;
+    t[STORE_COL_B1] = (lo >> 8) & 0xff;
+    t[STORE_COL_HH] = lo >> 16;
+    t[STORE_COL_V] = v & 0xffffffffULL;
+    t[STORE_COL_V + 1] = v >> 32;
+    t[STORE_COL_TOP] = (val >> (8 * (width - 1))) & 0xff;
+    t[STORE_COL_MU] = 1;
     lookup_add_warp(counts, LK_PAIR, ((lo & 0xff) << 8) | ((lo >> 8) & 0xff), lanes);
     lookup_add_warp(counts, LK_U16, lo >> 16, lanes);
 }
@@ -84,7 +61,7 @@ ZKRV_HD void store_fill_row(u64 row, u64* trace, const StoreIn* events, u32 n_ev
 
 // Row `row` of the trace from the resident record (see `load_fill_rec_row` in load.cu for `cycles`, `clks`):
 // ts = 4 clk + 1, base = rs1_val, imm = the S-immediate of the word, width from funct3, val = rs2_val.
-ZKRV_HD void store_fill_rec_row(u64 row, u64* trace, const u64* cycles, const u32* clks, u32 n_events,
+ZKRV_HD void store_fill_rec_row(u64 row, u64* trace, const CycleEvent* cycles, const u32* clks, u32 n_events,
                                 u32* counts, u32 lanes) {
     u64* t = trace + row * STORE_WIDTH;
     if (row >= n_events) {
@@ -92,10 +69,11 @@ ZKRV_HD void store_fill_rec_row(u64 row, u64* trace, const u64* cycles, const u3
         return;
     }
     const u64 clk = clks[row];
-    const u32 word = (u32)(cycles[4 * clk] >> 32);
+    const CycleEvent ev = cycles[clk];
+    const u32 word = ev.word;
     const u32 imm12 = ((word >> 25) << 5) | ((word >> 7) & 31u);
     const u64 imm = (u64)(long long)((int)(imm12 << 20) >> 20);
-    store_row(t, 4 * clk + 1, cycles[4 * clk + 1], imm, (word >> 12) & 3u, cycles[4 * clk + 2], counts, lanes);
+    store_row(t, 4 * clk + 1, ev.rs1_val, imm, (word >> 12) & 3u, ev.rs2_val, counts, lanes);
 }
 
 #ifndef ZKRV_HOST_EMU
@@ -108,7 +86,7 @@ extern "C" __global__ void store_fill(u64* trace, const StoreIn* events, u32 n_e
 }
 
 // The same from the resident record (`store_fill_rec_row`); launch shape as `store_fill`.
-extern "C" __global__ void store_fill_rec(u64* trace, const u64* cycles, const u32* clks, u32 n_events,
+extern "C" __global__ void store_fill_rec(u64* trace, const CycleEvent* cycles, const u32* clks, u32 n_events,
                                           u32 rows, u32* counts) {
     const u64 row = global_row();
     const u32 lanes = __ballot_sync(0xffffffffu, row < n_events);

@@ -72,7 +72,7 @@ pub fn fill_cpu_uploaded(
     let d_cycles = &cycles.data;
     let out = alloc_trace(dev, height, NUM_CPU_COLS)?;
     // SAFETY: `out` holds height x 44 u64; `cycles` and `walk` hold n_cycles entries of the kernel's
-    // CycleEvent (32 B) / RegWalk (20 B) layout (asserted above); `row_of_pc` n_slots u32; `decode` whole
+    // CycleEvent (32 B) / RegWalk (20 B) layout (checked against layout.cuh by the generated static_asserts); `row_of_pc` n_slots u32; `decode` whole
     // rows of 23 u64 with at least row 0, and every entry of `row_of_pc` is NO_DECODE_ROW or a row index
     // (`CpuDecode::new`; a stale index is the caller's bug, the kernel maps NO_DECODE_ROW to row 0);
     // `counts` is 7 x 2^16 u32; the grid covers `height` rows with full warps (launch_1d).
@@ -105,15 +105,9 @@ fn check(
     decode: &CpuDecode,
     min_height: usize,
 ) -> Result<(usize, LaunchConfig, u32), CudaError> {
-    const _: () = assert!(
-        NUM_CPU_COLS == 44,
-        "kernels/tables/cpu.cu assumes 44 CPU columns"
-    );
-    const _: () = assert!(
-        NUM_DECODE_PREP_COLS == 23,
-        "kernels/tables/cpu.cu assumes 23 DECODE columns"
-    );
-    const _: () = assert!(std::mem::size_of::<RegWalk>() == 20);
+    // cpu.cu addresses CpuCols and DecodePrepCols through layout.cuh: it must match the Rust structs.
+    crate::layout::check_width("CPU", NUM_CPU_COLS)?;
+    crate::layout::check_width("DECODE_PREP", NUM_DECODE_PREP_COLS)?;
     if walk.len() != n_cycles {
         return Err(CudaError::InvalidArgument(format!(
             "CPU fill: register walk of {} entries for {n_cycles} cycles",

@@ -5,7 +5,6 @@
 //! guarantees `base + imm mod 2^64 = addr < 2^32` (so `base = addr - imm`) and `r` is the raw access value `v`
 //! sign- or zero-extended (the executor's `rd_val`); [`pack_loads`] checks both and refuses events that break them.
 
-use zkrv_machine::tables::bitwise::LookupKind;
 use zkrv_machine::tables::load::{LoadEvent, NUM_LOAD_COLS};
 
 use crate::backend::DeviceTrace;
@@ -35,8 +34,6 @@ pub struct LoadIn {
 }
 
 const _: () = assert!(std::mem::size_of::<LoadIn>() == 20);
-const _: () = assert!(NUM_LOAD_COLS == 20); // LOAD_WIDTH in load.cu
-const _: () = assert!(LookupKind::Msb8 as u32 == 6); // LK_MSB8 in table_common.cuh
 
 // SAFETY: plain `#[repr(C)]` integers without padding, the layout `load.cu` reads.
 unsafe impl cudarc::driver::DeviceRepr for LoadIn {}
@@ -115,6 +112,7 @@ pub fn fill_load(
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
     let rows = event_table_height(events.len(), min_height)?;
+    crate::layout::check_width("LOAD", NUM_LOAD_COLS)?;
     let cfg = launch_1d(rows as u64, NUM_LOAD_COLS as u64, FILL_BLOCK)?;
     let packed = pack_loads(events)?;
     // No copy for an empty table (the kernel then reads no event).
@@ -164,6 +162,7 @@ pub fn fill_load_rec(
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
     let rows = event_table_height(events.len(), min_height)?;
+    crate::layout::check_width("LOAD", NUM_LOAD_COLS)?;
     let cfg = launch_1d(rows as u64, NUM_LOAD_COLS as u64, FILL_BLOCK)?;
     let clks = par_pack(events, |i, e| {
         clk_of(e.ts, cycles.len)

@@ -17,7 +17,7 @@ use crate::tables::{
     FILL_BLOCK,
 };
 
-/// Bits of [`MemwAIn::ts_meta`] that hold the timestamp (`MEMW_A_TS_BITS` in memw_a.cu).
+/// Bits of [`MemwAIn::ts_meta`] that hold the timestamp (`MEMW_A_TS_BITS` in the generated layout.cuh).
 pub const MEMW_A_TS_BITS: u32 = 29;
 
 /// One in-cell access as the kernel reads it: 28 bytes, `#[repr(C)]`, no padding (mirrors `struct MemwAIn` in
@@ -37,7 +37,6 @@ pub struct MemwAIn {
 }
 
 const _: () = assert!(std::mem::size_of::<MemwAIn>() == 28);
-const _: () = assert!(NUM_MEMW_A_COLS == 37); // MEMW_A_WIDTH in memw_a.cu
 
 // SAFETY: plain `#[repr(C)]` integers and byte arrays without padding, the layout `memw_a.cu` reads.
 unsafe impl cudarc::driver::DeviceRepr for MemwAIn {}
@@ -133,6 +132,7 @@ pub fn fill_memw_a(
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
     let rows = event_table_height(events.len(), min_height)?;
+    crate::layout::check_width("MEMW_A", NUM_MEMW_A_COLS)?;
     let cfg = launch_1d(rows as u64, NUM_MEMW_A_COLS as u64, FILL_BLOCK)?;
     let packed = pack_accesses(events)?;
     // No copy for an empty table (the kernel then reads no event).
@@ -203,6 +203,7 @@ pub fn fill_memw_a_rec(
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
     let rows = event_table_height(events.len(), min_height)?;
+    crate::layout::check_width("MEMW_A", NUM_MEMW_A_COLS)?;
     let cfg = launch_1d(rows as u64, NUM_MEMW_A_COLS as u64, FILL_BLOCK)?;
     let packed = pack_accesses_rec(events, cycles.len)?;
     let d_events = if packed.is_empty() {

@@ -125,6 +125,8 @@ pub(crate) fn fill_from_requests<R: cudarc::driver::DeviceRepr + Copy>(
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
     use crate::device::KArg;
+    // The kernel addresses the table's columns through layout.cuh: `table` must have `cols` columns there.
+    crate::layout::check_width(table, cols)?;
     let cfg = launch_1d(rows as u64, cols as u64, FILL_BLOCK)?;
     let req = if requests.is_empty() {
         dev.alloc::<R>(0)?

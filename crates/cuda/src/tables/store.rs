@@ -34,7 +34,6 @@ pub struct StoreIn {
 }
 
 const _: () = assert!(std::mem::size_of::<StoreIn>() == 20);
-const _: () = assert!(NUM_STORE_COLS == 20); // STORE_WIDTH in store.cu
 
 // SAFETY: plain `#[repr(C)]` integers without padding, the layout `store.cu` reads.
 unsafe impl cudarc::driver::DeviceRepr for StoreIn {}
@@ -96,6 +95,7 @@ pub fn fill_store(
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
     let rows = event_table_height(events.len(), min_height)?;
+    crate::layout::check_width("STORE", NUM_STORE_COLS)?;
     let cfg = launch_1d(rows as u64, NUM_STORE_COLS as u64, FILL_BLOCK)?;
     let packed = pack_stores(events)?;
     // No copy for an empty table (the kernel then reads no event).
@@ -145,6 +145,7 @@ pub fn fill_store_rec(
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
     let rows = event_table_height(events.len(), min_height)?;
+    crate::layout::check_width("STORE", NUM_STORE_COLS)?;
     let cfg = launch_1d(rows as u64, NUM_STORE_COLS as u64, FILL_BLOCK)?;
     let clks = par_pack(events, |i, e| {
         clk_of(e.ts, cycles.len)

@@ -28,15 +28,7 @@ pub const GUESTS: [&str; 9] = [
 ];
 
 /// Lookup kinds in histogram order (`LookupKind as usize`).
-pub const KINDS: [LookupKind; 7] = [
-    LookupKind::U16,
-    LookupKind::Msb16,
-    LookupKind::Pair,
-    LookupKind::And,
-    LookupKind::Or,
-    LookupKind::Xor,
-    LookupKind::Msb8,
-];
+pub const KINDS: [LookupKind; 7] = LookupKind::ALL;
 
 /// A seeded RNG (`ZKRV_SEED` replays a run); prints the seed.
 pub fn rng(test: &str) -> StdRng {
@@ -309,8 +301,8 @@ static_assert(sizeof({in_struct}) == {in_size}, "input struct layout");
 int main() {{
     u32 hdr[3];
     while (fread(hdr, 4, 3, stdin) == 3) {{
-        std::vector<u64> cycles(4 * (size_t)hdr[0] + 4);
-        if (hdr[0] && fread(cycles.data(), 8, 4 * (size_t)hdr[0], stdin) != 4 * (size_t)hdr[0]) return 2;
+        std::vector<CycleEvent> cycles((size_t)hdr[0] + 1);
+        if (hdr[0] && fread(cycles.data(), sizeof(CycleEvent), hdr[0], stdin) != hdr[0]) return 2;
         std::vector<{in_struct}> ev(hdr[1] + 1);
         if (hdr[1] && fread(ev.data(), sizeof({in_struct}), hdr[1], stdin) != hdr[1]) return 2;
         std::vector<u64> trace((size_t)hdr[2] * {width}, ~0ULL);

@@ -62,6 +62,19 @@ pub enum LookupKind {
     Msb8 = 6,
 }
 
+impl LookupKind {
+    /// Every kind in histogram order (`ALL[k] as usize == k`).
+    pub const ALL: [LookupKind; 7] = [
+        LookupKind::U16,
+        LookupKind::Msb16,
+        LookupKind::Pair,
+        LookupKind::And,
+        LookupKind::Or,
+        LookupKind::Xor,
+        LookupKind::Msb8,
+    ];
+}
+
 /// Histogram of BITWISE lookups: `counts[kind][x]`.
 #[derive(Clone, Debug)]
 pub struct Lookups {

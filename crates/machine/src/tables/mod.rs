@@ -18,3 +18,53 @@ pub mod regfile;
 pub mod shift;
 pub mod store;
 pub mod sysio;
+
+/// The layout of one column struct: its name in generated code (the width constant without `NUM_` and
+/// `_COLS`, e.g. `CPU`, `DECODE_PREP`), its width and each column's field path ([`crate::cols`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnLayout {
+    pub name: &'static str,
+    pub width: usize,
+    pub columns: Vec<String>,
+}
+
+/// Every column struct of the machine (main and preprocessed), in module order: the source of the CUDA
+/// layout header (`zkrv_cuda::layout`).
+pub fn column_layouts() -> Vec<ColumnLayout> {
+    macro_rules! layouts {
+        ($($m:ident :: $s:ident => $w:ident),* $(,)?) => {
+            vec![$(ColumnLayout {
+                name: stringify!($w)
+                    .strip_prefix("NUM_")
+                    .and_then(|n| n.strip_suffix("_COLS"))
+                    .expect("width constant NUM_<NAME>_COLS"),
+                width: $m::$w,
+                columns: $m::$s::<usize>::column_names(),
+            }),*]
+        };
+    }
+    layouts![
+        bitwise::BitwisePrepCols => NUM_BITWISE_PREP_COLS,
+        bitwise::BitwiseCols => NUM_BITWISE_COLS,
+        bytewise::BytewiseCols => NUM_BYTEWISE_COLS,
+        cpu::CpuCols => NUM_CPU_COLS,
+        cpu32::Cpu32Cols => NUM_CPU32_COLS,
+        decode::DecodePrepCols => NUM_DECODE_PREP_COLS,
+        decode::DecodeCols => NUM_DECODE_COLS,
+        dvrm::DvrmCols => NUM_DVRM_COLS,
+        eq::EqCols => NUM_EQ_COLS,
+        input::InputCols => NUM_INPUT_COLS,
+        load::LoadCols => NUM_LOAD_COLS,
+        lt::LtCols => NUM_LT_COLS,
+        memw::MemwCols => NUM_MEMW_COLS,
+        memw_a::MemwACols => NUM_MEMW_A_COLS,
+        mul::MulCols => NUM_MUL_COLS,
+        page::PageCols => NUM_PAGE_COLS,
+        regfile::RegfileCols => NUM_REGFILE_COLS,
+        shift::ShiftCols => NUM_SHIFT_COLS,
+        shift::Pow2PrepCols => NUM_POW2_PREP_COLS,
+        store::StoreCols => NUM_STORE_COLS,
+        sysio::SyscallCols => NUM_SYSCALL_COLS,
+        sysio::SysioCols => NUM_SYSIO_COLS,
+    ]
+}
