@@ -1054,6 +1054,18 @@ fn verify(a: VerifyArgs) -> Result<u8> {
         None => None,
     };
     if let Some(o) = &a.output_file {
+        for (other, what) in [
+            (Some(&a.proof), "the proof file"),
+            (Some(&a.elf), "the guest ELF"),
+            (a.expect_output.as_ref(), "the --expect-output file"),
+        ] {
+            if other.is_some_and(|p| same_file(o, p)) {
+                bail!(
+                    "--output-file {} is {what}: refusing to overwrite it",
+                    o.display()
+                );
+            }
+        }
         check_writable(o, "--output-file")?;
     }
     let (statement, proof, config) = match proof_file::decode(&bytes) {

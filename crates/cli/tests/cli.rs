@@ -86,3 +86,58 @@ fn gpu_memory_flag_is_validated() {
         assert!(!out_path.exists());
     }
 }
+
+/// `verify --output-file` never overwrites the proof, the ELF or the --expect-output file (found by a
+/// new-user pass: it used to replace the proof with the public output).
+#[test]
+fn verify_output_file_refuses_its_inputs() {
+    let elf = format!("{GUESTS}/fibonacci.elf");
+    if !std::path::Path::new(&elf).exists() {
+        eprintln!("skipping: {elf} not built");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("zkrv-cli-outfile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let proof = dir.join("p.zkrv");
+    let expect = dir.join("expect.bin");
+    std::fs::write(&proof, b"not a proof, but must survive").unwrap();
+    std::fs::write(&expect, b"xyz").unwrap();
+    let elf_copy = dir.join("f.elf");
+    std::fs::copy(&elf, &elf_copy).unwrap();
+    let (p, e, x) = (
+        proof.to_str().unwrap(),
+        elf_copy.to_str().unwrap(),
+        expect.to_str().unwrap(),
+    );
+    for (target, what) in [
+        (p, "the proof file"),
+        (e, "the guest ELF"),
+        (x, "--expect-output"),
+    ] {
+        let out = zkrv(&[
+            "verify",
+            p,
+            e,
+            "--expect-output",
+            x,
+            "--output-file",
+            target,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{what}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("refusing to overwrite") && err.contains(what),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(&proof).unwrap(),
+        b"not a proof, but must survive"
+    );
+    assert_eq!(std::fs::read(&expect).unwrap(), b"xyz");
+    assert_eq!(
+        std::fs::read(&elf_copy).unwrap(),
+        std::fs::read(&elf).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -162,7 +162,7 @@ pub enum MachineError {
     /// The run touched more than [`MAX_TOUCHED_PAGES`] pages of memory.
     #[error("the run touches {pages} pages of 4 KiB ({bytes} bytes) of memory; proving supports at most \
              {max_pages} pages ({max_bytes} bytes = 512 MiB: the PAGE table has 512 rows per touched page and \
-             at most 2^26 rows; docs/abi.md, \"Memory limit\")")]
+             at most 2^26 rows; docs/abi.md, \"Limits of a provable run\")")]
     TooMuchMemory {
         /// Touched 4 KiB pages (loads, stores, syscall buffers; instruction fetches excluded).
         pages: usize,

@@ -57,11 +57,12 @@ pub const MAX_PROOF_BYTES: u64 = 1 << 30;
 /// Why an SDK call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{what} {path}: {source}")]
+    /// The I/O error is part of the message (not also reported as a source, which would print it twice).
+    #[error("{what} {path}: {error}")]
     Io {
         what: &'static str,
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{what} {path} is larger than the limit of {limit} bytes")]
     TooLarge {
@@ -147,10 +148,10 @@ pub fn hex(b: &[u8]) -> String {
 /// `limit + 1` bytes, not an unbounded allocation.
 pub fn read_capped(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, Error> {
     use std::io::Read;
-    let io = |source| Error::Io {
+    let io = |error| Error::Io {
         what,
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let f = std::fs::File::open(path).map_err(io)?;
     if f.metadata().is_ok_and(|m| m.is_dir()) {
@@ -433,10 +434,10 @@ fn test_write_pause() {
 /// is untouched.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     use std::io::Write;
-    let err = |source| Error::Io {
+    let err = |error| Error::Io {
         what: "writing",
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let other = |m: String| err(std::io::Error::other(m));
     if path.file_name().is_none() || path.is_dir() {
