@@ -242,6 +242,15 @@ fn is_stdin(p: &Path) -> bool {
     p.as_os_str() == "-"
 }
 
+/// Whether `p` is the very file (pipe, terminal, file) on stdin, e.g. `/dev/stdin`.
+fn is_stdin_itself(p: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(p), std::fs::metadata("/dev/stdin")) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
 /// The private input: the `--input` file, stdin for `-` (through the same cap), or empty. Without
 /// `--input -`, a note on stderr says so when stdin is a file or a pipe (`zkrv run prog < input`).
 fn read_input(input: Option<&Path>) -> Result<Vec<u8>> {
@@ -260,7 +269,9 @@ fn read_input(input: Option<&Path>) -> Result<Vec<u8>> {
             Ok(bytes)
         }
         other => {
-            if stdin_has_data() {
+            // `--input /dev/stdin` (or `/proc/self/fd/0`) reads stdin through the file: no note.
+            let reads_stdin = other.is_some_and(is_stdin_itself);
+            if stdin_has_data() && !reads_stdin {
                 eprintln!(
                     "zkrv: note: stdin is ignored; the private input is {} (use `--input -` to read stdin)",
                     match other {
@@ -1082,10 +1093,14 @@ fn verify(a: VerifyArgs) -> Result<u8> {
     if report.provable_bits() < a.min_security {
         let preset = SecurityPreset::of(&config).map_or("unknown".to_string(), |p| p.to_string());
         return reject(format!(
-            "the proof's parameters ({preset}) give {} bits provable, below --min-security {} \
-             (prove with `--security 100` or `--security 128`, or lower --min-security to accept it)",
+            "the proof's parameters ({preset}) give {} bits provable, below --min-security {}{}",
             report.provable_bits(),
-            a.min_security
+            a.min_security,
+            if a.min_security > 128 {
+                " (no preset reaches it: the strongest, `--security 128`, gives 128 bits)"
+            } else {
+                " (prove with `--security 100` or `--security 128`, or lower --min-security to accept it)"
+            }
         ));
     }
     let res = no_panic("verification", || {

@@ -39,6 +39,9 @@ pub enum FileError {
     Proof(String),
     #[error("proof uses STARK parameters {found}, not those of a preset this verifier knows: {expected}")]
     Params { found: String, expected: String },
+    /// The header's zero-knowledge byte is neither 0 nor 1.
+    #[error("proof header: zero-knowledge flag {found}, expected 0 (no zk) or 1 (zk)")]
+    ZkByte { found: u8 },
     #[error("STARK parameters out of the file format's range: {0}")]
     Unencodable(String),
     #[error("the header's zk flag ({header}) disagrees with the proof's ({proof})")]
@@ -188,7 +191,10 @@ pub fn decode(bytes: &[u8]) -> Result<(Statement, Proof, StarkConfig), FileError
     let mut p = [0u8; 8];
     p.copy_from_slice(r.take(8, "STARK parameters")?);
     let config = params_config(&p);
-    if SecurityPreset::of(&config).is_none() || p[7] > 1 {
+    if p[7] > 1 {
+        return Err(FileError::ZkByte { found: p[7] });
+    }
+    if SecurityPreset::of(&config).is_none() {
         return Err(FileError::Params {
             found: describe(&config),
             expected: SecurityPreset::ALL
@@ -239,6 +245,14 @@ mod tests {
         v.extend_from_slice(&VERSION.to_le_bytes());
         v.extend_from_slice(&params_bytes(&weak).unwrap());
         assert!(matches!(decode(&v), Err(FileError::Params { .. })));
+        // A zero-knowledge byte other than 0 or 1 is named as such (not as unknown parameters).
+        let mut v = MAGIC.to_vec();
+        v.extend_from_slice(&VERSION.to_le_bytes());
+        let mut p = params_bytes(&c).unwrap();
+        p[7] = 2;
+        v.extend_from_slice(&p);
+        let e = decode(&v).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("zero-knowledge flag 2"), "{e}");
     }
 
     #[test]
