@@ -1043,7 +1043,21 @@ fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
     )
 }
 
+/// `zkrv verify`; with `--json`, a host error (exit 2: unreadable file, bad ELF, ...) also prints
+/// `{"valid": null, "error": "<reason>"}` on stdout, so that a script always gets one JSON object.
 fn verify(a: VerifyArgs) -> Result<u8> {
+    let json = a.json;
+    let r = verify_checked(a);
+    if let (true, Err(e)) = (json, &r) {
+        println!(
+            "{}",
+            serde_json::json!({"valid": serde_json::Value::Null, "error": format!("{e:#}")})
+        );
+    }
+    r
+}
+
+fn verify_checked(a: VerifyArgs) -> Result<u8> {
     let reject = |why: String| {
         eprintln!("zkrv: proof rejected: {why}");
         if a.json {

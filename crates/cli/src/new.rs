@@ -167,6 +167,9 @@ the address space, what is proven, the memory and cycle limits of a proof) are i
 
 /// Creates the project directory `dir` (which must not exist) for a guest named after its last component.
 pub fn create(dir: &Path, lang: Lang) -> Result<()> {
+    // `foo/` and `./foo` name the same directory as `foo` (and print as it).
+    let dir: std::path::PathBuf = dir.components().collect();
+    let dir = dir.as_path();
     let name = dir
         .file_name()
         .and_then(|n| n.to_str())
@@ -180,6 +183,14 @@ pub fn create(dir: &Path, lang: Lang) -> Result<()> {
     }
     if std::fs::symlink_metadata(dir).is_ok() {
         bail!("zkrv new: {} already exists", dir.display());
+    }
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            bail!(
+                "zkrv new: the parent directory {} does not exist (create it first)",
+                parent.display()
+            );
+        }
     }
     let fill = |t: &str| t.replace("NAME", name);
     let (lang_name, toolchain) = match lang {

@@ -167,3 +167,42 @@ fn input_dev_stdin_reads_stdin_without_a_note() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("stdin is ignored"), "{err}");
 }
+
+/// `verify --json` prints one JSON object on stdout even for a host error (exit 2).
+#[test]
+fn verify_json_on_host_error() {
+    let out = zkrv(&["verify", "--json", "/nonexistent.zkrv", "/nonexistent.elf"]);
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
+    assert!(v["valid"].is_null(), "{v}");
+    assert!(
+        v["error"].as_str().unwrap_or("").contains("nonexistent"),
+        "{v}"
+    );
+}
+
+/// `zkrv new` refuses a NAME whose parent directory is missing (no `mkdir -p`), and a trailing slash names
+/// the same directory.
+#[test]
+fn new_needs_an_existing_parent() {
+    let base = std::env::temp_dir().join(format!("zkrv-cli-new-{}", std::process::id()));
+    let missing = base.join("no/such/parent/g");
+    let out = zkrv(&["new", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
+    assert!(!base.exists(), "nothing created");
+    std::fs::create_dir_all(&base).unwrap();
+    let slash = format!("{}/", base.join("g").display());
+    let out = zkrv(&["new", &slash]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!said.contains("//"), "{said}");
+    assert!(base.join("g/build.sh").exists());
+    let _ = std::fs::remove_dir_all(&base);
+}
