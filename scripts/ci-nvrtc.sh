@@ -8,8 +8,10 @@
 #   cargo test -p zkrv-cuda --release --features cuda --test kernels_compile
 set -euo pipefail
 dir="${NVRTC_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/zkrv-nvrtc}"
-python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target "$dir" "nvidia-cuda-nvrtc==13.0.*"
 lib="$dir/nvidia/cu13/lib"
+# Installed once (a re-run reuses it, with no network and no pip warning about the existing target).
+[ -e "$lib/libnvrtc.so.13" ] || python3 -m pip install --quiet --disable-pip-version-check \
+    --root-user-action=ignore --target "$dir" "nvidia-cuda-nvrtc==13.0.*"
 if [ ! -e "$lib/libnvrtc.so.13" ]; then
     echo "ci-nvrtc: libnvrtc.so.13 not found under $lib" >&2
     exit 1

@@ -9,6 +9,23 @@
 //     c0 = a0 b0 + W (a1 b2 + a2 b1),  c1 = a0 b1 + a1 b0 + W a2 b2,  c2 = a0 b2 + a1 b1 + a2 b0.
 #pragma once
 
+// Host emulation (-DZKRV_HOST_EMU: every kernel file also compiles as plain C++ for the CI parity tests, see
+// crates/cuda/tests/common/host_emu.rs): the CUDA qualifiers and the two intrinsics used here, defined once.
+#ifdef ZKRV_HOST_EMU
+#define __device__
+#define __forceinline__ inline
+#define __global__
+#define __noinline__ __attribute__((noinline))
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+static inline unsigned int __brev(unsigned int x) {
+    unsigned int r = 0;
+    for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
+    return r;
+}
+#endif
+
 typedef unsigned long long u64;
 typedef unsigned int u32;
 

@@ -10,20 +10,6 @@
 // `bary_accumulate`, `open_gather_segment`) with a thin `extern "C" __global__` wrapper; the file also
 // compiles as plain C++ with -DZKRV_HOST_EMU (crates/cuda/tests/open_parity.rs drives those functions, and
 // with ZKRV_HOST_EMU_GRID the whole kernels over emulated grids, on the host against the Rust CPU backend).
-#ifdef ZKRV_HOST_EMU
-#define __device__
-#define __forceinline__ inline
-#define __global__
-static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
-    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
-}
-static inline unsigned int __brev(unsigned int x) {
-    unsigned int r = 0;
-    for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
-    return r;
-}
-#endif
-
 #include "field.cuh"
 
 #define OPEN_HD __device__ __forceinline__

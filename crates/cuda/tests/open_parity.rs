@@ -219,20 +219,9 @@ fn open_kernels_host_emu_match_cpu() {
             .collect();
         let values = CPU.evaluate(&[(&c, &points)], lb).unwrap().remove(0);
         let alpha = rand_ext(&mut r);
-        let mut k = 3u64; // terms need not start at 0
-        let mut terms = Vec::new();
-        for (m, (pts, vals)) in points.iter().zip(&values).enumerate() {
-            terms.push(DeepTerm {
-                matrix: MatrixView {
-                    round: &c,
-                    index: m,
-                },
-                points: pts,
-                values: vals,
-                k0: k,
-            });
-            k += (pts.len() * widths[m]) as u64;
-        }
+        let (pts, vals, ws) = ([points.clone()], [values.clone()], [widths.to_vec()]);
+        let all = [vec![true; widths.len()]];
+        let terms = deep_terms(&[&c], &pts, &vals, &ws, &all, 3); // terms need not start at 0
         let lh = log_n + lb;
         let cw = CPU.deep_codeword(lh, lb, &terms, alpha).unwrap();
         let inputs: Vec<DeepInput<'_>> = terms
@@ -518,20 +507,9 @@ fn open_kernel_launches_host_emu_match_cpu() {
             .collect();
         let values = CPU.evaluate(&[(&c, &points)], lb).unwrap().remove(0);
         let alpha = rand_ext(&mut r);
-        let mut k = 0u64;
-        let mut terms = Vec::new();
-        for (m, (pts, vals)) in points.iter().zip(&values).enumerate() {
-            terms.push(DeepTerm {
-                matrix: MatrixView {
-                    round: &c,
-                    index: m,
-                },
-                points: pts,
-                values: vals,
-                k0: k,
-            });
-            k += (pts.len() * widths[m]) as u64;
-        }
+        let (pts, vals, ws) = ([points.clone()], [values.clone()], [widths.to_vec()]);
+        let all = [vec![true; widths.len()]];
+        let terms = deep_terms(&[&c], &pts, &vals, &ws, &all, 0);
         let lh = log_n + lb;
         expect.extend(words(&CPU.deep_codeword(lh, lb, &terms, alpha).unwrap()));
         let inputs: Vec<DeepInput<'_>> = terms
@@ -762,8 +740,9 @@ fn deep_terms<'a, C>(
     values: &'a [Vec<Vec<Vec<Ext3>>>],
     widths: &[Vec<usize>],
     want_height: &[Vec<bool>],
+    k0: u64,
 ) -> Vec<DeepTerm<'a, C>> {
-    let mut k = 0u64;
+    let mut k = k0;
     let mut terms = Vec::new();
     for (ri, c) in rounds.iter().enumerate() {
         for (m, (pts, vals)) in points[ri].iter().zip(&values[ri]).enumerate() {
@@ -834,8 +813,8 @@ fn gpu_deep_codeword_matches_cpu() {
                 .iter()
                 .map(|v| v.iter().map(|&h| h == lh).collect())
                 .collect();
-            let ct = deep_terms(&[&c0, &c1], &points, &values, &widths, &want_h);
-            let gt = deep_terms(&[&g0, &g1], &points, &values, &widths, &want_h);
+            let ct = deep_terms(&[&c0, &c1], &points, &values, &widths, &want_h, 0);
+            let gt = deep_terms(&[&g0, &g1], &points, &values, &widths, &want_h, 0);
             let want = CPU.deep_codeword(lh, lb, &ct, alpha).unwrap();
             let d = gpu.deep_codeword(lh, lb, &gt, alpha).unwrap();
             assert_eq!(d.log_size, lh);
@@ -850,8 +829,8 @@ fn gpu_deep_codeword_matches_cpu() {
             .iter()
             .map(|v| v.iter().map(|&h| h == lh).collect())
             .collect();
-        let ct = deep_terms(&[&c0, &c1], &bad, &values, &widths, &want_h);
-        let gt = deep_terms(&[&g0, &g1], &bad, &values, &widths, &want_h);
+        let ct = deep_terms(&[&c0, &c1], &bad, &values, &widths, &want_h, 0);
+        let gt = deep_terms(&[&g0, &g1], &bad, &values, &widths, &want_h, 0);
         let e_cpu = CPU.deep_codeword(lh, lb, &ct, alpha).err();
         let e_gpu = gpu.deep_codeword(lh, lb, &gt, alpha).err();
         assert!(

@@ -33,8 +33,8 @@ use zkrv_cuda::quotient::{quotient_kernel_source, quotient_params};
 use zkrv_cuda::{nvrtc, CudaBackend, Device};
 use zkrv_stark::air::CompiledAir;
 use zkrv_stark::backend::{
-    quotient_chunks, quotient_host, quotient_log_extension, quotient_values, AuxOps, CommitOps,
-    CpuBackend, MatrixView, QuotientInputs, QuotientOps, QuotientViews, TraceInput,
+    quotient_chunks, quotient_host, quotient_log_extension, quotient_values, AuxOps, BackendError,
+    CommitOps, CpuBackend, MatrixView, QuotientInputs, QuotientOps, QuotientViews, TraceInput,
 };
 use zkrv_stark::field::{Ext3, PrimeCharacteristicRing, PrimeField64, F};
 use zkrv_stark::logup::{build_aux_trace, max_tuple_len, LogupChallenges};
@@ -150,16 +150,21 @@ fn cases(m: &Machine) -> Vec<Case> {
         .collect()
 }
 
-/// `quotient_values` over whole stored LDEs (one block).
-fn host_values(m: &Machine, c: &Case) -> Vec<Ext3> {
-    let block_rows = c.main.height();
-    let fetch = |_b: usize| -> Result<QuotientInputs<'_>, _> {
+/// The quotient's inputs: the case's whole stored LDEs, as one block.
+fn whole_ldes<'a>(c: &'a Case) -> impl Fn(usize) -> Result<QuotientInputs<'a>, BackendError> + 'a {
+    move |_b| {
         Ok(QuotientInputs {
             main: (Cow::Borrowed(&c.main), 0),
             preprocessed: c.prep.as_ref().map(|p| (Cow::Borrowed(p), 0)),
             aux: c.aux.as_ref().map(|a| (Cow::Borrowed(a), 0)),
         })
-    };
+    }
+}
+
+/// `quotient_values` over whole stored LDEs (one block).
+fn host_values(m: &Machine, c: &Case) -> Vec<Ext3> {
+    let block_rows = c.main.height();
+    let fetch = whole_ldes(c);
     quotient_values(
         &m.airs[c.table],
         c.log_n,
@@ -175,13 +180,7 @@ fn host_values(m: &Machine, c: &Case) -> Vec<Ext3> {
 
 fn host_chunks(m: &Machine, c: &Case) -> RowMajorMatrix {
     let block_rows = c.main.height();
-    let fetch = |_b: usize| -> Result<QuotientInputs<'_>, _> {
-        Ok(QuotientInputs {
-            main: (Cow::Borrowed(&c.main), 0),
-            preprocessed: c.prep.as_ref().map(|p| (Cow::Borrowed(p), 0)),
-            aux: c.aux.as_ref().map(|a| (Cow::Borrowed(a), 0)),
-        })
-    };
+    let fetch = whole_ldes(c);
     quotient_host(
         &m.airs[c.table],
         c.log_n,

@@ -12,20 +12,6 @@
 // `zkrv_machine::tables::bitwise::LookupKind` order (counts[kind * 65536 + x]).
 #pragma once
 
-#ifdef ZKRV_HOST_EMU
-#define __device__
-#define __forceinline__ inline
-#define __global__
-static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
-    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
-}
-static inline unsigned int __brev(unsigned int x) {
-    unsigned int r = 0;
-    for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
-    return r;
-}
-#endif
-
 #include "field.cuh"
 
 #define ZKRV_HD __device__ __forceinline__
