@@ -946,12 +946,17 @@ fn prove(a: ProveArgs) -> Result<u8> {
         if let Some(d) = device_peak {
             println!("peak device memory  {} (memory pool high-water)", mib(d));
         }
-        if let Some((peak, budget, estimate)) = engine.device_memory() {
+        if let Some((peak, budget, estimate, recomputed)) = engine.device_memory() {
             println!(
-                "device buffers      {} peak of live buffers (estimated {} before the proof), budget {}",
+                "device buffers      {} peak of live buffers (estimated {} before the proof), budget {}{}",
                 mib(peak),
                 mib(estimate),
-                mib(budget)
+                mib(budget),
+                if recomputed {
+                    "; LDEs recomputed per coset block (the stored proof did not fit, or ZKRV_GPU_LDE)"
+                } else {
+                    ""
+                }
             );
         }
         if let Some(s) = &transfers {

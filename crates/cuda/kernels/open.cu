@@ -136,9 +136,10 @@ OPEN_HD ext3 deep_row(const u64* desc, u64 i, u32 log_height, u64 omega, u64 shi
 #ifdef OPEN_KERNELS
 // One thread per row i < 2^log_height; out: 2^log_height x 3. accumulate != 0: out[i] += R(x_i) (a later
 // group of points), else out[i] = R(x_i).
+// Rows [row0, n) of the codeword (a recomputing backend runs one coset block at a time).
 extern "C" __global__ void deep_codeword_kernel(const u64* desc, u64* out, u64 n, u32 log_height, u64 omega,
-                                                u64 shift, u32 accumulate) {
-    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+                                                u64 shift, u32 accumulate, u64 row0) {
+    u64 i = row0 + (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     ext3 r = deep_row(desc, i, log_height, omega, shift);
     if (accumulate) r = ext3_add(r, ext3_load(out + 3 * i));

@@ -187,3 +187,31 @@ extern "C" __global__ void lde_scatter_kernel(const u64* __restrict__ coeffs, u6
         dst[((u64)a * n + j) * width + col] = gl_mul(v, factor[r]);
     }
 }
+
+// Folded coset evaluation, the first half of evaluating column polynomials on cosets x_g·H_K with K < n
+// (crates/cuda/src/poly.rs, `coset_evals`). `coeffs`: n x width, the raw inverse-DIF output of a trace
+// (row i holds n·c_{bitrev_n(i)}); `xs`: one base point x_g per group. Writes `dst`: (groups·K) x width,
+// row g·K + m = n_inv · Σ_{t < n/K} c_{m + tK} · x_g^{m + tK}, so that a size-K forward DIF NTT of each group
+// gives p(x_g · ω_K^{bitrev_k(j)}) in row g·K + j. Grid: (ceil(K·width / 256), groups); one thread per cell.
+extern "C" __global__ void coset_fold_kernel(const u64* __restrict__ coeffs, u64* __restrict__ dst,
+                                             const u64* __restrict__ xs, u32 log_n, u32 log_k, u32 width,
+                                             u64 n_inv) {
+    const u64 k_rows = 1ULL << log_k;
+    const u64 cells = k_rows * width;
+    const u64 e = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    if (e >= cells) return;
+    const u64 g = blockIdx.y;
+    const u64 m = e / width, col = e % width;
+    const u64 x = xs[g];
+    u64 p = gl_mul(gl_pow(x, m), n_inv);
+    const u64 xk = gl_pow(x, k_rows);
+    const u64 terms = 1ULL << (log_n - log_k);
+    u64 acc = 0;
+    for (u64 t = 0; t < terms; t++) {
+        u64 i = m + (t << log_k);
+        u64 c = gl_canon(__ldg(coeffs + (u64)bit_reverse((u32)i, log_n) * width + col));
+        acc = gl_add(acc, gl_mul(c, p));
+        p = gl_mul(p, xk);
+    }
+    dst[(g * k_rows + m) * width + col] = acc;
+}

@@ -41,14 +41,14 @@ __device__ __forceinline__ void zk_fill(ZkSeed s, u32 domain, u32 round, u64 ind
     }
 }
 
-// Salt matrix of one Merkle level (zk::salt_matrix): out is height x salt_width, row r = stream
-// (DOMAIN_SALT, round, log_height, r).
+// Rows [row0, row0 + height) of the salt matrix of one Merkle level (zk::salt_matrix): out is height x
+// salt_width, out row r = stream (DOMAIN_SALT, round, log_height, row0 + r).
 extern "C" __global__ void zk_salt_kernel(u64 s0, u64 s1, u64 s2, u64 s3, u32 round, u32 log_height, u64 height,
-                                          u32 salt_width, u64* out) {
+                                          u32 salt_width, u64* out, u64 row0) {
     u64 r = blockIdx.x * (u64)blockDim.x + threadIdx.x;
     if (r >= height) return;
     ZkSeed s{s0, s1, s2, s3};
-    zk_fill(s, ZK_DOMAIN_SALT, round, (u64)log_height, r, out + r * salt_width, salt_width);
+    zk_fill(s, ZK_DOMAIN_SALT, round, (u64)log_height, row0 + r, out + r * salt_width, salt_width);
 }
 
 // Stream matrix (ZkRng::matrix): out is height x width, row r = stream (domain, round, index, r). The quotient

@@ -50,14 +50,77 @@ impl TraceInput<'_> {
     }
 }
 
-/// The LDE of one committed trace, resident on the device: `2^log_height x width` row-major, bit-reversed rows
-/// (row i at `g * w_N^{bitrev(i)}`, N = 2^log_height).
+/// How a committed matrix is held on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LdeKind {
+    /// `data` is the whole LDE.
+    Stored,
+    /// `data` is the raw coefficients of the trace ([`crate::poly::raw_coeffs`], `2^(log_height -
+    /// log_blowup) x width`, `1 / blowup` of the LDE's bytes); LDE rows are recomputed where they are read
+    /// ([`crate::poly::lde_rows_from_coeffs`]).
+    Coeffs { log_blowup: u32 },
+}
+
+/// The LDE of one committed trace on the device, `2^log_height x width` row-major, bit-reversed rows (row i
+/// at `g * w_N^{bitrev(i)}`, N = 2^log_height): stored whole, or as its coefficients ([`LdeKind`]).
 pub struct DeviceLde {
     pub name: String,
     pub data: DeviceBuffer<u64>,
     pub width: usize,
     pub log_height: u32,
+    pub kind: LdeKind,
 }
+
+impl DeviceLde {
+    /// Storage rows `[a·2^log_k, (a+1)·2^log_k)` of this LDE for every `a` in `groups`
+    /// (`(|groups|·2^log_k) x width`); for a stored LDE a device copy, else recomputed (`log_k` at most the
+    /// trace's log height).
+    pub fn rows(
+        &self,
+        dev: &Device,
+        log_k: u32,
+        groups: &[usize],
+    ) -> Result<DeviceBuffer<u64>, CudaError> {
+        match self.kind {
+            LdeKind::Coeffs { log_blowup } => crate::poly::lde_rows_from_coeffs(
+                dev,
+                &self.data,
+                self.log_height - log_blowup,
+                self.width,
+                log_blowup,
+                log_k,
+                groups,
+            ),
+            LdeKind::Stored => {
+                let k = 1usize << log_k;
+                let out = dev.alloc::<u64>(groups.len() * k * self.width)?;
+                for (g, &a) in groups.iter().enumerate() {
+                    dev.copy_dtod(
+                        &self.data,
+                        a * k * self.width,
+                        &out,
+                        g * k * self.width,
+                        k * self.width,
+                    )?;
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// log2 of the trace height (the LDE's over its blowup), for a recomputed LDE; `None` when stored.
+    pub fn coeffs_log_height(&self) -> Option<u32> {
+        match self.kind {
+            LdeKind::Coeffs { log_blowup } => Some(self.log_height - log_blowup),
+            LdeKind::Stored => None,
+        }
+    }
+}
+
+/// Levels of a recomputed round's tree not kept on the device: the lowest `TREE_CAP_LEVELS` levels (the
+/// leaves and the 3 above them, 15/16 of the tree's digests). An opening recomputes the `2^TREE_CAP_LEVELS`
+/// leaves under the queried level-`L - TREE_CAP_LEVELS` node.
+pub const TREE_CAP_LEVELS: u32 = 4;
 
 /// Result of [`commit_lde`]: the root, the device LDEs (commit order) and the device Merkle tree.
 pub struct DeviceCommitted {
@@ -69,6 +132,8 @@ pub struct DeviceCommitted {
     pub tree: DeviceMerkleTree,
     /// Transfers made so far for this commitment (upload, root, host copies, openings).
     pub stats: TransferStats,
+    /// The salt source (zk mode), to regenerate salt rows of a recomputed round (whose `salts` are empty).
+    pub salt_seed: Option<(ZkRng, u32)>,
 }
 
 /// Views a host matrix of field elements as canonical-or-not u64 (the kernels reduce on load).
@@ -164,6 +229,7 @@ fn commit_lde_inner(
             }
         };
         let lde = coset_lde_batch(dev, &d_trace, log_n, width, log_blowup)?;
+        let kind = LdeKind::Stored;
         if keep {
             kept.push(Some(d_trace));
         } else {
@@ -175,6 +241,7 @@ fn commit_lde_inner(
             data: lde,
             width,
             log_height: log_n + log_blowup,
+            kind,
         });
     }
     let mut salts = Vec::new();
@@ -188,6 +255,7 @@ fn commit_lde_inner(
                 data: crate::zk::salt_matrix(dev, rng, round, lh)?,
                 width: SALT_WIDTH,
                 log_height: lh,
+                kind: LdeKind::Stored,
             });
         }
     }
@@ -211,9 +279,140 @@ fn commit_lde_inner(
             salts,
             tree,
             stats,
+            salt_seed: salt.map(|(r, round)| (*r, round)),
         },
         kept,
     ))
+}
+
+/// Commits `traces` (commit order) with blowup `B = 2^log_blowup` keeping only their raw coefficients
+/// ([`LdeKind::Coeffs`]) and a tree capped [`TREE_CAP_LEVELS`] levels above the leaves (levels `0 ..=
+/// max(L - TREE_CAP_LEVELS, log_blowup)`): the LDE is computed one coset block at a time (block `b` of
+/// every matrix = storage rows `[b·n_i, (b+1)·n_i)`, all under node `b` of level `log_blowup`), each
+/// block's subtree hashed and its upper levels copied into the tree, then dropped; zk salts are generated
+/// per block and not kept. Root and stored levels equal [`commit_lde_salted`]'s. Each trace buffer is
+/// dropped once its coefficients exist. Device memory: the coefficients (`8 n w` per trace), the capped
+/// tree, and one block of every matrix (as much as the coefficients) while hashing.
+pub fn commit_coeffs(
+    dev: &Device,
+    traces: Vec<TraceInput<'_>>,
+    log_blowup: u32,
+    salt: Option<(&ZkRng, u32)>,
+) -> Result<DeviceCommitted, CudaError> {
+    if traces.is_empty() {
+        return Err(CudaError::InvalidArgument("commit of no traces".into()));
+    }
+    let mut stats = TransferStats::default();
+    let mut ldes = Vec::with_capacity(traces.len());
+    for t in traces {
+        let name = t.name().to_string();
+        let (d_trace, width, log_n) = match t {
+            TraceInput::Host { trace, .. } => {
+                let log_n = trace.log_height().ok_or_else(|| {
+                    CudaError::InvalidArgument(format!(
+                        "trace {name}: height {} not a power of two",
+                        trace.height()
+                    ))
+                })? as u32;
+                let d = dev.upload(as_u64(&trace.values))?;
+                stats.add_h2d(STAGE_COMMIT, &name, (trace.values.len() * 8) as u64);
+                stats.set_origin(&name, TraceOrigin::Uploaded);
+                (d, trace.width, log_n)
+            }
+            TraceInput::Device {
+                data,
+                width,
+                log_height,
+                ..
+            } => {
+                stats.set_origin(&name, TraceOrigin::Resident);
+                (data, width, log_height)
+            }
+        };
+        if log_n + log_blowup > crate::poly::MAX_LOG_N {
+            return Err(CudaError::InvalidArgument(format!(
+                "LDE size 2^{}",
+                log_n + log_blowup
+            )));
+        }
+        let coeffs = crate::poly::raw_coeffs(dev, &d_trace, log_n, width)?;
+        drop(d_trace);
+        ldes.push(DeviceLde {
+            name,
+            data: coeffs,
+            width,
+            log_height: log_n + log_blowup,
+            kind: LdeKind::Coeffs { log_blowup },
+        });
+    }
+    let mut levels: Vec<u32> = ldes.iter().map(|l| l.log_height).collect();
+    levels.sort_unstable_by(|a, b| b.cmp(a));
+    levels.dedup();
+    let big_l = levels[0];
+    let cap = big_l.saturating_sub(TREE_CAP_LEVELS).max(log_blowup);
+    let mut tree_levels: Vec<DeviceBuffer<u64>> = (0..=cap)
+        .map(|l| dev.alloc::<u64>(4 << l))
+        .collect::<Result<_, _>>()?;
+    for b in 0..1usize << log_blowup {
+        let blocks: Vec<DeviceBuffer<u64>> = ldes
+            .iter()
+            .map(|l| l.rows(dev, l.log_height - log_blowup, &[b]))
+            .collect::<Result<_, _>>()?;
+        let salt_blocks: Vec<(DeviceBuffer<u64>, u32)> = match salt {
+            None => Vec::new(),
+            Some((rng, round)) => levels
+                .iter()
+                .map(|&lh| {
+                    let rows = 1usize << (lh - log_blowup);
+                    crate::zk::salt_rows(dev, rng, round, lh, b * rows, rows)
+                        .map(|d| (d, lh - log_blowup))
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        let refs: Vec<MatrixRef<'_>> = blocks
+            .iter()
+            .zip(&ldes)
+            .map(|(d, l)| MatrixRef {
+                data: d,
+                width: l.width,
+                log_height: l.log_height - log_blowup,
+            })
+            .chain(salt_blocks.iter().map(|(d, lh)| MatrixRef {
+                data: d,
+                width: SALT_WIDTH,
+                log_height: *lh,
+            }))
+            .collect();
+        let sub = build_tree(dev, &refs)?;
+        for j in 0..=(cap - log_blowup) {
+            let n = 1usize << j;
+            dev.copy_dtod(
+                &sub.levels[j as usize],
+                0,
+                &tree_levels[(log_blowup + j) as usize],
+                4 * b * n,
+                4 * n,
+            )?;
+        }
+    }
+    for l in (0..log_blowup).rev() {
+        let (lo, hi) = tree_levels.split_at_mut(l as usize + 1);
+        crate::merkle::level_up(dev, &hi[0], None, &lo[l as usize], 1usize << l)?;
+    }
+    let tree = DeviceMerkleTree {
+        log_height: big_l,
+        levels: tree_levels,
+    };
+    let root = tree.root(dev)?;
+    stats.add_d2h(STAGE_COMMIT, "", 32);
+    Ok(DeviceCommitted {
+        root,
+        ldes,
+        salts: Vec::new(),
+        tree,
+        stats,
+        salt_seed: salt.map(|(r, round)| (*r, round)),
+    })
 }
 
 impl DeviceCommitted {

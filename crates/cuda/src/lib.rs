@@ -44,7 +44,9 @@ pub mod trace_gen;
 pub mod zk;
 
 #[cfg(feature = "cuda")]
-pub use backend::{CudaBackend, CudaCommitted, DeviceCodeword, DeviceFriLayer, DeviceTrace};
+pub use backend::{
+    CudaBackend, CudaCommitted, DeviceCodeword, DeviceFriLayer, DeviceTrace, GpuLdeMode,
+};
 #[cfg(feature = "cuda")]
 pub use commit::{commit_lde, commit_lde_keep, commit_lde_salted, DeviceCommitted, TraceInput};
 #[cfg(feature = "cuda")]

@@ -18,7 +18,8 @@ pub struct MatrixRef<'a> {
 }
 
 /// A Merkle tree on the device. `levels[l]` holds the `2^l` digests of level l (`levels[0]` is the root,
-/// `levels[log_height]` the leaves), each `2^l x 4` u64.
+/// `levels[log_height]` the leaves), each `2^l x 4` u64. A capped tree ([`crate::commit::commit_coeffs`])
+/// keeps only levels `0 ..= levels.len() - 1 < log_height`.
 pub struct DeviceMerkleTree {
     pub log_height: u32,
     pub levels: Vec<DeviceBuffer<u64>>,
@@ -43,6 +44,11 @@ impl DeviceMerkleTree {
     /// Sibling digests of leaf `index` from the leaf level up to level 1 (`log_height` digests, 32 bytes each
     /// copied device -> host).
     pub fn open(&self, dev: &Device, index: usize) -> Result<Vec<Digest>, CudaError> {
+        if self.levels.len() != self.log_height as usize + 1 {
+            return Err(CudaError::InvalidArgument(
+                "open of a capped tree (its lower levels are recomputed by the opening)".into(),
+            ));
+        }
         if index >> self.log_height != 0 {
             return Err(CudaError::InvalidArgument(format!(
                 "leaf {index} of 2^{}",
@@ -137,20 +143,7 @@ pub fn build_tree(dev: &Device, mats: &[MatrixRef<'_>]) -> Result<DeviceMerkleTr
         let children = levels[l as usize + 1]
             .as_ref()
             .ok_or_else(|| CudaError::InvalidArgument("level".into()))?;
-        // SAFETY: children 2 * n_parents digests, row_hashes (if any) n_parents, parents n_parents.
-        unsafe {
-            dev.launch(
-                Program::Merkle,
-                "merkle_level_kernel",
-                cfg(n_parents.div_ceil(128) as u32, 128, 0),
-                &[
-                    KArg::U64(children.ptr()),
-                    KArg::U64(row_hashes.as_ref().map_or(0, |r| r.ptr())),
-                    KArg::U64(parents.ptr()),
-                    KArg::U64(n_parents as u64),
-                ],
-            )?;
-        }
+        level_up(dev, children, row_hashes.as_ref(), &parents, n_parents)?;
         levels[l as usize] = Some(parents);
     }
     let levels = levels
@@ -161,6 +154,41 @@ pub fn build_tree(dev: &Device, mats: &[MatrixRef<'_>]) -> Result<DeviceMerkleTr
         log_height: log_max,
         levels,
     })
+}
+
+/// One Merkle level up (`merkle_level_kernel`): `parents[j] = H(children[2j] || children[2j+1])`, then
+/// `H(parents[j] || row_hashes[j])` when row hashes are given (matrices at this height). Digests are 4 u64;
+/// `children` holds `2 n_parents` digests, `row_hashes` and `parents` at least `n_parents`.
+pub fn level_up(
+    dev: &Device,
+    children: &DeviceBuffer<u64>,
+    row_hashes: Option<&DeviceBuffer<u64>>,
+    parents: &DeviceBuffer<u64>,
+    n_parents: usize,
+) -> Result<(), CudaError> {
+    if children.len() < 8 * n_parents
+        || parents.len() < 4 * n_parents
+        || row_hashes.is_some_and(|r| r.len() < 4 * n_parents)
+    {
+        return Err(CudaError::InvalidArgument(format!(
+            "Merkle level of {n_parents} parents from {} child words",
+            children.len()
+        )));
+    }
+    // SAFETY: children 2 * n_parents digests, row_hashes (if any) n_parents, parents n_parents (checked).
+    unsafe {
+        dev.launch(
+            Program::Merkle,
+            "merkle_level_kernel",
+            cfg(n_parents.div_ceil(128) as u32, 128, 0),
+            &[
+                KArg::U64(children.ptr()),
+                KArg::U64(row_hashes.map_or(0, |r| r.ptr())),
+                KArg::U64(parents.ptr()),
+                KArg::U64(n_parents as u64),
+            ],
+        )
+    }
 }
 
 /// Keccak-256 of byte messages, one GPU thread each (parity tests): returns one digest per message.

@@ -221,32 +221,63 @@ pub fn deep_codeword(
         return Ok((dev.alloc_zeros::<u64>(3 * n as usize)?, 0));
     }
     let out = dev.alloc::<u64>(3 * n as usize)?;
+    // SAFETY: the descriptor's addresses are live 2^log_height x width LDEs (caller); out holds n x 3.
+    let uploaded = unsafe { deep_codeword_rows(dev, log_height, groups, &out, 0, n, false)? };
+    Ok((out, uploaded))
+}
+
+/// Rows `[row0, row_end)` of a DEEP codeword of height `2^log_height` into `out` (`2^log_height x 3`):
+/// written, or added to what `out` holds when `accumulate` (the codeword is linear in its terms, so
+/// descriptors of disjoint term sets may be run one after the other). Returns the descriptor bytes uploaded.
+///
+/// # Safety
+/// For every term of `groups`, `addr + 8·i·width` must be readable for `width` words at every row `i` in
+/// `[row0, row_end)` (a recomputed block's address less `row0` rows); `out` holds `2^log_height x 3` u64.
+pub unsafe fn deep_codeword_rows(
+    dev: &Device,
+    log_height: u32,
+    groups: &[Vec<u64>],
+    out: &DeviceBuffer<u64>,
+    row0: u64,
+    row_end: u64,
+    accumulate: bool,
+) -> Result<u64, CudaError> {
+    if log_height > 32
+        || row_end > 1u64 << log_height
+        || row0 >= row_end
+        || out.len() as u64 != 3 << log_height
+    {
+        return Err(CudaError::InvalidArgument(format!(
+            "DEEP rows {row0}..{row_end} of a codeword of 2^{log_height}"
+        )));
+    }
     let omega = domain_generator(log_height as usize).as_canonical_u64();
     let shift = coset_shift().as_canonical_u64();
     let mut uploaded = 0u64;
     for (g, desc) in groups.iter().enumerate() {
         let d = dev.upload(desc)?;
         uploaded += (desc.len() * 8) as u64;
-        // SAFETY: the descriptor's matrix addresses are live 2^log_height x width buffers (caller), its
-        // tables are as documented in open.cu; out holds n x 3 u64; one thread per row i < n.
+        // SAFETY: forwarded from the caller; the descriptor's tables are as documented in open.cu; one
+        // thread per row in [row0, row_end).
         unsafe {
             dev.launch(
                 Program::Open,
                 "deep_codeword_kernel",
-                grid_1d(n, 128)?,
+                grid_1d(row_end - row0, 128)?,
                 &[
                     KArg::U64(d.ptr()),
                     KArg::U64(out.ptr()),
-                    KArg::U64(n),
+                    KArg::U64(row_end),
                     KArg::U32(log_height),
                     KArg::U64(omega),
                     KArg::U64(shift),
-                    KArg::U32(u32::from(g > 0)),
+                    KArg::U32(u32::from(accumulate || g > 0)),
+                    KArg::U64(row0),
                 ],
             )?;
         }
     }
-    Ok((out, uploaded))
+    Ok(uploaded)
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -380,3 +380,141 @@ unsafe fn launch_scatter(
         )
     }
 }
+
+/// The raw coefficients [`coset_lde_batch`] starts from: the inverse DIF of a trace (`2^log_n x width`,
+/// natural order in), `2^log_n x width` with row `i` holding `n · c_{bitrev(i)}` (coefficient `c_j` of
+/// `X^j`, not yet divided by `n`). What a recomputing commitment keeps instead of the LDE
+/// ([`crate::commit::LdeKind::Coeffs`]): `1 / blowup` of its bytes.
+pub fn raw_coeffs(
+    dev: &Device,
+    d_trace: &DeviceBuffer<u64>,
+    log_n: u32,
+    width: usize,
+) -> Result<DeviceBuffer<u64>, CudaError> {
+    let n = check_shape(d_trace, log_n, width)?;
+    let coeffs = dev.alloc::<u64>(n * width)?;
+    // SAFETY: d_trace and coeffs hold n * width u64.
+    unsafe { dif_raw(dev, d_trace.ptr(), coeffs.ptr(), n, width, log_n, true)? };
+    Ok(coeffs)
+}
+
+/// Evaluations of the column polynomials of raw coefficients ([`raw_coeffs`], `2^log_n x width`) on the
+/// cosets `x_g·H_K`, `K = 2^log_k <= n`, one per `xs[g]`: `(|xs|·K) x width` row-major, row `g·K + j` =
+/// `p(x_g · ω_K^{bitrev_k(j)})` (bit-reversed within each group). `K = n`: one coset scatter per group and a
+/// size-`n` NTT (the LDE's own steps); `K < n`: the coefficients folded modulo `X^K - x_g^K`
+/// (`coset_fold_kernel`, `n / K` terms per cell), then size-`K` NTTs.
+pub fn coset_evals(
+    dev: &Device,
+    coeffs: &DeviceBuffer<u64>,
+    log_n: u32,
+    width: usize,
+    log_k: u32,
+    xs: &[F],
+) -> Result<DeviceBuffer<u64>, CudaError> {
+    let n = check_shape(coeffs, log_n, width)?;
+    if log_k > log_n || xs.is_empty() || xs.len() > 65_535 {
+        return Err(CudaError::InvalidArgument(format!(
+            "coset evaluations on {} cosets of 2^{log_k} from 2^{log_n} coefficients",
+            xs.len()
+        )));
+    }
+    let k_rows = 1usize << log_k;
+    let x_words: Vec<u64> = xs.iter().map(|x| x.as_canonical_u64()).collect();
+    let d_xs = dev.upload(&x_words)?;
+    let n_inv = F::from_u64(n as u64).inverse().as_canonical_u64();
+    let out = dev.alloc::<u64>(xs.len() * k_rows * width)?;
+    // SAFETY: coeffs is n x width, out (|xs| K) x width, d_xs |xs| entries; grids as the kernels expect.
+    unsafe {
+        if log_k == log_n {
+            launch_scatter(
+                dev,
+                coeffs.ptr(),
+                out.ptr(),
+                d_xs.ptr(),
+                log_n,
+                width,
+                xs.len(),
+                n_inv,
+            )?;
+        } else {
+            let cells = (k_rows * width) as u64;
+            let mut c = cfg(cells.div_ceil(256) as u32, 256, 0);
+            c.grid_dim.1 = xs.len() as u32;
+            dev.launch(
+                Program::Poly,
+                "coset_fold_kernel",
+                c,
+                &[
+                    KArg::U64(coeffs.ptr()),
+                    KArg::U64(out.ptr()),
+                    KArg::U64(d_xs.ptr()),
+                    KArg::U32(log_n),
+                    KArg::U32(log_k),
+                    KArg::U32(width as u32),
+                    KArg::U64(n_inv),
+                ],
+            )?;
+        }
+        dif_raw(
+            dev,
+            out.ptr(),
+            out.ptr(),
+            xs.len() * k_rows,
+            width,
+            log_k,
+            false,
+        )?;
+    }
+    Ok(out)
+}
+
+/// The coset of `H_{2^log_k}` holding LDE storage rows `[a·2^log_k, (a+1)·2^log_k)` of an LDE of height
+/// `2^log_lde` (bit-reversed on `g·H_{2^log_lde}`): its base point `g·ω_{2^log_lde}^{bitrev(a)}`, `bitrev`
+/// over `log_lde - log_k` bits, so that storage row `a·2^log_k + j` is the point `x_a·ω^{bitrev_k(j)}`.
+pub fn lde_group_point(log_lde: u32, log_k: u32, a: usize) -> F {
+    let w = F::two_adic_generator(log_lde as usize);
+    F::from_u64(COSET_SHIFT) * w.exp_u64(bit_reverse(a, log_lde - log_k) as u64)
+}
+
+/// Storage rows of the LDE (blowup `2^log_blowup`) of raw coefficients `coeffs` (`2^log_n x width`), in
+/// groups of `2^log_k` (`log_k <= log_n`): group `g` is rows `[groups[g]·2^log_k, (groups[g]+1)·2^log_k)`.
+/// Returns `(|groups|·2^log_k) x width`, the same values as those rows of [`coset_lde_batch`]'s output.
+pub fn lde_rows_from_coeffs(
+    dev: &Device,
+    coeffs: &DeviceBuffer<u64>,
+    log_n: u32,
+    width: usize,
+    log_blowup: u32,
+    log_k: u32,
+    groups: &[usize],
+) -> Result<DeviceBuffer<u64>, CudaError> {
+    let log_lde = log_n + log_blowup;
+    if let Some(&a) = groups
+        .iter()
+        .find(|&&a| (a as u64) << log_k >= 1u64 << log_lde)
+    {
+        return Err(CudaError::InvalidArgument(format!(
+            "LDE row group {a} of 2^{log_k} beyond 2^{log_lde} rows"
+        )));
+    }
+    let xs: Vec<F> = groups
+        .iter()
+        .map(|&a| lde_group_point(log_lde, log_k, a))
+        .collect();
+    coset_evals(dev, coeffs, log_n, width, log_k, &xs)
+}
+
+/// The natural-order trace (`2^log_n x width`, row `i` at `ω_n^i`) of raw coefficients ([`raw_coeffs`]).
+pub fn natural_from_coeffs(
+    dev: &Device,
+    coeffs: &DeviceBuffer<u64>,
+    log_n: u32,
+    width: usize,
+) -> Result<DeviceBuffer<u64>, CudaError> {
+    let n = check_shape(coeffs, log_n, width)?;
+    let rev = coset_evals(dev, coeffs, log_n, width, log_n, &[F::ONE])?;
+    let out = dev.alloc::<u64>(n * width)?;
+    // SAFETY: rev and out hold n x width u64 and are distinct.
+    unsafe { bitrev_rows_raw(dev, rev.ptr(), out.ptr(), n, width, log_n, 1)? };
+    Ok(out)
+}

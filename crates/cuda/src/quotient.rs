@@ -40,6 +40,7 @@ use zkrv_stark::zk::{
 };
 
 use crate::backend::DeviceTrace;
+use crate::commit::{DeviceLde, LdeKind};
 use crate::device::{cfg, Device, DeviceBuffer, KArg, Program};
 use crate::error::CudaError;
 use crate::logup::{emit_nodes, fnv64, needed_nodes};
@@ -365,10 +366,10 @@ pub fn quotient_kernel_source(air: &CompiledAir) -> String {
     let _ = writeln!(
         s,
         "extern \"C\" __global__ void {QUOTIENT_KERNEL}(const u64* main, const u64* prep, const u64* aux, \
-         const u64* params, u64* q, u64 m, u32 log_n, u32 log_q) {{"
+         const u64* params, u64* q, u64 m, u32 log_n, u32 log_q, u64 s0) {{"
     );
     s.push_str(
-        "    u64 s = (u64)blockIdx.x * blockDim.x + threadIdx.x;\n    if (s < m) quotient_row(main, prep, aux, \
+        "    u64 s = s0 + (u64)blockIdx.x * blockDim.x + threadIdx.x;\n    if (s < m) quotient_row(main, prep, aux, \
          params, q, s, log_n, log_q);\n}\n#endif\n",
     );
     s
@@ -514,30 +515,176 @@ pub fn quotient_values_device(
     let params = quotient_params(air, log_n, log_q, challenges, bus_sum, alpha);
     let d_params = dev.upload(&params)?;
     stats.add_h2d(STAGE_QUOTIENT, table, (params.len() * 8) as u64);
-    let m = 1u64 << log_m;
     let q = dev.alloc::<u64>(3 << log_m)?;
+    // SAFETY: main/prep/aux hold 2^(log_n + log_blowup) >= M rows of their widths (checked above) or are
+    // null when the generated code never reads them; q holds M x 3 u64; rows s < M.
+    unsafe {
+        launch_quotient(
+            dev,
+            air,
+            [main_ptr, prep_ptr, aux_ptr],
+            &d_params,
+            &q,
+            0,
+            1u64 << log_m,
+            log_n,
+            log_q,
+        )?;
+    }
+    Ok((q, log_q))
+}
+
+/// Launches the generated quotient kernel of `air` over storage rows `[s0, s_end)` of the quotient domain.
+///
+/// # Safety
+/// `lde[k] + 8·s·w_k` (main, prep, aux) must be readable for every row `s` in `[s0, s_end)` and its next
+/// row ([`quot_next_row`], same block of `2^log_n`), or the pointer null where the AIR never reads it;
+/// `q` holds `2^(log_n + log_q) x 3` u64; `params` is `quotient_params`'s block for this AIR.
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch_quotient(
+    dev: &Device,
+    air: &CompiledAir,
+    lde: [u64; 3],
+    params: &DeviceBuffer<u64>,
+    q: &DeviceBuffer<u64>,
+    s0: u64,
+    s_end: u64,
+    log_n: usize,
+    log_q: usize,
+) -> Result<(), CudaError> {
     let src = quotient_kernel_source(air);
     let name = program_name(&src);
-    // SAFETY: main/prep/aux hold 2^(log_n + log_blowup) >= M rows of their widths (checked above) or are
-    // null when the generated code never reads them (no preprocessed columns / no interactions); params is
-    // the block `quotient_params` built for this AIR; q holds M x 3 u64; one thread per storage row s < M.
+    // SAFETY: forwarded from the caller; one thread per row s in [s0, s_end).
     unsafe {
         dev.launch_generated(
             &name,
             &src,
             QUOTIENT_KERNEL,
-            cfg(grid(m, QUOTIENT_BLOCK)?, QUOTIENT_BLOCK, 0),
+            cfg(grid(s_end - s0, QUOTIENT_BLOCK)?, QUOTIENT_BLOCK, 0),
             &[
-                KArg::U64(main_ptr),
-                KArg::U64(prep_ptr),
-                KArg::U64(aux_ptr),
-                KArg::U64(d_params.ptr()),
+                KArg::U64(lde[0]),
+                KArg::U64(lde[1]),
+                KArg::U64(lde[2]),
+                KArg::U64(params.ptr()),
                 KArg::U64(q.ptr()),
-                KArg::U64(m),
+                KArg::U64(s_end),
                 KArg::U32(log_n as u32),
                 KArg::U32(log_q as u32),
+                KArg::U64(s0),
             ],
-        )?;
+        )
+    }
+}
+
+/// [`quotient_values_device`] over LDEs that may be recomputed ([`crate::commit::LdeKind::Coeffs`]): when
+/// every LDE is stored, exactly that; otherwise one block of `n` rows at a time (block `b` = storage rows
+/// `[b n, (b+1) n)`, a coset of `H_n` closed under the next-row map), each LDE's block recomputed
+/// ([`crate::commit::DeviceLde::rows`]) and dropped after the kernel. Same output.
+#[allow(clippy::too_many_arguments)]
+pub fn quotient_values_lde(
+    dev: &Device,
+    air: &CompiledAir,
+    main: &DeviceLde,
+    prep: Option<&DeviceLde>,
+    aux: Option<&DeviceLde>,
+    log_n: usize,
+    log_blowup: usize,
+    challenges: &LogupChallenges,
+    bus_sum: Ext3,
+    alpha: Ext3,
+    stats: &mut TransferStats,
+    table: &str,
+) -> Result<(DeviceBuffer<u64>, usize), CudaError> {
+    let all = [Some(main), prep, aux];
+    if all.iter().flatten().all(|l| l.kind == LdeKind::Stored) {
+        fn r(l: &DeviceLde) -> LdeRef<'_> {
+            LdeRef {
+                data: &l.data,
+                width: l.width,
+            }
+        }
+        return quotient_values_device(
+            dev,
+            air,
+            r(main),
+            prep.map(r),
+            aux.map(r),
+            log_n,
+            log_blowup,
+            challenges,
+            bus_sum,
+            alpha,
+            stats,
+            table,
+        );
+    }
+    let log_q = quotient_log_extension(air.num_quotient_chunks, log_blowup);
+    let log_m = log_n + log_q;
+    for (what, l, w) in [
+        ("main", Some(main), air.width),
+        ("preprocessed", prep, air.preprocessed_width),
+        ("aux", aux, air.aux_width()),
+    ] {
+        let need = match what {
+            "preprocessed" => air.preprocessed_width > 0,
+            "aux" => !air.interactions.is_empty(),
+            _ => true,
+        };
+        match l {
+            Some(l) if l.width != w || l.log_height as usize != log_n + log_blowup => {
+                return Err(CudaError::InvalidArgument(format!(
+                    "quotient of `{}`: {what} LDE of 2^{} x {} is not 2^{} x {w}",
+                    air.name,
+                    l.log_height,
+                    l.width,
+                    log_n + log_blowup
+                )))
+            }
+            None if need => {
+                return Err(CudaError::InvalidArgument(format!(
+                    "quotient of `{}`: no {what} LDE",
+                    air.name
+                )))
+            }
+            _ => {}
+        }
+    }
+    let params = quotient_params(air, log_n, log_q, challenges, bus_sum, alpha);
+    let d_params = dev.upload(&params)?;
+    stats.add_h2d(STAGE_QUOTIENT, table, (params.len() * 8) as u64);
+    let q = dev.alloc::<u64>(3 << log_m)?;
+    let n = 1u64 << log_n;
+    for b in 0..1usize << log_q {
+        let used = |l: Option<&DeviceLde>, read: bool| -> Result<_, CudaError> {
+            match l {
+                Some(l) if read => Ok(Some((l.rows(dev, log_n as u32, &[b])?, l.width))),
+                _ => Ok(None),
+            }
+        };
+        let m_blk = used(Some(main), true)?;
+        let p_blk = used(prep, air.preprocessed_width > 0)?;
+        let a_blk = used(aux, !air.interactions.is_empty())?;
+        // Block b's buffer holds rows [b n, (b+1) n): its address less b n rows is "row 0".
+        let base = |x: &Option<(DeviceBuffer<u64>, usize)>| {
+            x.as_ref().map_or(0, |(d, w)| {
+                d.ptr().wrapping_sub(8 * b as u64 * n * *w as u64)
+            })
+        };
+        // SAFETY: each block holds rows [b n, (b+1) n) of its LDE (the kernel reads rows of that block
+        // only: the next row stays in the block); q holds M x 3.
+        unsafe {
+            launch_quotient(
+                dev,
+                air,
+                [base(&m_blk), base(&p_blk), base(&a_blk)],
+                &d_params,
+                &q,
+                b as u64 * n,
+                (b as u64 + 1) * n,
+                log_n,
+                log_q,
+            )?;
+        }
     }
     Ok((q, log_q))
 }
@@ -598,9 +745,9 @@ pub fn quotient_chunks_device(
 pub fn quotient_device(
     dev: &Device,
     air: &CompiledAir,
-    main: LdeRef<'_>,
-    prep: Option<LdeRef<'_>>,
-    aux: Option<LdeRef<'_>>,
+    main: &DeviceLde,
+    prep: Option<&DeviceLde>,
+    aux: Option<&DeviceLde>,
     log_n: usize,
     log_blowup: usize,
     challenges: &LogupChallenges,
@@ -609,7 +756,7 @@ pub fn quotient_device(
     stats: &mut TransferStats,
     table: &str,
 ) -> Result<DeviceTrace, CudaError> {
-    let (q, log_q) = quotient_values_device(
+    let (q, log_q) = quotient_values_lde(
         dev, air, main, prep, aux, log_n, log_blowup, challenges, bus_sum, alpha, stats, table,
     )?;
     let c = air.num_quotient_chunks;

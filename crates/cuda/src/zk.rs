@@ -19,7 +19,25 @@ pub fn salt_matrix(
     round: u32,
     log_height: u32,
 ) -> Result<DeviceBuffer<u64>, CudaError> {
-    let height = 1usize << log_height;
+    salt_rows(dev, rng, round, log_height, 0, 1usize << log_height)
+}
+
+/// Rows `[row0, row0 + height)` of [`salt_matrix`] (`height x SALT_WIDTH`), for trees hashed one coset
+/// block at a time.
+pub fn salt_rows(
+    dev: &Device,
+    rng: &ZkRng,
+    round: u32,
+    log_height: u32,
+    row0: usize,
+    height: usize,
+) -> Result<DeviceBuffer<u64>, CudaError> {
+    if row0 + height > 1usize << log_height || height == 0 {
+        return Err(CudaError::InvalidArgument(format!(
+            "salt rows {row0}..{} of 2^{log_height}",
+            row0 + height
+        )));
+    }
     let out = dev.alloc::<u64>(height * SALT_WIDTH)?;
     let [s0, s1, s2, s3] = seed_args(rng);
     // SAFETY: out holds height x SALT_WIDTH u64; the kernel writes rows < height only.
@@ -38,6 +56,7 @@ pub fn salt_matrix(
                 KArg::U64(height as u64),
                 KArg::U32(SALT_WIDTH as u32),
                 KArg::U64(out.ptr()),
+                KArg::U64(row0 as u64),
             ],
         )?;
     }

@@ -40,6 +40,8 @@ fn proof_over_budget_fails_before_work() {
         .collect();
     let footprint = ProofFootprint::estimate(&compiled, &heights, &prep, &config, 0);
     let backend = CudaBackend::new(dev);
+    // Stored LDEs only (in `Auto` mode this budget would recompute instead: `proof_over_store_budget_recomputes`).
+    backend.set_lde_mode(zkrv_cuda::GpuLdeMode::Store);
     let need = backend.device_bytes_needed(&footprint);
     assert!(
         need > footprint.total(),
@@ -177,4 +179,99 @@ fn device_failure_mid_proof_is_an_error() {
         matches!(&err, BackendError::Device(m) if m.contains("budget")),
         "evaluate: {err}"
     );
+}
+
+/// `Auto` mode under a budget the stored proof exceeds but the recomputing one fits: the proof recomputes
+/// its LDEs, matches the CPU proof byte for byte, and its live peak stays within the recompute estimate.
+#[test]
+fn proof_over_store_budget_recomputes() {
+    let Some(dev) = device("proof_over_store_budget_recomputes") else {
+        return;
+    };
+    let backend = CudaBackend::new(dev);
+    let orig = backend.device().memory_budget();
+    for config in [
+        StarkConfig::dev(),
+        StarkConfig {
+            zk_seed: Some(11),
+            ..StarkConfig::dev_zk()
+        },
+    ] {
+        let fx = fixture(12);
+        let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
+        let compiled = compile_for(&airs(), &config).unwrap();
+        let heights: Vec<usize> = fx.traces.iter().map(|t| t.log_height().unwrap()).collect();
+        let prep: Vec<Option<usize>> = pre
+            .traces
+            .iter()
+            .map(|p| p.as_ref().map(|m| m.width))
+            .collect();
+        let footprint = ProofFootprint::estimate(&compiled, &heights, &prep, &config, 0);
+        let store = backend.device_bytes_needed(&footprint);
+        let recompute = backend.device_bytes_needed_recompute(&footprint);
+        eprintln!("zk {}: store {store} B, recompute {recompute} B", config.zk);
+        assert!(
+            recompute < store,
+            "recomputing must need less: {recompute} >= {store}"
+        );
+        let base = backend.device().memory_in_use();
+        backend.device().set_memory_budget(base + recompute);
+        backend.device().reset_memory_peak();
+        let inputs = fx.traces.iter().cloned().map(TraceInput::Host).collect();
+        let gpu = prove_with(
+            &backend,
+            &config,
+            &airs(),
+            &pre,
+            inputs,
+            &fx.public,
+            b"stmt",
+        )
+        .unwrap();
+        assert!(
+            backend.recomputes(),
+            "zk {}: expected the recompute mode",
+            config.zk
+        );
+        let cpu = prove(
+            &config,
+            &airs(),
+            &pre,
+            fx.traces.clone(),
+            &fx.public,
+            b"stmt",
+        )
+        .unwrap();
+        assert_eq!(gpu.to_bytes(), cpu.to_bytes(), "zk {}", config.zk);
+        let peak = backend.device().memory_peak() - base;
+        eprintln!(
+            "zk {}: recompute estimate {recompute} B, live peak {peak} B",
+            config.zk
+        );
+        assert!(
+            peak <= recompute,
+            "live peak {peak} above the estimate {recompute}"
+        );
+        // One byte less than the recomputing proof needs (now that the twiddle tables are resident, less
+        // than before): the budget error before any work.
+        let recompute = backend.device_bytes_needed_recompute(&footprint);
+        let base = backend.device().memory_in_use();
+        backend.device().set_memory_budget(base + recompute - 1);
+        let inputs = fx.traces.iter().cloned().map(TraceInput::Host).collect();
+        match prove_with(
+            &backend,
+            &config,
+            &airs(),
+            &pre,
+            inputs,
+            &fx.public,
+            b"stmt",
+        ) {
+            Err(ProveError::Backend(BackendError::Memory { needed, .. })) => {
+                assert_eq!(needed, recompute)
+            }
+            r => panic!("expected the budget error, got {:?}", r.map(|_| ())),
+        }
+        backend.device().set_memory_budget(orig);
+    }
 }

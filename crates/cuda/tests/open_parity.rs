@@ -377,7 +377,7 @@ int main() {
                 rdv(desc, rd());
                 for (u64 t = 0; t < desc[0]; t++) desc[4 + 3 * t] = (u64)mats[desc[4 + 3 * t]].data();
                 emu_launch(blocks(n, 128), 1, 128, false,
-                           [&] { deep_codeword_kernel(desc.data(), out.data(), n, lh, omega, shift, g > 0); });
+                           [&] { deep_codeword_kernel(desc.data(), out.data(), n, lh, omega, shift, g > 0, 0); });
             }
             wr(out.data(), out.size());
         } else if (cmd == 3) {  // bary kernels: log_n, omega_n, shift, z, s, width, n_blocks, rows_per_block, tiles, rows

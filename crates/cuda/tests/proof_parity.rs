@@ -182,3 +182,66 @@ fn gpu_zk_proof_is_byte_identical_to_cpu() {
     // (`release_traces` counts a resident trace as avoided only if `host_trace` never downloaded it.)
     assert!(avoided.h2d > 0, "{s}");
 }
+
+/// `GpuLdeMode::Recompute` (coefficients only, LDE blocks recomputed where they are read, trees capped
+/// `TREE_CAP_LEVELS` levels above the leaves, FRI layer trees capped too): the proofs, zk and not, small and
+/// large enough for a 4-level cap, are byte-identical to the CPU backend's, and the proof reports that it
+/// recomputed.
+#[test]
+fn gpu_recomputed_proof_is_byte_identical_to_cpu() {
+    let dev = match Device::new() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("SKIPPED gpu_recomputed_proof_is_byte_identical_to_cpu: {e}");
+            return;
+        }
+    };
+    dev.set_debug(true);
+    let backend = CudaBackend::new(dev);
+    backend.set_lde_mode(zkrv_cuda::GpuLdeMode::Recompute);
+    let zk = StarkConfig {
+        zk_seed: Some(7),
+        ..StarkConfig::dev_zk()
+    };
+    for (config, log_n) in [
+        (StarkConfig::dev(), 3usize),
+        (StarkConfig::dev(), 10),
+        // Table 1 (2^8 rows) 4 and 5 levels below table 0: injected into the kept node, and above it.
+        (StarkConfig::dev(), 12),
+        (StarkConfig::dev(), 13),
+        (zk.clone(), 7),
+        (zk, 10),
+    ] {
+        let fx = fixture(log_n);
+        let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
+        let cpu = prove(
+            &config,
+            &airs(),
+            &pre,
+            fx.traces.clone(),
+            &fx.public,
+            b"stmt",
+        )
+        .unwrap();
+        let inputs = fx.traces.iter().cloned().map(TraceInput::Host).collect();
+        let gpu = prove_with(
+            &backend,
+            &config,
+            &airs(),
+            &pre,
+            inputs,
+            &fx.public,
+            b"stmt",
+        )
+        .unwrap();
+        assert!(backend.recomputes());
+        assert_eq!(
+            gpu.to_bytes(),
+            cpu.to_bytes(),
+            "recompute, zk {} log_n {log_n}: GPU proof differs from CPU proof",
+            config.zk
+        );
+        verify(&config, &airs(), &pre, &fx.public, b"stmt", &gpu).unwrap();
+    }
+    assert_openings_on_device(&backend.stats());
+}

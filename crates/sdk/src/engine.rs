@@ -75,8 +75,8 @@ impl Engine {
     }
 
     /// GPU only: (high-water mark of the bytes held by live device buffers, the budget, the last proof's
-    /// estimate before it started), in bytes.
-    pub fn device_memory(&self) -> Option<(u64, u64, u64)> {
+    /// estimate before it started) in bytes, and whether that proof recomputed its LDEs per coset block.
+    pub fn device_memory(&self) -> Option<(u64, u64, u64, bool)> {
         match self {
             Engine::Cpu => None,
             #[cfg(feature = "cuda")]
@@ -84,6 +84,7 @@ impl Engine {
                 b.device().memory_peak(),
                 b.device().memory_budget(),
                 b.reserved_bytes(),
+                b.recomputes(),
             )),
         }
     }
@@ -155,7 +156,10 @@ fn open_gpu(gpu_memory: Option<u64>) -> Result<Engine, String> {
     if let Some(cap) = gpu_memory {
         dev.set_memory_budget(dev.memory_budget().min(cap));
     }
-    Ok(Engine::Gpu(Box::new(zkrv_cuda::CudaBackend::new(dev))))
+    let mode = zkrv_cuda::GpuLdeMode::from_env()?;
+    let b = zkrv_cuda::CudaBackend::new(dev);
+    b.set_lde_mode(mode);
+    Ok(Engine::Gpu(Box::new(b)))
 }
 
 #[cfg(not(feature = "cuda"))]

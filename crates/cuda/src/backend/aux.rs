@@ -49,20 +49,33 @@ impl AuxOps for CudaBackend {
             .get(table)
             .ok_or_else(|| AuxError::Backend(BackendError::Device(format!("no trace {table}"))))?;
         let naturals = main.naturals.lock().map_err(|_| poisoned())?;
-        let d_main = naturals
-            .get(table)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| released(main, table))?;
+        // A recomputing round keeps no natural traces: rebuilt from the coefficients for this build only.
+        let rebuilt = |c: &CudaCommitted, i: usize| -> Result<_, AuxError> {
+            c.natural_from_coeffs(&self.dev, i)
+                .map_err(AuxError::Backend)?
+                .ok_or_else(|| released(c, i))
+        };
+        let tmp_main;
+        let d_main = match naturals.get(table).and_then(Option::as_ref) {
+            Some(b) => b,
+            None => {
+                tmp_main = rebuilt(main, table)?;
+                &tmp_main
+            }
+        };
         let prep_guard = match preprocessed {
             Some((c, _)) => Some(c.naturals.lock().map_err(|_| poisoned())?),
             None => None,
         };
+        let tmp_prep;
         let d_prep = match (preprocessed, &prep_guard) {
-            (Some((c, i)), Some(g)) => Some(
-                g.get(i)
-                    .and_then(Option::as_ref)
-                    .ok_or_else(|| released(c, i))?,
-            ),
+            (Some((c, i)), Some(g)) => Some(match g.get(i).and_then(Option::as_ref) {
+                Some(b) => b,
+                None => {
+                    tmp_prep = rebuilt(c, i)?;
+                    &tmp_prep
+                }
+            }),
             _ => None,
         };
         main.aux_read.store(true, Ordering::Relaxed);

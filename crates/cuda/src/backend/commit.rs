@@ -10,7 +10,8 @@ use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::merkle::{Digest, MatrixDims};
 use zkrv_stark::zk::{self as host_zk, ZkRng};
 
-use super::{cpu_aux_forced, dev_err, CudaBackend, CudaCommitted, DeviceTrace};
+use super::{cpu_aux_forced, dev_err, CudaBackend, CudaCommitted, DeviceTrace, GpuLdeMode};
+use crate::commit::TREE_CAP_LEVELS;
 use crate::commit::{self, commit_lde_keep_salted, STAGE_HOST_COPY};
 use crate::TraceOrigin;
 
@@ -43,18 +44,40 @@ impl CommitOps for CudaBackend {
     /// Fails with [`BackendError::Memory`] unless [`CudaBackend::device_bytes_needed`], less the input
     /// traces already resident, fits in the device budget left (`Device::memory_budget` -
     /// `Device::memory_in_use`).
+    /// In `Auto` mode ([`super::GpuLdeMode`]) stores the LDEs when the stored proof fits, else recomputes
+    /// them when that fits; `Store` / `Recompute` try that mode only.
     fn reserve(&self, f: &ProofFootprint) -> Result<(), BackendError> {
         let budget = self.dev.memory_budget();
         let in_use = self.dev.memory_in_use();
-        let needed = self.device_bytes_needed(f);
-        self.reserved.store(needed, Ordering::Relaxed);
         let available = budget.saturating_sub(in_use) + f.resident_inputs;
+        let store = self.device_bytes_needed(f);
+        let recompute = self.device_bytes_needed_recompute(f);
+        let (needed, mode_recompute, detail) = match self.lde_mode() {
+            GpuLdeMode::Store => (store, false, f.to_string()),
+            GpuLdeMode::Recompute => (
+                recompute,
+                true,
+                f.recompute_summary(TREE_CAP_LEVELS as usize),
+            ),
+            GpuLdeMode::Auto if store <= available => (store, false, String::new()),
+            GpuLdeMode::Auto => (
+                recompute,
+                true,
+                format!(
+                    "{}; stored LDEs would need {}",
+                    f.recompute_summary(TREE_CAP_LEVELS as usize),
+                    zkrv_stark::backend::gib(store)
+                ),
+            ),
+        };
+        self.reserved.store(needed, Ordering::Relaxed);
+        self.recompute.store(mode_recompute, Ordering::Relaxed);
         if needed > available {
             return Err(BackendError::Memory {
                 needed,
                 available,
                 budget,
-                detail: f.to_string(),
+                detail,
             });
         }
         Ok(())
@@ -129,13 +152,18 @@ impl CommitOps for CudaBackend {
                 }
             })
             .collect();
-        let (gpu, naturals) = commit_lde_keep_salted(
-            &self.dev,
-            inputs,
-            log_blowup as u32,
-            salt.as_ref().map(|(r, round)| (r, *round)),
-        )
-        .map_err(dev_err)?;
+        let salt_ref = salt.as_ref().map(|(r, round)| (r, *round));
+        let (gpu, naturals) = if self.recomputes() {
+            // No natural traces kept: the aux build recomputes them from the coefficients.
+            let c = commit::commit_coeffs(&self.dev, inputs, log_blowup as u32, salt_ref)
+                .map_err(dev_err)?;
+            let n = c.ldes.len();
+            (c, (0..n).map(|_| None).collect::<Vec<_>>())
+        } else {
+            let (c, kept) = commit_lde_keep_salted(&self.dev, inputs, log_blowup as u32, salt_ref)
+                .map_err(dev_err)?;
+            (c, kept.into_iter().map(Some).collect())
+        };
         self.record(|s| s.merge(&gpu.stats));
         let uploaded: Vec<usize> = match self.zk_uploads.lock() {
             Ok(mut u) => {
@@ -166,7 +194,7 @@ impl CommitOps for CudaBackend {
                 log_blowup,
                 dims,
                 resident,
-                naturals: Mutex::new(naturals.into_iter().map(Some).collect()),
+                naturals: Mutex::new(naturals),
                 aux_read: AtomicBool::new(false),
                 host_traces,
             },

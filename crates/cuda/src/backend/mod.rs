@@ -72,6 +72,47 @@ pub struct CudaBackend {
     zk_uploads: Mutex<Vec<(usize, usize)>>,
     /// The bytes the last `reserve` asked for ([`CudaBackend::device_bytes_needed`]).
     reserved: AtomicU64,
+    /// Where the LDEs live ([`GpuLdeMode`]); `Auto` decides per proof in `reserve`.
+    lde_mode: Mutex<GpuLdeMode>,
+    /// Whether the current proof recomputes its LDEs (set by `reserve`).
+    recompute: AtomicBool,
+}
+
+/// Where [`CudaBackend`] keeps the LDEs of the committed rounds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GpuLdeMode {
+    /// Stored when the whole proof fits in the device budget stored ([`CudaBackend::device_bytes_needed`]),
+    /// else recomputed when that fits ([`CudaBackend::device_bytes_needed_recompute`]), else the budget
+    /// error before any work.
+    #[default]
+    Auto,
+    /// Every LDE and tree level resident (fastest).
+    Store,
+    /// Coefficients only, LDE rows recomputed one coset block at a time where they are read, trees capped
+    /// [`crate::commit::TREE_CAP_LEVELS`] levels above the leaves (commit, quotient, DEEP, openings;
+    /// `crate::commit::commit_coeffs`): about `1 / blowup` of the LDE memory, byte-identical proofs.
+    Recompute,
+}
+
+impl GpuLdeMode {
+    /// `ZKRV_GPU_LDE=auto|store|recompute` (unset or empty: `auto`); any other value is an error naming the
+    /// variable.
+    pub fn from_env() -> Result<Self, String> {
+        match std::env::var("ZKRV_GPU_LDE") {
+            Err(std::env::VarError::NotPresent) => Ok(GpuLdeMode::Auto),
+            Err(std::env::VarError::NotUnicode(v)) => Err(format!(
+                "ZKRV_GPU_LDE={v:?} is not UTF-8: expected `auto`, `store` or `recompute`"
+            )),
+            Ok(v) => match v.as_str() {
+                "" | "auto" => Ok(GpuLdeMode::Auto),
+                "store" => Ok(GpuLdeMode::Store),
+                "recompute" => Ok(GpuLdeMode::Recompute),
+                other => Err(format!(
+                    "ZKRV_GPU_LDE={other:?}: expected `auto`, `store` or `recompute`"
+                )),
+            },
+        }
+    }
 }
 
 /// One committed round: LDEs and tree on the device, the natural-order traces on the device until
@@ -97,6 +138,26 @@ impl CudaCommitted {
     /// The device side (LDEs, tree levels).
     pub fn device(&self) -> &DeviceCommitted {
         &self.gpu
+    }
+
+    /// Natural-order trace `i` rebuilt from its coefficients when the round recomputes its LDEs
+    /// ([`crate::commit::LdeKind::Coeffs`]); `None` for a stored round.
+    pub(crate) fn natural_from_coeffs(
+        &self,
+        dev: &Device,
+        i: usize,
+    ) -> Result<Option<DeviceBuffer<u64>>, BackendError> {
+        let l = self
+            .gpu
+            .ldes
+            .get(i)
+            .ok_or_else(|| BackendError::Shape(format!("round has no matrix {i}")))?;
+        match l.coeffs_log_height() {
+            None => Ok(None),
+            Some(log_n) => crate::poly::natural_from_coeffs(dev, &l.data, log_n, l.width)
+                .map(Some)
+                .map_err(dev_err),
+        }
     }
 }
 
@@ -140,6 +201,15 @@ impl CudaBackend {
         f.total() + twiddles + DEVICE_SLACK
     }
 
+    /// Device bytes a proof of footprint `f` needs when its LDEs are recomputed ([`GpuLdeMode::Recompute`]):
+    /// [`zkrv_stark::backend::ProofFootprint::total_recompute`] with the trees capped
+    /// [`crate::commit::TREE_CAP_LEVELS`] levels, plus twiddles and [`DEVICE_SLACK`] as for
+    /// [`Self::device_bytes_needed`].
+    pub fn device_bytes_needed_recompute(&self, f: &zkrv_stark::backend::ProofFootprint) -> u64 {
+        self.device_bytes_needed(f) - f.total()
+            + f.total_recompute(crate::commit::TREE_CAP_LEVELS as usize)
+    }
+
     /// A backend on `dev`.
     pub fn new(dev: Device) -> Self {
         CudaBackend {
@@ -149,7 +219,30 @@ impl CudaBackend {
             names: Mutex::new(Vec::new()),
             zk_uploads: Mutex::new(Vec::new()),
             reserved: AtomicU64::new(0),
+            lde_mode: Mutex::new(GpuLdeMode::Auto),
+            recompute: AtomicBool::new(false),
         }
+    }
+
+    /// Sets where the LDEs of the next proofs live ([`GpuLdeMode`]; default `Auto`).
+    pub fn set_lde_mode(&self, mode: GpuLdeMode) {
+        if let Ok(mut m) = self.lde_mode.lock() {
+            *m = mode;
+        }
+        if mode != GpuLdeMode::Auto {
+            self.recompute
+                .store(mode == GpuLdeMode::Recompute, Ordering::Relaxed);
+        }
+    }
+
+    /// The configured [`GpuLdeMode`].
+    pub fn lde_mode(&self) -> GpuLdeMode {
+        self.lde_mode.lock().map(|m| *m).unwrap_or_default()
+    }
+
+    /// Whether the current (or last) proof recomputes its LDEs.
+    pub fn recomputes(&self) -> bool {
+        self.recompute.load(Ordering::Relaxed)
     }
 
     /// Names the traces of commit round `round` (0 = the first `commit` call on this backend: the main
@@ -222,11 +315,21 @@ impl CudaBackend {
             .naturals
             .lock()
             .map_err(|_| BackendError::Device("poisoned lock".into()))?;
-        let Some(buf) = naturals.get(i).and_then(Option::as_ref) else {
-            return Err(BackendError::Device(format!(
-                "trace c{}.t{i} was released (downloaded after release_traces)",
-                c.round
-            )));
+        let rebuilt;
+        let buf = match naturals.get(i).and_then(Option::as_ref) {
+            Some(b) => b,
+            None => match c.natural_from_coeffs(&self.dev, i)? {
+                Some(b) => {
+                    rebuilt = b;
+                    &rebuilt
+                }
+                None => {
+                    return Err(BackendError::Device(format!(
+                        "trace c{}.t{i} was released (downloaded after release_traces)",
+                        c.round
+                    )))
+                }
+            },
         };
         let v = self.dev.download(buf).map_err(dev_err)?;
         let name = self.table_name(c.round, i);
@@ -259,7 +362,17 @@ impl HostCopy for CudaBackend {
             c.gpu.ldes.get(i).ok_or_else(|| {
                 BackendError::Shape(format!("round {} has no trace {i}", c.round))
             })?;
-        let v = self.dev.download(&l.data).map_err(dev_err)?;
+        let v = match l.coeffs_log_height() {
+            None => self.dev.download(&l.data),
+            Some(log_n) => l
+                .rows(
+                    &self.dev,
+                    log_n,
+                    &(0..1usize << c.log_blowup).collect::<Vec<_>>(),
+                )
+                .and_then(|d| self.dev.download(&d)),
+        }
+        .map_err(dev_err)?;
         self.record(|s| s.add_d2h(STAGE_HOST_COPY, &l.name, (v.len() * 8) as u64));
         Ok(RowMajorMatrix::new(
             v.into_iter().map(F::new).collect(),

@@ -21,14 +21,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use zkrv_stark::backend::{BackendError, DeepTerm, OpeningOps};
-use zkrv_stark::field::{Ext3, Field, F};
-use zkrv_stark::merkle::{Digest, MerkleProof};
+use zkrv_stark::field::{Ext3, Field, PrimeCharacteristicRing, F};
+use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::merkle::{Digest, MerkleProof, MerkleTree};
 use zkrv_stark::pcs::{BatchOpening, FriLayerOpening, OpenedValues};
 use zkrv_stark::poly::coset_shift;
 use zkrv_stark::zk::{ZkRng, SALT_WIDTH};
 
 use super::{dev_err, CudaBackend, CudaCommitted};
-use crate::commit::{STAGE_HOST_COPY, STAGE_OPEN};
+use crate::commit::{LdeKind, STAGE_HOST_COPY, STAGE_OPEN, TREE_CAP_LEVELS};
 use crate::device::DeviceBuffer;
 use crate::merkle::{build_tree, DeviceMerkleTree, MatrixRef};
 use crate::open::{self as kernels, DeepInput, GatherSegment, SegmentSource};
@@ -193,6 +194,15 @@ impl OpeningOps for CudaBackend {
             for &(r, m) in list {
                 let (c, points) = rounds[r];
                 let lde = &c.gpu.ldes[m];
+                // The first `n` storage rows (g·H_n): the stored LDE, or block 0 recomputed.
+                let block;
+                let rows: &DeviceBuffer<u64> = match lde.kind {
+                    LdeKind::Stored => &lde.data,
+                    LdeKind::Coeffs { .. } => {
+                        block = lde.rows(&self.dev, log_n, &[0]).map_err(dev_err)?;
+                        &block
+                    }
+                };
                 for (p, &z) in points[m].iter().enumerate() {
                     let pos = match cache.iter().position(|(q, _)| *q == z) {
                         Some(pos) => pos,
@@ -209,14 +219,14 @@ impl OpeningOps for CudaBackend {
                     };
                     match &cache[pos].1 {
                         Bary::Weights(w) => {
-                            kernels::bary_eval(&self.dev, w, &lde.data, lde.width, &out, off)
+                            kernels::bary_eval(&self.dev, w, rows, lde.width, &out, off)
                                 .map_err(dev_err)?;
                             slots.push((r, m, p, off));
                         }
                         Bary::InDomain(k) => {
                             let mut row = vec![0u64; lde.width];
                             self.dev
-                                .copy_dtoh(&lde.data, k * lde.width, &mut row)
+                                .copy_dtoh(rows, k * lde.width, &mut row)
                                 .map_err(dev_err)?;
                             row_bytes += (row.len() * 8) as u64;
                             values[r][m][p] =
@@ -242,13 +252,27 @@ impl OpeningOps for CudaBackend {
         Ok(values)
     }
 
+    /// Stored LDEs: one pass over the rows of the height. Recomputed LDEs: one coset block of `n` rows at
+    /// a time and one term at a time (the codeword is linear in its terms), each term's block recomputed
+    /// and dropped after its launch.
     fn deep_codeword(
         &self,
         log_height: usize,
-        _log_blowup: usize,
+        log_blowup: usize,
         terms: &[DeepTerm<'_, CudaCommitted>],
         alpha: Ext3,
     ) -> Result<DeviceCodeword, BackendError> {
+        let recomputed = terms.iter().any(|t| {
+            t.matrix
+                .round
+                .gpu
+                .ldes
+                .get(t.matrix.index)
+                .is_some_and(|l| l.kind != LdeKind::Stored)
+        });
+        if recomputed {
+            return self.deep_codeword_blocks(log_height, log_blowup, terms, alpha);
+        }
         let mut inputs = Vec::with_capacity(terms.len());
         for t in terms {
             let lde = t
@@ -315,8 +339,13 @@ impl OpeningOps for CudaBackend {
             width: SALT_WIDTH,
             log_height: log_rows as u32,
         }));
-        let tree = build_tree(&self.dev, &refs).map_err(dev_err)?;
+        let mut tree = build_tree(&self.dev, &refs).map_err(dev_err)?;
         let root = tree.root(&self.dev).map_err(dev_err)?;
+        if self.recomputes() {
+            // Capped as the trace rounds' trees: the opening rehashes the leaves under the kept level.
+            let cap = (log_rows as u32).saturating_sub(TREE_CAP_LEVELS);
+            tree.levels.truncate(cap as usize + 1);
+        }
         self.record(|s| s.add_d2h(STAGE_OPEN, "fri-roots", 32));
         Ok((
             root,
@@ -381,6 +410,9 @@ impl OpeningOps for CudaBackend {
                 "query index {i} beyond 2^{lt} rows"
             )));
         }
+        if tree.levels.len() != lt as usize + 1 {
+            return self.open_rows_capped(c, indices);
+        }
         let mats: Vec<(&DeviceBuffer<u64>, usize, u32)> = c
             .gpu
             .ldes
@@ -414,6 +446,9 @@ impl OpeningOps for CudaBackend {
             )));
         }
         let lr = layer.log_rows as u32;
+        if layer.tree.levels.len() != lr as usize + 1 {
+            return self.open_fri_layer_capped(layer, indices);
+        }
         let mut mats: Vec<(&DeviceBuffer<u64>, usize, u32)> = vec![(&layer.values, 6, lr)];
         mats.extend(layer.salt.as_ref().map(|s| (s, SALT_WIDTH, lr)));
         Ok(self
@@ -428,5 +463,375 @@ impl OpeningOps for CudaBackend {
                 }
             })
             .collect())
+    }
+}
+
+/// The rows of the `2^k` leaves under one kept node of a capped tree, per matrix of the tree (tree order:
+/// matrices, then salts), and the stored part of the path.
+struct CappedGroup {
+    /// Per matrix: its rows under the node (`2^(k - d)` rows for a matrix `d` levels below the top, `d <=
+    /// k`), or the single opened row (`d > k`).
+    rows: Vec<Vec<Vec<F>>>,
+    /// The stored node the rebuilt subtree must hash to.
+    node: Digest,
+    /// Siblings from the kept level up to level 1.
+    upper: Vec<Digest>,
+}
+
+/// Opens query `q` of a capped tree of `2^big_l` leaves, kept to level `big_l - k`, over matrices of the
+/// given log heights (tree order: matrices, then salts; `n_mats` of them matrices): the subtree of the
+/// group's leaves rebuilt on the host ([`MerkleTree::with_salts`] over the group's rows), checked against
+/// the stored node, then its `k` siblings and the stored ones. Returns the rows (matrices) and the proof.
+fn finish_capped(
+    big_l: u32,
+    k: u32,
+    heights: &[u32],
+    n_mats: usize,
+    q: usize,
+    g: CappedGroup,
+) -> Result<BatchOpening, BackendError> {
+    let local = q & ((1usize << k) - 1);
+    let mut in_tree: Vec<RowMajorMatrix> = Vec::new();
+    let mut in_salts: Vec<RowMajorMatrix> = Vec::new();
+    for (i, (rows, &lh)) in g.rows.iter().zip(heights).enumerate() {
+        if big_l - lh <= k {
+            let w = rows.first().map_or(0, Vec::len);
+            let m = RowMajorMatrix::new(rows.concat(), w);
+            if i < n_mats {
+                in_tree.push(m);
+            } else {
+                in_salts.push(m);
+            }
+        }
+    }
+    let (sub_rows, sub_proof) = if k == 0 {
+        (
+            Vec::new(),
+            MerkleProof {
+                siblings: Vec::new(),
+                salts: Vec::new(),
+            },
+        )
+    } else {
+        let sub = MerkleTree::with_salts(in_tree, in_salts);
+        if sub.root() != g.node {
+            return Err(BackendError::Device(format!(
+                "the leaves recomputed under query {q} do not hash to the committed tree's node"
+            )));
+        }
+        sub.open(local)
+    };
+    let mut sub_rows = sub_rows.into_iter();
+    let mut sub_salts = sub_proof.salts.into_iter();
+    let mut rows = Vec::with_capacity(n_mats);
+    let mut salts = Vec::new();
+    for (i, (r, &lh)) in g.rows.into_iter().zip(heights).enumerate() {
+        let row = if big_l - lh <= k {
+            if i < n_mats {
+                sub_rows.next()
+            } else {
+                sub_salts.next()
+            }
+            .ok_or_else(|| BackendError::Device("capped opening: missing row".into()))?
+        } else {
+            r.into_iter()
+                .next()
+                .ok_or_else(|| BackendError::Device("capped opening: missing row".into()))?
+        };
+        if i < n_mats {
+            rows.push(row);
+        } else {
+            salts.push(row);
+        }
+    }
+    let mut siblings = sub_proof.siblings;
+    siblings.extend(g.upper);
+    Ok(BatchOpening {
+        rows,
+        proof: MerkleProof { siblings, salts },
+    })
+}
+
+impl CudaBackend {
+    /// The stored node at the kept level `cap` above each query and the stored siblings (levels `cap` to
+    /// 1), one gather.
+    fn capped_path(
+        &self,
+        what: &str,
+        tree: &DeviceMerkleTree,
+        indices: &[usize],
+    ) -> Result<Vec<(Digest, Vec<Digest>)>, BackendError> {
+        let big_l = tree.log_height;
+        let cap = tree.levels.len() as u32 - 1;
+        let mut segs = vec![GatherSegment {
+            src: &tree.levels[cap as usize],
+            width: 4,
+            shift: big_l - cap,
+            flip: false,
+        }];
+        for l in (1..=cap).rev() {
+            segs.push(GatherSegment {
+                src: &tree.levels[l as usize],
+                width: 4,
+                shift: big_l - l,
+                flip: true,
+            });
+        }
+        let (v, stride) = self.gather(what, &segs, indices)?;
+        Ok(v.chunks_exact(stride.max(1))
+            .take(indices.len())
+            .map(|c| {
+                let mut d = c.chunks_exact(4).map(kernels::digest_from_lanes);
+                let node = d.next().unwrap_or([0; 32]);
+                (node, d.collect())
+            })
+            .collect())
+    }
+
+    /// `open_rows` of a recomputed round: per matrix the rows under each query's kept node recomputed
+    /// from the coefficients on the device (one launch per matrix for all queries) and downloaded, salt rows
+    /// regenerated on the host, the subtree rebuilt and checked on the host ([`finish_capped`]).
+    fn open_rows_capped(
+        &self,
+        c: &CudaCommitted,
+        indices: &[usize],
+    ) -> Result<Vec<BatchOpening>, BackendError> {
+        let tree = &c.gpu.tree;
+        let big_l = tree.log_height;
+        let k = big_l - (tree.levels.len() as u32 - 1);
+        // A matrix `d <= k` levels below the top is hashed under the kept node (at `d = k`, injected into
+        // the node itself); one further down is injected into a kept level and opens one row.
+        let group_of = |d: u32| -> (u32, Vec<usize>) {
+            if d <= k {
+                (k - d, indices.iter().map(|&q| q >> k).collect())
+            } else {
+                (0, indices.iter().map(|&q| q >> d).collect())
+            }
+        };
+        let mut per_mat: Vec<Vec<Vec<Vec<F>>>> = Vec::new();
+        let mut heights: Vec<u32> = Vec::new();
+        let mut down = 0u64;
+        for l in &c.gpu.ldes {
+            let d = big_l - l.log_height;
+            let (log_k, groups) = group_of(d);
+            let buf = l.rows(&self.dev, log_k, &groups).map_err(dev_err)?;
+            let v = self.dev.download(&buf).map_err(dev_err)?;
+            down += (v.len() * 8) as u64;
+            let kr = 1usize << log_k;
+            per_mat.push(
+                v.chunks_exact(kr * l.width)
+                    .map(|g| {
+                        g.chunks_exact(l.width)
+                            .map(|r| r.iter().map(|&x| F::new(x)).collect())
+                            .collect()
+                    })
+                    .collect(),
+            );
+            heights.push(l.log_height);
+        }
+        self.record(|s| s.add_d2h(STAGE_OPEN, "rows", down));
+        let n_mats = per_mat.len();
+        if let Some((rng, round)) = c.gpu.salt_seed {
+            let mut levels: Vec<u32> = c.gpu.ldes.iter().map(|l| l.log_height).collect();
+            levels.sort_unstable_by(|a, b| b.cmp(a));
+            levels.dedup();
+            for lh in levels {
+                let (log_k, groups) = group_of(big_l - lh);
+                let kr = 1usize << log_k;
+                per_mat.push(
+                    groups
+                        .iter()
+                        .map(|&a| {
+                            (0..kr)
+                                .map(|j| {
+                                    let mut row = vec![F::ZERO; SALT_WIDTH];
+                                    rng.fill(
+                                        zkrv_stark::zk::DOMAIN_SALT,
+                                        round,
+                                        lh as u64,
+                                        (a * kr + j) as u64,
+                                        &mut row,
+                                    );
+                                    row
+                                })
+                                .collect()
+                        })
+                        .collect(),
+                );
+                heights.push(lh);
+            }
+        }
+        let paths = self.capped_path("rows", tree, indices)?;
+        let mut per_query: Vec<Vec<Vec<Vec<F>>>> = vec![Vec::new(); indices.len()];
+        for m in per_mat {
+            for (j, g) in m.into_iter().enumerate() {
+                per_query[j].push(g);
+            }
+        }
+        per_query
+            .into_iter()
+            .zip(paths)
+            .zip(indices)
+            .map(|((rows, (node, upper)), &q)| {
+                finish_capped(
+                    big_l,
+                    k,
+                    &heights,
+                    n_mats,
+                    q,
+                    CappedGroup { rows, node, upper },
+                )
+            })
+            .collect()
+    }
+
+    /// `open_fri_layer` of a capped layer tree: the values (and salts) of the `2^k` rows under each query's
+    /// kept node gathered from the device, the subtree rebuilt and checked on the host.
+    fn open_fri_layer_capped(
+        &self,
+        layer: &DeviceFriLayer,
+        indices: &[usize],
+    ) -> Result<Vec<FriLayerOpening>, BackendError> {
+        let tree = &layer.tree;
+        let big_l = tree.log_height;
+        let k = big_l - (tree.levels.len() as u32 - 1);
+        let kr = 1usize << k;
+        let mut segs = vec![GatherSegment {
+            src: &layer.values,
+            width: 6 * kr,
+            shift: k,
+            flip: false,
+        }];
+        if let Some(s) = &layer.salt {
+            segs.push(GatherSegment {
+                src: s,
+                width: SALT_WIDTH * kr,
+                shift: k,
+                flip: false,
+            });
+        }
+        let (v, stride) = self.gather("fri-layers", &segs, indices)?;
+        let paths = self.capped_path("fri-layers", tree, indices)?;
+        let mut heights = vec![big_l];
+        if layer.salt.is_some() {
+            heights.push(big_l);
+        }
+        v.chunks_exact(stride.max(1))
+            .take(indices.len())
+            .zip(paths)
+            .zip(indices)
+            .map(|((chunk, (node, upper)), &q)| {
+                let to_rows = |words: &[u64], w: usize| -> Vec<Vec<F>> {
+                    words
+                        .chunks_exact(w)
+                        .map(|r| r.iter().map(|&x| F::new(x)).collect())
+                        .collect()
+                };
+                let mut rows = vec![to_rows(&chunk[..6 * kr], 6)];
+                if layer.salt.is_some() {
+                    rows.push(to_rows(&chunk[6 * kr..], SALT_WIDTH));
+                }
+                let o = finish_capped(big_l, k, &heights, 1, q, CappedGroup { rows, node, upper })?;
+                let r = &o.rows[0];
+                Ok(FriLayerOpening {
+                    pair: [Ext3([r[0], r[1], r[2]]), Ext3([r[3], r[4], r[5]])],
+                    proof: o.proof,
+                })
+            })
+            .collect()
+    }
+
+    /// [`OpeningOps::deep_codeword`] over recomputed LDEs (see there).
+    fn deep_codeword_blocks(
+        &self,
+        log_height: usize,
+        log_blowup: usize,
+        terms: &[DeepTerm<'_, CudaCommitted>],
+        alpha: Ext3,
+    ) -> Result<DeviceCodeword, BackendError> {
+        let mut lde_of = Vec::with_capacity(terms.len());
+        for t in terms {
+            let l = t
+                .matrix
+                .round
+                .gpu
+                .ldes
+                .get(t.matrix.index)
+                .ok_or_else(|| BackendError::Shape("DEEP term of a missing matrix".into()))?;
+            if l.log_height as usize != log_height || log_height < log_blowup {
+                return Err(BackendError::Shape(format!(
+                    "DEEP term of height 2^{} in the codeword of height 2^{log_height}",
+                    l.log_height
+                )));
+            }
+            lde_of.push(l);
+        }
+        let all: Vec<DeepInput<'_>> = terms
+            .iter()
+            .zip(&lde_of)
+            .map(|(t, l)| DeepInput {
+                addr: 0,
+                width: l.width,
+                points: t.points,
+                values: t.values,
+                k0: t.k0,
+            })
+            .collect();
+        if kernels::deep_points(&all)
+            .into_iter()
+            .any(|z| xs_contain(log_height, z))
+        {
+            return Err(BackendError::PointInDomain { log_height });
+        }
+        let out = self
+            .dev
+            .alloc_zeros::<u64>(3usize << log_height)
+            .map_err(dev_err)?;
+        let log_n = (log_height - log_blowup) as u32;
+        let n = 1u64 << log_n;
+        let mut up = 0u64;
+        for b in 0..1usize << log_blowup {
+            let row0 = b as u64 * n;
+            for (t, l) in terms.iter().zip(&lde_of) {
+                let block;
+                let addr = match l.kind {
+                    LdeKind::Stored => l.data.ptr(),
+                    LdeKind::Coeffs { .. } => {
+                        block = l.rows(&self.dev, log_n, &[b]).map_err(dev_err)?;
+                        block.ptr().wrapping_sub(8 * row0 * l.width as u64)
+                    }
+                };
+                let input = DeepInput {
+                    addr,
+                    width: l.width,
+                    points: t.points,
+                    values: t.values,
+                    k0: t.k0,
+                };
+                let groups = kernels::deep_plan(&[input], alpha);
+                if groups.is_empty() {
+                    continue;
+                }
+                // SAFETY: `addr` reads rows [row0, row0 + n) of the term's LDE (the stored LDE, or the
+                // recomputed block less row0 rows, alive until the launch is queued); out is 2^lh x 3.
+                up += unsafe {
+                    kernels::deep_codeword_rows(
+                        &self.dev,
+                        log_height as u32,
+                        &groups,
+                        &out,
+                        row0,
+                        row0 + n,
+                        true,
+                    )
+                }
+                .map_err(dev_err)?;
+            }
+        }
+        self.record(|s| s.add_h2d(STAGE_OPEN, "deep-descriptors", up));
+        Ok(DeviceCodeword {
+            data: Arc::new(out),
+            log_size: log_height,
+        })
     }
 }

@@ -12,21 +12,17 @@ use zkrv_stark::logup::LogupChallenges;
 use zkrv_stark::zk::{self as host_zk, ZkRng};
 
 use super::{dev_err, CudaBackend, CudaCommitted, DeviceTrace};
-use crate::quotient::{quotient_device, random_codeword_device, randomize_quotient_device, LdeRef};
+use crate::commit::DeviceLde;
+use crate::quotient::{quotient_device, random_codeword_device, randomize_quotient_device};
 use crate::stats::TransferStats;
 
-/// The resident LDE of a view (bit-reversed, `nB x w`).
-fn lde<'a>(v: MatrixView<'a, CudaCommitted>) -> Result<LdeRef<'a>, BackendError> {
-    let l = v
-        .round
+/// The device LDE of a view (stored or recomputed, bit-reversed, `nB x w`).
+fn lde<'a>(v: MatrixView<'a, CudaCommitted>) -> Result<&'a DeviceLde, BackendError> {
+    v.round
         .gpu
         .ldes
         .get(v.index)
-        .ok_or_else(|| BackendError::Shape(format!("round has no matrix {}", v.index)))?;
-    Ok(LdeRef {
-        data: &l.data,
-        width: l.width,
-    })
+        .ok_or_else(|| BackendError::Shape(format!("round has no matrix {}", v.index)))
 }
 
 impl QuotientOps for CudaBackend {

@@ -32,12 +32,19 @@ pub struct RoundFootprint {
     pub lde: u64,
     pub tree: u64,
     pub salts: u64,
+    /// log2 of the largest LDE height (0 for an empty round).
+    pub log_top: usize,
+    /// log2 of the round's blowup.
+    pub log_blowup: usize,
 }
 
 impl RoundFootprint {
     /// The round committing `matrices[i] = (log_rows, width)` with blowup `2^log_blowup`.
     pub fn new(matrices: &[(usize, usize)], log_blowup: usize, zk: bool) -> Self {
-        let mut r = RoundFootprint::default();
+        let mut r = RoundFootprint {
+            log_blowup,
+            ..RoundFootprint::default()
+        };
         let mut heights: Vec<usize> = Vec::new();
         for &(lr, w) in matrices {
             let lh = lr + log_blowup;
@@ -48,6 +55,7 @@ impl RoundFootprint {
         heights.dedup();
         if let Some(&top) = heights.last() {
             r.tree = 32 * ((2u64 << top) - 1);
+            r.log_top = top;
         }
         if zk {
             r.salts = heights.iter().map(|&lh| 16u64 << lh).sum();
@@ -57,6 +65,33 @@ impl RoundFootprint {
 
     pub fn total(&self) -> u64 {
         self.lde + self.tree + self.salts
+    }
+
+    /// Bytes of the traces' coefficients (`8 · rows · w` each): what a recomputing backend keeps instead of
+    /// the LDEs.
+    pub fn coeffs(&self) -> u64 {
+        self.lde >> self.log_blowup
+    }
+
+    /// Bytes of the tree without its lowest `cap` levels (levels `0 ..= max(L - cap, log_blowup)`); 0 for
+    /// an empty round.
+    pub fn capped_tree(&self, cap: usize) -> u64 {
+        if self.lde == 0 {
+            return 0;
+        }
+        let c = self.log_top.saturating_sub(cap).max(self.log_blowup);
+        32 * ((2u64 << c) - 1)
+    }
+
+    /// Bytes of hashing one coset block of the round at once: the block of every matrix (as much as the
+    /// coefficients), its subtree (`32 · 2 H / B`) and, in zk mode, its salt rows.
+    pub fn block(&self) -> u64 {
+        if self.lde == 0 {
+            return 0;
+        }
+        self.coeffs()
+            + (64u64 << (self.log_top - self.log_blowup))
+            + (self.salts >> self.log_blowup)
     }
 }
 
@@ -78,6 +113,15 @@ pub struct ProofFootprint {
     pub scratch: u64,
     /// Bytes of input traces already resident on the backend when the proof starts (part of `traces`).
     pub resident_inputs: u64,
+    /// log2 of the largest DEEP codeword (the first FRI layer's height).
+    pub fri_log_top: usize,
+    /// The largest single committed trace (`8 · rows · w`; main, aux, quotient): one coset block of it is
+    /// what a recomputing backend holds while it evaluates or builds DEEP terms.
+    pub largest_trace: u64,
+    /// A recomputing backend's quotient transients, the largest over the tables: `C / Z_H` and its natural
+    /// copy (`48 · M`), the chunk transforms and zk masking (`8 · 3c · n` five times over), and one
+    /// `n`-row block of each LDE the table's quotient reads (`8 n (w + aux + preprocessed)`).
+    pub quotient_blocks: u64,
     /// log2 of the largest (I)DFT the proof runs (a committed trace, a quotient domain, a zk quotient
     /// chunk): what a backend's twiddle tables must cover.
     pub log_max_transform: usize,
@@ -175,6 +219,31 @@ impl ProofFootprint {
             .chain(quot.iter().map(|&(lr, _)| lr))
             .max()
             .unwrap_or(0);
+        let largest_trace = main
+            .iter()
+            .chain(&aux)
+            .chain(&quot)
+            .map(|&(lr, w)| (8 * w as u64) << lr)
+            .max()
+            .unwrap_or(0);
+        let quotient_blocks = airs
+            .iter()
+            .zip(log_heights)
+            .zip(prep_widths)
+            .map(|((a, &lh), pw)| {
+                let c = a.num_quotient_chunks as u64;
+                let log_q = (a.num_quotient_chunks.next_power_of_two().trailing_zeros() as usize)
+                    .min(lb + zk);
+                let aux_w = if a.interactions.is_empty() {
+                    0
+                } else {
+                    a.logup.aux_width()
+                };
+                let w = (a.width + aux_w + pw.unwrap_or(0)) as u64;
+                (48u64 << (lh + log_q)) + ((5 * 8 * 3 * c) << (lh + zk)) + ((8 * w) << lh)
+            })
+            .max()
+            .unwrap_or(0);
         ProofFootprint {
             main: RoundFootprint::new(&main, lb, config.zk),
             preprocessed: RoundFootprint::new(&prep, lb + zk, false),
@@ -185,8 +254,79 @@ impl ProofFootprint {
             fri,
             scratch,
             resident_inputs,
+            fri_log_top: top,
+            largest_trace,
+            quotient_blocks,
             log_max_transform,
         }
+    }
+
+    /// The peak of a backend that keeps only coefficients and trees without their lowest `cap` levels, and
+    /// recomputes LDE rows one coset block at a time where they are read (the CUDA backend's `Recompute`
+    /// mode), as the largest of its phases, each the rounds alive then (coefficients + capped trees) plus
+    /// its transients: main commit (inputs turned into coefficients, one block hashed), aux phase (the aux
+    /// traces, one natural main trace rebuilt), aux commit, quotient (the chunks, one table's `C / Z_H` and
+    /// its LDE blocks), quotient commit, opening (DEEP codewords, FRI layer values, capped FRI trees and the
+    /// tree of the layer being committed, one matrix block for DEEP and evaluation). In zk mode the FRI layer
+    /// salts are counted whether or not the backend keeps them.
+    pub fn total_recompute(&self, cap: usize) -> u64 {
+        let kept = |r: &RoundFootprint| r.coeffs() + r.capped_tree(cap);
+        let (m, p, a, q) = (
+            kept(&self.main),
+            kept(&self.preprocessed),
+            kept(&self.aux),
+            kept(&self.quotient),
+        );
+        let main_commit = self.main.coeffs() + self.main.block() + self.main.capped_tree(cap);
+        let aux_phase = m + p + self.aux.coeffs() + 2 * self.largest_trace;
+        let aux_commit = m + p + self.aux.coeffs() + self.aux.block() + self.aux.capped_tree(cap);
+        let quotient = m + p + a + self.quotient_traces + self.quotient_blocks;
+        let quotient_commit = m
+            + p
+            + a
+            + self.quotient.coeffs()
+            + self.quotient.block()
+            + self.quotient.capped_tree(cap);
+        // Opening: the DEEP codewords of every height (`24 · 2^lh`), then FRI: layer 0's full tree and salts
+        // while it is committed (`40 · 2^top`), at the end every layer's values and salts (`64 · 2^top`)
+        // and capped trees.
+        let top = self.fri_log_top;
+        let deep = self.fri.saturating_sub(88u64 << top);
+        let opening = m
+            + p
+            + a
+            + q
+            + (64u64 << top.saturating_sub(cap))
+            + (deep + self.largest_trace)
+                .max(deep + (40u64 << top))
+                .max(64u64 << top);
+        main_commit
+            .max(aux_phase)
+            .max(aux_commit)
+            .max(quotient)
+            .max(quotient_commit)
+            .max(opening)
+    }
+
+    /// One line for the budget error of a recomputing proof: its total and the coefficients and capped
+    /// trees it keeps.
+    pub fn recompute_summary(&self, cap: usize) -> String {
+        let c = self.main.coeffs()
+            + self.preprocessed.coeffs()
+            + self.aux.coeffs()
+            + self.quotient.coeffs();
+        let t = [&self.main, &self.preprocessed, &self.aux, &self.quotient]
+            .iter()
+            .map(|r| r.capped_tree(cap))
+            .sum::<u64>();
+        format!(
+            "{} at the peak with LDEs recomputed per coset block: coefficients {}, trees {}, DEEP/FRI {}, scratch {}",
+            gib(self.total_recompute(cap)),
+            gib(c),
+            gib(t),
+            gib(self.fri),
+            gib(self.scratch)
+        )
     }
 
     /// The peak of a backend that stores every round until the opening is done: the main and
@@ -269,10 +409,14 @@ mod tests {
                 .sum();
             let model = RoundFootprint::new(&shapes, lb, zk);
             assert_eq!(
-                model,
-                RoundFootprint { lde, tree, salts },
+                (model.lde, model.tree, model.salts),
+                (lde, tree, salts),
                 "lb {lb} zk {zk}"
             );
+            let coeffs: u64 = shapes.iter().map(|&(lr, w)| (8 * w as u64) << lr).sum();
+            assert_eq!(model.coeffs(), coeffs, "lb {lb}");
+            // Levels 0 ..= L - 2 of a tree of 2^L leaves (L = 7 + lb) keep 2^(L-1) - 1 digests.
+            assert_eq!(model.capped_tree(2), 32 * ((1u64 << (6 + lb)) - 1));
             assert_eq!(zk, salts > 0);
         }
     }
