@@ -43,6 +43,7 @@ pub enum Program {
     TableMemwA,
     TableLt,
     TableShift,
+    TableMul,
 }
 
 impl Program {
@@ -61,6 +62,7 @@ impl Program {
             Program::TableMemwA => ("tables/memw_a.cu", nvrtc::TABLE_MEMW_A_CU),
             Program::TableLt => ("tables/lt.cu", nvrtc::TABLE_LT_CU),
             Program::TableShift => ("tables/shift.cu", nvrtc::TABLE_SHIFT_CU),
+            Program::TableMul => ("tables/mul.cu", nvrtc::TABLE_MUL_CU),
         }
     }
 }

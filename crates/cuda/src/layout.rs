@@ -29,6 +29,7 @@ use crate::nvrtc::TABLE_LAYOUT_CUH;
 use crate::tables::load::LoadIn;
 use crate::tables::lt::LtRequest;
 use crate::tables::memw_a::{MemwAIn, MemwARecIn, MEMW_A_TS_BITS};
+use crate::tables::mul::MulRequest;
 use crate::tables::shift::ShiftRequest;
 use crate::tables::store::StoreIn;
 
@@ -180,6 +181,13 @@ pub fn upload_structs() -> Vec<CStruct> {
             b: u64,
             op: u64,
             m: u64
+        }),
+        c_struct!(MulRequest {
+            a: u64,
+            b: u64,
+            signs: u64,
+            m_lo: u64,
+            m_hi: u64
         }),
     ]
 }

@@ -22,7 +22,7 @@ use crate::tables::load::{load_trace, LoadEvent, NUM_LOAD_COLS};
 use crate::tables::lt::{lt_trace, NUM_LT_COLS};
 use crate::tables::memw::{memw_trace, MemwEvent};
 use crate::tables::memw_a::{memw_a_trace, MemwAEvent, NUM_MEMW_A_COLS};
-use crate::tables::mul::{mul_trace, MulRequests};
+use crate::tables::mul::{mul_trace, MulRequests, NUM_MUL_COLS};
 use crate::tables::page::{page_trace, CELLS_PER_PAGE};
 use crate::tables::regfile::regfile_trace;
 use crate::tables::shift::{
@@ -87,6 +87,9 @@ pub struct DeviceFill {
     pub store: bool,
     pub memw_a: bool,
     pub shift: bool,
+    /// MUL: every request (CPU, CPU32, DVRM, SHIFT's checks) is still counted on the host
+    /// ([`FillInputs::mul`]).
+    pub mul: bool,
 }
 
 impl DeviceFill {
@@ -98,7 +101,22 @@ impl DeviceFill {
         store: false,
         memw_a: false,
         shift: false,
+        mul: false,
     };
+
+    /// Whether `table` is selected (a table without a device fill never is).
+    pub fn has(self, table: Table) -> bool {
+        match table {
+            Table::Cpu => self.cpu,
+            Table::Lt => self.lt,
+            Table::Load => self.load,
+            Table::Store => self.store,
+            Table::MemwA => self.memw_a,
+            Table::Shift => self.shift,
+            Table::Mul => self.mul,
+            _ => false,
+        }
+    }
 
     /// Every table that has a device fill.
     pub const ALL: DeviceFill = DeviceFill {
@@ -108,6 +126,7 @@ impl DeviceFill {
         store: true,
         memw_a: true,
         shift: true,
+        mul: true,
     };
 }
 
@@ -133,6 +152,8 @@ pub struct FillInputs {
     pub lt: BTreeMap<(u64, u64, bool), u64>,
     /// SHIFT requests, in key order (= row order).
     pub shift: ShiftRequests,
+    /// MUL requests `(a, b, sa_en, sb_en) -> [m_lo, m_hi]`, in key order (= row order).
+    pub mul: MulRequests,
     /// One per load / store / in-cell (MEMW_A) access, in cycle order (= row order).
     pub loads: Vec<LoadEvent>,
     pub stores: Vec<StoreEvent>,
@@ -190,8 +211,8 @@ struct Chain {
 }
 
 /// CPU32 -> SHIFT/MUL/DVRM, DVRM -> MUL/LT, SHIFT -> MUL, then MUL and LT: in that order, so that every request
-/// is counted before its answering table is built. SHIFT and LT are left empty when device-filled (SHIFT's
-/// side requests, MUL checks and POW2 counters, are still made).
+/// is counted before its answering table is built. SHIFT, MUL and LT are left empty when device-filled
+/// (SHIFT's side requests, MUL checks and POW2 counters, are still made).
 #[allow(clippy::too_many_arguments)]
 fn fill_chain(
     w_ops: &[(u64, u64, u64)],
@@ -231,7 +252,11 @@ fn fill_chain(
         let ShiftTraces { shift, pow2 } = shift_trace(shift_req, min_height, lookups, mul_req);
         (shift, pow2)
     };
-    let mul = mul_trace(mul_req, min_height, lookups);
+    let mul = if device.mul {
+        empty(NUM_MUL_COLS)
+    } else {
+        mul_trace(mul_req, min_height, lookups)
+    };
     let lt = if device.lt {
         empty(NUM_LT_COLS)
     } else {
@@ -731,6 +756,11 @@ pub fn generate_split(
             shift_req
         } else {
             ShiftRequests::new()
+        },
+        mul: if device.mul {
+            mul_req
+        } else {
+            MulRequests::new()
         },
         loads: if device.load { loads } else { Vec::new() },
         stores: if device.store { stores } else { Vec::new() },

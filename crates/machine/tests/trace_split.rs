@@ -10,7 +10,7 @@ use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::tables::load::load_trace;
 use zkrv_machine::tables::lt::lt_trace;
 use zkrv_machine::tables::memw_a::memw_a_trace;
-use zkrv_machine::tables::mul::MulRequests;
+use zkrv_machine::tables::mul::{mul_trace, MulRequests};
 use zkrv_machine::tables::shift::shift_trace;
 use zkrv_machine::tables::store::store_trace;
 use zkrv_machine::trace::{generate, generate_split, DeviceFill};
@@ -47,6 +47,7 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
         ("STORE", &split.store),
         ("MEMW_A", &split.memw_a),
         ("SHIFT", &split.shift),
+        ("MUL", &split.mul),
     ] {
         assert_eq!(m.height(), 0, "{name}: {t} left to the device");
     }
@@ -74,7 +75,11 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     let sh = shift_trace(&inputs.shift, min_height, lk, &mut MulRequests::new());
     assert_eq!(sh.shift, full.shift, "{name}: SHIFT");
     assert_eq!(split.pow2, full.pow2, "{name}: POW2");
-    assert_eq!(split.mul, full.mul, "{name}: MUL");
+    assert_eq!(
+        mul_trace(&inputs.mul, min_height, lk),
+        full.mul,
+        "{name}: MUL"
+    );
     assert_eq!(split.decode, full.decode, "{name}: DECODE multiplicities");
     assert_eq!(split.regfile, full.regfile, "{name}: REGFILE");
     assert_eq!(split.memw, full.memw, "{name}: MEMW");
@@ -118,6 +123,7 @@ fn prove_inputs_with_split_equals_prove() {
     s.traces.store = store_trace(&s.inputs.stores, mh, lk);
     s.traces.memw_a = memw_a_trace(&s.inputs.accesses, mh, lk);
     s.traces.shift = shift_trace(&s.inputs.shift, mh, lk, &mut MulRequests::new()).shift;
+    s.traces.mul = mul_trace(&s.inputs.mul, mh, lk);
     let (traces, pages) = s.traces.into_table_order();
     let traces = traces.into_iter().map(TraceInput::Host).collect();
     let (st, proof) = prove_inputs_with(

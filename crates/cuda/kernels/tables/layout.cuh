@@ -598,3 +598,19 @@ static_assert(ZKRV_OFFSETOF(ShiftRequest, a) == 0, "ShiftRequest.a: offset");
 static_assert(ZKRV_OFFSETOF(ShiftRequest, b) == 8, "ShiftRequest.b: offset");
 static_assert(ZKRV_OFFSETOF(ShiftRequest, op) == 16, "ShiftRequest.op: offset");
 static_assert(ZKRV_OFFSETOF(ShiftRequest, m) == 24, "ShiftRequest.m: offset");
+
+// zkrv_cuda::tables::mul::MulRequest (40 bytes, align 8).
+struct MulRequest {
+    unsigned long long a;
+    unsigned long long b;
+    unsigned long long signs;
+    unsigned long long m_lo;
+    unsigned long long m_hi;
+};
+static_assert(sizeof(MulRequest) == 40, "MulRequest: size");
+static_assert(alignof(MulRequest) == 8, "MulRequest: alignment");
+static_assert(ZKRV_OFFSETOF(MulRequest, a) == 0, "MulRequest.a: offset");
+static_assert(ZKRV_OFFSETOF(MulRequest, b) == 8, "MulRequest.b: offset");
+static_assert(ZKRV_OFFSETOF(MulRequest, signs) == 16, "MulRequest.signs: offset");
+static_assert(ZKRV_OFFSETOF(MulRequest, m_lo) == 24, "MulRequest.m_lo: offset");
+static_assert(ZKRV_OFFSETOF(MulRequest, m_hi) == 32, "MulRequest.m_hi: offset");

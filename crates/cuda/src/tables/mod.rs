@@ -13,6 +13,7 @@ pub mod cpu;
 pub mod load;
 pub mod lt;
 pub mod memw_a;
+pub mod mul;
 pub mod shift;
 pub mod store;
 
