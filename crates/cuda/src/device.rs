@@ -44,6 +44,7 @@ pub enum Program {
     TableLt,
     TableShift,
     TableMul,
+    TableBytewise,
 }
 
 impl Program {
@@ -63,6 +64,7 @@ impl Program {
             Program::TableLt => ("tables/lt.cu", nvrtc::TABLE_LT_CU),
             Program::TableShift => ("tables/shift.cu", nvrtc::TABLE_SHIFT_CU),
             Program::TableMul => ("tables/mul.cu", nvrtc::TABLE_MUL_CU),
+            Program::TableBytewise => ("tables/bytewise.cu", nvrtc::TABLE_BYTEWISE_CU),
         }
     }
 }

@@ -26,6 +26,7 @@ use zkrv_machine::tables::{column_layouts, ColumnLayout};
 
 use crate::error::CudaError;
 use crate::nvrtc::TABLE_LAYOUT_CUH;
+use crate::tables::bytewise::BytewiseRequest;
 use crate::tables::load::LoadIn;
 use crate::tables::lt::LtRequest;
 use crate::tables::memw_a::{MemwAIn, MemwARecIn, MEMW_A_TS_BITS};
@@ -188,6 +189,12 @@ pub fn upload_structs() -> Vec<CStruct> {
             signs: u64,
             m_lo: u64,
             m_hi: u64
+        }),
+        c_struct!(BytewiseRequest {
+            op: u64,
+            a: u64,
+            b: u64,
+            m: u64
         }),
     ]
 }

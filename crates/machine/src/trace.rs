@@ -11,7 +11,7 @@ use crate::bus::{alu, NUM_REG_CELLS};
 use crate::bus::{REG_INPUT_CURSOR, REG_OUTPUT_CURSOR};
 use crate::registry::Table;
 use crate::tables::bitwise::Lookups;
-use crate::tables::bytewise::bytewise_trace;
+use crate::tables::bytewise::{bytewise_trace, NUM_BYTEWISE_COLS};
 use crate::tables::cpu::{cpu_height, cpu_result, cpu_trace, CpuDecode, RegWalk, NUM_CPU_COLS};
 use crate::tables::cpu32::cpu32_trace;
 use crate::tables::decode::{DecodeTable, NUM_DECODE_COLS};
@@ -90,6 +90,8 @@ pub struct DeviceFill {
     /// MUL: every request (CPU, CPU32, DVRM, SHIFT's checks) is still counted on the host
     /// ([`FillInputs::mul`]).
     pub mul: bool,
+    /// BYTEWISE ([`FillInputs::bytewise`]).
+    pub bytewise: bool,
 }
 
 impl DeviceFill {
@@ -102,6 +104,7 @@ impl DeviceFill {
         memw_a: false,
         shift: false,
         mul: false,
+        bytewise: false,
     };
 
     /// Whether `table` is selected (a table without a device fill never is).
@@ -114,6 +117,7 @@ impl DeviceFill {
             Table::MemwA => self.memw_a,
             Table::Shift => self.shift,
             Table::Mul => self.mul,
+            Table::Bytewise => self.bytewise,
             _ => false,
         }
     }
@@ -127,6 +131,7 @@ impl DeviceFill {
         memw_a: true,
         shift: true,
         mul: true,
+        bytewise: true,
     };
 }
 
@@ -154,6 +159,8 @@ pub struct FillInputs {
     pub shift: ShiftRequests,
     /// MUL requests `(a, b, sa_en, sb_en) -> [m_lo, m_hi]`, in key order (= row order).
     pub mul: MulRequests,
+    /// BYTEWISE requests `(alu op, a, b) -> count` (op AND, OR or XOR), in key order (= row order).
+    pub bytewise: BTreeMap<(u64, u64, u64), u64>,
     /// One per load / store / in-cell (MEMW_A) access, in cycle order (= row order).
     pub loads: Vec<LoadEvent>,
     pub stores: Vec<StoreEvent>,
@@ -629,10 +636,12 @@ pub fn generate_split(
         ));
     }
     tasks.push(("EQ", Box::new(|_| Ok(eq_trace(&eq_req, min_height)))));
-    tasks.push((
-        "BYTEWISE",
-        Box::new(|lk| Ok(bytewise_trace(&bw_req, min_height, lk))),
-    ));
+    if !device.bytewise {
+        tasks.push((
+            "BYTEWISE",
+            Box::new(|lk| Ok(bytewise_trace(&bw_req, min_height, lk))),
+        ));
+    }
     if !device.load {
         tasks.push((
             "LOAD",
@@ -736,7 +745,7 @@ pub fn generate_split(
     };
     let cpu = take("CPU", Some(NUM_CPU_COLS))?;
     let eq = take("EQ", None)?;
-    let bytewise = take("BYTEWISE", None)?;
+    let bytewise = take("BYTEWISE", Some(NUM_BYTEWISE_COLS))?;
     let load = take("LOAD", Some(NUM_LOAD_COLS))?;
     let store = take("STORE", Some(NUM_STORE_COLS))?;
     let memw_a = take("MEMW_A", Some(NUM_MEMW_A_COLS))?;
@@ -761,6 +770,11 @@ pub fn generate_split(
             mul_req
         } else {
             MulRequests::new()
+        },
+        bytewise: if device.bytewise {
+            bw_req
+        } else {
+            BTreeMap::new()
         },
         loads: if device.load { loads } else { Vec::new() },
         stores: if device.store { stores } else { Vec::new() },

@@ -5,6 +5,7 @@
 
 use zkrv_executor::{execute, ExecOptions, Program};
 use zkrv_machine::tables::bitwise::LookupKind;
+use zkrv_machine::tables::bytewise::bytewise_trace;
 use zkrv_machine::tables::cpu::cpu_trace;
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::tables::load::load_trace;
@@ -48,6 +49,7 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
         ("MEMW_A", &split.memw_a),
         ("SHIFT", &split.shift),
         ("MUL", &split.mul),
+        ("BYTEWISE", &split.bytewise),
     ] {
         assert_eq!(m.height(), 0, "{name}: {t} left to the device");
     }
@@ -75,6 +77,11 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     let sh = shift_trace(&inputs.shift, min_height, lk, &mut MulRequests::new());
     assert_eq!(sh.shift, full.shift, "{name}: SHIFT");
     assert_eq!(split.pow2, full.pow2, "{name}: POW2");
+    assert_eq!(
+        bytewise_trace(&inputs.bytewise, min_height, lk),
+        full.bytewise,
+        "{name}: BYTEWISE"
+    );
     assert_eq!(
         mul_trace(&inputs.mul, min_height, lk),
         full.mul,
@@ -124,6 +131,7 @@ fn prove_inputs_with_split_equals_prove() {
     s.traces.memw_a = memw_a_trace(&s.inputs.accesses, mh, lk);
     s.traces.shift = shift_trace(&s.inputs.shift, mh, lk, &mut MulRequests::new()).shift;
     s.traces.mul = mul_trace(&s.inputs.mul, mh, lk);
+    s.traces.bytewise = bytewise_trace(&s.inputs.bytewise, mh, lk);
     let (traces, pages) = s.traces.into_table_order();
     let traces = traces.into_iter().map(TraceInput::Host).collect();
     let (st, proof) = prove_inputs_with(

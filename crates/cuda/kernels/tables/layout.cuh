@@ -614,3 +614,17 @@ static_assert(ZKRV_OFFSETOF(MulRequest, b) == 8, "MulRequest.b: offset");
 static_assert(ZKRV_OFFSETOF(MulRequest, signs) == 16, "MulRequest.signs: offset");
 static_assert(ZKRV_OFFSETOF(MulRequest, m_lo) == 24, "MulRequest.m_lo: offset");
 static_assert(ZKRV_OFFSETOF(MulRequest, m_hi) == 32, "MulRequest.m_hi: offset");
+
+// zkrv_cuda::tables::bytewise::BytewiseRequest (32 bytes, align 8).
+struct BytewiseRequest {
+    unsigned long long op;
+    unsigned long long a;
+    unsigned long long b;
+    unsigned long long m;
+};
+static_assert(sizeof(BytewiseRequest) == 32, "BytewiseRequest: size");
+static_assert(alignof(BytewiseRequest) == 8, "BytewiseRequest: alignment");
+static_assert(ZKRV_OFFSETOF(BytewiseRequest, op) == 0, "BytewiseRequest.op: offset");
+static_assert(ZKRV_OFFSETOF(BytewiseRequest, a) == 8, "BytewiseRequest.a: offset");
+static_assert(ZKRV_OFFSETOF(BytewiseRequest, b) == 16, "BytewiseRequest.b: offset");
+static_assert(ZKRV_OFFSETOF(BytewiseRequest, m) == 24, "BytewiseRequest.m: offset");

@@ -9,6 +9,7 @@
 //!
 //! Launch guards ([`launch_1d`]) refuse shapes the kernels cannot address instead of launching a truncated grid.
 
+pub mod bytewise;
 pub mod cpu;
 pub mod load;
 pub mod lt;
