@@ -45,6 +45,7 @@ pub enum Program {
     TableShift,
     TableMul,
     TableBytewise,
+    TableCpu32,
 }
 
 impl Program {
@@ -65,6 +66,7 @@ impl Program {
             Program::TableShift => ("tables/shift.cu", nvrtc::TABLE_SHIFT_CU),
             Program::TableMul => ("tables/mul.cu", nvrtc::TABLE_MUL_CU),
             Program::TableBytewise => ("tables/bytewise.cu", nvrtc::TABLE_BYTEWISE_CU),
+            Program::TableCpu32 => ("tables/cpu32.cu", nvrtc::TABLE_CPU32_CU),
         }
     }
 }

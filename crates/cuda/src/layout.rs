@@ -27,6 +27,7 @@ use zkrv_machine::tables::{column_layouts, ColumnLayout};
 use crate::error::CudaError;
 use crate::nvrtc::TABLE_LAYOUT_CUH;
 use crate::tables::bytewise::BytewiseRequest;
+use crate::tables::cpu32::Cpu32In;
 use crate::tables::load::LoadIn;
 use crate::tables::lt::LtRequest;
 use crate::tables::memw_a::{MemwAIn, MemwARecIn, MEMW_A_TS_BITS};
@@ -189,6 +190,11 @@ pub fn upload_structs() -> Vec<CStruct> {
             signs: u64,
             m_lo: u64,
             m_hi: u64
+        }),
+        c_struct!(Cpu32In {
+            a: u64,
+            b: u64,
+            op: u64
         }),
         c_struct!(BytewiseRequest {
             op: u64,

@@ -41,6 +41,7 @@ pub const TABLE_LT_CU: &str = include_str!("../kernels/tables/lt.cu");
 pub const TABLE_SHIFT_CU: &str = include_str!("../kernels/tables/shift.cu");
 pub const TABLE_MUL_CU: &str = include_str!("../kernels/tables/mul.cu");
 pub const TABLE_BYTEWISE_CU: &str = include_str!("../kernels/tables/bytewise.cu");
+pub const TABLE_CPU32_CU: &str = include_str!("../kernels/tables/cpu32.cu");
 /// `kernels/logup.cuh`: helpers of the generated LogUp aux row kernels (see `crate::logup`).
 pub const LOGUP_CUH: &str = include_str!("../kernels/logup.cuh");
 /// `kernels/logup.cu`: the running-sum scan of the LogUp aux trace (mirrors `zkrv_stark::logup`).
@@ -79,6 +80,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("tables/shift.cu", TABLE_SHIFT_CU),
     ("tables/mul.cu", TABLE_MUL_CU),
     ("tables/bytewise.cu", TABLE_BYTEWISE_CU),
+    ("tables/cpu32.cu", TABLE_CPU32_CU),
 ];
 
 /// Whether `libnvrtc` can be loaded (no GPU needed).

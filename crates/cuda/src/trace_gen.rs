@@ -38,7 +38,7 @@ use crate::tables::{self, DeviceCycles, DeviceLookups};
 pub const CPU_TRACE_ENV: &str = "ZKRV_CPU_TRACE";
 
 /// The tables that have a device fill in this build (the others are generated on the host and uploaded):
-/// CPU, LT, SHIFT, LOAD, STORE, MEMW_A, MUL, BYTEWISE. A new fill: switch it on here and add its arm to [`fill_one`].
+/// CPU, LT, SHIFT, LOAD, STORE, MEMW_A, MUL, BYTEWISE, CPU32. A new fill: switch it on here and add its arm to [`fill_one`].
 pub const DEVICE_FILLS: DeviceFill = DeviceFill {
     cpu: true,
     lt: true,
@@ -48,6 +48,7 @@ pub const DEVICE_FILLS: DeviceFill = DeviceFill {
     shift: true,
     mul: true,
     bytewise: true,
+    cpu32: true,
 };
 
 /// Why proving with GPU trace generation failed.
@@ -425,6 +426,9 @@ pub fn fill_one(
         }
         table_id::BYTEWISE => {
             tables::bytewise::fill_bytewise(dev, &inputs.bytewise, min_height, lookups, stats)
+        }
+        table_id::CPU32 => {
+            tables::cpu32::fill_cpu32(dev, &inputs.cpu32, min_height, lookups, stats)
         }
         table_id::MUL => tables::mul::fill_mul(dev, &inputs.mul, min_height, lookups, stats),
         table_id::LOAD => match cycles {

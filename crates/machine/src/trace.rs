@@ -13,7 +13,7 @@ use crate::registry::Table;
 use crate::tables::bitwise::Lookups;
 use crate::tables::bytewise::{bytewise_trace, NUM_BYTEWISE_COLS};
 use crate::tables::cpu::{cpu_height, cpu_result, cpu_trace, CpuDecode, RegWalk, NUM_CPU_COLS};
-use crate::tables::cpu32::cpu32_trace;
+use crate::tables::cpu32::{cpu32_requests, cpu32_trace, NUM_CPU32_COLS};
 use crate::tables::decode::{DecodeTable, NUM_DECODE_COLS};
 use crate::tables::dvrm::{add_dvrm_request, dvrm_trace, DvrmRequests};
 use crate::tables::eq::eq_trace;
@@ -92,6 +92,8 @@ pub struct DeviceFill {
     pub mul: bool,
     /// BYTEWISE ([`FillInputs::bytewise`]).
     pub bytewise: bool,
+    /// CPU32: its inner requests (SHIFT/MUL/DVRM) are still made on the host ([`FillInputs::cpu32`]).
+    pub cpu32: bool,
 }
 
 impl DeviceFill {
@@ -105,6 +107,7 @@ impl DeviceFill {
         shift: false,
         mul: false,
         bytewise: false,
+        cpu32: false,
     };
 
     /// Whether `table` is selected (a table without a device fill never is).
@@ -118,6 +121,7 @@ impl DeviceFill {
             Table::Shift => self.shift,
             Table::Mul => self.mul,
             Table::Bytewise => self.bytewise,
+            Table::Cpu32 => self.cpu32,
             _ => false,
         }
     }
@@ -132,6 +136,7 @@ impl DeviceFill {
         shift: true,
         mul: true,
         bytewise: true,
+        cpu32: true,
     };
 }
 
@@ -161,6 +166,8 @@ pub struct FillInputs {
     pub mul: MulRequests,
     /// BYTEWISE requests `(alu op, a, b) -> count` (op AND, OR or XOR), in key order (= row order).
     pub bytewise: BTreeMap<(u64, u64, u64), u64>,
+    /// CPU32: the W operations `(alu op, a, b)` (op ADDW..=REMUW), in execution order (= row order).
+    pub cpu32: Vec<(u64, u64, u64)>,
     /// One per load / store / in-cell (MEMW_A) access, in cycle order (= row order).
     pub loads: Vec<LoadEvent>,
     pub stores: Vec<StoreEvent>,
@@ -218,8 +225,8 @@ struct Chain {
 }
 
 /// CPU32 -> SHIFT/MUL/DVRM, DVRM -> MUL/LT, SHIFT -> MUL, then MUL and LT: in that order, so that every request
-/// is counted before its answering table is built. SHIFT, MUL and LT are left empty when device-filled
-/// (SHIFT's side requests, MUL checks and POW2 counters, are still made).
+/// is counted before its answering table is built. CPU32, SHIFT, MUL and LT are left empty when device-filled
+/// (the requests CPU32 and SHIFT make, and SHIFT's POW2 counters, are still made).
 #[allow(clippy::too_many_arguments)]
 fn fill_chain(
     w_ops: &[(u64, u64, u64)],
@@ -231,8 +238,15 @@ fn fill_chain(
     min_height: usize,
     lookups: &mut Lookups,
 ) -> Result<Chain, MachineError> {
-    let (cpu32, facts) = cpu32_trace(w_ops, min_height, lookups)
-        .ok_or_else(|| MachineError::Internal("bad W op".into()))?;
+    let (cpu32, facts) = if device.cpu32 {
+        (empty(NUM_CPU32_COLS), cpu32_requests(w_ops))
+    } else {
+        match cpu32_trace(w_ops, min_height, lookups) {
+            Some((t, f)) => (t, Some(f)),
+            None => (empty(NUM_CPU32_COLS), None),
+        }
+    };
+    let facts = facts.ok_or_else(|| MachineError::Internal("bad W op".into()))?;
     for fa in facts {
         if let Some(sop) = ShiftOp::from_alu(fa.op) {
             *shift_req.entry((sop, fa.a, fa.b)).or_default() += 1;
@@ -776,6 +790,7 @@ pub fn generate_split(
         } else {
             BTreeMap::new()
         },
+        cpu32: if device.cpu32 { w_ops } else { Vec::new() },
         loads: if device.load { loads } else { Vec::new() },
         stores: if device.store { stores } else { Vec::new() },
         accesses: if device.memw_a { accesses } else { Vec::new() },

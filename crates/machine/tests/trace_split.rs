@@ -7,6 +7,7 @@ use zkrv_executor::{execute, ExecOptions, Program};
 use zkrv_machine::tables::bitwise::LookupKind;
 use zkrv_machine::tables::bytewise::bytewise_trace;
 use zkrv_machine::tables::cpu::cpu_trace;
+use zkrv_machine::tables::cpu32::cpu32_trace;
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::tables::load::load_trace;
 use zkrv_machine::tables::lt::lt_trace;
@@ -50,6 +51,7 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
         ("SHIFT", &split.shift),
         ("MUL", &split.mul),
         ("BYTEWISE", &split.bytewise),
+        ("CPU32", &split.cpu32),
     ] {
         assert_eq!(m.height(), 0, "{name}: {t} left to the device");
     }
@@ -77,6 +79,8 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     let sh = shift_trace(&inputs.shift, min_height, lk, &mut MulRequests::new());
     assert_eq!(sh.shift, full.shift, "{name}: SHIFT");
     assert_eq!(split.pow2, full.pow2, "{name}: POW2");
+    let (cpu32, _) = cpu32_trace(&inputs.cpu32, min_height, lk).unwrap();
+    assert_eq!(cpu32, full.cpu32, "{name}: CPU32");
     assert_eq!(
         bytewise_trace(&inputs.bytewise, min_height, lk),
         full.bytewise,
@@ -132,6 +136,7 @@ fn prove_inputs_with_split_equals_prove() {
     s.traces.shift = shift_trace(&s.inputs.shift, mh, lk, &mut MulRequests::new()).shift;
     s.traces.mul = mul_trace(&s.inputs.mul, mh, lk);
     s.traces.bytewise = bytewise_trace(&s.inputs.bytewise, mh, lk);
+    s.traces.cpu32 = cpu32_trace(&s.inputs.cpu32, mh, lk).unwrap().0;
     let (traces, pages) = s.traces.into_table_order();
     let traces = traces.into_iter().map(TraceInput::Host).collect();
     let (st, proof) = prove_inputs_with(

@@ -615,6 +615,18 @@ static_assert(ZKRV_OFFSETOF(MulRequest, signs) == 16, "MulRequest.signs: offset"
 static_assert(ZKRV_OFFSETOF(MulRequest, m_lo) == 24, "MulRequest.m_lo: offset");
 static_assert(ZKRV_OFFSETOF(MulRequest, m_hi) == 32, "MulRequest.m_hi: offset");
 
+// zkrv_cuda::tables::cpu32::Cpu32In (24 bytes, align 8).
+struct Cpu32In {
+    unsigned long long a;
+    unsigned long long b;
+    unsigned long long op;
+};
+static_assert(sizeof(Cpu32In) == 24, "Cpu32In: size");
+static_assert(alignof(Cpu32In) == 8, "Cpu32In: alignment");
+static_assert(ZKRV_OFFSETOF(Cpu32In, a) == 0, "Cpu32In.a: offset");
+static_assert(ZKRV_OFFSETOF(Cpu32In, b) == 8, "Cpu32In.b: offset");
+static_assert(ZKRV_OFFSETOF(Cpu32In, op) == 16, "Cpu32In.op: offset");
+
 // zkrv_cuda::tables::bytewise::BytewiseRequest (32 bytes, align 8).
 struct BytewiseRequest {
     unsigned long long op;
