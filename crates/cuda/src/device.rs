@@ -46,6 +46,7 @@ pub enum Program {
     TableMul,
     TableBytewise,
     TableCpu32,
+    TableDvrm,
 }
 
 impl Program {
@@ -67,6 +68,7 @@ impl Program {
             Program::TableMul => ("tables/mul.cu", nvrtc::TABLE_MUL_CU),
             Program::TableBytewise => ("tables/bytewise.cu", nvrtc::TABLE_BYTEWISE_CU),
             Program::TableCpu32 => ("tables/cpu32.cu", nvrtc::TABLE_CPU32_CU),
+            Program::TableDvrm => ("tables/dvrm.cu", nvrtc::TABLE_DVRM_CU),
         }
     }
 }

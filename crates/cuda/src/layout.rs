@@ -28,6 +28,7 @@ use crate::error::CudaError;
 use crate::nvrtc::TABLE_LAYOUT_CUH;
 use crate::tables::bytewise::BytewiseRequest;
 use crate::tables::cpu32::Cpu32In;
+use crate::tables::dvrm::DvrmRequest;
 use crate::tables::load::LoadIn;
 use crate::tables::lt::LtRequest;
 use crate::tables::memw_a::{MemwAIn, MemwARecIn, MEMW_A_TS_BITS};
@@ -195,6 +196,13 @@ pub fn upload_structs() -> Vec<CStruct> {
             a: u64,
             b: u64,
             op: u64
+        }),
+        c_struct!(DvrmRequest {
+            n: u64,
+            d: u64,
+            signed => is_signed: u64,
+            m_q: u64,
+            m_r: u64
         }),
         c_struct!(BytewiseRequest {
             op: u64,

@@ -42,6 +42,7 @@ pub const TABLE_SHIFT_CU: &str = include_str!("../kernels/tables/shift.cu");
 pub const TABLE_MUL_CU: &str = include_str!("../kernels/tables/mul.cu");
 pub const TABLE_BYTEWISE_CU: &str = include_str!("../kernels/tables/bytewise.cu");
 pub const TABLE_CPU32_CU: &str = include_str!("../kernels/tables/cpu32.cu");
+pub const TABLE_DVRM_CU: &str = include_str!("../kernels/tables/dvrm.cu");
 /// `kernels/logup.cuh`: helpers of the generated LogUp aux row kernels (see `crate::logup`).
 pub const LOGUP_CUH: &str = include_str!("../kernels/logup.cuh");
 /// `kernels/logup.cu`: the running-sum scan of the LogUp aux trace (mirrors `zkrv_stark::logup`).
@@ -81,6 +82,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("tables/mul.cu", TABLE_MUL_CU),
     ("tables/bytewise.cu", TABLE_BYTEWISE_CU),
     ("tables/cpu32.cu", TABLE_CPU32_CU),
+    ("tables/dvrm.cu", TABLE_DVRM_CU),
 ];
 
 /// Whether `libnvrtc` can be loaded (no GPU needed).

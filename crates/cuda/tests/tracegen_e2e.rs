@@ -23,7 +23,7 @@ fn trace_gen_options() {
         .collect();
     assert_eq!(
         all,
-        ["CPU", "LT", "LOAD", "STORE", "MEMW_A", "BYTEWISE", "CPU32", "SHIFT", "MUL"]
+        ["CPU", "LT", "LOAD", "STORE", "MEMW_A", "BYTEWISE", "CPU32", "DVRM", "SHIFT", "MUL"]
     );
     const { assert!(DEVICE_FILLS.cpu, "the CPU table has a device fill") };
     let host = TraceGenOptions {

@@ -15,7 +15,9 @@ use crate::tables::bytewise::{bytewise_trace, NUM_BYTEWISE_COLS};
 use crate::tables::cpu::{cpu_height, cpu_result, cpu_trace, CpuDecode, RegWalk, NUM_CPU_COLS};
 use crate::tables::cpu32::{cpu32_requests, cpu32_trace, NUM_CPU32_COLS};
 use crate::tables::decode::{DecodeTable, NUM_DECODE_COLS};
-use crate::tables::dvrm::{add_dvrm_request, dvrm_trace, DvrmRequests};
+use crate::tables::dvrm::{
+    add_dvrm_request, dvrm_requests, dvrm_trace, DvrmRequests, NUM_DVRM_COLS,
+};
 use crate::tables::eq::eq_trace;
 use crate::tables::input::input_trace;
 use crate::tables::load::{load_trace, LoadEvent, NUM_LOAD_COLS};
@@ -94,6 +96,8 @@ pub struct DeviceFill {
     pub bytewise: bool,
     /// CPU32: its inner requests (SHIFT/MUL/DVRM) are still made on the host ([`FillInputs::cpu32`]).
     pub cpu32: bool,
+    /// DVRM: its requests of MUL and LT are still made on the host ([`FillInputs::dvrm`]).
+    pub dvrm: bool,
 }
 
 impl DeviceFill {
@@ -108,6 +112,7 @@ impl DeviceFill {
         mul: false,
         bytewise: false,
         cpu32: false,
+        dvrm: false,
     };
 
     /// Whether `table` is selected (a table without a device fill never is).
@@ -122,6 +127,7 @@ impl DeviceFill {
             Table::Mul => self.mul,
             Table::Bytewise => self.bytewise,
             Table::Cpu32 => self.cpu32,
+            Table::Dvrm => self.dvrm,
             _ => false,
         }
     }
@@ -137,6 +143,7 @@ impl DeviceFill {
         mul: true,
         bytewise: true,
         cpu32: true,
+        dvrm: true,
     };
 }
 
@@ -168,6 +175,8 @@ pub struct FillInputs {
     pub bytewise: BTreeMap<(u64, u64, u64), u64>,
     /// CPU32: the W operations `(alu op, a, b)` (op ADDW..=REMUW), in execution order (= row order).
     pub cpu32: Vec<(u64, u64, u64)>,
+    /// DVRM requests `(n, d, signed) -> (quotient, remainder requests)`, in key order (= row order).
+    pub dvrm: DvrmRequests,
     /// One per load / store / in-cell (MEMW_A) access, in cycle order (= row order).
     pub loads: Vec<LoadEvent>,
     pub stores: Vec<StoreEvent>,
@@ -225,8 +234,8 @@ struct Chain {
 }
 
 /// CPU32 -> SHIFT/MUL/DVRM, DVRM -> MUL/LT, SHIFT -> MUL, then MUL and LT: in that order, so that every request
-/// is counted before its answering table is built. CPU32, SHIFT, MUL and LT are left empty when device-filled
-/// (the requests CPU32 and SHIFT make, and SHIFT's POW2 counters, are still made).
+/// is counted before its answering table is built. CPU32, DVRM, SHIFT, MUL and LT are left empty when
+/// device-filled (the requests CPU32, DVRM and SHIFT make, and SHIFT's POW2 counters, are still made).
 #[allow(clippy::too_many_arguments)]
 fn fill_chain(
     w_ops: &[(u64, u64, u64)],
@@ -256,7 +265,11 @@ fn fill_chain(
             return Err(MachineError::Internal(format!("CPU32 request {fa:?}")));
         }
     }
-    let (dvrm, facts) = dvrm_trace(dvrm_req, min_height, lookups);
+    let (dvrm, facts) = if device.dvrm {
+        (empty(NUM_DVRM_COLS), dvrm_requests(dvrm_req))
+    } else {
+        dvrm_trace(dvrm_req, min_height, lookups)
+    };
     for fa in facts {
         if fa.op == alu::SLTU {
             *lt_req.entry((fa.a, fa.b, false)).or_default() += 1;
@@ -791,6 +804,11 @@ pub fn generate_split(
             BTreeMap::new()
         },
         cpu32: if device.cpu32 { w_ops } else { Vec::new() },
+        dvrm: if device.dvrm {
+            dvrm_req
+        } else {
+            DvrmRequests::new()
+        },
         loads: if device.load { loads } else { Vec::new() },
         stores: if device.store { stores } else { Vec::new() },
         accesses: if device.memw_a { accesses } else { Vec::new() },

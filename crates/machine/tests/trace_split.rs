@@ -9,6 +9,7 @@ use zkrv_machine::tables::bytewise::bytewise_trace;
 use zkrv_machine::tables::cpu::cpu_trace;
 use zkrv_machine::tables::cpu32::cpu32_trace;
 use zkrv_machine::tables::decode::DecodeTable;
+use zkrv_machine::tables::dvrm::dvrm_trace;
 use zkrv_machine::tables::load::load_trace;
 use zkrv_machine::tables::lt::lt_trace;
 use zkrv_machine::tables::memw_a::memw_a_trace;
@@ -52,6 +53,7 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
         ("MUL", &split.mul),
         ("BYTEWISE", &split.bytewise),
         ("CPU32", &split.cpu32),
+        ("DVRM", &split.dvrm),
     ] {
         assert_eq!(m.height(), 0, "{name}: {t} left to the device");
     }
@@ -81,6 +83,8 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     assert_eq!(split.pow2, full.pow2, "{name}: POW2");
     let (cpu32, _) = cpu32_trace(&inputs.cpu32, min_height, lk).unwrap();
     assert_eq!(cpu32, full.cpu32, "{name}: CPU32");
+    let (dvrm, _) = dvrm_trace(&inputs.dvrm, min_height, lk);
+    assert_eq!(dvrm, full.dvrm, "{name}: DVRM");
     assert_eq!(
         bytewise_trace(&inputs.bytewise, min_height, lk),
         full.bytewise,
@@ -137,6 +141,7 @@ fn prove_inputs_with_split_equals_prove() {
     s.traces.mul = mul_trace(&s.inputs.mul, mh, lk);
     s.traces.bytewise = bytewise_trace(&s.inputs.bytewise, mh, lk);
     s.traces.cpu32 = cpu32_trace(&s.inputs.cpu32, mh, lk).unwrap().0;
+    s.traces.dvrm = dvrm_trace(&s.inputs.dvrm, mh, lk).0;
     let (traces, pages) = s.traces.into_table_order();
     let traces = traces.into_iter().map(TraceInput::Host).collect();
     let (st, proof) = prove_inputs_with(

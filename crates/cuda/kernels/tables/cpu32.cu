@@ -27,27 +27,6 @@
 
 ZKRV_HD u64 cpu32_sext(u64 x) { return (u64)(long long)(int)(unsigned)x; }
 
-// RISC-V division (`zkrv_machine::tables::dvrm::divrem`): by zero q = 2^64 - 1, r = n; signed overflow
-// (-2^63 / -1) q = -2^63, r = 0.
-ZKRV_HD void cpu32_divrem(u64 n, u64 d, bool is_signed, u64* q, u64* r) {
-    if (d == 0) {
-        *q = ~0ull;
-        *r = n;
-    } else if (is_signed) {
-        const long long a = (long long)n, b = (long long)d;
-        if (n == 0x8000000000000000ull && b == -1) {
-            *q = n;
-            *r = 0;
-        } else {
-            *q = (u64)(a / b);
-            *r = (u64)(a % b);
-        }
-    } else {
-        *q = n / d;
-        *r = n % d;
-    }
-}
-
 // Writes row `row` (< rows) of the CPU32 trace and counts its lookups. `len <= rows`. `lanes`: on the device, the
 // mask of the warp's lanes calling this function (all of them call it once), unused in host emulation.
 ZKRV_HD void cpu32_fill_row(u64 row, const Cpu32In* ops, u64 len, u64 rows, u64* trace, u32* counts, u32 lanes) {
@@ -78,11 +57,11 @@ ZKRV_HD void cpu32_fill_row(u64 row, const Cpu32In* ops, u64 len, u64 rows, u64*
         case CPU32_MULW: t = a2 * b2; break;
         case CPU32_DIVW:
         case CPU32_REMW:
-            cpu32_divrem(a2, b2, true, &q, &r);
+            rv_divrem(a2, b2, true, &q, &r);
             t = i == CPU32_DIVW ? q : r;
             break;
         default:
-            cpu32_divrem(a2, b2, false, &q, &r);
+            rv_divrem(a2, b2, false, &q, &r);
             t = i == CPU32_DIVUW ? q : r;
             break;
     }

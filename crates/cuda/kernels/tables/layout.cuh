@@ -627,6 +627,22 @@ static_assert(ZKRV_OFFSETOF(Cpu32In, a) == 0, "Cpu32In.a: offset");
 static_assert(ZKRV_OFFSETOF(Cpu32In, b) == 8, "Cpu32In.b: offset");
 static_assert(ZKRV_OFFSETOF(Cpu32In, op) == 16, "Cpu32In.op: offset");
 
+// zkrv_cuda::tables::dvrm::DvrmRequest (40 bytes, align 8).
+struct DvrmRequest {
+    unsigned long long n;
+    unsigned long long d;
+    unsigned long long is_signed;
+    unsigned long long m_q;
+    unsigned long long m_r;
+};
+static_assert(sizeof(DvrmRequest) == 40, "DvrmRequest: size");
+static_assert(alignof(DvrmRequest) == 8, "DvrmRequest: alignment");
+static_assert(ZKRV_OFFSETOF(DvrmRequest, n) == 0, "DvrmRequest.n: offset");
+static_assert(ZKRV_OFFSETOF(DvrmRequest, d) == 8, "DvrmRequest.d: offset");
+static_assert(ZKRV_OFFSETOF(DvrmRequest, is_signed) == 16, "DvrmRequest.is_signed: offset");
+static_assert(ZKRV_OFFSETOF(DvrmRequest, m_q) == 24, "DvrmRequest.m_q: offset");
+static_assert(ZKRV_OFFSETOF(DvrmRequest, m_r) == 32, "DvrmRequest.m_r: offset");
+
 // zkrv_cuda::tables::bytewise::BytewiseRequest (32 bytes, align 8).
 struct BytewiseRequest {
     unsigned long long op;
