@@ -47,6 +47,7 @@ pub enum Program {
     TableBytewise,
     TableCpu32,
     TableDvrm,
+    TableEq,
 }
 
 impl Program {
@@ -69,6 +70,7 @@ impl Program {
             Program::TableBytewise => ("tables/bytewise.cu", nvrtc::TABLE_BYTEWISE_CU),
             Program::TableCpu32 => ("tables/cpu32.cu", nvrtc::TABLE_CPU32_CU),
             Program::TableDvrm => ("tables/dvrm.cu", nvrtc::TABLE_DVRM_CU),
+            Program::TableEq => ("tables/eq.cu", nvrtc::TABLE_EQ_CU),
         }
     }
 }

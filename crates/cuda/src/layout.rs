@@ -29,6 +29,7 @@ use crate::nvrtc::TABLE_LAYOUT_CUH;
 use crate::tables::bytewise::BytewiseRequest;
 use crate::tables::cpu32::Cpu32In;
 use crate::tables::dvrm::DvrmRequest;
+use crate::tables::eq::EqRequest;
 use crate::tables::load::LoadIn;
 use crate::tables::lt::LtRequest;
 use crate::tables::memw_a::{MemwAIn, MemwARecIn, MEMW_A_TS_BITS};
@@ -203,6 +204,11 @@ pub fn upload_structs() -> Vec<CStruct> {
             signed => is_signed: u64,
             m_q: u64,
             m_r: u64
+        }),
+        c_struct!(EqRequest {
+            a: u64,
+            b: u64,
+            m: u64
         }),
         c_struct!(BytewiseRequest {
             op: u64,

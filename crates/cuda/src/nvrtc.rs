@@ -43,6 +43,7 @@ pub const TABLE_MUL_CU: &str = include_str!("../kernels/tables/mul.cu");
 pub const TABLE_BYTEWISE_CU: &str = include_str!("../kernels/tables/bytewise.cu");
 pub const TABLE_CPU32_CU: &str = include_str!("../kernels/tables/cpu32.cu");
 pub const TABLE_DVRM_CU: &str = include_str!("../kernels/tables/dvrm.cu");
+pub const TABLE_EQ_CU: &str = include_str!("../kernels/tables/eq.cu");
 /// `kernels/logup.cuh`: helpers of the generated LogUp aux row kernels (see `crate::logup`).
 pub const LOGUP_CUH: &str = include_str!("../kernels/logup.cuh");
 /// `kernels/logup.cu`: the running-sum scan of the LogUp aux trace (mirrors `zkrv_stark::logup`).
@@ -83,6 +84,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("tables/bytewise.cu", TABLE_BYTEWISE_CU),
     ("tables/cpu32.cu", TABLE_CPU32_CU),
     ("tables/dvrm.cu", TABLE_DVRM_CU),
+    ("tables/eq.cu", TABLE_EQ_CU),
 ];
 
 /// Whether `libnvrtc` can be loaded (no GPU needed).

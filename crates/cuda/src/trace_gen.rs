@@ -38,7 +38,7 @@ use crate::tables::{self, DeviceCycles, DeviceLookups};
 pub const CPU_TRACE_ENV: &str = "ZKRV_CPU_TRACE";
 
 /// The tables that have a device fill in this build (the others are generated on the host and uploaded):
-/// CPU, LT, SHIFT, LOAD, STORE, MEMW_A, MUL, BYTEWISE, CPU32, DVRM. A new fill: switch it on here and add its arm to [`fill_one`].
+/// CPU, LT, SHIFT, LOAD, STORE, MEMW_A, MUL, BYTEWISE, CPU32, DVRM, EQ. A new fill: switch it on here and add its arm to [`fill_one`].
 pub const DEVICE_FILLS: DeviceFill = DeviceFill {
     cpu: true,
     lt: true,
@@ -50,6 +50,7 @@ pub const DEVICE_FILLS: DeviceFill = DeviceFill {
     bytewise: true,
     cpu32: true,
     dvrm: true,
+    eq: true,
 };
 
 /// Why proving with GPU trace generation failed.
@@ -432,6 +433,7 @@ pub fn fill_one(
             tables::cpu32::fill_cpu32(dev, &inputs.cpu32, min_height, lookups, stats)
         }
         table_id::DVRM => tables::dvrm::fill_dvrm(dev, &inputs.dvrm, min_height, lookups, stats),
+        table_id::EQ => tables::eq::fill_eq(dev, &inputs.eq, min_height, lookups, stats),
         table_id::MUL => tables::mul::fill_mul(dev, &inputs.mul, min_height, lookups, stats),
         table_id::LOAD => match cycles {
             Some(c) => {

@@ -23,7 +23,10 @@ fn trace_gen_options() {
         .collect();
     assert_eq!(
         all,
-        ["CPU", "LT", "LOAD", "STORE", "MEMW_A", "BYTEWISE", "CPU32", "DVRM", "SHIFT", "MUL"]
+        [
+            "CPU", "EQ", "LT", "LOAD", "STORE", "MEMW_A", "BYTEWISE", "CPU32", "DVRM", "SHIFT",
+            "MUL"
+        ]
     );
     const { assert!(DEVICE_FILLS.cpu, "the CPU table has a device fill") };
     let host = TraceGenOptions {

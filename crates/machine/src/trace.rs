@@ -18,7 +18,7 @@ use crate::tables::decode::{DecodeTable, NUM_DECODE_COLS};
 use crate::tables::dvrm::{
     add_dvrm_request, dvrm_requests, dvrm_trace, DvrmRequests, NUM_DVRM_COLS,
 };
-use crate::tables::eq::eq_trace;
+use crate::tables::eq::{eq_trace, NUM_EQ_COLS};
 use crate::tables::input::input_trace;
 use crate::tables::load::{load_trace, LoadEvent, NUM_LOAD_COLS};
 use crate::tables::lt::{lt_trace, NUM_LT_COLS};
@@ -98,6 +98,8 @@ pub struct DeviceFill {
     pub cpu32: bool,
     /// DVRM: its requests of MUL and LT are still made on the host ([`FillInputs::dvrm`]).
     pub dvrm: bool,
+    /// EQ ([`FillInputs::eq`]).
+    pub eq: bool,
 }
 
 impl DeviceFill {
@@ -113,6 +115,7 @@ impl DeviceFill {
         bytewise: false,
         cpu32: false,
         dvrm: false,
+        eq: false,
     };
 
     /// Whether `table` is selected (a table without a device fill never is).
@@ -128,6 +131,7 @@ impl DeviceFill {
             Table::Bytewise => self.bytewise,
             Table::Cpu32 => self.cpu32,
             Table::Dvrm => self.dvrm,
+            Table::Eq => self.eq,
             _ => false,
         }
     }
@@ -144,6 +148,7 @@ impl DeviceFill {
         bytewise: true,
         cpu32: true,
         dvrm: true,
+        eq: true,
     };
 }
 
@@ -177,6 +182,8 @@ pub struct FillInputs {
     pub cpu32: Vec<(u64, u64, u64)>,
     /// DVRM requests `(n, d, signed) -> (quotient, remainder requests)`, in key order (= row order).
     pub dvrm: DvrmRequests,
+    /// EQ requests `(a, b) -> count`, in key order (= row order).
+    pub eq: BTreeMap<(u64, u64), u64>,
     /// One per load / store / in-cell (MEMW_A) access, in cycle order (= row order).
     pub loads: Vec<LoadEvent>,
     pub stores: Vec<StoreEvent>,
@@ -662,7 +669,9 @@ pub fn generate_split(
             Box::new(move |lk| cpu_trace(&rec.cycles, walk, cpu_decode, min_height, lk)),
         ));
     }
-    tasks.push(("EQ", Box::new(|_| Ok(eq_trace(&eq_req, min_height)))));
+    if !device.eq {
+        tasks.push(("EQ", Box::new(|_| Ok(eq_trace(&eq_req, min_height)))));
+    }
     if !device.bytewise {
         tasks.push((
             "BYTEWISE",
@@ -771,7 +780,7 @@ pub fn generate_split(
         (None, None) => Err(MachineError::Internal(format!("no {name} trace"))),
     };
     let cpu = take("CPU", Some(NUM_CPU_COLS))?;
-    let eq = take("EQ", None)?;
+    let eq = take("EQ", Some(NUM_EQ_COLS))?;
     let bytewise = take("BYTEWISE", Some(NUM_BYTEWISE_COLS))?;
     let load = take("LOAD", Some(NUM_LOAD_COLS))?;
     let store = take("STORE", Some(NUM_STORE_COLS))?;
@@ -804,6 +813,7 @@ pub fn generate_split(
             BTreeMap::new()
         },
         cpu32: if device.cpu32 { w_ops } else { Vec::new() },
+        eq: if device.eq { eq_req } else { BTreeMap::new() },
         dvrm: if device.dvrm {
             dvrm_req
         } else {

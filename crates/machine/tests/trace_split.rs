@@ -10,6 +10,7 @@ use zkrv_machine::tables::cpu::cpu_trace;
 use zkrv_machine::tables::cpu32::cpu32_trace;
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::tables::dvrm::dvrm_trace;
+use zkrv_machine::tables::eq::eq_trace;
 use zkrv_machine::tables::load::load_trace;
 use zkrv_machine::tables::lt::lt_trace;
 use zkrv_machine::tables::memw_a::memw_a_trace;
@@ -54,6 +55,7 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
         ("BYTEWISE", &split.bytewise),
         ("CPU32", &split.cpu32),
         ("DVRM", &split.dvrm),
+        ("EQ", &split.eq),
     ] {
         assert_eq!(m.height(), 0, "{name}: {t} left to the device");
     }
@@ -85,6 +87,7 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     assert_eq!(cpu32, full.cpu32, "{name}: CPU32");
     let (dvrm, _) = dvrm_trace(&inputs.dvrm, min_height, lk);
     assert_eq!(dvrm, full.dvrm, "{name}: DVRM");
+    assert_eq!(eq_trace(&inputs.eq, min_height), full.eq, "{name}: EQ");
     assert_eq!(
         bytewise_trace(&inputs.bytewise, min_height, lk),
         full.bytewise,
@@ -142,6 +145,7 @@ fn prove_inputs_with_split_equals_prove() {
     s.traces.bytewise = bytewise_trace(&s.inputs.bytewise, mh, lk);
     s.traces.cpu32 = cpu32_trace(&s.inputs.cpu32, mh, lk).unwrap().0;
     s.traces.dvrm = dvrm_trace(&s.inputs.dvrm, mh, lk).0;
+    s.traces.eq = eq_trace(&s.inputs.eq, mh);
     let (traces, pages) = s.traces.into_table_order();
     let traces = traces.into_iter().map(TraceInput::Host).collect();
     let (st, proof) = prove_inputs_with(

@@ -643,6 +643,18 @@ static_assert(ZKRV_OFFSETOF(DvrmRequest, is_signed) == 16, "DvrmRequest.is_signe
 static_assert(ZKRV_OFFSETOF(DvrmRequest, m_q) == 24, "DvrmRequest.m_q: offset");
 static_assert(ZKRV_OFFSETOF(DvrmRequest, m_r) == 32, "DvrmRequest.m_r: offset");
 
+// zkrv_cuda::tables::eq::EqRequest (24 bytes, align 8).
+struct EqRequest {
+    unsigned long long a;
+    unsigned long long b;
+    unsigned long long m;
+};
+static_assert(sizeof(EqRequest) == 24, "EqRequest: size");
+static_assert(alignof(EqRequest) == 8, "EqRequest: alignment");
+static_assert(ZKRV_OFFSETOF(EqRequest, a) == 0, "EqRequest.a: offset");
+static_assert(ZKRV_OFFSETOF(EqRequest, b) == 8, "EqRequest.b: offset");
+static_assert(ZKRV_OFFSETOF(EqRequest, m) == 16, "EqRequest.m: offset");
+
 // zkrv_cuda::tables::bytewise::BytewiseRequest (32 bytes, align 8).
 struct BytewiseRequest {
     unsigned long long op;

@@ -13,6 +13,7 @@ pub mod bytewise;
 pub mod cpu;
 pub mod cpu32;
 pub mod dvrm;
+pub mod eq;
 pub mod load;
 pub mod lt;
 pub mod memw_a;
