@@ -48,6 +48,7 @@ pub enum Program {
     TableCpu32,
     TableDvrm,
     TableEq,
+    TableMemw,
 }
 
 impl Program {
@@ -71,6 +72,7 @@ impl Program {
             Program::TableCpu32 => ("tables/cpu32.cu", nvrtc::TABLE_CPU32_CU),
             Program::TableDvrm => ("tables/dvrm.cu", nvrtc::TABLE_DVRM_CU),
             Program::TableEq => ("tables/eq.cu", nvrtc::TABLE_EQ_CU),
+            Program::TableMemw => ("tables/memw.cu", nvrtc::TABLE_MEMW_CU),
         }
     }
 }

@@ -32,6 +32,7 @@ use crate::tables::dvrm::DvrmRequest;
 use crate::tables::eq::EqRequest;
 use crate::tables::load::LoadIn;
 use crate::tables::lt::LtRequest;
+use crate::tables::memw::MemwIn;
 use crate::tables::memw_a::{MemwAIn, MemwARecIn, MEMW_A_TS_BITS};
 use crate::tables::mul::MulRequest;
 use crate::tables::shift::ShiftRequest;
@@ -209,6 +210,14 @@ pub fn upload_structs() -> Vec<CStruct> {
             a: u64,
             b: u64,
             m: u64
+        }),
+        c_struct!(MemwIn {
+            cell: u64,
+            ts: u32,
+            old_ts: [u32; 2],
+            meta: u32,
+            old => old_bytes: [u8; 16],
+            new => new_bytes: [u8; 16],
         }),
         c_struct!(BytewiseRequest {
             op: u64,

@@ -25,7 +25,7 @@ fn trace_gen_options() {
         all,
         [
             "CPU", "EQ", "LT", "LOAD", "STORE", "MEMW_A", "BYTEWISE", "CPU32", "DVRM", "SHIFT",
-            "MUL"
+            "MUL", "MEMW"
         ]
     );
     const { assert!(DEVICE_FILLS.cpu, "the CPU table has a device fill") };

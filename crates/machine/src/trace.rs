@@ -22,7 +22,7 @@ use crate::tables::eq::{eq_trace, NUM_EQ_COLS};
 use crate::tables::input::input_trace;
 use crate::tables::load::{load_trace, LoadEvent, NUM_LOAD_COLS};
 use crate::tables::lt::{lt_trace, NUM_LT_COLS};
-use crate::tables::memw::{memw_trace, MemwEvent};
+use crate::tables::memw::{memw_trace, MemwEvent, NUM_MEMW_COLS};
 use crate::tables::memw_a::{memw_a_trace, MemwAEvent, NUM_MEMW_A_COLS};
 use crate::tables::mul::{mul_trace, MulRequests, NUM_MUL_COLS};
 use crate::tables::page::{page_trace, CELLS_PER_PAGE};
@@ -100,6 +100,8 @@ pub struct DeviceFill {
     pub dvrm: bool,
     /// EQ ([`FillInputs::eq`]).
     pub eq: bool,
+    /// MEMW ([`FillInputs::general`]).
+    pub memw: bool,
 }
 
 impl DeviceFill {
@@ -116,6 +118,7 @@ impl DeviceFill {
         cpu32: false,
         dvrm: false,
         eq: false,
+        memw: false,
     };
 
     /// Whether `table` is selected (a table without a device fill never is).
@@ -132,6 +135,7 @@ impl DeviceFill {
             Table::Cpu32 => self.cpu32,
             Table::Dvrm => self.dvrm,
             Table::Eq => self.eq,
+            Table::Memw => self.memw,
             _ => false,
         }
     }
@@ -149,6 +153,7 @@ impl DeviceFill {
         cpu32: true,
         dvrm: true,
         eq: true,
+        memw: true,
     };
 }
 
@@ -184,6 +189,8 @@ pub struct FillInputs {
     pub dvrm: DvrmRequests,
     /// EQ requests `(a, b) -> count`, in key order (= row order).
     pub eq: BTreeMap<(u64, u64), u64>,
+    /// MEMW: one per cell-crossing access, in cycle order (= row order).
+    pub general: Vec<MemwEvent>,
     /// One per load / store / in-cell (MEMW_A) access, in cycle order (= row order).
     pub loads: Vec<LoadEvent>,
     pub stores: Vec<StoreEvent>,
@@ -696,10 +703,12 @@ pub fn generate_split(
             Box::new(|lk| Ok(memw_a_trace(&accesses, min_height, lk))),
         ));
     }
-    tasks.push((
-        "MEMW",
-        Box::new(|lk| Ok(memw_trace(&general, min_height, lk))),
-    ));
+    if !device.memw {
+        tasks.push((
+            "MEMW",
+            Box::new(|lk| Ok(memw_trace(&general, min_height, lk))),
+        ));
+    }
     tasks.push((
         "PAGE",
         Box::new(|_| {
@@ -785,7 +794,7 @@ pub fn generate_split(
     let load = take("LOAD", Some(NUM_LOAD_COLS))?;
     let store = take("STORE", Some(NUM_STORE_COLS))?;
     let memw_a = take("MEMW_A", Some(NUM_MEMW_A_COLS))?;
-    let memw = take("MEMW", None)?;
+    let memw = take("MEMW", Some(NUM_MEMW_COLS))?;
     let page = take("PAGE", None)?;
     let syscall = take("SYSCALL", None)?;
     let sysio = take("SYSIO", None)?;
@@ -814,6 +823,7 @@ pub fn generate_split(
         },
         cpu32: if device.cpu32 { w_ops } else { Vec::new() },
         eq: if device.eq { eq_req } else { BTreeMap::new() },
+        general: if device.memw { general } else { Vec::new() },
         dvrm: if device.dvrm {
             dvrm_req
         } else {

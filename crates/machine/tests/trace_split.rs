@@ -13,6 +13,7 @@ use zkrv_machine::tables::dvrm::dvrm_trace;
 use zkrv_machine::tables::eq::eq_trace;
 use zkrv_machine::tables::load::load_trace;
 use zkrv_machine::tables::lt::lt_trace;
+use zkrv_machine::tables::memw::memw_trace;
 use zkrv_machine::tables::memw_a::memw_a_trace;
 use zkrv_machine::tables::mul::{mul_trace, MulRequests};
 use zkrv_machine::tables::shift::shift_trace;
@@ -56,6 +57,7 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
         ("CPU32", &split.cpu32),
         ("DVRM", &split.dvrm),
         ("EQ", &split.eq),
+        ("MEMW", &split.memw),
     ] {
         assert_eq!(m.height(), 0, "{name}: {t} left to the device");
     }
@@ -100,7 +102,11 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     );
     assert_eq!(split.decode, full.decode, "{name}: DECODE multiplicities");
     assert_eq!(split.regfile, full.regfile, "{name}: REGFILE");
-    assert_eq!(split.memw, full.memw, "{name}: MEMW");
+    assert_eq!(
+        memw_trace(&inputs.general, min_height, lk),
+        full.memw,
+        "{name}: MEMW"
+    );
     assert_eq!(split.syscall, full.syscall, "{name}: SYSCALL");
     for k in KINDS {
         assert!(
@@ -146,6 +152,7 @@ fn prove_inputs_with_split_equals_prove() {
     s.traces.cpu32 = cpu32_trace(&s.inputs.cpu32, mh, lk).unwrap().0;
     s.traces.dvrm = dvrm_trace(&s.inputs.dvrm, mh, lk).0;
     s.traces.eq = eq_trace(&s.inputs.eq, mh);
+    s.traces.memw = memw_trace(&s.inputs.general, mh, lk);
     let (traces, pages) = s.traces.into_table_order();
     let traces = traces.into_iter().map(TraceInput::Host).collect();
     let (st, proof) = prove_inputs_with(

@@ -655,6 +655,24 @@ static_assert(ZKRV_OFFSETOF(EqRequest, a) == 0, "EqRequest.a: offset");
 static_assert(ZKRV_OFFSETOF(EqRequest, b) == 8, "EqRequest.b: offset");
 static_assert(ZKRV_OFFSETOF(EqRequest, m) == 16, "EqRequest.m: offset");
 
+// zkrv_cuda::tables::memw::MemwIn (56 bytes, align 8).
+struct MemwIn {
+    unsigned long long cell;
+    unsigned int ts;
+    unsigned int old_ts[2];
+    unsigned int meta;
+    unsigned char old_bytes[16];
+    unsigned char new_bytes[16];
+};
+static_assert(sizeof(MemwIn) == 56, "MemwIn: size");
+static_assert(alignof(MemwIn) == 8, "MemwIn: alignment");
+static_assert(ZKRV_OFFSETOF(MemwIn, cell) == 0, "MemwIn.cell: offset");
+static_assert(ZKRV_OFFSETOF(MemwIn, ts) == 8, "MemwIn.ts: offset");
+static_assert(ZKRV_OFFSETOF(MemwIn, old_ts) == 12, "MemwIn.old_ts: offset");
+static_assert(ZKRV_OFFSETOF(MemwIn, meta) == 20, "MemwIn.meta: offset");
+static_assert(ZKRV_OFFSETOF(MemwIn, old_bytes) == 24, "MemwIn.old_bytes: offset");
+static_assert(ZKRV_OFFSETOF(MemwIn, new_bytes) == 40, "MemwIn.new_bytes: offset");
+
 // zkrv_cuda::tables::bytewise::BytewiseRequest (32 bytes, align 8).
 struct BytewiseRequest {
     unsigned long long op;

@@ -16,6 +16,7 @@ pub mod dvrm;
 pub mod eq;
 pub mod load;
 pub mod lt;
+pub mod memw;
 pub mod memw_a;
 pub mod mul;
 pub mod shift;
