@@ -49,6 +49,7 @@ pub enum Program {
     TableDvrm,
     TableEq,
     TableMemw,
+    TablePage,
 }
 
 impl Program {
@@ -73,6 +74,7 @@ impl Program {
             Program::TableDvrm => ("tables/dvrm.cu", nvrtc::TABLE_DVRM_CU),
             Program::TableEq => ("tables/eq.cu", nvrtc::TABLE_EQ_CU),
             Program::TableMemw => ("tables/memw.cu", nvrtc::TABLE_MEMW_CU),
+            Program::TablePage => ("tables/page.cu", nvrtc::TABLE_PAGE_CU),
         }
     }
 }

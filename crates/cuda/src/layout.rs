@@ -35,6 +35,7 @@ use crate::tables::lt::LtRequest;
 use crate::tables::memw::MemwIn;
 use crate::tables::memw_a::{MemwAIn, MemwARecIn, MEMW_A_TS_BITS};
 use crate::tables::mul::MulRequest;
+use crate::tables::page::PageIn;
 use crate::tables::shift::ShiftRequest;
 use crate::tables::store::StoreIn;
 
@@ -218,6 +219,11 @@ pub fn upload_structs() -> Vec<CStruct> {
             meta: u32,
             old => old_bytes: [u8; 16],
             new => new_bytes: [u8; 16],
+        }),
+        c_struct!(PageIn {
+            v: u64,
+            cell: u32,
+            ts: u32
         }),
         c_struct!(BytewiseRequest {
             op: u64,

@@ -45,6 +45,7 @@ pub const TABLE_CPU32_CU: &str = include_str!("../kernels/tables/cpu32.cu");
 pub const TABLE_DVRM_CU: &str = include_str!("../kernels/tables/dvrm.cu");
 pub const TABLE_EQ_CU: &str = include_str!("../kernels/tables/eq.cu");
 pub const TABLE_MEMW_CU: &str = include_str!("../kernels/tables/memw.cu");
+pub const TABLE_PAGE_CU: &str = include_str!("../kernels/tables/page.cu");
 /// `kernels/logup.cuh`: helpers of the generated LogUp aux row kernels (see `crate::logup`).
 pub const LOGUP_CUH: &str = include_str!("../kernels/logup.cuh");
 /// `kernels/logup.cu`: the running-sum scan of the LogUp aux trace (mirrors `zkrv_stark::logup`).
@@ -87,6 +88,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("tables/dvrm.cu", TABLE_DVRM_CU),
     ("tables/eq.cu", TABLE_EQ_CU),
     ("tables/memw.cu", TABLE_MEMW_CU),
+    ("tables/page.cu", TABLE_PAGE_CU),
 ];
 
 /// Whether `libnvrtc` can be loaded (no GPU needed).

@@ -38,7 +38,7 @@ use crate::tables::{self, DeviceCycles, DeviceLookups};
 pub const CPU_TRACE_ENV: &str = "ZKRV_CPU_TRACE";
 
 /// The tables that have a device fill in this build (the others are generated on the host and uploaded):
-/// CPU, LT, SHIFT, LOAD, STORE, MEMW_A, MUL, BYTEWISE, CPU32, DVRM, EQ, MEMW. A new fill: switch it on here and add its arm to [`fill_one`].
+/// CPU, LT, SHIFT, LOAD, STORE, MEMW_A, MUL, BYTEWISE, CPU32, DVRM, EQ, MEMW, PAGE. A new fill: switch it on here and add its arm to [`fill_one`].
 pub const DEVICE_FILLS: DeviceFill = DeviceFill {
     cpu: true,
     lt: true,
@@ -52,6 +52,7 @@ pub const DEVICE_FILLS: DeviceFill = DeviceFill {
     dvrm: true,
     eq: true,
     memw: true,
+    page: true,
 };
 
 /// Why proving with GPU trace generation failed.
@@ -436,6 +437,7 @@ pub fn fill_one(
         table_id::DVRM => tables::dvrm::fill_dvrm(dev, &inputs.dvrm, min_height, lookups, stats),
         table_id::EQ => tables::eq::fill_eq(dev, &inputs.eq, min_height, lookups, stats),
         table_id::MEMW => tables::memw::fill_memw(dev, &inputs.general, min_height, lookups, stats),
+        table_id::PAGE => tables::page::fill_page(dev, &inputs.page, min_height, lookups, stats),
         table_id::MUL => tables::mul::fill_mul(dev, &inputs.mul, min_height, lookups, stats),
         table_id::LOAD => match cycles {
             Some(c) => {

@@ -25,7 +25,7 @@ use crate::tables::lt::{lt_trace, NUM_LT_COLS};
 use crate::tables::memw::{memw_trace, MemwEvent, NUM_MEMW_COLS};
 use crate::tables::memw_a::{memw_a_trace, MemwAEvent, NUM_MEMW_A_COLS};
 use crate::tables::mul::{mul_trace, MulRequests, NUM_MUL_COLS};
-use crate::tables::page::{page_trace, CELLS_PER_PAGE};
+use crate::tables::page::{page_trace, CELLS_PER_PAGE, NUM_PAGE_COLS};
 use crate::tables::regfile::regfile_trace;
 use crate::tables::shift::{
     shift_side_requests, shift_trace, ShiftOp, ShiftRequests, ShiftTraces, NUM_SHIFT_COLS,
@@ -102,6 +102,8 @@ pub struct DeviceFill {
     pub eq: bool,
     /// MEMW ([`FillInputs::general`]).
     pub memw: bool,
+    /// PAGE: the memory walk's final cells are still gathered and checked on the host ([`FillInputs::page`]).
+    pub page: bool,
 }
 
 impl DeviceFill {
@@ -119,6 +121,7 @@ impl DeviceFill {
         dvrm: false,
         eq: false,
         memw: false,
+        page: false,
     };
 
     /// Whether `table` is selected (a table without a device fill never is).
@@ -136,6 +139,7 @@ impl DeviceFill {
             Table::Dvrm => self.dvrm,
             Table::Eq => self.eq,
             Table::Memw => self.memw,
+            Table::Page => self.page,
             _ => false,
         }
     }
@@ -154,6 +158,7 @@ impl DeviceFill {
         dvrm: true,
         eq: true,
         memw: true,
+        page: true,
     };
 }
 
@@ -191,6 +196,9 @@ pub struct FillInputs {
     pub eq: BTreeMap<(u64, u64), u64>,
     /// MEMW: one per cell-crossing access, in cycle order (= row order).
     pub general: Vec<MemwEvent>,
+    /// PAGE: `(cell, final value, last-access timestamp)` of every cell of every touched page, in page order
+    /// (= row order).
+    pub page: Vec<(u64, u64, u64)>,
     /// One per load / store / in-cell (MEMW_A) access, in cycle order (= row order).
     pub loads: Vec<LoadEvent>,
     pub stores: Vec<StoreEvent>,
@@ -668,6 +676,8 @@ pub fn generate_split(
     // before its answering table is built; every other table is independent and filled in parallel
     // meanwhile. Each fill counts its BITWISE lookups into its own histogram, merged at the end (a histogram
     // is order-independent: the result does not depend on the schedule).
+    // PAGE's cells, gathered (and checked) by the PAGE task when PAGE is device-filled.
+    let page_cells = std::sync::Mutex::new(Vec::new());
     let mut tasks: Vec<(&'static str, HostFill<'_>)> = Vec::new();
     if !device.cpu {
         let (walk, cpu_decode) = (&walk, &cpu_decode);
@@ -730,7 +740,14 @@ pub fn generate_split(
                     cells.push((cell, u64::from_le_bytes(bytes), ts));
                 }
             }
-            Ok(page_trace(&cells, min_height))
+            if device.page {
+                *page_cells
+                    .lock()
+                    .map_err(|_| MachineError::Internal("PAGE cells lock".into()))? = cells;
+                Ok(empty(NUM_PAGE_COLS))
+            } else {
+                Ok(page_trace(&cells, min_height))
+            }
         }),
     ));
     tasks.push((
@@ -796,6 +813,9 @@ pub fn generate_split(
     let memw_a = take("MEMW_A", Some(NUM_MEMW_A_COLS))?;
     let memw = take("MEMW", Some(NUM_MEMW_COLS))?;
     let page = take("PAGE", None)?;
+    let page_cells = page_cells
+        .into_inner()
+        .map_err(|_| MachineError::Internal("PAGE cells lock".into()))?;
     let syscall = take("SYSCALL", None)?;
     let sysio = take("SYSIO", None)?;
     let input_t = take("INPUT", None)?;
@@ -824,6 +844,7 @@ pub fn generate_split(
         cpu32: if device.cpu32 { w_ops } else { Vec::new() },
         eq: if device.eq { eq_req } else { BTreeMap::new() },
         general: if device.memw { general } else { Vec::new() },
+        page: page_cells,
         dvrm: if device.dvrm {
             dvrm_req
         } else {

@@ -16,6 +16,7 @@ use zkrv_machine::tables::lt::lt_trace;
 use zkrv_machine::tables::memw::memw_trace;
 use zkrv_machine::tables::memw_a::memw_a_trace;
 use zkrv_machine::tables::mul::{mul_trace, MulRequests};
+use zkrv_machine::tables::page::page_trace;
 use zkrv_machine::tables::shift::shift_trace;
 use zkrv_machine::tables::store::store_trace;
 use zkrv_machine::trace::{generate, generate_split, DeviceFill};
@@ -58,6 +59,7 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
         ("DVRM", &split.dvrm),
         ("EQ", &split.eq),
         ("MEMW", &split.memw),
+        ("PAGE", &split.page),
     ] {
         assert_eq!(m.height(), 0, "{name}: {t} left to the device");
     }
@@ -90,6 +92,11 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     let (dvrm, _) = dvrm_trace(&inputs.dvrm, min_height, lk);
     assert_eq!(dvrm, full.dvrm, "{name}: DVRM");
     assert_eq!(eq_trace(&inputs.eq, min_height), full.eq, "{name}: EQ");
+    assert_eq!(
+        page_trace(&inputs.page, min_height),
+        full.page,
+        "{name}: PAGE"
+    );
     assert_eq!(
         bytewise_trace(&inputs.bytewise, min_height, lk),
         full.bytewise,
@@ -152,6 +159,7 @@ fn prove_inputs_with_split_equals_prove() {
     s.traces.cpu32 = cpu32_trace(&s.inputs.cpu32, mh, lk).unwrap().0;
     s.traces.dvrm = dvrm_trace(&s.inputs.dvrm, mh, lk).0;
     s.traces.eq = eq_trace(&s.inputs.eq, mh);
+    s.traces.page = page_trace(&s.inputs.page, mh);
     s.traces.memw = memw_trace(&s.inputs.general, mh, lk);
     let (traces, pages) = s.traces.into_table_order();
     let traces = traces.into_iter().map(TraceInput::Host).collect();

@@ -673,6 +673,18 @@ static_assert(ZKRV_OFFSETOF(MemwIn, meta) == 20, "MemwIn.meta: offset");
 static_assert(ZKRV_OFFSETOF(MemwIn, old_bytes) == 24, "MemwIn.old_bytes: offset");
 static_assert(ZKRV_OFFSETOF(MemwIn, new_bytes) == 40, "MemwIn.new_bytes: offset");
 
+// zkrv_cuda::tables::page::PageIn (16 bytes, align 8).
+struct PageIn {
+    unsigned long long v;
+    unsigned int cell;
+    unsigned int ts;
+};
+static_assert(sizeof(PageIn) == 16, "PageIn: size");
+static_assert(alignof(PageIn) == 8, "PageIn: alignment");
+static_assert(ZKRV_OFFSETOF(PageIn, v) == 0, "PageIn.v: offset");
+static_assert(ZKRV_OFFSETOF(PageIn, cell) == 8, "PageIn.cell: offset");
+static_assert(ZKRV_OFFSETOF(PageIn, ts) == 12, "PageIn.ts: offset");
+
 // zkrv_cuda::tables::bytewise::BytewiseRequest (32 bytes, align 8).
 struct BytewiseRequest {
     unsigned long long op;

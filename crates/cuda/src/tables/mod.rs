@@ -19,6 +19,7 @@ pub mod lt;
 pub mod memw;
 pub mod memw_a;
 pub mod mul;
+pub mod page;
 pub mod shift;
 pub mod store;
 
