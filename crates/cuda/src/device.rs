@@ -50,6 +50,7 @@ pub enum Program {
     TableEq,
     TableMemw,
     TablePage,
+    TableInput,
 }
 
 impl Program {
@@ -75,6 +76,7 @@ impl Program {
             Program::TableEq => ("tables/eq.cu", nvrtc::TABLE_EQ_CU),
             Program::TableMemw => ("tables/memw.cu", nvrtc::TABLE_MEMW_CU),
             Program::TablePage => ("tables/page.cu", nvrtc::TABLE_PAGE_CU),
+            Program::TableInput => ("tables/input.cu", nvrtc::TABLE_INPUT_CU),
         }
     }
 }

@@ -22,6 +22,7 @@ use zkrv_executor::CycleEvent;
 use zkrv_machine::bus::alu;
 use zkrv_machine::tables::bitwise::{LookupKind, BITWISE_LOG_HEIGHT};
 use zkrv_machine::tables::cpu::{RegWalk, NO_DECODE_ROW};
+use zkrv_machine::tables::sysio::INPUT_EOF;
 use zkrv_machine::tables::{column_layouts, ColumnLayout};
 
 use crate::error::CudaError;
@@ -30,6 +31,7 @@ use crate::tables::bytewise::BytewiseRequest;
 use crate::tables::cpu32::Cpu32In;
 use crate::tables::dvrm::DvrmRequest;
 use crate::tables::eq::EqRequest;
+use crate::tables::input::InputIn;
 use crate::tables::load::LoadIn;
 use crate::tables::lt::LtRequest;
 use crate::tables::memw::MemwIn;
@@ -225,6 +227,7 @@ pub fn upload_structs() -> Vec<CStruct> {
             cell: u32,
             ts: u32
         }),
+        c_struct!(InputIn { byte: u32, m: u32 }),
         c_struct!(BytewiseRequest {
             op: u64,
             a: u64,
@@ -241,6 +244,11 @@ pub fn constants() -> Vec<(&'static str, String, &'static str)> {
             "NO_DECODE_ROW",
             format!("{NO_DECODE_ROW:#x}u"),
             "zkrv_machine::tables::cpu::NO_DECODE_ROW: a pc without a DECODE row",
+        ),
+        (
+            "INPUT_EOF",
+            format!("{INPUT_EOF}ull"),
+            "zkrv_machine::tables::sysio::INPUT_EOF: the byte of the end-of-input row",
         ),
         (
             "MEMW_A_TS_BITS",

@@ -46,6 +46,7 @@ pub const TABLE_DVRM_CU: &str = include_str!("../kernels/tables/dvrm.cu");
 pub const TABLE_EQ_CU: &str = include_str!("../kernels/tables/eq.cu");
 pub const TABLE_MEMW_CU: &str = include_str!("../kernels/tables/memw.cu");
 pub const TABLE_PAGE_CU: &str = include_str!("../kernels/tables/page.cu");
+pub const TABLE_INPUT_CU: &str = include_str!("../kernels/tables/input.cu");
 /// `kernels/logup.cuh`: helpers of the generated LogUp aux row kernels (see `crate::logup`).
 pub const LOGUP_CUH: &str = include_str!("../kernels/logup.cuh");
 /// `kernels/logup.cu`: the running-sum scan of the LogUp aux trace (mirrors `zkrv_stark::logup`).
@@ -89,6 +90,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("tables/eq.cu", TABLE_EQ_CU),
     ("tables/memw.cu", TABLE_MEMW_CU),
     ("tables/page.cu", TABLE_PAGE_CU),
+    ("tables/input.cu", TABLE_INPUT_CU),
 ];
 
 /// Whether `libnvrtc` can be loaded (no GPU needed).

@@ -38,7 +38,7 @@ use crate::tables::{self, DeviceCycles, DeviceLookups};
 pub const CPU_TRACE_ENV: &str = "ZKRV_CPU_TRACE";
 
 /// The tables that have a device fill in this build (the others are generated on the host and uploaded):
-/// CPU, LT, SHIFT, LOAD, STORE, MEMW_A, MUL, BYTEWISE, CPU32, DVRM, EQ, MEMW, PAGE. A new fill: switch it on here and add its arm to [`fill_one`].
+/// CPU, LT, SHIFT, LOAD, STORE, MEMW_A, MUL, BYTEWISE, CPU32, DVRM, EQ, MEMW, PAGE, INPUT. A new fill: switch it on here and add its arm to [`fill_one`].
 pub const DEVICE_FILLS: DeviceFill = DeviceFill {
     cpu: true,
     lt: true,
@@ -53,6 +53,7 @@ pub const DEVICE_FILLS: DeviceFill = DeviceFill {
     eq: true,
     memw: true,
     page: true,
+    input: true,
 };
 
 /// Why proving with GPU trace generation failed.
@@ -438,6 +439,14 @@ pub fn fill_one(
         table_id::EQ => tables::eq::fill_eq(dev, &inputs.eq, min_height, lookups, stats),
         table_id::MEMW => tables::memw::fill_memw(dev, &inputs.general, min_height, lookups, stats),
         table_id::PAGE => tables::page::fill_page(dev, &inputs.page, min_height, lookups, stats),
+        table_id::INPUT => tables::input::fill_input(
+            dev,
+            &inputs.input,
+            &inputs.input_uses,
+            min_height,
+            lookups,
+            stats,
+        ),
         table_id::MUL => tables::mul::fill_mul(dev, &inputs.mul, min_height, lookups, stats),
         table_id::LOAD => match cycles {
             Some(c) => {

@@ -24,8 +24,8 @@ fn trace_gen_options() {
     assert_eq!(
         all,
         [
-            "CPU", "EQ", "LT", "LOAD", "STORE", "MEMW_A", "PAGE", "BYTEWISE", "CPU32", "DVRM",
-            "SHIFT", "MUL", "MEMW"
+            "CPU", "EQ", "LT", "LOAD", "STORE", "MEMW_A", "PAGE", "BYTEWISE", "INPUT", "CPU32",
+            "DVRM", "SHIFT", "MUL", "MEMW"
         ]
     );
     const { assert!(DEVICE_FILLS.cpu, "the CPU table has a device fill") };

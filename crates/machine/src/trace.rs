@@ -19,7 +19,7 @@ use crate::tables::dvrm::{
     add_dvrm_request, dvrm_requests, dvrm_trace, DvrmRequests, NUM_DVRM_COLS,
 };
 use crate::tables::eq::{eq_trace, NUM_EQ_COLS};
-use crate::tables::input::input_trace;
+use crate::tables::input::{input_trace, NUM_INPUT_COLS};
 use crate::tables::load::{load_trace, LoadEvent, NUM_LOAD_COLS};
 use crate::tables::lt::{lt_trace, NUM_LT_COLS};
 use crate::tables::memw::{memw_trace, MemwEvent, NUM_MEMW_COLS};
@@ -104,6 +104,8 @@ pub struct DeviceFill {
     pub memw: bool,
     /// PAGE: the memory walk's final cells are still gathered and checked on the host ([`FillInputs::page`]).
     pub page: bool,
+    /// INPUT ([`FillInputs::input_uses`] and the consumed input).
+    pub input: bool,
 }
 
 impl DeviceFill {
@@ -122,6 +124,7 @@ impl DeviceFill {
         eq: false,
         memw: false,
         page: false,
+        input: false,
     };
 
     /// Whether `table` is selected (a table without a device fill never is).
@@ -140,6 +143,7 @@ impl DeviceFill {
             Table::Eq => self.eq,
             Table::Memw => self.memw,
             Table::Page => self.page,
+            Table::Input => self.input,
             _ => false,
         }
     }
@@ -159,6 +163,7 @@ impl DeviceFill {
         eq: true,
         memw: true,
         page: true,
+        input: true,
     };
 }
 
@@ -199,6 +204,10 @@ pub struct FillInputs {
     /// PAGE: `(cell, final value, last-access timestamp)` of every cell of every touched page, in page order
     /// (= row order).
     pub page: Vec<(u64, u64, u64)>,
+    /// INPUT: the consumed private input and how many times each index was looked up (index `input.len()` is
+    /// the end-of-input row; empty unless [`DeviceFill::input`]).
+    pub input: Vec<u8>,
+    pub input_uses: Vec<u64>,
     /// One per load / store / in-cell (MEMW_A) access, in cycle order (= row order).
     pub loads: Vec<LoadEvent>,
     pub stores: Vec<StoreEvent>,
@@ -758,10 +767,12 @@ pub fn generate_split(
         "SYSIO",
         Box::new(|lk| Ok(sysio_trace(&sysio_rows, min_height, lk))),
     ));
-    tasks.push((
-        "INPUT",
-        Box::new(|lk| Ok(input_trace(input, &input_uses, min_height, lk))),
-    ));
+    if !device.input {
+        tasks.push((
+            "INPUT",
+            Box::new(|lk| Ok(input_trace(input, &input_uses, min_height, lk))),
+        ));
+    }
     let mut slots: Vec<Option<Result<(RowMajorMatrix, Lookups), MachineError>>> =
         tasks.iter().map(|_| None).collect();
     let names: Vec<&'static str> = tasks.iter().map(|(n, _)| *n).collect();
@@ -818,7 +829,7 @@ pub fn generate_split(
         .map_err(|_| MachineError::Internal("PAGE cells lock".into()))?;
     let syscall = take("SYSCALL", None)?;
     let sysio = take("SYSIO", None)?;
-    let input_t = take("INPUT", None)?;
+    let input_t = take("INPUT", Some(NUM_INPUT_COLS))?;
     let inputs = FillInputs {
         min_height,
         cpu: device.cpu.then_some(CpuFillInputs {
@@ -845,6 +856,12 @@ pub fn generate_split(
         eq: if device.eq { eq_req } else { BTreeMap::new() },
         general: if device.memw { general } else { Vec::new() },
         page: page_cells,
+        input: if device.input {
+            input.to_vec()
+        } else {
+            Vec::new()
+        },
+        input_uses: if device.input { input_uses } else { Vec::new() },
         dvrm: if device.dvrm {
             dvrm_req
         } else {

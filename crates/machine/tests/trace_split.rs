@@ -11,6 +11,7 @@ use zkrv_machine::tables::cpu32::cpu32_trace;
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::tables::dvrm::dvrm_trace;
 use zkrv_machine::tables::eq::eq_trace;
+use zkrv_machine::tables::input::input_trace;
 use zkrv_machine::tables::load::load_trace;
 use zkrv_machine::tables::lt::lt_trace;
 use zkrv_machine::tables::memw::memw_trace;
@@ -60,6 +61,7 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
         ("EQ", &split.eq),
         ("MEMW", &split.memw),
         ("PAGE", &split.page),
+        ("INPUT", &split.input),
     ] {
         assert_eq!(m.height(), 0, "{name}: {t} left to the device");
     }
@@ -96,6 +98,11 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
         page_trace(&inputs.page, min_height),
         full.page,
         "{name}: PAGE"
+    );
+    assert_eq!(
+        input_trace(&inputs.input, &inputs.input_uses, min_height, lk),
+        full.input,
+        "{name}: INPUT"
     );
     assert_eq!(
         bytewise_trace(&inputs.bytewise, min_height, lk),
@@ -160,6 +167,7 @@ fn prove_inputs_with_split_equals_prove() {
     s.traces.dvrm = dvrm_trace(&s.inputs.dvrm, mh, lk).0;
     s.traces.eq = eq_trace(&s.inputs.eq, mh);
     s.traces.page = page_trace(&s.inputs.page, mh);
+    s.traces.input = input_trace(&s.inputs.input, &s.inputs.input_uses, mh, lk);
     s.traces.memw = memw_trace(&s.inputs.general, mh, lk);
     let (traces, pages) = s.traces.into_table_order();
     let traces = traces.into_iter().map(TraceInput::Host).collect();

@@ -57,6 +57,8 @@
 
 // zkrv_machine::tables::cpu::NO_DECODE_ROW: a pc without a DECODE row.
 #define NO_DECODE_ROW 0xffffffffu
+// zkrv_machine::tables::sysio::INPUT_EOF: the byte of the end-of-input row.
+#define INPUT_EOF 256ull
 // zkrv_cuda::tables::memw_a::MEMW_A_TS_BITS: bits of MemwAIn::ts_meta holding the timestamp.
 #define MEMW_A_TS_BITS 29
 
@@ -684,6 +686,16 @@ static_assert(alignof(PageIn) == 8, "PageIn: alignment");
 static_assert(ZKRV_OFFSETOF(PageIn, v) == 0, "PageIn.v: offset");
 static_assert(ZKRV_OFFSETOF(PageIn, cell) == 8, "PageIn.cell: offset");
 static_assert(ZKRV_OFFSETOF(PageIn, ts) == 12, "PageIn.ts: offset");
+
+// zkrv_cuda::tables::input::InputIn (8 bytes, align 4).
+struct InputIn {
+    unsigned int byte;
+    unsigned int m;
+};
+static_assert(sizeof(InputIn) == 8, "InputIn: size");
+static_assert(alignof(InputIn) == 4, "InputIn: alignment");
+static_assert(ZKRV_OFFSETOF(InputIn, byte) == 0, "InputIn.byte: offset");
+static_assert(ZKRV_OFFSETOF(InputIn, m) == 4, "InputIn.m: offset");
 
 // zkrv_cuda::tables::bytewise::BytewiseRequest (32 bytes, align 8).
 struct BytewiseRequest {

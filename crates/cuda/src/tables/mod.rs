@@ -14,6 +14,7 @@ pub mod cpu;
 pub mod cpu32;
 pub mod dvrm;
 pub mod eq;
+pub mod input;
 pub mod load;
 pub mod lt;
 pub mod memw;
