@@ -43,6 +43,14 @@ pub enum Program {
     TableMemwA,
     TableLt,
     TableShift,
+    TableMul,
+    TableBytewise,
+    TableCpu32,
+    TableDvrm,
+    TableEq,
+    TableMemw,
+    TablePage,
+    TableInput,
 }
 
 impl Program {
@@ -61,6 +69,14 @@ impl Program {
             Program::TableMemwA => ("tables/memw_a.cu", nvrtc::TABLE_MEMW_A_CU),
             Program::TableLt => ("tables/lt.cu", nvrtc::TABLE_LT_CU),
             Program::TableShift => ("tables/shift.cu", nvrtc::TABLE_SHIFT_CU),
+            Program::TableMul => ("tables/mul.cu", nvrtc::TABLE_MUL_CU),
+            Program::TableBytewise => ("tables/bytewise.cu", nvrtc::TABLE_BYTEWISE_CU),
+            Program::TableCpu32 => ("tables/cpu32.cu", nvrtc::TABLE_CPU32_CU),
+            Program::TableDvrm => ("tables/dvrm.cu", nvrtc::TABLE_DVRM_CU),
+            Program::TableEq => ("tables/eq.cu", nvrtc::TABLE_EQ_CU),
+            Program::TableMemw => ("tables/memw.cu", nvrtc::TABLE_MEMW_CU),
+            Program::TablePage => ("tables/page.cu", nvrtc::TABLE_PAGE_CU),
+            Program::TableInput => ("tables/input.cu", nvrtc::TABLE_INPUT_CU),
         }
     }
 }

@@ -22,13 +22,22 @@ use zkrv_executor::CycleEvent;
 use zkrv_machine::bus::alu;
 use zkrv_machine::tables::bitwise::{LookupKind, BITWISE_LOG_HEIGHT};
 use zkrv_machine::tables::cpu::{RegWalk, NO_DECODE_ROW};
+use zkrv_machine::tables::sysio::INPUT_EOF;
 use zkrv_machine::tables::{column_layouts, ColumnLayout};
 
 use crate::error::CudaError;
 use crate::nvrtc::TABLE_LAYOUT_CUH;
+use crate::tables::bytewise::BytewiseRequest;
+use crate::tables::cpu32::Cpu32In;
+use crate::tables::dvrm::DvrmRequest;
+use crate::tables::eq::EqRequest;
+use crate::tables::input::InputIn;
 use crate::tables::load::LoadIn;
 use crate::tables::lt::LtRequest;
+use crate::tables::memw::MemwIn;
 use crate::tables::memw_a::{MemwAIn, MemwARecIn, MEMW_A_TS_BITS};
+use crate::tables::mul::MulRequest;
+use crate::tables::page::PageIn;
 use crate::tables::shift::ShiftRequest;
 use crate::tables::store::StoreIn;
 
@@ -181,6 +190,50 @@ pub fn upload_structs() -> Vec<CStruct> {
             op: u64,
             m: u64
         }),
+        c_struct!(MulRequest {
+            a: u64,
+            b: u64,
+            signs: u64,
+            m_lo: u64,
+            m_hi: u64
+        }),
+        c_struct!(Cpu32In {
+            a: u64,
+            b: u64,
+            op: u64
+        }),
+        c_struct!(DvrmRequest {
+            n: u64,
+            d: u64,
+            signed => is_signed: u64,
+            m_q: u64,
+            m_r: u64
+        }),
+        c_struct!(EqRequest {
+            a: u64,
+            b: u64,
+            m: u64
+        }),
+        c_struct!(MemwIn {
+            cell: u64,
+            ts: u32,
+            old_ts: [u32; 2],
+            meta: u32,
+            old => old_bytes: [u8; 16],
+            new => new_bytes: [u8; 16],
+        }),
+        c_struct!(PageIn {
+            v: u64,
+            cell: u32,
+            ts: u32
+        }),
+        c_struct!(InputIn { byte: u32, m: u32 }),
+        c_struct!(BytewiseRequest {
+            op: u64,
+            a: u64,
+            b: u64,
+            m: u64
+        }),
     ]
 }
 
@@ -191,6 +244,11 @@ pub fn constants() -> Vec<(&'static str, String, &'static str)> {
             "NO_DECODE_ROW",
             format!("{NO_DECODE_ROW:#x}u"),
             "zkrv_machine::tables::cpu::NO_DECODE_ROW: a pc without a DECODE row",
+        ),
+        (
+            "INPUT_EOF",
+            format!("{INPUT_EOF}ull"),
+            "zkrv_machine::tables::sysio::INPUT_EOF: the byte of the end-of-input row",
         ),
         (
             "MEMW_A_TS_BITS",

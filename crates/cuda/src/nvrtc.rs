@@ -39,6 +39,14 @@ pub const TABLE_STORE_CU: &str = include_str!("../kernels/tables/store.cu");
 pub const TABLE_MEMW_A_CU: &str = include_str!("../kernels/tables/memw_a.cu");
 pub const TABLE_LT_CU: &str = include_str!("../kernels/tables/lt.cu");
 pub const TABLE_SHIFT_CU: &str = include_str!("../kernels/tables/shift.cu");
+pub const TABLE_MUL_CU: &str = include_str!("../kernels/tables/mul.cu");
+pub const TABLE_BYTEWISE_CU: &str = include_str!("../kernels/tables/bytewise.cu");
+pub const TABLE_CPU32_CU: &str = include_str!("../kernels/tables/cpu32.cu");
+pub const TABLE_DVRM_CU: &str = include_str!("../kernels/tables/dvrm.cu");
+pub const TABLE_EQ_CU: &str = include_str!("../kernels/tables/eq.cu");
+pub const TABLE_MEMW_CU: &str = include_str!("../kernels/tables/memw.cu");
+pub const TABLE_PAGE_CU: &str = include_str!("../kernels/tables/page.cu");
+pub const TABLE_INPUT_CU: &str = include_str!("../kernels/tables/input.cu");
 /// `kernels/logup.cuh`: helpers of the generated LogUp aux row kernels (see `crate::logup`).
 pub const LOGUP_CUH: &str = include_str!("../kernels/logup.cuh");
 /// `kernels/logup.cu`: the running-sum scan of the LogUp aux trace (mirrors `zkrv_stark::logup`).
@@ -75,6 +83,14 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("tables/memw_a.cu", TABLE_MEMW_A_CU),
     ("tables/lt.cu", TABLE_LT_CU),
     ("tables/shift.cu", TABLE_SHIFT_CU),
+    ("tables/mul.cu", TABLE_MUL_CU),
+    ("tables/bytewise.cu", TABLE_BYTEWISE_CU),
+    ("tables/cpu32.cu", TABLE_CPU32_CU),
+    ("tables/dvrm.cu", TABLE_DVRM_CU),
+    ("tables/eq.cu", TABLE_EQ_CU),
+    ("tables/memw.cu", TABLE_MEMW_CU),
+    ("tables/page.cu", TABLE_PAGE_CU),
+    ("tables/input.cu", TABLE_INPUT_CU),
 ];
 
 /// Whether `libnvrtc` can be loaded (no GPU needed).

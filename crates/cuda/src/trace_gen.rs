@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use thiserror::Error;
 use zkrv_executor::Program;
+use zkrv_machine::registry::Table;
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::trace::{generate_split, DeviceFill};
 use zkrv_machine::{
@@ -37,7 +38,7 @@ use crate::tables::{self, DeviceCycles, DeviceLookups};
 pub const CPU_TRACE_ENV: &str = "ZKRV_CPU_TRACE";
 
 /// The tables that have a device fill in this build (the others are generated on the host and uploaded):
-/// CPU, LT, SHIFT, LOAD, STORE, MEMW_A. A new fill: switch it on here and add its arm to [`fill_one`].
+/// CPU, LT, SHIFT, LOAD, STORE, MEMW_A, MUL, BYTEWISE, CPU32, DVRM, EQ, MEMW, PAGE, INPUT. A new fill: switch it on here and add its arm to [`fill_one`].
 pub const DEVICE_FILLS: DeviceFill = DeviceFill {
     cpu: true,
     lt: true,
@@ -45,6 +46,14 @@ pub const DEVICE_FILLS: DeviceFill = DeviceFill {
     store: true,
     memw_a: true,
     shift: true,
+    mul: true,
+    bytewise: true,
+    cpu32: true,
+    dvrm: true,
+    eq: true,
+    memw: true,
+    page: true,
+    input: true,
 };
 
 /// Why proving with GPU trace generation failed.
@@ -370,18 +379,11 @@ fn needs_record(device: DeviceFill, record_path: bool) -> bool {
 
 /// Table indices selected in `device`, in proof order.
 pub fn selected_tables(device: DeviceFill) -> Vec<usize> {
-    [
-        (device.cpu, table_id::CPU),
-        (device.lt, table_id::LT),
-        (device.load, table_id::LOAD),
-        (device.store, table_id::STORE),
-        (device.memw_a, table_id::MEMW_A),
-        (device.shift, table_id::SHIFT),
-    ]
-    .into_iter()
-    .filter(|(on, _)| *on)
-    .map(|(_, t)| t)
-    .collect()
+    Table::ALL
+        .into_iter()
+        .filter(|&t| device.has(t))
+        .map(|t| t as usize)
+        .collect()
 }
 
 /// Runs the device fill of table `t` from the split's inputs. With the record's cycles on the device
@@ -427,6 +429,25 @@ pub fn fill_one(
         table_id::SHIFT => {
             tables::shift::fill_shift(dev, &inputs.shift, min_height, lookups, stats)
         }
+        table_id::BYTEWISE => {
+            tables::bytewise::fill_bytewise(dev, &inputs.bytewise, min_height, lookups, stats)
+        }
+        table_id::CPU32 => {
+            tables::cpu32::fill_cpu32(dev, &inputs.cpu32, min_height, lookups, stats)
+        }
+        table_id::DVRM => tables::dvrm::fill_dvrm(dev, &inputs.dvrm, min_height, lookups, stats),
+        table_id::EQ => tables::eq::fill_eq(dev, &inputs.eq, min_height, lookups, stats),
+        table_id::MEMW => tables::memw::fill_memw(dev, &inputs.general, min_height, lookups, stats),
+        table_id::PAGE => tables::page::fill_page(dev, &inputs.page, min_height, lookups, stats),
+        table_id::INPUT => tables::input::fill_input(
+            dev,
+            &inputs.input,
+            &inputs.input_uses,
+            min_height,
+            lookups,
+            stats,
+        ),
+        table_id::MUL => tables::mul::fill_mul(dev, &inputs.mul, min_height, lookups, stats),
         table_id::LOAD => match cycles {
             Some(c) => {
                 tables::load::fill_load_rec(dev, c, &inputs.loads, min_height, lookups, stats)

@@ -39,6 +39,7 @@ impl RequestFill for Lt {
     const KERNEL: &'static str = zkrv_cuda::nvrtc::TABLE_LT_CU;
     const ROW_FN: &'static str = "lt_fill_row";
     const REQUEST: &'static str = "LtRequest";
+    const WORDS: usize = 4;
     type Requests = LtReqs;
 
     fn len(req: &LtReqs) -> usize {
@@ -47,10 +48,10 @@ impl RequestFill for Lt {
     fn host(req: &LtReqs, min_height: usize, lookups: &mut Lookups) -> RowMajorMatrix {
         lt_trace(req, min_height, lookups)
     }
-    fn words(req: &LtReqs) -> Vec<[u64; 4]> {
+    fn words(req: &LtReqs) -> Vec<u64> {
         lt_requests(req)
             .iter()
-            .map(|q| [q.a, q.b, q.signed, q.m])
+            .flat_map(|q| [q.a, q.b, q.signed, q.m])
             .collect()
     }
     fn gpu(

@@ -39,6 +39,7 @@ impl RequestFill for Shift {
     const KERNEL: &'static str = zkrv_cuda::nvrtc::TABLE_SHIFT_CU;
     const ROW_FN: &'static str = "shift_fill_row";
     const REQUEST: &'static str = "ShiftRequest";
+    const WORDS: usize = 4;
     type Requests = ShiftRequests;
 
     fn len(req: &ShiftRequests) -> usize {
@@ -47,10 +48,10 @@ impl RequestFill for Shift {
     fn host(req: &ShiftRequests, min_height: usize, lookups: &mut Lookups) -> RowMajorMatrix {
         shift_fill(req, min_height, lookups)
     }
-    fn words(req: &ShiftRequests) -> Vec<[u64; 4]> {
+    fn words(req: &ShiftRequests) -> Vec<u64> {
         shift_requests(req)
             .iter()
-            .map(|q| [q.a, q.b, q.op, q.m])
+            .flat_map(|q| [q.a, q.b, q.op, q.m])
             .collect()
     }
     fn gpu(

@@ -21,7 +21,13 @@ fn trace_gen_options() {
         .into_iter()
         .map(|t| TABLE_NAMES[t])
         .collect();
-    assert_eq!(all, ["CPU", "LT", "LOAD", "STORE", "MEMW_A", "SHIFT"]);
+    assert_eq!(
+        all,
+        [
+            "CPU", "EQ", "LT", "LOAD", "STORE", "MEMW_A", "PAGE", "BYTEWISE", "INPUT", "CPU32",
+            "DVRM", "SHIFT", "MUL", "MEMW"
+        ]
+    );
     const { assert!(DEVICE_FILLS.cpu, "the CPU table has a device fill") };
     let host = TraceGenOptions {
         host_traces: true,

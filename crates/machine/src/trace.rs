@@ -11,19 +11,21 @@ use crate::bus::{alu, NUM_REG_CELLS};
 use crate::bus::{REG_INPUT_CURSOR, REG_OUTPUT_CURSOR};
 use crate::registry::Table;
 use crate::tables::bitwise::Lookups;
-use crate::tables::bytewise::bytewise_trace;
+use crate::tables::bytewise::{bytewise_trace, NUM_BYTEWISE_COLS};
 use crate::tables::cpu::{cpu_height, cpu_result, cpu_trace, CpuDecode, RegWalk, NUM_CPU_COLS};
-use crate::tables::cpu32::cpu32_trace;
+use crate::tables::cpu32::{cpu32_requests, cpu32_trace, NUM_CPU32_COLS};
 use crate::tables::decode::{DecodeTable, NUM_DECODE_COLS};
-use crate::tables::dvrm::{add_dvrm_request, dvrm_trace, DvrmRequests};
-use crate::tables::eq::eq_trace;
-use crate::tables::input::input_trace;
+use crate::tables::dvrm::{
+    add_dvrm_request, dvrm_requests, dvrm_trace, DvrmRequests, NUM_DVRM_COLS,
+};
+use crate::tables::eq::{eq_trace, NUM_EQ_COLS};
+use crate::tables::input::{input_trace, NUM_INPUT_COLS};
 use crate::tables::load::{load_trace, LoadEvent, NUM_LOAD_COLS};
 use crate::tables::lt::{lt_trace, NUM_LT_COLS};
-use crate::tables::memw::{memw_trace, MemwEvent};
+use crate::tables::memw::{memw_trace, MemwEvent, NUM_MEMW_COLS};
 use crate::tables::memw_a::{memw_a_trace, MemwAEvent, NUM_MEMW_A_COLS};
-use crate::tables::mul::{mul_trace, MulRequests};
-use crate::tables::page::{page_trace, CELLS_PER_PAGE};
+use crate::tables::mul::{mul_trace, MulRequests, NUM_MUL_COLS};
+use crate::tables::page::{page_trace, CELLS_PER_PAGE, NUM_PAGE_COLS};
 use crate::tables::regfile::regfile_trace;
 use crate::tables::shift::{
     shift_side_requests, shift_trace, ShiftOp, ShiftRequests, ShiftTraces, NUM_SHIFT_COLS,
@@ -87,6 +89,23 @@ pub struct DeviceFill {
     pub store: bool,
     pub memw_a: bool,
     pub shift: bool,
+    /// MUL: every request (CPU, CPU32, DVRM, SHIFT's checks) is still counted on the host
+    /// ([`FillInputs::mul`]).
+    pub mul: bool,
+    /// BYTEWISE ([`FillInputs::bytewise`]).
+    pub bytewise: bool,
+    /// CPU32: its inner requests (SHIFT/MUL/DVRM) are still made on the host ([`FillInputs::cpu32`]).
+    pub cpu32: bool,
+    /// DVRM: its requests of MUL and LT are still made on the host ([`FillInputs::dvrm`]).
+    pub dvrm: bool,
+    /// EQ ([`FillInputs::eq`]).
+    pub eq: bool,
+    /// MEMW ([`FillInputs::general`]).
+    pub memw: bool,
+    /// PAGE: the memory walk's final cells are still gathered and checked on the host ([`FillInputs::page`]).
+    pub page: bool,
+    /// INPUT ([`FillInputs::input_uses`] and the consumed input).
+    pub input: bool,
 }
 
 impl DeviceFill {
@@ -98,7 +117,36 @@ impl DeviceFill {
         store: false,
         memw_a: false,
         shift: false,
+        mul: false,
+        bytewise: false,
+        cpu32: false,
+        dvrm: false,
+        eq: false,
+        memw: false,
+        page: false,
+        input: false,
     };
+
+    /// Whether `table` is selected (a table without a device fill never is).
+    pub fn has(self, table: Table) -> bool {
+        match table {
+            Table::Cpu => self.cpu,
+            Table::Lt => self.lt,
+            Table::Load => self.load,
+            Table::Store => self.store,
+            Table::MemwA => self.memw_a,
+            Table::Shift => self.shift,
+            Table::Mul => self.mul,
+            Table::Bytewise => self.bytewise,
+            Table::Cpu32 => self.cpu32,
+            Table::Dvrm => self.dvrm,
+            Table::Eq => self.eq,
+            Table::Memw => self.memw,
+            Table::Page => self.page,
+            Table::Input => self.input,
+            _ => false,
+        }
+    }
 
     /// Every table that has a device fill.
     pub const ALL: DeviceFill = DeviceFill {
@@ -108,6 +156,14 @@ impl DeviceFill {
         store: true,
         memw_a: true,
         shift: true,
+        mul: true,
+        bytewise: true,
+        cpu32: true,
+        dvrm: true,
+        eq: true,
+        memw: true,
+        page: true,
+        input: true,
     };
 }
 
@@ -133,6 +189,25 @@ pub struct FillInputs {
     pub lt: BTreeMap<(u64, u64, bool), u64>,
     /// SHIFT requests, in key order (= row order).
     pub shift: ShiftRequests,
+    /// MUL requests `(a, b, sa_en, sb_en) -> [m_lo, m_hi]`, in key order (= row order).
+    pub mul: MulRequests,
+    /// BYTEWISE requests `(alu op, a, b) -> count` (op AND, OR or XOR), in key order (= row order).
+    pub bytewise: BTreeMap<(u64, u64, u64), u64>,
+    /// CPU32: the W operations `(alu op, a, b)` (op ADDW..=REMUW), in execution order (= row order).
+    pub cpu32: Vec<(u64, u64, u64)>,
+    /// DVRM requests `(n, d, signed) -> (quotient, remainder requests)`, in key order (= row order).
+    pub dvrm: DvrmRequests,
+    /// EQ requests `(a, b) -> count`, in key order (= row order).
+    pub eq: BTreeMap<(u64, u64), u64>,
+    /// MEMW: one per cell-crossing access, in cycle order (= row order).
+    pub general: Vec<MemwEvent>,
+    /// PAGE: `(cell, final value, last-access timestamp)` of every cell of every touched page, in page order
+    /// (= row order).
+    pub page: Vec<(u64, u64, u64)>,
+    /// INPUT: the consumed private input and how many times each index was looked up (index `input.len()` is
+    /// the end-of-input row; empty unless [`DeviceFill::input`]).
+    pub input: Vec<u8>,
+    pub input_uses: Vec<u64>,
     /// One per load / store / in-cell (MEMW_A) access, in cycle order (= row order).
     pub loads: Vec<LoadEvent>,
     pub stores: Vec<StoreEvent>,
@@ -190,8 +265,8 @@ struct Chain {
 }
 
 /// CPU32 -> SHIFT/MUL/DVRM, DVRM -> MUL/LT, SHIFT -> MUL, then MUL and LT: in that order, so that every request
-/// is counted before its answering table is built. SHIFT and LT are left empty when device-filled (SHIFT's
-/// side requests, MUL checks and POW2 counters, are still made).
+/// is counted before its answering table is built. CPU32, DVRM, SHIFT, MUL and LT are left empty when
+/// device-filled (the requests CPU32, DVRM and SHIFT make, and SHIFT's POW2 counters, are still made).
 #[allow(clippy::too_many_arguments)]
 fn fill_chain(
     w_ops: &[(u64, u64, u64)],
@@ -203,8 +278,15 @@ fn fill_chain(
     min_height: usize,
     lookups: &mut Lookups,
 ) -> Result<Chain, MachineError> {
-    let (cpu32, facts) = cpu32_trace(w_ops, min_height, lookups)
-        .ok_or_else(|| MachineError::Internal("bad W op".into()))?;
+    let (cpu32, facts) = if device.cpu32 {
+        (empty(NUM_CPU32_COLS), cpu32_requests(w_ops))
+    } else {
+        match cpu32_trace(w_ops, min_height, lookups) {
+            Some((t, f)) => (t, Some(f)),
+            None => (empty(NUM_CPU32_COLS), None),
+        }
+    };
+    let facts = facts.ok_or_else(|| MachineError::Internal("bad W op".into()))?;
     for fa in facts {
         if let Some(sop) = ShiftOp::from_alu(fa.op) {
             *shift_req.entry((sop, fa.a, fa.b)).or_default() += 1;
@@ -214,7 +296,11 @@ fn fill_chain(
             return Err(MachineError::Internal(format!("CPU32 request {fa:?}")));
         }
     }
-    let (dvrm, facts) = dvrm_trace(dvrm_req, min_height, lookups);
+    let (dvrm, facts) = if device.dvrm {
+        (empty(NUM_DVRM_COLS), dvrm_requests(dvrm_req))
+    } else {
+        dvrm_trace(dvrm_req, min_height, lookups)
+    };
     for fa in facts {
         if fa.op == alu::SLTU {
             *lt_req.entry((fa.a, fa.b, false)).or_default() += 1;
@@ -231,7 +317,11 @@ fn fill_chain(
         let ShiftTraces { shift, pow2 } = shift_trace(shift_req, min_height, lookups, mul_req);
         (shift, pow2)
     };
-    let mul = mul_trace(mul_req, min_height, lookups);
+    let mul = if device.mul {
+        empty(NUM_MUL_COLS)
+    } else {
+        mul_trace(mul_req, min_height, lookups)
+    };
     let lt = if device.lt {
         empty(NUM_LT_COLS)
     } else {
@@ -595,6 +685,8 @@ pub fn generate_split(
     // before its answering table is built; every other table is independent and filled in parallel
     // meanwhile. Each fill counts its BITWISE lookups into its own histogram, merged at the end (a histogram
     // is order-independent: the result does not depend on the schedule).
+    // PAGE's cells, gathered (and checked) by the PAGE task when PAGE is device-filled.
+    let page_cells = std::sync::Mutex::new(Vec::new());
     let mut tasks: Vec<(&'static str, HostFill<'_>)> = Vec::new();
     if !device.cpu {
         let (walk, cpu_decode) = (&walk, &cpu_decode);
@@ -603,11 +695,15 @@ pub fn generate_split(
             Box::new(move |lk| cpu_trace(&rec.cycles, walk, cpu_decode, min_height, lk)),
         ));
     }
-    tasks.push(("EQ", Box::new(|_| Ok(eq_trace(&eq_req, min_height)))));
-    tasks.push((
-        "BYTEWISE",
-        Box::new(|lk| Ok(bytewise_trace(&bw_req, min_height, lk))),
-    ));
+    if !device.eq {
+        tasks.push(("EQ", Box::new(|_| Ok(eq_trace(&eq_req, min_height)))));
+    }
+    if !device.bytewise {
+        tasks.push((
+            "BYTEWISE",
+            Box::new(|lk| Ok(bytewise_trace(&bw_req, min_height, lk))),
+        ));
+    }
     if !device.load {
         tasks.push((
             "LOAD",
@@ -626,10 +722,12 @@ pub fn generate_split(
             Box::new(|lk| Ok(memw_a_trace(&accesses, min_height, lk))),
         ));
     }
-    tasks.push((
-        "MEMW",
-        Box::new(|lk| Ok(memw_trace(&general, min_height, lk))),
-    ));
+    if !device.memw {
+        tasks.push((
+            "MEMW",
+            Box::new(|lk| Ok(memw_trace(&general, min_height, lk))),
+        ));
+    }
     tasks.push((
         "PAGE",
         Box::new(|_| {
@@ -651,7 +749,14 @@ pub fn generate_split(
                     cells.push((cell, u64::from_le_bytes(bytes), ts));
                 }
             }
-            Ok(page_trace(&cells, min_height))
+            if device.page {
+                *page_cells
+                    .lock()
+                    .map_err(|_| MachineError::Internal("PAGE cells lock".into()))? = cells;
+                Ok(empty(NUM_PAGE_COLS))
+            } else {
+                Ok(page_trace(&cells, min_height))
+            }
         }),
     ));
     tasks.push((
@@ -662,10 +767,12 @@ pub fn generate_split(
         "SYSIO",
         Box::new(|lk| Ok(sysio_trace(&sysio_rows, min_height, lk))),
     ));
-    tasks.push((
-        "INPUT",
-        Box::new(|lk| Ok(input_trace(input, &input_uses, min_height, lk))),
-    ));
+    if !device.input {
+        tasks.push((
+            "INPUT",
+            Box::new(|lk| Ok(input_trace(input, &input_uses, min_height, lk))),
+        ));
+    }
     let mut slots: Vec<Option<Result<(RowMajorMatrix, Lookups), MachineError>>> =
         tasks.iter().map(|_| None).collect();
     let names: Vec<&'static str> = tasks.iter().map(|(n, _)| *n).collect();
@@ -710,16 +817,19 @@ pub fn generate_split(
         (None, None) => Err(MachineError::Internal(format!("no {name} trace"))),
     };
     let cpu = take("CPU", Some(NUM_CPU_COLS))?;
-    let eq = take("EQ", None)?;
-    let bytewise = take("BYTEWISE", None)?;
+    let eq = take("EQ", Some(NUM_EQ_COLS))?;
+    let bytewise = take("BYTEWISE", Some(NUM_BYTEWISE_COLS))?;
     let load = take("LOAD", Some(NUM_LOAD_COLS))?;
     let store = take("STORE", Some(NUM_STORE_COLS))?;
     let memw_a = take("MEMW_A", Some(NUM_MEMW_A_COLS))?;
-    let memw = take("MEMW", None)?;
+    let memw = take("MEMW", Some(NUM_MEMW_COLS))?;
     let page = take("PAGE", None)?;
+    let page_cells = page_cells
+        .into_inner()
+        .map_err(|_| MachineError::Internal("PAGE cells lock".into()))?;
     let syscall = take("SYSCALL", None)?;
     let sysio = take("SYSIO", None)?;
-    let input_t = take("INPUT", None)?;
+    let input_t = take("INPUT", Some(NUM_INPUT_COLS))?;
     let inputs = FillInputs {
         min_height,
         cpu: device.cpu.then_some(CpuFillInputs {
@@ -731,6 +841,31 @@ pub fn generate_split(
             shift_req
         } else {
             ShiftRequests::new()
+        },
+        mul: if device.mul {
+            mul_req
+        } else {
+            MulRequests::new()
+        },
+        bytewise: if device.bytewise {
+            bw_req
+        } else {
+            BTreeMap::new()
+        },
+        cpu32: if device.cpu32 { w_ops } else { Vec::new() },
+        eq: if device.eq { eq_req } else { BTreeMap::new() },
+        general: if device.memw { general } else { Vec::new() },
+        page: page_cells,
+        input: if device.input {
+            input.to_vec()
+        } else {
+            Vec::new()
+        },
+        input_uses: if device.input { input_uses } else { Vec::new() },
+        dvrm: if device.dvrm {
+            dvrm_req
+        } else {
+            DvrmRequests::new()
         },
         loads: if device.load { loads } else { Vec::new() },
         stores: if device.store { stores } else { Vec::new() },

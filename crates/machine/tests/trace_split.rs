@@ -5,12 +5,19 @@
 
 use zkrv_executor::{execute, ExecOptions, Program};
 use zkrv_machine::tables::bitwise::LookupKind;
+use zkrv_machine::tables::bytewise::bytewise_trace;
 use zkrv_machine::tables::cpu::cpu_trace;
+use zkrv_machine::tables::cpu32::cpu32_trace;
 use zkrv_machine::tables::decode::DecodeTable;
+use zkrv_machine::tables::dvrm::dvrm_trace;
+use zkrv_machine::tables::eq::eq_trace;
+use zkrv_machine::tables::input::input_trace;
 use zkrv_machine::tables::load::load_trace;
 use zkrv_machine::tables::lt::lt_trace;
+use zkrv_machine::tables::memw::memw_trace;
 use zkrv_machine::tables::memw_a::memw_a_trace;
-use zkrv_machine::tables::mul::MulRequests;
+use zkrv_machine::tables::mul::{mul_trace, MulRequests};
+use zkrv_machine::tables::page::page_trace;
 use zkrv_machine::tables::shift::shift_trace;
 use zkrv_machine::tables::store::store_trace;
 use zkrv_machine::trace::{generate, generate_split, DeviceFill};
@@ -47,6 +54,14 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
         ("STORE", &split.store),
         ("MEMW_A", &split.memw_a),
         ("SHIFT", &split.shift),
+        ("MUL", &split.mul),
+        ("BYTEWISE", &split.bytewise),
+        ("CPU32", &split.cpu32),
+        ("DVRM", &split.dvrm),
+        ("EQ", &split.eq),
+        ("MEMW", &split.memw),
+        ("PAGE", &split.page),
+        ("INPUT", &split.input),
     ] {
         assert_eq!(m.height(), 0, "{name}: {t} left to the device");
     }
@@ -74,10 +89,38 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     let sh = shift_trace(&inputs.shift, min_height, lk, &mut MulRequests::new());
     assert_eq!(sh.shift, full.shift, "{name}: SHIFT");
     assert_eq!(split.pow2, full.pow2, "{name}: POW2");
-    assert_eq!(split.mul, full.mul, "{name}: MUL");
+    let (cpu32, _) = cpu32_trace(&inputs.cpu32, min_height, lk).unwrap();
+    assert_eq!(cpu32, full.cpu32, "{name}: CPU32");
+    let (dvrm, _) = dvrm_trace(&inputs.dvrm, min_height, lk);
+    assert_eq!(dvrm, full.dvrm, "{name}: DVRM");
+    assert_eq!(eq_trace(&inputs.eq, min_height), full.eq, "{name}: EQ");
+    assert_eq!(
+        page_trace(&inputs.page, min_height),
+        full.page,
+        "{name}: PAGE"
+    );
+    assert_eq!(
+        input_trace(&inputs.input, &inputs.input_uses, min_height, lk),
+        full.input,
+        "{name}: INPUT"
+    );
+    assert_eq!(
+        bytewise_trace(&inputs.bytewise, min_height, lk),
+        full.bytewise,
+        "{name}: BYTEWISE"
+    );
+    assert_eq!(
+        mul_trace(&inputs.mul, min_height, lk),
+        full.mul,
+        "{name}: MUL"
+    );
     assert_eq!(split.decode, full.decode, "{name}: DECODE multiplicities");
     assert_eq!(split.regfile, full.regfile, "{name}: REGFILE");
-    assert_eq!(split.memw, full.memw, "{name}: MEMW");
+    assert_eq!(
+        memw_trace(&inputs.general, min_height, lk),
+        full.memw,
+        "{name}: MEMW"
+    );
     assert_eq!(split.syscall, full.syscall, "{name}: SYSCALL");
     for k in KINDS {
         assert!(
@@ -118,6 +161,14 @@ fn prove_inputs_with_split_equals_prove() {
     s.traces.store = store_trace(&s.inputs.stores, mh, lk);
     s.traces.memw_a = memw_a_trace(&s.inputs.accesses, mh, lk);
     s.traces.shift = shift_trace(&s.inputs.shift, mh, lk, &mut MulRequests::new()).shift;
+    s.traces.mul = mul_trace(&s.inputs.mul, mh, lk);
+    s.traces.bytewise = bytewise_trace(&s.inputs.bytewise, mh, lk);
+    s.traces.cpu32 = cpu32_trace(&s.inputs.cpu32, mh, lk).unwrap().0;
+    s.traces.dvrm = dvrm_trace(&s.inputs.dvrm, mh, lk).0;
+    s.traces.eq = eq_trace(&s.inputs.eq, mh);
+    s.traces.page = page_trace(&s.inputs.page, mh);
+    s.traces.input = input_trace(&s.inputs.input, &s.inputs.input_uses, mh, lk);
+    s.traces.memw = memw_trace(&s.inputs.general, mh, lk);
     let (traces, pages) = s.traces.into_table_order();
     let traces = traces.into_iter().map(TraceInput::Host).collect();
     let (st, proof) = prove_inputs_with(

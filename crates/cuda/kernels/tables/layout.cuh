@@ -57,6 +57,8 @@
 
 // zkrv_machine::tables::cpu::NO_DECODE_ROW: a pc without a DECODE row.
 #define NO_DECODE_ROW 0xffffffffu
+// zkrv_machine::tables::sysio::INPUT_EOF: the byte of the end-of-input row.
+#define INPUT_EOF 256ull
 // zkrv_cuda::tables::memw_a::MEMW_A_TS_BITS: bits of MemwAIn::ts_meta holding the timestamp.
 #define MEMW_A_TS_BITS 29
 
@@ -598,3 +600,113 @@ static_assert(ZKRV_OFFSETOF(ShiftRequest, a) == 0, "ShiftRequest.a: offset");
 static_assert(ZKRV_OFFSETOF(ShiftRequest, b) == 8, "ShiftRequest.b: offset");
 static_assert(ZKRV_OFFSETOF(ShiftRequest, op) == 16, "ShiftRequest.op: offset");
 static_assert(ZKRV_OFFSETOF(ShiftRequest, m) == 24, "ShiftRequest.m: offset");
+
+// zkrv_cuda::tables::mul::MulRequest (40 bytes, align 8).
+struct MulRequest {
+    unsigned long long a;
+    unsigned long long b;
+    unsigned long long signs;
+    unsigned long long m_lo;
+    unsigned long long m_hi;
+};
+static_assert(sizeof(MulRequest) == 40, "MulRequest: size");
+static_assert(alignof(MulRequest) == 8, "MulRequest: alignment");
+static_assert(ZKRV_OFFSETOF(MulRequest, a) == 0, "MulRequest.a: offset");
+static_assert(ZKRV_OFFSETOF(MulRequest, b) == 8, "MulRequest.b: offset");
+static_assert(ZKRV_OFFSETOF(MulRequest, signs) == 16, "MulRequest.signs: offset");
+static_assert(ZKRV_OFFSETOF(MulRequest, m_lo) == 24, "MulRequest.m_lo: offset");
+static_assert(ZKRV_OFFSETOF(MulRequest, m_hi) == 32, "MulRequest.m_hi: offset");
+
+// zkrv_cuda::tables::cpu32::Cpu32In (24 bytes, align 8).
+struct Cpu32In {
+    unsigned long long a;
+    unsigned long long b;
+    unsigned long long op;
+};
+static_assert(sizeof(Cpu32In) == 24, "Cpu32In: size");
+static_assert(alignof(Cpu32In) == 8, "Cpu32In: alignment");
+static_assert(ZKRV_OFFSETOF(Cpu32In, a) == 0, "Cpu32In.a: offset");
+static_assert(ZKRV_OFFSETOF(Cpu32In, b) == 8, "Cpu32In.b: offset");
+static_assert(ZKRV_OFFSETOF(Cpu32In, op) == 16, "Cpu32In.op: offset");
+
+// zkrv_cuda::tables::dvrm::DvrmRequest (40 bytes, align 8).
+struct DvrmRequest {
+    unsigned long long n;
+    unsigned long long d;
+    unsigned long long is_signed;
+    unsigned long long m_q;
+    unsigned long long m_r;
+};
+static_assert(sizeof(DvrmRequest) == 40, "DvrmRequest: size");
+static_assert(alignof(DvrmRequest) == 8, "DvrmRequest: alignment");
+static_assert(ZKRV_OFFSETOF(DvrmRequest, n) == 0, "DvrmRequest.n: offset");
+static_assert(ZKRV_OFFSETOF(DvrmRequest, d) == 8, "DvrmRequest.d: offset");
+static_assert(ZKRV_OFFSETOF(DvrmRequest, is_signed) == 16, "DvrmRequest.is_signed: offset");
+static_assert(ZKRV_OFFSETOF(DvrmRequest, m_q) == 24, "DvrmRequest.m_q: offset");
+static_assert(ZKRV_OFFSETOF(DvrmRequest, m_r) == 32, "DvrmRequest.m_r: offset");
+
+// zkrv_cuda::tables::eq::EqRequest (24 bytes, align 8).
+struct EqRequest {
+    unsigned long long a;
+    unsigned long long b;
+    unsigned long long m;
+};
+static_assert(sizeof(EqRequest) == 24, "EqRequest: size");
+static_assert(alignof(EqRequest) == 8, "EqRequest: alignment");
+static_assert(ZKRV_OFFSETOF(EqRequest, a) == 0, "EqRequest.a: offset");
+static_assert(ZKRV_OFFSETOF(EqRequest, b) == 8, "EqRequest.b: offset");
+static_assert(ZKRV_OFFSETOF(EqRequest, m) == 16, "EqRequest.m: offset");
+
+// zkrv_cuda::tables::memw::MemwIn (56 bytes, align 8).
+struct MemwIn {
+    unsigned long long cell;
+    unsigned int ts;
+    unsigned int old_ts[2];
+    unsigned int meta;
+    unsigned char old_bytes[16];
+    unsigned char new_bytes[16];
+};
+static_assert(sizeof(MemwIn) == 56, "MemwIn: size");
+static_assert(alignof(MemwIn) == 8, "MemwIn: alignment");
+static_assert(ZKRV_OFFSETOF(MemwIn, cell) == 0, "MemwIn.cell: offset");
+static_assert(ZKRV_OFFSETOF(MemwIn, ts) == 8, "MemwIn.ts: offset");
+static_assert(ZKRV_OFFSETOF(MemwIn, old_ts) == 12, "MemwIn.old_ts: offset");
+static_assert(ZKRV_OFFSETOF(MemwIn, meta) == 20, "MemwIn.meta: offset");
+static_assert(ZKRV_OFFSETOF(MemwIn, old_bytes) == 24, "MemwIn.old_bytes: offset");
+static_assert(ZKRV_OFFSETOF(MemwIn, new_bytes) == 40, "MemwIn.new_bytes: offset");
+
+// zkrv_cuda::tables::page::PageIn (16 bytes, align 8).
+struct PageIn {
+    unsigned long long v;
+    unsigned int cell;
+    unsigned int ts;
+};
+static_assert(sizeof(PageIn) == 16, "PageIn: size");
+static_assert(alignof(PageIn) == 8, "PageIn: alignment");
+static_assert(ZKRV_OFFSETOF(PageIn, v) == 0, "PageIn.v: offset");
+static_assert(ZKRV_OFFSETOF(PageIn, cell) == 8, "PageIn.cell: offset");
+static_assert(ZKRV_OFFSETOF(PageIn, ts) == 12, "PageIn.ts: offset");
+
+// zkrv_cuda::tables::input::InputIn (8 bytes, align 4).
+struct InputIn {
+    unsigned int byte;
+    unsigned int m;
+};
+static_assert(sizeof(InputIn) == 8, "InputIn: size");
+static_assert(alignof(InputIn) == 4, "InputIn: alignment");
+static_assert(ZKRV_OFFSETOF(InputIn, byte) == 0, "InputIn.byte: offset");
+static_assert(ZKRV_OFFSETOF(InputIn, m) == 4, "InputIn.m: offset");
+
+// zkrv_cuda::tables::bytewise::BytewiseRequest (32 bytes, align 8).
+struct BytewiseRequest {
+    unsigned long long op;
+    unsigned long long a;
+    unsigned long long b;
+    unsigned long long m;
+};
+static_assert(sizeof(BytewiseRequest) == 32, "BytewiseRequest: size");
+static_assert(alignof(BytewiseRequest) == 8, "BytewiseRequest: alignment");
+static_assert(ZKRV_OFFSETOF(BytewiseRequest, op) == 0, "BytewiseRequest.op: offset");
+static_assert(ZKRV_OFFSETOF(BytewiseRequest, a) == 8, "BytewiseRequest.a: offset");
+static_assert(ZKRV_OFFSETOF(BytewiseRequest, b) == 16, "BytewiseRequest.b: offset");
+static_assert(ZKRV_OFFSETOF(BytewiseRequest, m) == 24, "BytewiseRequest.m: offset");

@@ -9,10 +9,18 @@
 //!
 //! Launch guards ([`launch_1d`]) refuse shapes the kernels cannot address instead of launching a truncated grid.
 
+pub mod bytewise;
 pub mod cpu;
+pub mod cpu32;
+pub mod dvrm;
+pub mod eq;
+pub mod input;
 pub mod load;
 pub mod lt;
+pub mod memw;
 pub mod memw_a;
+pub mod mul;
+pub mod page;
 pub mod shift;
 pub mod store;
 

@@ -1,9 +1,9 @@
-//! The parity harness of the request-table fills (LT, SHIFT: one row per deduplicated request, in key order,
-//! then padding rows): a table describes itself once ([`RequestFill`]) and [`check`] runs every case through
+//! The parity harness of the request-table fills (LT, SHIFT, MUL, BYTEWISE, CPU32, ...: one row per request,
+//! in row order, then padding rows): a table describes itself once ([`RequestFill`]) and [`check`] runs every case through
 //! the host reference, the C++ host emulation of its kernel (always; a skip or, with `ZKRV_REQUIRE_CXX`, a
 //! failure without a compiler) and, with a device, the GPU fill (poisoned allocations), comparing every cell
 //! and the lookup histogram; on the GPU also the H2D bytes (the requests only), the 2^27-row launch guard and
-//! the histogram merge. Used by tests/fill_lt.rs and tests/fill_shift.rs (with `fill_util.rs` and `host_emu.rs`).
+//! the histogram merge. Used by tests/fill_<table>.rs (with `fill_util.rs` and `host_emu.rs`).
 
 #![allow(dead_code)]
 
@@ -27,16 +27,17 @@ pub trait RequestFill {
     /// `fn(row, requests, len, rows, trace, counts, lanes)`.
     const KERNEL: &'static str;
     const ROW_FN: &'static str;
-    /// The upload struct's C name (layout.cuh); it is `4 x u64`.
+    /// The upload struct's C name (layout.cuh); it is `WORDS x u64`.
     const REQUEST: &'static str;
+    const WORDS: usize;
     /// The deduplicated requests.
     type Requests;
 
     fn len(req: &Self::Requests) -> usize;
     /// The host fill (the reference).
     fn host(req: &Self::Requests, min_height: usize, lookups: &mut Lookups) -> RowMajorMatrix;
-    /// The upload structs' words, in row order.
-    fn words(req: &Self::Requests) -> Vec<[u64; 4]>;
+    /// The upload structs' words, in row order (`WORDS` per request).
+    fn words(req: &Self::Requests) -> Vec<u64>;
     /// The device fill.
     fn gpu(
         dev: &Device,
@@ -90,10 +91,11 @@ fn host_emulation<F: RequestFill>(cases: &[Case<F::Requests>], want: &[(RowMajor
     let mut input: Vec<u8> = (cases.len() as u64).to_le_bytes().to_vec();
     for (c, (t, _)) in cases.iter().zip(want) {
         let words = F::words(&c.req);
-        for v in [words.len() as u64, t.height() as u64] {
+        assert_eq!(words.len(), F::WORDS * F::len(&c.req), "{}: words", c.name);
+        for v in [F::len(&c.req) as u64, t.height() as u64] {
             input.extend_from_slice(&v.to_le_bytes());
         }
-        for v in words.iter().flatten() {
+        for v in &words {
             input.extend_from_slice(&v.to_le_bytes());
         }
     }
@@ -133,7 +135,12 @@ fn gpu<F: RequestFill>(cases: &[Case<F::Requests>], want: &[(RowMajorMatrix, Loo
         fill_util::assert_trace_eq(&what, t_want, &dev.download(&t.data).unwrap());
         fill_util::assert_lookups_eq(&what, l_want, &dev.download(&lookups.counts).unwrap());
         let h2d = stats.bytes[&("trace-gen".to_string(), F::TABLE.to_string())].h2d;
-        assert_eq!(h2d, 32 * F::len(&c.req) as u64, "{}: H2D bytes", c.name);
+        assert_eq!(
+            h2d,
+            8 * (F::WORDS * F::len(&c.req)) as u64,
+            "{}: H2D bytes",
+            c.name
+        );
         assert_eq!(
             stats.total_h2d(),
             h2d,
@@ -197,4 +204,93 @@ pub fn check<F: RequestFill>(cases: &[Case<F::Requests>]) {
     }
     host_emulation::<F>(cases, &want);
     gpu::<F>(cases, &want);
+}
+
+/// Edge operands of the random request generators.
+pub const EDGES: [u64; 12] = [
+    0,
+    1,
+    2,
+    0x7fff_ffff_ffff_ffff,
+    0x8000_0000_0000_0000,
+    0x8000_0000_0000_0001,
+    u64::MAX,
+    u64::MAX - 1,
+    0xffff_ffff,
+    1 << 32,
+    0x0000_8000_0000_0000,
+    0xffff_0000_0000_0000,
+];
+
+/// A random operand: an edge, a small value, a negative one, a 32-bit one or any.
+pub fn operand(r: &mut rand::rngs::StdRng) -> u64 {
+    use rand::{Rng, RngCore};
+    match r.gen_range(0..8) {
+        0 | 1 => EDGES[r.gen_range(0..EDGES.len())],
+        2 => r.gen_range(0..16),
+        3 => r.next_u64() | (1 << 63),
+        4 => r.next_u64() & 0xffff_ffff,
+        _ => r.next_u64(),
+    }
+}
+
+/// A random request count: mostly small, sometimes up to 2^40.
+pub fn count(r: &mut rand::rngs::StdRng) -> u64 {
+    use rand::Rng;
+    if r.gen_range(0..16) == 0 {
+        r.gen_range(1..1u64 << 40)
+    } else {
+        r.gen_range(1..5)
+    }
+}
+
+/// The split of every guest with the tables of `fill` left to the device, checked against `generate`: every
+/// host table is unchanged, every device table is `0 x width`, and `complete` (the host reference fills of the
+/// device tables from the split's inputs, adding their lookups) gives the device tables and the missing
+/// lookups. Returns each guest's name and fill inputs.
+pub fn guest_inputs(
+    fill: zkrv_machine::trace::DeviceFill,
+    complete: impl Fn(
+        &zkrv_machine::trace::FillInputs,
+        &mut Lookups,
+    ) -> Vec<(zkrv_machine::Table, RowMajorMatrix)>,
+) -> Vec<(String, zkrv_machine::trace::FillInputs)> {
+    use zkrv_machine::trace::{generate, generate_split};
+    use zkrv_machine::{Table, MIN_HEIGHT};
+    let mut out = Vec::new();
+    for g in fill_util::guest_runs() {
+        let name = g.name;
+        let (split, inputs) =
+            generate_split(&g.decode, &g.record, &g.input, MIN_HEIGHT, fill).unwrap();
+        assert_eq!(inputs.min_height, MIN_HEIGHT);
+        let full = generate(&g.decode, &g.record, &g.input, MIN_HEIGHT).unwrap();
+        let mut lookups = split.lookups.clone();
+        let done = complete(&inputs, &mut lookups);
+        for k in LookupKind::ALL {
+            assert!(
+                lookups.counts(k) == full.lookups.counts(k),
+                "{name}: {k:?} lookups of the split + device tables"
+            );
+        }
+        let (st, _) = split.into_table_order();
+        let (ft, _) = full.into_table_order();
+        for t in Table::ALL {
+            if t == Table::Bitwise {
+                continue;
+            }
+            let (s, f) = (&st[t as usize], &ft[t as usize]);
+            if fill.has(t) {
+                assert_eq!(s.height(), 0, "{name}: {} left to the device", t.name());
+                let d = done
+                    .iter()
+                    .find(|(x, _)| *x == t)
+                    .unwrap_or_else(|| panic!("{name}: no reference fill of {}", t.name()));
+                assert!(d.1 == *f, "{name}: {} from the fill inputs", t.name());
+            } else {
+                assert!(s == f, "{name}: host table {}", t.name());
+            }
+        }
+        out.push((format!("guest {name}"), inputs));
+    }
+    out
 }

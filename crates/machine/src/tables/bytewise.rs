@@ -85,6 +85,11 @@ impl Air for BytewiseAir {
     }
 }
 
+/// Height of the BYTEWISE table for `len` requests: the next power of two `>= max(len, min_height)`.
+pub fn bytewise_height(len: usize, min_height: usize) -> usize {
+    len.next_power_of_two().max(min_height)
+}
+
 /// The BYTEWISE trace from the requests `(alu op, a, b) -> count` (`n x 28`; padding rows are AND of
 /// zeros with m = 0, their lookups counted too).
 pub fn bytewise_trace(
@@ -92,7 +97,7 @@ pub fn bytewise_trace(
     min_height: usize,
     lookups: &mut Lookups,
 ) -> RowMajorMatrix {
-    let n = requests.len().next_power_of_two().max(min_height);
+    let n = bytewise_height(requests.len(), min_height);
     let mut values = vec![F::ZERO; n * NUM_BYTEWISE_COLS];
     let rows = requests
         .iter()

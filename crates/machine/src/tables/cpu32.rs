@@ -290,6 +290,24 @@ pub fn cpu32_row(op: u64, a: u64, b: u64, mu: bool) -> Option<(Cpu32Cols<F>, Opt
     Some((row, (i >= SLLW).then_some(fact)))
 }
 
+/// Height of the CPU32 table for `len` W operations: the next power of two `>= max(len, min_height)`.
+pub fn cpu32_height(len: usize, min_height: usize) -> usize {
+    len.next_power_of_two().max(min_height)
+}
+
+/// The inner requests of the W operations `(op, a, b)` (what [`cpu32_trace`] returns besides the trace, without
+/// building it): for a caller that fills the rows elsewhere (a GPU). `None` if an op is not a W code.
+pub fn cpu32_requests(ops: &[(u64, u64, u64)]) -> Option<Vec<AluFact>> {
+    let mut facts = Vec::new();
+    for &(op, a, b) in ops {
+        let (i, fact) = inner(op, a, b)?;
+        if i >= SLLW {
+            facts.push(fact);
+        }
+    }
+    Some(facts)
+}
+
 /// The CPU32 trace (`n x 25`, see the module doc) from the W operations `(op, a, b)` in execution order
 /// (one row each), adding its BITWISE lookups. Returns the trace and the inner requests (SLL5/SRL5/SRA5
 /// for SHIFT, MUL for MUL, DIV/DIVU/REM/REMU for DVRM), one per row that has one. `None` if an op is not a
@@ -299,7 +317,7 @@ pub fn cpu32_trace(
     min_height: usize,
     lookups: &mut Lookups,
 ) -> Option<(RowMajorMatrix, Vec<AluFact>)> {
-    let n = ops.len().next_power_of_two().max(min_height);
+    let n = cpu32_height(ops.len(), min_height);
     let mut values = vec![F::ZERO; n * NUM_CPU32_COLS];
     let mut facts = Vec::new();
     let rows = ops

@@ -294,6 +294,25 @@ pub fn dvrm_row(n: u64, d: u64, signed: bool, m_q: u64, m_r: u64) -> (DvrmCols<F
     let ovf = signed && n == 1 << 63 && d == u64::MAX;
     let row = dvrm_row_with(n, d, signed, q, r, dz, ovf, m_q, m_r);
     let mut facts = Vec::new();
+    dvrm_facts(n, d, signed, &mut facts);
+    (row, facts)
+}
+
+/// The requests of the DVRM rows of `requests` (what [`dvrm_trace`] returns besides the trace, without
+/// building it; padding rows make none): for a caller that fills the rows elsewhere (a GPU).
+pub fn dvrm_requests(requests: &DvrmRequests) -> Vec<AluFact> {
+    let mut facts = Vec::new();
+    for &(n, d, signed) in requests.keys() {
+        dvrm_facts(n, d, signed, &mut facts);
+    }
+    facts
+}
+
+/// Appends the `chk` requests of the row for `(n, d, signed)` (none when `d = 0` or on signed overflow).
+fn dvrm_facts(n: u64, d: u64, signed: bool, facts: &mut Vec<AluFact>) {
+    let (q, r) = divrem(n, d, signed);
+    let dz = d == 0;
+    let ovf = signed && n == 1 << 63 && d == u64::MAX;
     if !dz && !ovf {
         let s = signed as u64;
         let (sr, sd) = (s & (r >> 63), s & (d >> 63));
@@ -326,7 +345,6 @@ pub fn dvrm_row(n: u64, d: u64, signed: bool, m_q: u64, m_r: u64) -> (DvrmCols<F
             r: 1,
         });
     }
-    (row, facts)
 }
 
 /// A DVRM row that claims quotient `q` and remainder `r` for `(n, d, signed)` with the flags `dz`, `ovf`:
@@ -403,6 +421,11 @@ fn add_lookups(lookups: &mut Lookups, n: u64, d: u64, r: u64) {
     }
 }
 
+/// Height of the DVRM table for `len` requests: the next power of two `>= max(len, min_height)`.
+pub fn dvrm_height(len: usize, min_height: usize) -> usize {
+    len.next_power_of_two().max(min_height)
+}
+
 /// The DVRM trace (`n x 34`, see the module doc) from the requests, adding its BITWISE lookups. Returns
 /// the trace and the facts its rows request from MUL (ops MUL, MULH, MULHU) and LT (SLTU, result 1), one
 /// entry per request (the caller feeds them to the MUL and LT fills).
@@ -411,7 +434,7 @@ pub fn dvrm_trace(
     min_height: usize,
     lookups: &mut Lookups,
 ) -> (RowMajorMatrix, Vec<AluFact>) {
-    let n = requests.len().next_power_of_two().max(min_height);
+    let n = dvrm_height(requests.len(), min_height);
     let mut values = vec![F::ZERO; n * NUM_DVRM_COLS];
     let mut facts = Vec::new();
     let rows = requests

@@ -68,10 +68,15 @@ impl Air for EqAir {
     }
 }
 
+/// Height of the EQ table for `len` requests: the next power of two `>= max(len, min_height)`.
+pub fn eq_height(len: usize, min_height: usize) -> usize {
+    len.next_power_of_two().max(min_height)
+}
+
 /// The EQ trace from the requests `(a, b) -> count`: `n x 8`, n = next power of two >= max(requests,
 /// min_height); padding rows are the fact 0 == 0 with m = 0.
 pub fn eq_trace(requests: &BTreeMap<(u64, u64), u64>, min_height: usize) -> RowMajorMatrix {
-    let n = requests.len().next_power_of_two().max(min_height);
+    let n = eq_height(requests.len(), min_height);
     let mut values = vec![F::ZERO; n * NUM_EQ_COLS];
     let rows = requests
         .iter()

@@ -75,6 +75,12 @@ impl Air for InputAir {
     }
 }
 
+/// Height of the INPUT table for an input of `len` bytes: the next power of two `>= max(len + 1, min_height)`
+/// (the bytes and the end-of-input row).
+pub fn input_height(len: usize, min_height: usize) -> usize {
+    (len + 1).next_power_of_two().max(min_height)
+}
+
 /// The INPUT trace (`n x 4`, n = next power of two > input length): `uses[i]` is how many times index i was
 /// looked up (the end row is index `input.len()`).
 pub fn input_trace(
@@ -83,7 +89,7 @@ pub fn input_trace(
     min_height: usize,
     lookups: &mut Lookups,
 ) -> RowMajorMatrix {
-    let n = (input.len() + 1).next_power_of_two().max(min_height);
+    let n = input_height(input.len(), min_height);
     let mut values = vec![F::ZERO; n * NUM_INPUT_COLS];
     for (i, chunk) in values.chunks_mut(NUM_INPUT_COLS).enumerate() {
         let row = InputCols::from_row_mut(chunk);

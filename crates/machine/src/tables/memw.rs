@@ -192,6 +192,11 @@ pub struct MemwEvent {
     pub old_ts: [u64; 2],
 }
 
+/// Height of the MEMW table for `len` accesses: the next power of two `>= max(len, min_height)`.
+pub fn memw_height(len: usize, min_height: usize) -> usize {
+    len.next_power_of_two().max(min_height)
+}
+
 /// The MEMW trace (`n x 55`, n = next power of two >= max(events, min_height)); padding rows are an
 /// inactive 8-byte read of zeros. Adds the lookups to `lookups`.
 pub fn memw_trace(
@@ -199,7 +204,7 @@ pub fn memw_trace(
     min_height: usize,
     lookups: &mut crate::tables::bitwise::Lookups,
 ) -> RowMajorMatrix {
-    let n = events.len().next_power_of_two().max(min_height);
+    let n = memw_height(events.len(), min_height);
     let mut values = vec![F::ZERO; n * NUM_MEMW_COLS];
     for (r, chunk) in values.chunks_mut(NUM_MEMW_COLS).enumerate() {
         let row = MemwCols::from_row_mut(chunk);

@@ -334,6 +334,11 @@ fn fill_row(
     };
 }
 
+/// Height of the MUL table for `len` requests: the next power of two `>= max(len, min_height)`.
+pub fn mul_height(len: usize, min_height: usize) -> usize {
+    len.next_power_of_two().max(min_height)
+}
+
 /// The MUL trace from the deduplicated requests: `n x 32` (row-major, natural order), n = next power of
 /// two >= max(requests, min_height), one row per key of `requests` in key order, then padding rows (the
 /// fact 0 x 0 = 0, unsigned, with both counters 0). Adds the rows' BITWISE lookups to `lookups`.
@@ -342,7 +347,7 @@ pub fn mul_trace(
     min_height: usize,
     lookups: &mut Lookups,
 ) -> RowMajorMatrix {
-    let n = requests.len().next_power_of_two().max(min_height);
+    let n = mul_height(requests.len(), min_height);
     let mut values = vec![F::ZERO; n * NUM_MUL_COLS];
     let rows = requests
         .rows

@@ -56,9 +56,15 @@ impl Air for PageAir {
     }
 }
 
-/// The PAGE trace from `(cell, final value, final ts)` rows (`n x 5`, n = next power of two).
+/// Height of the PAGE table for `len` cells: the next power of two `>= max(len, min_height)`.
+pub fn page_height(len: usize, min_height: usize) -> usize {
+    len.next_power_of_two().max(min_height)
+}
+
+/// The PAGE trace from `(cell, final value, final ts)` rows (`n x 5`, n = [`page_height`]; padding rows are
+/// zero, `is_real = 0`).
 pub fn page_trace(cells: &[(u64, u64, u64)], min_height: usize) -> RowMajorMatrix {
-    let n = cells.len().next_power_of_two().max(min_height);
+    let n = page_height(cells.len(), min_height);
     let mut values = vec![F::ZERO; n * NUM_PAGE_COLS];
     for (chunk, &(cell, v, ts)) in values.chunks_mut(NUM_PAGE_COLS).zip(cells) {
         *PageCols::from_row_mut(chunk) = PageCols {

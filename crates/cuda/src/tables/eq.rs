@@ -1,0 +1,58 @@
+//! EQ fill on the device (mirrors `zkrv_machine::tables::eq::eq_trace`, kernel `kernels/tables/eq.cu`).
+
+use std::collections::BTreeMap;
+
+use cudarc::driver::DeviceRepr;
+use zkrv_machine::tables::eq::{eq_height, NUM_EQ_COLS};
+
+use crate::backend::DeviceTrace;
+use crate::device::{Device, Program};
+use crate::error::CudaError;
+use crate::stats::TransferStats;
+use crate::tables::{fill_from_requests, DeviceLookups};
+
+/// One deduplicated EQ request as uploaded (24 bytes, the kernel's `EqRequest`): `[a == b]`, answering `m` ALU
+/// requests.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EqRequest {
+    pub a: u64,
+    pub b: u64,
+    pub m: u64,
+}
+
+// SAFETY: plain-old-data, `#[repr(C)]`, no padding, any bit pattern valid.
+unsafe impl DeviceRepr for EqRequest {}
+
+/// The upload form of the requests `(a, b) -> m`, in key order (= row order).
+pub fn eq_requests(requests: &BTreeMap<(u64, u64), u64>) -> Vec<EqRequest> {
+    requests
+        .iter()
+        .map(|(&(a, b), &m)| EqRequest { a, b, m })
+        .collect()
+}
+
+/// Fills the EQ trace on the device from the deduplicated requests `(a, b) -> count`: returns `n x 8`
+/// row-major u64 (n = `eq_height(requests.len(), min_height)`, natural order, canonical field elements),
+/// exactly `eq_trace`'s rows (padding rows included). EQ makes no BITWISE lookups (`lookups` is untouched).
+/// Uploads `24 * requests.len()` bytes (recorded as H2D stage "trace-gen", table "EQ").
+/// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
+pub fn fill_eq(
+    dev: &Device,
+    requests: &BTreeMap<(u64, u64), u64>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+    stats: &mut TransferStats,
+) -> Result<DeviceTrace, CudaError> {
+    fill_from_requests(
+        dev,
+        Program::TableEq,
+        "eq_fill",
+        "EQ",
+        &eq_requests(requests),
+        eq_height(requests.len(), min_height),
+        NUM_EQ_COLS,
+        lookups,
+        stats,
+    )
+}
