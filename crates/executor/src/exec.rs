@@ -23,6 +23,8 @@ pub(crate) struct Machine<'a> {
     pub mem: FlatMem,
     pub input: &'a [u8],
     pub input_pos: usize,
+    /// Whether a `read` came back short (the guest has seen the end of the input).
+    pub input_ended: bool,
     pub public_output: Vec<u8>,
     pub debug_output: Vec<u8>,
 }
@@ -113,6 +115,7 @@ impl Machine<'_> {
                 }
                 dst.copy_from_slice(src);
                 self.input_pos += n;
+                self.input_ended |= (n as u64) < a2;
                 data = src;
                 self.regs[10] = n as u64;
                 Sys::Continue

@@ -29,6 +29,8 @@ pub struct Checkpoint {
     pub regs: [u64; 32],
     /// Bytes of the private input consumed before the segment (the input cursor).
     pub input_pos: u64,
+    /// Whether a `read` came back short before the segment (the guest has seen the end of the input).
+    pub input_ended: bool,
     /// Bytes of public output written before the segment (the output cursor).
     pub output_len: u64,
     /// Sorted base addresses of the 4 KiB pages the segment touches (loads, stores, syscall buffers).
@@ -58,6 +60,8 @@ pub struct SegmentRun {
     pub end_pc: u64,
     /// Input cursor after the segment.
     pub end_input_pos: u64,
+    /// Whether a `read` came back short by the segment's end.
+    pub end_input_ended: bool,
     /// Bytes the segment wrote to fd 1.
     pub output: Vec<u8>,
 }
@@ -82,10 +86,11 @@ pub fn execute_segmented(
     })?;
     let mut checkpoints = Vec::new();
     loop {
-        let (pc, regs, input_pos, output_len, cycle_base) = (
+        let (pc, regs, input_pos, input_ended, output_len, cycle_base) = (
             m.pc,
             m.regs,
             m.input_pos as u64,
+            m.input_ended,
             m.public_output.len() as u64,
             m.cycles,
         );
@@ -113,6 +118,7 @@ pub fn execute_segmented(
             pc,
             regs,
             input_pos,
+            input_ended,
             output_len,
             pages: rec.pages,
             page_data: rec.init_pages,
@@ -182,6 +188,7 @@ pub fn execute_segment(
         mem,
         input,
         input_pos,
+        input_ended: cp.input_ended,
         public_output: Vec::new(),
         debug_output: Vec::new(),
     };
@@ -224,6 +231,7 @@ pub fn execute_segment(
         exit_code,
         end_pc: m.pc,
         end_input_pos: m.input_pos as u64,
+        end_input_ended: m.input_ended,
         output: m.public_output,
     })
 }

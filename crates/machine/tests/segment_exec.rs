@@ -57,6 +57,7 @@ fn check_concatenation(name: &str, segment_cycles: u64) {
             let next = &seg.checkpoints[i + 1];
             assert_eq!(run.end_pc, next.pc);
             assert_eq!(run.end_input_pos, next.input_pos);
+            assert_eq!(run.end_input_ended, next.input_ended);
         }
         assert_eq!(run.record.pages, cp.pages);
         assert_eq!(run.record.init_pages, cp.page_data);
