@@ -179,6 +179,13 @@ pub enum MachineError {
     Prove(ProveError),
     #[error("internal error: {0}")]
     Internal(String),
+    /// Proving segment `index` of `count` failed (docs/continuations.md).
+    #[error("segment {index} of {count}: {source}")]
+    Segment {
+        index: usize,
+        count: usize,
+        source: Box<MachineError>,
+    },
 }
 
 impl From<ProveError> for MachineError {
@@ -203,6 +210,9 @@ pub enum VerifyError {
     /// A segment's header, pages or writes are malformed (docs/continuations.md).
     #[error("bad segment: {0}")]
     BadSegment(String),
+    /// A multi-segment proof's segments do not form the run (docs/continuations.md "Verifier").
+    #[error(transparent)]
+    Chain(Box<segment::ChainError>),
     #[error(transparent)]
     Stark(#[from] zkrv_stark::VerifyError),
 }

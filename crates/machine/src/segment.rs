@@ -734,3 +734,512 @@ pub fn verify_segment(
     )?;
     Ok(())
 }
+
+/// Why a multi-segment proof is rejected before or around its segments' STARK proofs (each check names
+/// what it found; docs/continuations.md "Verifier").
+#[derive(Debug, thiserror::Error)]
+pub enum ChainError {
+    #[error("the proof holds no segment")]
+    Empty,
+    #[error("segment {index} appears twice (positions {first} and {second})")]
+    Duplicate {
+        index: u32,
+        first: usize,
+        second: usize,
+    },
+    #[error("the segment at position {position} says the run has {says} segments, the proof holds {holds}")]
+    Count {
+        position: usize,
+        says: u32,
+        holds: usize,
+    },
+    #[error("segment {index} of the run is missing")]
+    Missing { index: u32 },
+    #[error("segments out of order: position {position} holds segment {index}")]
+    OutOfOrder { position: usize, index: u32 },
+    #[error("segment {index} belongs to another run (its run id differs from segment 0's)")]
+    MixedRuns { index: u32 },
+    #[error("segment 0 does not start from the program's initial state: {field} is {found}, expected {expected}")]
+    NotInitial {
+        field: String,
+        found: String,
+        expected: String,
+    },
+    #[error("boundary between segments {prev} and {next}: {field} is {end} at the end of {prev} but {start} at the start of {next}")]
+    Boundary {
+        prev: u32,
+        next: u32,
+        field: String,
+        end: String,
+        start: String,
+    },
+    #[error("segment {index} starts at cycle {found}, expected {expected} (the cycles of the segments before it)")]
+    CycleBase {
+        index: u32,
+        found: u64,
+        expected: u64,
+    },
+    #[error("segment {index} claims {cycles} cycles, more than its CPU table of 2^{log_height} rows holds")]
+    Cycles {
+        index: u32,
+        cycles: u64,
+        log_height: usize,
+    },
+    #[error("the last segment ({index}) does not end in exit: the run is incomplete")]
+    NoExit { index: u32 },
+    #[error("segment {index} exits, but it is not the last segment")]
+    EarlyExit { index: u32 },
+    #[error("the statement's exit code is {statement}, the last segment's is {segment}")]
+    ExitCode { statement: u32, segment: u32 },
+    #[error("segment {index}: {reason}")]
+    Bad { index: u32, reason: String },
+    #[error("segment {index}: invalid proof: {source}")]
+    Segment {
+        index: u32,
+        #[source]
+        source: Box<VerifyError>,
+    },
+}
+
+/// A run planned for proving in segments ([`plan_run`]).
+pub struct RunPlan {
+    /// The whole run's statement (program, exit code, public output).
+    pub statement: crate::Statement,
+    /// One checkpoint per segment.
+    pub checkpoints: Vec<Checkpoint>,
+    /// Keccak-256 of the run's boundaries ([`run_id`]).
+    pub run_id: [u8; 32],
+    /// Cycles of the whole run.
+    pub cycles: u64,
+    /// What the guest wrote to fd 2 (not proven).
+    pub debug_output: Vec<u8>,
+    /// CPU rows per segment (a power of two); a segment runs at most `segment_rows - 1` cycles.
+    pub segment_rows: u64,
+}
+
+/// Why a segmented run cannot be planned: the executor's error (with what it ran), or a bad segment size.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("--segment-cycles {rows}: {reason}")]
+    SegmentSize { rows: u64, reason: String },
+    #[error("{}", .0.error)]
+    Exec(zkrv_executor::Failure),
+}
+
+/// The identifier of a run: Keccak-256 of `"zkrv-run-v1" || statement bytes || segment_rows || count ||
+/// per segment (cycle_base, cycles, pc, registers, input cursor, input ended, output length)`. Every
+/// segment of the run carries it, so that segments of two runs are told apart by name (their boundaries
+/// and memory are what soundness rests on).
+pub fn run_id(statement: &crate::Statement, segment_rows: u64, cps: &[Checkpoint]) -> [u8; 32] {
+    use tiny_keccak::{Hasher, Keccak};
+    let mut h = Keccak::v256();
+    h.update(b"zkrv-run-v1");
+    h.update(&statement.to_bytes());
+    h.update(&segment_rows.to_le_bytes());
+    h.update(&(cps.len() as u64).to_le_bytes());
+    for c in cps {
+        for x in [c.cycle_base, c.cycles, c.pc] {
+            h.update(&x.to_le_bytes());
+        }
+        for r in &c.regs {
+            h.update(&r.to_le_bytes());
+        }
+        h.update(&c.input_pos.to_le_bytes());
+        h.update(&[c.input_ended as u8]);
+        h.update(&c.output_len.to_le_bytes());
+    }
+    let mut out = [0u8; 32];
+    h.finalize(&mut out);
+    out
+}
+
+/// Runs `program` on `input` (at most `max_cycles` cycles) and cuts it into segments of `segment_rows`
+/// CPU rows, that is at most `segment_rows - 1` cycles each (one padding row). `segment_rows` must be a
+/// power of two, at least `min_height(config)` (the smallest table, 128 rows in zk mode) and at most
+/// 2^26 ([`PlanError::SegmentSize`] otherwise, before anything runs).
+pub fn plan_run(
+    program: &Program,
+    input: &[u8],
+    segment_rows: u64,
+    max_cycles: u64,
+    config: &StarkConfig,
+) -> Result<RunPlan, PlanError> {
+    let min = min_height(config) as u64;
+    let bad = |reason: String| PlanError::SegmentSize {
+        rows: segment_rows,
+        reason,
+    };
+    if !segment_rows.is_power_of_two() {
+        return Err(bad("must be a power of two".into()));
+    }
+    if segment_rows < min {
+        return Err(bad(format!(
+            "smaller than the smallest table ({min} rows under these parameters: a segment's CPU \
+             table cannot be shorter)"
+        )));
+    }
+    if segment_rows > 1 << zkrv_stark::logup::MAX_LOG_HEIGHT {
+        return Err(bad("larger than 2^26, the tallest table".into()));
+    }
+    let seg = zkrv_executor::execute_segmented(program, input, segment_rows - 1, max_cycles)
+        .map_err(PlanError::Exec)?;
+    let statement = crate::Statement {
+        program: program_commitment(program),
+        exit_code: seg.execution.exit_code,
+        output: seg.execution.public_output,
+    };
+    Ok(RunPlan {
+        run_id: run_id(&statement, segment_rows, &seg.checkpoints),
+        statement,
+        checkpoints: seg.checkpoints,
+        cycles: seg.execution.cycles,
+        debug_output: seg.execution.debug_output,
+        segment_rows,
+    })
+}
+
+/// Proves segment `i` of `plan` on `backend`; an error names the segment.
+pub fn prove_plan_segment<B: zkrv_stark::backend::ProverBackend>(
+    backend: &B,
+    program: &Program,
+    input: &[u8],
+    plan: &RunPlan,
+    i: usize,
+    config: &StarkConfig,
+) -> Result<SegmentProof, MachineError> {
+    let n = plan.checkpoints.len() as u32;
+    let named = |e: MachineError| MachineError::Segment {
+        index: i,
+        count: n as usize,
+        source: Box::new(e),
+    };
+    let cp = plan
+        .checkpoints
+        .get(i)
+        .ok_or_else(|| MachineError::Internal(format!("no segment {i}")))?;
+    let w = segment_witness(program, input, cp, n, plan.run_id, config).map_err(named)?;
+    prove_segment_with(backend, program, w, config).map_err(named)
+}
+
+/// Proves every segment of `plan` on the CPU backend, `parallel` segments at a time (at least 1; each
+/// proof keeps one segment's traces and commitments, so memory grows with `parallel`). Results are in
+/// segment order; the first error (by segment index) is returned, naming its segment.
+///
+/// Seam for later: a GPU pipeline (`--gpus N`) would run the same per-segment function on one device
+/// each, feeding segments from this queue.
+pub fn prove_plan(
+    program: &Program,
+    input: &[u8],
+    plan: &RunPlan,
+    config: &StarkConfig,
+    parallel: usize,
+) -> Result<Vec<SegmentProof>, MachineError> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let n = plan.checkpoints.len();
+    let next = AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<Result<SegmentProof, MachineError>>>> =
+        (0..n).map(|_| std::sync::Mutex::new(None)).collect();
+    let backend = zkrv_stark::backend::CpuBackend::default();
+    std::thread::scope(|s| {
+        for _ in 0..parallel.clamp(1, n.max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let r = prove_plan_segment(&backend, program, input, plan, i, config);
+                let failed = r.is_err();
+                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                if failed {
+                    // Stop handing out segments after a failure.
+                    next.store(n, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    let mut out = Vec::with_capacity(n);
+    for (i, slot) in slots.into_iter().enumerate() {
+        match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(r) => out.push(r?),
+            None => {
+                return Err(MachineError::Internal(format!(
+                    "segment {i} was not proven (an earlier failure stopped the run)"
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What a verified multi-segment proof states.
+#[derive(Clone, Debug)]
+pub struct RunSummary {
+    pub segments: usize,
+    /// Cycles as the segments count them (each bounded by its CPU table).
+    pub cycles: u64,
+    /// Sum over the segments of `2^h - 1`, `h` their CPU table's log height: what the proof bounds.
+    pub cycles_at_most: u64,
+}
+
+fn hexs(x: u64) -> String {
+    format!("{x:#x}")
+}
+
+fn compare_boundary(
+    prev: u32,
+    next: u32,
+    end: &Boundary,
+    start: &Boundary,
+) -> Result<(), ChainError> {
+    let diff = |field: String, e: String, s: String| ChainError::Boundary {
+        prev,
+        next,
+        field,
+        end: e,
+        start: s,
+    };
+    if end.pc != start.pc {
+        return Err(diff(
+            "pc".into(),
+            hexs(end.pc as u64),
+            hexs(start.pc as u64),
+        ));
+    }
+    for r in 0..32 {
+        if end.regs[r] != start.regs[r] {
+            return Err(diff(
+                format!("register x{r}"),
+                hexs(end.regs[r]),
+                hexs(start.regs[r]),
+            ));
+        }
+    }
+    if end.input_cursor != start.input_cursor {
+        return Err(diff(
+            "the input cursor".into(),
+            end.input_cursor.to_string(),
+            start.input_cursor.to_string(),
+        ));
+    }
+    if end.output_cursor != start.output_cursor {
+        return Err(diff(
+            "the output cursor".into(),
+            end.output_cursor.to_string(),
+            start.output_cursor.to_string(),
+        ));
+    }
+    if end.input_ended != start.input_ended {
+        return Err(diff(
+            "the end-of-input flag".into(),
+            end.input_ended.to_string(),
+            start.input_ended.to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// Verifies a multi-segment proof of `statement` for `program` (docs/continuations.md "Verifier"): the
+/// segment list (no duplicate, none missing, in order, one run), the chain (segment 0 starts from the
+/// program's initial state, each segment starts where the one before ended, cycle bases add up, only the
+/// last exits, with the statement's exit code, the output is the concatenation of the segments'), then
+/// every segment's STARK proof against the memory the verifier derives (the ELF image overwritten by the
+/// earlier segments' published writes), in parallel.
+pub fn verify_run(
+    program: &Program,
+    statement: &crate::Statement,
+    segments: &[SegmentProof],
+    config: &StarkConfig,
+) -> Result<RunSummary, VerifyError> {
+    use std::collections::HashMap;
+    let chain = |e: ChainError| VerifyError::Chain(Box::new(e));
+    if statement.program != program_commitment(program) {
+        return Err(VerifyError::WrongProgram);
+    }
+    if segments.is_empty() {
+        return Err(chain(ChainError::Empty));
+    }
+    let n = segments.len();
+    let mut seen: HashMap<u32, usize> = HashMap::new();
+    for (pos, s) in segments.iter().enumerate() {
+        if let Some(&first) = seen.get(&s.header.index) {
+            return Err(chain(ChainError::Duplicate {
+                index: s.header.index,
+                first,
+                second: pos,
+            }));
+        }
+        seen.insert(s.header.index, pos);
+    }
+    for (pos, s) in segments.iter().enumerate() {
+        if s.header.count as usize != n {
+            if (s.header.count as usize) > n {
+                if let Some(index) = (0..s.header.count).find(|i| !seen.contains_key(i)) {
+                    return Err(chain(ChainError::Missing { index }));
+                }
+            }
+            return Err(chain(ChainError::Count {
+                position: pos,
+                says: s.header.count,
+                holds: n,
+            }));
+        }
+    }
+    for (pos, s) in segments.iter().enumerate() {
+        if s.header.index as usize != pos {
+            return Err(chain(ChainError::OutOfOrder {
+                position: pos,
+                index: s.header.index,
+            }));
+        }
+    }
+    let run = segments[0].header.run_id;
+    if let Some(s) = segments.iter().find(|s| s.header.run_id != run) {
+        return Err(chain(ChainError::MixedRuns {
+            index: s.header.index,
+        }));
+    }
+    let init = Boundary::initial(program).map_err(VerifyError::BadProgram)?;
+    let first = &segments[0].header.start;
+    if first != &init {
+        let (field, found, expected) = if first.pc != init.pc {
+            (
+                "pc".to_string(),
+                hexs(first.pc as u64),
+                hexs(init.pc as u64),
+            )
+        } else if let Some(r) = (0..32).find(|&r| first.regs[r] != init.regs[r]) {
+            (
+                format!("register x{r}"),
+                hexs(first.regs[r]),
+                hexs(init.regs[r]),
+            )
+        } else {
+            (
+                "an I/O cursor".to_string(),
+                format!("{}/{}", first.input_cursor, first.output_cursor),
+                "0/0".to_string(),
+            )
+        };
+        return Err(chain(ChainError::NotInitial {
+            field,
+            found,
+            expected,
+        }));
+    }
+    let mut cycles = 0u64;
+    let mut at_most = 0u64;
+    for (i, s) in segments.iter().enumerate() {
+        let h = &s.header;
+        h.check().map_err(|reason| {
+            chain(ChainError::Bad {
+                index: h.index,
+                reason,
+            })
+        })?;
+        if h.cycle_base != cycles {
+            return Err(chain(ChainError::CycleBase {
+                index: h.index,
+                found: h.cycle_base,
+                expected: cycles,
+            }));
+        }
+        let log_h = s
+            .stark
+            .log_heights
+            .get(crate::Table::Cpu.index())
+            .copied()
+            .unwrap_or(0) as usize;
+        let rows = 1u64.checked_shl(log_h as u32).unwrap_or(u64::MAX);
+        if h.cycles == 0 || h.cycles >= rows {
+            return Err(chain(ChainError::Cycles {
+                index: h.index,
+                cycles: h.cycles,
+                log_height: log_h,
+            }));
+        }
+        cycles = cycles.saturating_add(h.cycles);
+        at_most = at_most.saturating_add(rows - 1);
+        let last = i + 1 == n;
+        match (&h.end, last) {
+            (SegmentEnd::Pause(end), false) => {
+                compare_boundary(h.index, h.index + 1, end, &segments[i + 1].header.start)
+                    .map_err(chain)?
+            }
+            (SegmentEnd::Pause(_), true) => {
+                return Err(chain(ChainError::NoExit { index: h.index }))
+            }
+            (SegmentEnd::Exit(_), false) => {
+                return Err(chain(ChainError::EarlyExit { index: h.index }))
+            }
+            (SegmentEnd::Exit(code), true) if *code != statement.exit_code => {
+                return Err(chain(ChainError::ExitCode {
+                    statement: statement.exit_code,
+                    segment: *code,
+                }))
+            }
+            (SegmentEnd::Exit(_), true) => {}
+        }
+    }
+    // The memory each segment starts from: the ELF image, overwritten by the published writes so far.
+    let mut image: HashMap<u32, Vec<u64>> = HashMap::new();
+    let mut inits: Vec<Vec<u64>> = Vec::with_capacity(n);
+    let mut page_buf = vec![0u8; 4096];
+    for s in segments {
+        let bad = |reason: String| {
+            chain(ChainError::Bad {
+                index: s.header.index,
+                reason,
+            })
+        };
+        check_page_list(&s.pages).map_err(bad)?;
+        let mut init = Vec::with_capacity(s.pages.len() * CELLS_PER_PAGE);
+        for &p in &s.pages {
+            match image.get(&p) {
+                Some(cells) => init.extend_from_slice(cells),
+                None => {
+                    program.initial_bytes(p as u64, &mut page_buf);
+                    init.extend(cells(&page_buf));
+                }
+            }
+        }
+        let fin = apply_writes(&s.pages, &init, &s.writes).map_err(bad)?;
+        for (k, &p) in s.pages.iter().enumerate() {
+            image.insert(
+                p,
+                fin[k * CELLS_PER_PAGE..(k + 1) * CELLS_PER_PAGE].to_vec(),
+            );
+        }
+        inits.push(init);
+    }
+    drop(image);
+    let mut chunks = Vec::with_capacity(n);
+    for s in segments {
+        chunks.push(s.header.output_chunk(&statement.output).map_err(|reason| {
+            chain(ChainError::Bad {
+                index: s.header.index,
+                reason,
+            })
+        })?);
+    }
+    use rayon::prelude::*;
+    segments
+        .par_iter()
+        .zip(inits.par_iter())
+        .zip(chunks.par_iter())
+        .map(|((s, init), chunk)| {
+            verify_segment(program, s, init, chunk, config).map_err(|e| {
+                chain(ChainError::Segment {
+                    index: s.header.index,
+                    source: Box::new(e),
+                })
+            })
+        })
+        .collect::<Vec<Result<(), VerifyError>>>()
+        .into_iter()
+        .collect::<Result<Vec<()>, VerifyError>>()?; // the first failure in segment order
+    Ok(RunSummary {
+        segments: n,
+        cycles,
+        cycles_at_most: at_most,
+    })
+}
