@@ -1243,3 +1243,24 @@ pub fn verify_run(
         cycles_at_most: at_most,
     })
 }
+
+/// The security of one segment's proof under `config` (its own AIRs, heights and DEEP batch; docs/stark.md
+/// "Security"). Errors, never panics, on a malformed proof shape.
+pub fn segment_security(
+    proof: &SegmentProof,
+    config: &StarkConfig,
+) -> Result<zkrv_stark::security::SecurityReport, MachineError> {
+    let machine = Machine::with(&proof.header.air_params());
+    let airs = zkrv_stark::air::compile_for(&machine.airs(), config)
+        .map_err(|e| MachineError::Internal(e.to_string()))?;
+    let max = zkrv_stark::logup::MAX_LOG_HEIGHT;
+    if proof.stark.log_heights.len() != airs.len()
+        || proof.stark.log_heights.iter().any(|&h| h as usize > max)
+    {
+        return Err(MachineError::Internal(
+            "the segment's table heights do not fit the machine".into(),
+        ));
+    }
+    let shape = zkrv_stark::security::ProofShape::of_proof(&airs, &proof.stark);
+    Ok(config.security(&shape))
+}
