@@ -92,10 +92,20 @@ enum Command {
         /// Where to write the proof (written atomically: the whole file or nothing).
         #[arg(short, long)]
         output: PathBuf,
-        /// Stop with an error after this many instructions (at most, and by default, 2^26 - 1: the most
-        /// that can be proven).
+        /// Stop with an error after this many instructions (by default 2^26 - 1: the most one proof
+        /// holds; with --segment-cycles any number).
         #[arg(long, default_value_t = MAX_PROVABLE_CYCLES)]
         max_cycles: u64,
+        /// Prove the run in segments of N CPU rows (a power of two, at least the smallest table: 128 in
+        /// zk mode), each at most N - 1 cycles, chained in one proof file (docs/continuations.md). A run
+        /// that fits in one segment gives the one-segment proof of today. Recommended on the CPU within
+        /// 16 GiB: 4194304 (2^22).
+        #[arg(long, value_name = "N")]
+        segment_cycles: Option<u64>,
+        /// With --segment-cycles: segments proven at the same time (default: 2 up to 2^20 rows, else 1;
+        /// each holds one segment's prover memory).
+        #[arg(long, value_name = "K")]
+        segment_jobs: Option<usize>,
         /// Prover backend.
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,
@@ -608,6 +618,8 @@ struct ProveArgs {
     security: SecurityPreset,
     security_report: bool,
     gpu_memory: Option<u64>,
+    segment_cycles: Option<u64>,
+    segment_jobs: Option<usize>,
 }
 
 /// `--gpu-memory GIB`: a positive number of GiB, as bytes.
@@ -778,7 +790,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
     // Refuse bad destinations before the (long) proof.
     check_prove_paths(&a)?;
     remove_temp_files_on_signals()?;
-    if a.max_cycles > MAX_PROVABLE_CYCLES {
+    if a.segment_cycles.is_none() && a.max_cycles > MAX_PROVABLE_CYCLES {
         bail!(
             "--max-cycles {}: proving supports at most 2^26 - 1 = {MAX_PROVABLE_CYCLES} cycles (one CPU \
              table row per cycle plus a padding row, at most 2^26 rows); `zkrv run` has no such limit",
@@ -796,6 +808,22 @@ fn prove(a: ProveArgs) -> Result<u8> {
     };
     if a.zk_test_seed.is_some() {
         eprintln!("zkrv: --zk-test-seed: fixed public randomness, the proof is NOT zero-knowledge");
+    }
+    if let Some(rows) = a.segment_cycles {
+        let plan = zkrv_machine::segment::plan_run(&program, &input, rows, a.max_cycles, &config);
+        match plan {
+            Err(zkrv_machine::segment::PlanError::Exec(f)) => {
+                eprint!("{}", String::from_utf8_lossy(&f.debug_output));
+                return Err(anyhow!(f.error))
+                    .with_context(|| format!("executing {}", a.elf.display()));
+            }
+            Err(e) => bail!("{e}"),
+            Ok(plan) if plan.checkpoints.len() > 1 => {
+                return prove_segmented(&a, &program, &input, plan, &config, &engine)
+            }
+            // One segment: the one-segment proof below (same bytes as without --segment-cycles).
+            Ok(_) => {}
+        }
     }
     let progress = Progress::new();
     eprintln!(
@@ -995,6 +1023,89 @@ fn prove(a: ProveArgs) -> Result<u8> {
     Ok(0)
 }
 
+/// `prove --segment-cycles N` of a run of more than one segment (docs/continuations.md): every segment
+/// re-executed from its checkpoint and proven on the CPU, `--segment-jobs` at a time, into one version-4
+/// proof file. The GPU pipeline (`--gpus N`) is for later: it would take segments from the same plan.
+fn prove_segmented(
+    a: &ProveArgs,
+    program: &Program,
+    input: &[u8],
+    plan: zkrv_machine::segment::RunPlan,
+    config: &StarkConfig,
+    engine: &Engine,
+) -> Result<u8> {
+    if !matches!(engine, Engine::Cpu) {
+        bail!(
+            "a run of {} segments: segments are proven on the CPU backend only for now (use --backend cpu)",
+            plan.checkpoints.len()
+        );
+    }
+    let n = plan.checkpoints.len();
+    let jobs = a
+        .segment_jobs
+        .unwrap_or(if plan.segment_rows <= 1 << 20 { 2 } else { 1 })
+        .max(1);
+    eprint!("{}", String::from_utf8_lossy(&plan.debug_output));
+    if plan.statement.exit_code != 0 {
+        eprintln!(
+            "zkrv: warning: the guest exited with code {} (not 0); the proof will say so, and \
+             `zkrv verify` refuses it unless given --any-exit-code",
+            plan.statement.exit_code
+        );
+    }
+    eprintln!(
+        "proving {} in {n} segments of {} rows ({} cycles) on cpu, {jobs} at a time ({}); segment \
+         boundaries (registers, pc, cursors, written memory) are public",
+        a.elf.display(),
+        plan.segment_rows,
+        plan.cycles,
+        zk_mode(config.zk && a.zk_test_seed.is_none())
+    );
+    let t0 = Instant::now();
+    let segments = no_panic("proving", || {
+        Ok(zkrv_machine::segment::prove_plan(
+            program, input, &plan, config, jobs,
+        )?)
+    })?;
+    let prove_secs = t0.elapsed().as_secs_f64();
+    let bytes =
+        proof_file::encode_segmented(config, &plan.statement, plan.segment_rows, &segments)?;
+    write_atomic(&a.output, &bytes)?;
+    let mut bits = u32::MAX;
+    for s in &segments {
+        let r = zkrv_machine::segment::segment_security(s, config)
+            .context("estimating the proof's security")?;
+        bits = bits.min(r.provable_bits());
+    }
+    print_statement(&plan.statement);
+    println!("segments            {n} of {} rows", plan.segment_rows);
+    println!("cycles              {}", plan.cycles);
+    println!(
+        "proof               {} ({} bytes)",
+        a.output.display(),
+        bytes.len()
+    );
+    if config.zk && a.zk_test_seed.is_some() {
+        println!("zero knowledge      no (--zk-test-seed: zk mode with public randomness)");
+    } else {
+        println!(
+            "zero knowledge      {} (per segment; the boundaries are public)",
+            yes_no(config.zk)
+        );
+    }
+    println!(
+        "prove time          {prove_secs:.3} s ({} cycles/s)",
+        per_sec(plan.cycles, prove_secs)
+    );
+    println!("security            {bits} bits provable (the weakest segment)");
+    if a.profile {
+        if let Some(p) = peak_host_bytes() {
+            println!("peak host memory    {} (VmHWM)", mib(p));
+        }
+    }
+    Ok(0)
+}
+
 fn print_profile(p: &Profile, total: f64) {
     println!(
         "{:<40} {:>10} {:>7} {:>6}",
@@ -1098,8 +1209,18 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
         }
         check_writable(o, "--output-file")?;
     }
-    let (statement, proof, config) = match proof_file::decode(&bytes) {
-        Ok(v) => v,
+    let (statement, proof, config) = match proof_file::decode_any(&bytes) {
+        Ok(proof_file::Decoded::Single {
+            statement,
+            proof,
+            config,
+        }) => (statement, proof, config),
+        Ok(proof_file::Decoded::Segmented {
+            statement,
+            segments,
+            config,
+            ..
+        }) => return verify_segmented(&a, &program, statement, segments, config, expected),
         Err(e) => return reject(e.to_string()),
     };
     // The level of the proof's own parameters, before the (costlier) verification.
@@ -1242,6 +1363,8 @@ fn main() -> ExitCode {
             security,
             security_report,
             gpu_memory,
+            segment_cycles,
+            segment_jobs,
         } => prove(ProveArgs {
             elf,
             input,
@@ -1257,6 +1380,8 @@ fn main() -> ExitCode {
             security,
             security_report,
             gpu_memory,
+            segment_cycles,
+            segment_jobs,
         }),
         Command::Verify(a) => verify(a),
         Command::ProgramId { elf } => program_id(elf),
@@ -1274,4 +1399,121 @@ fn main() -> ExitCode {
             ExitCode::from(HOST_ERROR)
         }
     }
+}
+
+/// `zkrv verify` of a multi-segment (version 4) proof file: the same checks and exit statuses as for one
+/// segment ([`verify_checked`]), the segments verified in parallel by `zkrv_machine::segment::verify_run`.
+fn verify_segmented(
+    a: &VerifyArgs,
+    program: &Program,
+    statement: Statement,
+    segments: Vec<zkrv_machine::segment::SegmentProof>,
+    config: StarkConfig,
+    expected: Option<Vec<u8>>,
+) -> Result<u8> {
+    let reject = |why: String| {
+        eprintln!("zkrv: proof rejected: {why}");
+        if a.json {
+            println!("{}", serde_json::json!({"valid": false, "error": why}));
+        }
+        Ok(REJECTED)
+    };
+    let mut bits = u32::MAX;
+    for s in &segments {
+        match zkrv_machine::segment::segment_security(s, &config) {
+            Ok(r) => bits = bits.min(r.provable_bits()),
+            Err(e) => return reject(format!("segment {}: {e}", s.header.index)),
+        }
+    }
+    if bits < a.min_security {
+        return reject(format!(
+            "the proof's parameters give {bits} bits provable, below --min-security {}",
+            a.min_security
+        ));
+    }
+    let res = no_panic("verification", || {
+        Ok(zkrv_machine::segment::verify_run(
+            program, &statement, &segments, &config,
+        ))
+    });
+    let summary = match res {
+        Ok(Ok(s)) => s,
+        Ok(Err(zkrv_machine::VerifyError::WrongProgram)) => {
+            return reject(format!(
+                "the proof is for another program (its program ID is not that of {})",
+                a.elf.display()
+            ))
+        }
+        Ok(Err(e)) => return reject(format!("invalid proof: {e}")),
+        Err(e) => return reject(e.to_string()),
+    };
+    if let Some(o) = &a.output_file {
+        write_atomic(o, &statement.output)?;
+    }
+    let exit_ok = statement.exit_code == 0 || a.any_exit_code;
+    let mismatch = expected
+        .as_deref()
+        .and_then(|e| first_difference(&statement.output, e));
+    let accepted = exit_ok && mismatch.is_none();
+    let security = format!("security            {bits} bits provable (the weakest segment)");
+    if a.json {
+        let json = serde_json::json!({
+            "valid": true,
+            "accepted": accepted,
+            "elf": a.elf.display().to_string(),
+            "program_id": hex(&statement.program),
+            "exit_code": statement.exit_code,
+            "output_hex": hex(&statement.output),
+            "output_len": statement.output.len(),
+            "expected_output_matches": expected.as_ref().map(|_| mismatch.is_none()),
+            "zero_knowledge": config.zk,
+            "cycles": summary.cycles,
+            "cycles_at_most": summary.cycles_at_most,
+            "segments": summary.segments,
+            "security": {"provable_bits": bits, "regime": "Johnson, BCHKS25", "line": security},
+        });
+        println!("{json}");
+    } else {
+        if !exit_ok {
+            println!(
+                "proof valid for {}, but the proven exit code is {} (not 0)",
+                a.elf.display(),
+                statement.exit_code
+            );
+        } else if mismatch.is_some() {
+            println!(
+                "proof valid for {}, but the public output is not the expected one",
+                a.elf.display()
+            );
+        } else {
+            println!("proof OK for {}", a.elf.display());
+        }
+        println!(
+            "zero knowledge      {} (per segment; the boundaries are public)",
+            yes_no(config.zk)
+        );
+        print_statement(&statement);
+        println!("segments            {}", summary.segments);
+        println!(
+            "cycles              {} (at most {})",
+            summary.cycles, summary.cycles_at_most
+        );
+        println!("{security}");
+    }
+    if !exit_ok {
+        eprintln!(
+            "zkrv: the proof is valid, but the guest exited with code {} (not 0: the run failed); \
+             pass --any-exit-code to accept any exit code",
+            statement.exit_code
+        );
+    }
+    if let (Some(at), Some(e), Some(p)) = (mismatch, &expected, &a.expect_output) {
+        eprintln!(
+            "zkrv: the proof is valid, but its public output ({} bytes) differs from {} ({} bytes) at byte {at}",
+            statement.output.len(),
+            p.display(),
+            e.len()
+        );
+    }
+    Ok(if accepted { 0 } else { NONZERO_EXIT })
 }

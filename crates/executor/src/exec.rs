@@ -23,6 +23,8 @@ pub(crate) struct Machine<'a> {
     pub mem: FlatMem,
     pub input: &'a [u8],
     pub input_pos: usize,
+    /// Whether a `read` came back short (the guest has seen the end of the input).
+    pub input_ended: bool,
     pub public_output: Vec<u8>,
     pub debug_output: Vec<u8>,
 }
@@ -41,7 +43,7 @@ impl Machine<'_> {
     /// Handles an ECALL at `pc`. In record mode, pushes a [`SyscallEvent`].
     #[cold]
     #[inline(never)]
-    fn ecall(&mut self, pc: u64, rec: Option<&mut Recorder>) -> Result<Sys, ExecError> {
+    fn ecall(&mut self, pc: u64, mut rec: Option<&mut Recorder>) -> Result<Sys, ExecError> {
         let num = self.regs[17];
         let [a0, a1, a2] = [self.regs[10], self.regs[11], self.regs[12]];
         let mut ev = SyscallEvent {
@@ -90,6 +92,12 @@ impl Machine<'_> {
                 let rest = &self.input[self.input_pos..];
                 let n = (a2.min(rest.len() as u64)) as usize;
                 let src = &rest[..n];
+                if let Some(r) = rec.as_deref_mut() {
+                    if n > 0 && FlatMem::in_bounds(a1, n as u64) {
+                        // Before the copy, so that a snapshot sees the old bytes.
+                        r.touched.mark(a1, n as u64, &self.mem);
+                    }
+                }
                 // A zero-length read (len 0 or input exhausted) touches no byte: no address check.
                 let dst = if n == 0 {
                     &mut [][..]
@@ -107,6 +115,7 @@ impl Machine<'_> {
                 }
                 dst.copy_from_slice(src);
                 self.input_pos += n;
+                self.input_ended |= (n as u64) < a2;
                 data = src;
                 self.regs[10] = n as u64;
                 Sys::Continue
@@ -119,7 +128,7 @@ impl Machine<'_> {
             ..
         }) = rec
         {
-            touched.mark(a1, data.len() as u64);
+            touched.mark(a1, data.len() as u64, &self.mem);
             ev.ret = self.regs[10];
             ev.data_offset = rec.syscall_data.len() as u64;
             ev.data_len = data.len() as u64;
@@ -240,7 +249,7 @@ pub(crate) fn run<const REC: bool>(
                     None => fail!(ExecError::MemoryOutOfBounds { pc, addr: a }),
                 }
                 if REC {
-                    touched.mark_access::<$n>(a);
+                    touched.mark_access::<$n>(a, &m.mem);
                 }
             }};
         }
@@ -251,11 +260,12 @@ pub(crate) fn run<const REC: bool>(
                     // rd of a store is the x0 sink: the event's rd_val takes the old contents.
                     regs[X0_SINK as usize] = m.mem.read::<$n>(a).unwrap_or(0);
                 }
+                if REC && FlatMem::in_bounds(a, $n) {
+                    // Before the write, so that a snapshot sees the old bytes.
+                    touched.mark_access::<$n>(a, &m.mem);
+                }
                 if !m.mem.write::<$n>(a, rs2v) {
                     fail!(ExecError::MemoryOutOfBounds { pc, addr: a });
-                }
-                if REC {
-                    touched.mark_access::<$n>(a);
                 }
             }};
         }

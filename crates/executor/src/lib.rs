@@ -5,6 +5,9 @@
 //!   executable segments; [`execute`] runs it on a private input and returns the public output,
 //!   exit code, cycle count and, with [`ExecOptions::record`], the [`Record`] (one 32-byte
 //!   [`CycleEvent`] per instruction, syscalls, touched pages before/after).
+//! - [`execute_segmented`] cuts a run into segments with a [`Checkpoint`] each, and
+//!   [`execute_segment`] re-executes one segment alone from its checkpoint (continuations,
+//!   docs/continuations.md).
 //! - [`Vm`] steps the same interpreter one instruction at a time (debugging, differential tests).
 //! - [`asm`] encodes RV64IM instructions for tests and benchmarks; [`decode`] is the decoder.
 //!
@@ -22,12 +25,14 @@ mod elf;
 mod exec;
 mod mem;
 mod record;
+mod segment;
 mod vm;
 
 pub use decode::{decode, Inst, Op};
 pub use elf::{ElfError, Program, Segment, MAX_ELF_BYTES, MAX_EXEC_SPAN, MAX_SEGMENTS};
 pub use exec::{div, divu, divuw, divw, mulh, mulhsu, mulhu, rem, remu, remuw, remw};
 pub use record::{CycleEvent, Record, SyscallEvent};
+pub use segment::{execute_segment, execute_segmented, Checkpoint, SegmentRun, SegmentedExecution};
 pub use vm::Vm;
 
 /// Lowest valid guest address (below it: the unmapped guard page).
@@ -165,6 +170,13 @@ pub enum ExecError {
         pc: u64,
         /// The fd (1 or 2).
         fd: u64,
+    },
+    /// A segment's re-execution does not match its checkpoint ([`execute_segment`]: a checkpoint of
+    /// another program or input).
+    #[error("segment replay does not match its checkpoint: {reason}")]
+    CheckpointMismatch {
+        /// What differs.
+        reason: String,
     },
     /// The host could not reserve the 2 GiB guest address space.
     #[error("host could not allocate the 2 GiB guest memory")]

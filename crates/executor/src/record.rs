@@ -112,40 +112,65 @@ pub struct Record {
 }
 
 /// One bit per 4 KiB page of the guest address space: pages touched by loads, stores and
-/// syscall buffers.
+/// syscall buffers. With `snapshot` set (segmented runs), the contents of each page at its first
+/// touch are saved: a page's first touch comes before any write to it, so these are the contents
+/// at the start of the run (or segment).
 #[derive(Default)]
-pub(crate) struct PageBitmap(pub Vec<u64>);
+pub(crate) struct PageBitmap {
+    pub bits: Vec<u64>,
+    /// `(page base, 4096 bytes)` in first-touch order, if snapshots are taken.
+    pub snapshot: Option<Vec<(u32, Box<[u8]>)>>,
+}
 
 impl PageBitmap {
     pub(crate) fn new() -> PageBitmap {
-        PageBitmap(vec![
-            0u64;
-            (GUEST_MEM_END / PAGE_SIZE).div_ceil(64) as usize
-        ])
+        PageBitmap {
+            bits: vec![0u64; (GUEST_MEM_END / PAGE_SIZE).div_ceil(64) as usize],
+            snapshot: None,
+        }
     }
 
-    /// Marks the pages of `[addr, addr + len)` (which lies inside the guest address space).
+    /// Sets the bit of page number `p`; on its first touch, saves the page if snapshots are on.
     #[inline(always)]
-    pub(crate) fn mark(&mut self, addr: u64, len: u64) {
+    fn set(&mut self, p: u64, mem: &FlatMem) {
+        if let Some(w) = self.bits.get_mut((p / 64) as usize) {
+            let bit = 1 << (p % 64);
+            if *w & bit == 0 {
+                *w |= bit;
+                if self.snapshot.is_some() {
+                    self.save(p, mem);
+                }
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn save(&mut self, p: u64, mem: &FlatMem) {
+        if let (Some(s), Some(bytes)) = (&mut self.snapshot, mem.slice(p * PAGE_SIZE, PAGE_SIZE)) {
+            s.push(((p * PAGE_SIZE) as u32, bytes.into()));
+        }
+    }
+
+    /// Marks the pages of `[addr, addr + len)` (which lies inside the guest address space), before
+    /// any of their bytes is modified.
+    #[inline(always)]
+    pub(crate) fn mark(&mut self, addr: u64, len: u64, mem: &FlatMem) {
         if len == 0 {
             return;
         }
         let (first, last) = (addr / PAGE_SIZE, (addr + len - 1) / PAGE_SIZE);
         for p in first..=last {
-            if let Some(w) = self.0.get_mut((p / 64) as usize) {
-                *w |= 1 << (p % 64);
-            }
+            self.set(p, mem);
         }
     }
 
-    /// Marks the page of `addr` and of `addr + n - 1` (an access of n <= 4096 bytes).
+    /// Marks the page of `addr` and of `addr + n - 1` (an in-bounds access of n <= 4096 bytes),
+    /// before a store modifies them.
     #[inline(always)]
-    pub(crate) fn mark_access<const N: u64>(&mut self, addr: u64) {
+    pub(crate) fn mark_access<const N: u64>(&mut self, addr: u64, mem: &FlatMem) {
         for a in [addr, addr + N - 1] {
-            let p = a / PAGE_SIZE;
-            if let Some(w) = self.0.get_mut((p / 64) as usize) {
-                *w |= 1 << (p % 64);
-            }
+            self.set(a / PAGE_SIZE, mem);
         }
     }
 }
@@ -204,9 +229,10 @@ impl Record {
         bytes as f64 / self.cycles.len().max(1) as f64
     }
 
-    /// Fills `pages`, `init_pages`, `final_pages` from the touched-page bitmap.
+    /// Fills `pages`, `init_pages`, `final_pages` from the touched-page bitmap (initial contents: its
+    /// snapshots if it took them, else the program image).
     pub(crate) fn collect_pages(&mut self, touched: &PageBitmap, program: &Program, mem: &FlatMem) {
-        let bits = &touched.0;
+        let bits = &touched.bits;
         self.pages.clear();
         for (i, &w) in bits.iter().enumerate() {
             let mut w = w;
@@ -219,9 +245,19 @@ impl Record {
         let ps = PAGE_SIZE as usize;
         self.init_pages = vec![0u8; self.pages.len() * ps];
         self.final_pages = vec![0u8; self.pages.len() * ps];
+        let snaps: std::collections::HashMap<u32, &[u8]> = touched
+            .snapshot
+            .iter()
+            .flatten()
+            .map(|(p, b)| (*p, &b[..]))
+            .collect();
         for (k, &p) in self.pages.iter().enumerate() {
             let dst = &mut self.init_pages[k * ps..(k + 1) * ps];
-            program.initial_bytes(p as u64, dst);
+            // With snapshots (a segment): the contents at the segment's start; else the ELF image.
+            match snaps.get(&p) {
+                Some(b) if touched.snapshot.is_some() => dst.copy_from_slice(b),
+                _ => program.initial_bytes(p as u64, dst),
+            }
             if let Some(src) = mem.slice(p as u64, PAGE_SIZE) {
                 self.final_pages[k * ps..(k + 1) * ps].copy_from_slice(src);
             }

@@ -112,6 +112,7 @@ impl<'a> Machine<'a> {
             mem,
             input,
             input_pos: 0,
+            input_ended: false,
             public_output: Vec::new(),
             debug_output: Vec::new(),
         })

@@ -31,6 +31,11 @@ pub const POW2: u32 = 13;
 pub const MSB16: u32 = 14;
 /// `IO_CHAIN[ts, addr, pos, rem]`: SYSCALL -> SYSIO -> ... -> SYSCALL, the bytes of one read/write call.
 pub const IO_CHAIN: u32 = 15;
+/// `[reg, lo, hi]`: a paused segment's final register values (REGFILE sends, public receives;
+/// docs/continuations.md).
+pub const REG_FINAL: u32 = 16;
+/// `[cell, lo, hi]`: a paused segment's final memory cells (PAGE sends, public receives).
+pub const MEM_FINAL: u32 = 17;
 
 /// BYTE op: `[0, a, b, a & b]`.
 pub const BYTE_AND: u64 = 0;

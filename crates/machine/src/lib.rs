@@ -21,6 +21,7 @@
 pub mod bus;
 mod cols;
 pub mod registry;
+pub mod segment;
 pub mod tables;
 pub mod trace;
 
@@ -178,6 +179,13 @@ pub enum MachineError {
     Prove(ProveError),
     #[error("internal error: {0}")]
     Internal(String),
+    /// Proving segment `index` of `count` failed (docs/continuations.md).
+    #[error("segment {index} of {count}: {source}")]
+    Segment {
+        index: usize,
+        count: usize,
+        source: Box<MachineError>,
+    },
 }
 
 impl From<ProveError> for MachineError {
@@ -199,6 +207,12 @@ pub enum VerifyError {
     Format(String),
     #[error("preprocessing: {0}")]
     Preprocess(String),
+    /// A segment's header, pages or writes are malformed (docs/continuations.md).
+    #[error("bad segment: {0}")]
+    BadSegment(String),
+    /// A multi-segment proof's segments do not form the run (docs/continuations.md "Verifier").
+    #[error(transparent)]
+    Chain(Box<segment::ChainError>),
     #[error(transparent)]
     Stark(#[from] zkrv_stark::VerifyError),
 }
@@ -227,23 +241,58 @@ pub fn supported(op: Op) -> bool {
     !matches!(op, Op::Illegal | Op::NoCode)
 }
 
+/// The instance constants of the machine's AIRs: those of a whole run ([`AirParams::run`]), or of one
+/// segment of a run (docs/continuations.md), which starts elsewhere and may pause instead of halting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AirParams {
+    /// The CPU's first pc (the ELF entry for a whole run).
+    pub entry: u32,
+    /// `Some(pc)`: the segment pauses and goes on at `pc`; REGFILE and PAGE publish their final values.
+    pub end_pc: Option<u32>,
+    /// The first INPUT index (the input cursor at the start).
+    pub input_first: u64,
+    /// Where INPUT may hold the end-of-input row.
+    pub eof: tables::input::EofRule,
+}
+
+impl AirParams {
+    /// A whole run of `program`: starts at its entry, ends with a halt.
+    pub fn run(program: &Program) -> Result<AirParams, String> {
+        let entry = u32::try_from(program.entry)
+            .map_err(|_| format!("entry {:#x} >= 2^32", program.entry))?;
+        Ok(AirParams {
+            entry,
+            end_pc: None,
+            input_first: 0,
+            eof: tables::input::EofRule::Any,
+        })
+    }
+}
+
 /// The AIR of `table` ([`Table`] order is proof order).
-fn air(table: Table, entry: u32) -> Box<dyn Air> {
+fn air(table: Table, p: &AirParams) -> Box<dyn Air> {
+    let publish = p.end_pc.is_some();
     match table {
-        Table::Cpu => Box::new(CpuAir { entry }),
+        Table::Cpu => Box::new(CpuAir {
+            entry: p.entry,
+            end_pc: p.end_pc,
+        }),
         Table::Decode => Box::new(DecodeAir),
         Table::Bitwise => Box::new(BitwiseAir),
-        Table::Regfile => Box::new(RegfileAir),
+        Table::Regfile => Box::new(RegfileAir { publish }),
         Table::Eq => Box::new(EqAir),
         Table::Lt => Box::new(LtAir),
         Table::Load => Box::new(LoadAir),
         Table::Store => Box::new(StoreAir),
         Table::MemwA => Box::new(MemwAAir),
-        Table::Page => Box::new(PageAir),
+        Table::Page => Box::new(PageAir { publish }),
         Table::Bytewise => Box::new(BytewiseAir),
         Table::Syscall => Box::new(SyscallAir),
         Table::Sysio => Box::new(SysioAir),
-        Table::Input => Box::new(InputAir),
+        Table::Input => Box::new(InputAir {
+            first: p.input_first,
+            eof: p.eof,
+        }),
         Table::Cpu32 => Box::new(Cpu32Air),
         Table::Dvrm => Box::new(DvrmAir),
         Table::Shift => Box::new(ShiftAir),
@@ -260,11 +309,13 @@ struct Machine {
 
 impl Machine {
     fn new(program: &Program) -> Result<Self, String> {
-        let entry = u32::try_from(program.entry)
-            .map_err(|_| format!("entry {:#x} >= 2^32", program.entry))?;
-        Ok(Machine {
-            airs: Table::ALL.into_iter().map(|t| air(t, entry)).collect(),
-        })
+        Ok(Self::with(&AirParams::run(program)?))
+    }
+
+    fn with(params: &AirParams) -> Self {
+        Machine {
+            airs: Table::ALL.into_iter().map(|t| air(t, params)).collect(),
+        }
     }
 
     fn airs(&self) -> Vec<&dyn Air> {
@@ -279,6 +330,27 @@ impl Machine {
         v[Table::Pow2.index()] = Some(pow2_preprocessed(min_height));
         v
     }
+}
+
+/// Refuses a page list that is not strictly increasing, not page-aligned or outside the guest space
+/// `[0x1000, 2^31)`.
+pub fn check_page_list(pages: &[u32]) -> Result<(), String> {
+    let mut prev: Option<u32> = None;
+    for &p in pages {
+        if p % 4096 != 0
+            || (p as u64) < zkrv_executor::GUEST_MEM_START
+            || p as u64 >= zkrv_executor::GUEST_MEM_END
+        {
+            return Err(format!(
+                "page {p:#x} is not an aligned page of the guest space"
+            ));
+        }
+        if prev.is_some_and(|q| q >= p) {
+            return Err(format!("page list is not strictly increasing at {p:#x}"));
+        }
+        prev = Some(p);
+    }
+    Ok(())
 }
 
 /// The memory init tokens (docs/tables.md §3.2): `MEM_TOKEN[cell, 0, init_lo, init_hi]` sent for every cell
@@ -434,6 +506,20 @@ pub fn check_touched_pages(pages: usize) -> Result<(), MachineError> {
     Ok(())
 }
 
+/// Checks that a record (a run or a segment) is provable: at most [`MAX_TOUCHED_PAGES`] touched pages
+/// ([`MachineError::TooMuchMemory`]) and only provable instructions ([`MachineError::Unsupported`]).
+pub fn check_provable(rec: &zkrv_executor::Record) -> Result<(), MachineError> {
+    check_touched_pages(rec.pages.len())?;
+    for ev in &rec.cycles {
+        let op = decode(ev.word).map(|i| i.op).unwrap_or(Op::Illegal);
+        let known = op != Op::Ecall || matches!(ev.rs1_val, 93 | 94 | 64 | 63);
+        if !supported(op) || !known {
+            return Err(MachineError::Unsupported { pc: ev.pc, op });
+        }
+    }
+    Ok(())
+}
+
 /// A run of a program, checked provable, ready for trace generation ([`run_for_proof`]).
 pub struct ProofRun {
     pub statement: Statement,
@@ -465,14 +551,7 @@ pub fn run_for_proof(program: &Program, input: &[u8]) -> Result<ProofRun, Machin
     let rec = run
         .record
         .ok_or_else(|| MachineError::Internal("no record".into()))?;
-    check_touched_pages(rec.pages.len())?;
-    for ev in &rec.cycles {
-        let op = decode(ev.word).map(|i| i.op).unwrap_or(Op::Illegal);
-        let known = op != Op::Ecall || matches!(ev.rs1_val, 93 | 94 | 64 | 63);
-        if !supported(op) || !known {
-            return Err(MachineError::Unsupported { pc: ev.pc, op });
-        }
-    }
+    check_provable(&rec)?;
     let statement = Statement {
         program: program_commitment(program),
         exit_code: run.exit_code,

@@ -19,7 +19,7 @@ use crate::tables::dvrm::{
     add_dvrm_request, dvrm_requests, dvrm_trace, DvrmRequests, NUM_DVRM_COLS,
 };
 use crate::tables::eq::{eq_trace, NUM_EQ_COLS};
-use crate::tables::input::{input_trace, NUM_INPUT_COLS};
+use crate::tables::input::{input_trace_at, NUM_INPUT_COLS};
 use crate::tables::load::{load_trace, LoadEvent, NUM_LOAD_COLS};
 use crate::tables::lt::{lt_trace, NUM_LT_COLS};
 use crate::tables::memw::{memw_trace, MemwEvent, NUM_MEMW_COLS};
@@ -365,6 +365,60 @@ pub fn generate_split(
     min_height: usize,
     device: DeviceFill,
 ) -> Result<(Traces, FillInputs), MachineError> {
+    generate_split_at(
+        decode_table,
+        rec,
+        input,
+        &TraceStart::RUN,
+        min_height,
+        device,
+    )
+}
+
+/// Where the I/O streams stand when a record starts: a whole run (everything at 0), or a segment
+/// (docs/continuations.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceStart {
+    /// Input cursor (register 32) before the first cycle: the index of the first INPUT row.
+    pub input_cursor: u64,
+    /// Output cursor (register 33) before the first cycle.
+    pub output_cursor: u64,
+    /// Whether the INPUT table gets the end-of-input row after the bytes.
+    pub eof_row: bool,
+    /// Whether the input ended before the record (a segment after a short read): the verifier's public
+    /// end-of-input lookup at the cursor is counted on the first INPUT row.
+    pub input_ended: bool,
+}
+
+impl TraceStart {
+    /// A whole run.
+    pub const RUN: TraceStart = TraceStart {
+        input_cursor: 0,
+        output_cursor: 0,
+        eof_row: true,
+        input_ended: false,
+    };
+}
+
+/// [`generate_split`] of a record that starts at `start`: `input` holds the input bytes from index
+/// `start.input_cursor` on (those the record reads: the INPUT table holds exactly them, then the end row
+/// if `start.eof_row`).
+pub fn generate_split_at(
+    decode_table: &DecodeTable,
+    rec: &Record,
+    input: &[u8],
+    start: &TraceStart,
+    min_height: usize,
+    device: DeviceFill,
+) -> Result<(Traces, FillInputs), MachineError> {
+    let base = start.input_cursor;
+    if device.input && *start != TraceStart::RUN {
+        // The device INPUT fill writes a whole run's table (first index 0, end row present).
+        return Err(MachineError::Internal(
+            "the device INPUT fill does not build a segment's INPUT table (use the host fill)"
+                .into(),
+        ));
+    }
     let cycles = rec.cycles.len();
     let height = cpu_height(cycles, min_height);
     let mut lookups = Lookups::new();
@@ -375,6 +429,8 @@ pub fn generate_split(
     // Register walk: current value and last-access timestamp of every register cell.
     let mut reg_val = [0u64; NUM_REG_CELLS];
     reg_val[..32].copy_from_slice(&rec.init_regs);
+    reg_val[REG_INPUT_CURSOR as usize] = start.input_cursor;
+    reg_val[REG_OUTPUT_CURSOR as usize] = start.output_cursor;
     let mut reg_ts = [0u64; NUM_REG_CELLS];
     // ALU requests answered by the deduplicated tables.
     let mut eq_req: BTreeMap<(u64, u64), u64> = BTreeMap::new();
@@ -403,6 +459,7 @@ pub fn generate_split(
     let (mut syscall_rows, mut sysio_rows) = (Vec::new(), Vec::new());
     // INPUT lookups per index (the end-of-input row is index `input.len()`).
     let mut input_uses = vec![0u64; input.len() + 1];
+    input_uses[0] += start.input_ended as u64;
     let mut ecalls = 0usize;
 
     for (i, ev) in rec.cycles.iter().enumerate() {
@@ -567,7 +624,7 @@ pub fn generate_split(
                     .filter(|d| d.len() as u64 == count)
                     .ok_or_else(|| MachineError::Internal("syscall data out of range".into()))?;
                 if is_read && count < len {
-                    let eof = (row.cursor + count) as usize;
+                    let eof = (row.cursor + count - base) as usize;
                     if eof != input.len() {
                         return Err(MachineError::Internal(format!(
                             "short read at cycle {i} before the end"
@@ -597,7 +654,7 @@ pub fn generate_split(
                     if is_read {
                         new[offset..offset + n].copy_from_slice(chunk);
                         for (q, &byte) in chunk.iter().enumerate() {
-                            let idx = pos as usize + q;
+                            let idx = (pos - base) as usize + q;
                             if input.get(idx) != Some(&byte) {
                                 return Err(MachineError::Internal(format!(
                                     "read at cycle {i}: input disagrees"
@@ -770,7 +827,16 @@ pub fn generate_split(
     if !device.input {
         tasks.push((
             "INPUT",
-            Box::new(|lk| Ok(input_trace(input, &input_uses, min_height, lk))),
+            Box::new(|lk| {
+                Ok(input_trace_at(
+                    input,
+                    base,
+                    start.eof_row,
+                    &input_uses,
+                    min_height,
+                    lk,
+                ))
+            }),
         ));
     }
     let mut slots: Vec<Option<Result<(RowMajorMatrix, Lookups), MachineError>>> =

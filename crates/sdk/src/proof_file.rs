@@ -13,14 +13,38 @@
 //! Nothing may follow. [`decode`] never panics: every malformed input is a [`FileError`].
 
 use thiserror::Error;
+use zkrv_machine::segment::SegmentProof;
 use zkrv_machine::{Proof, Statement};
 use zkrv_stark::pcs::FriConfig;
 use zkrv_stark::{SecurityPreset, StarkConfig};
 
 /// File magic.
 pub const MAGIC: [u8; 8] = *b"ZKRVPRF\0";
-/// Format version this build writes and reads.
+/// Format version of a one-segment proof (this build writes and reads it).
 pub const VERSION: u32 = 3;
+/// Format version of a multi-segment proof (continuations, docs/continuations.md): the same header and
+/// statement, then `segment rows u64 || segment count u64 || per segment: length u64 ||
+/// zkrv_machine::segment::SegmentProof::to_bytes`.
+pub const VERSION_SEGMENTED: u32 = 4;
+
+/// A decoded proof file of either version ([`decode_any`]).
+#[allow(clippy::large_enum_variant)] // one per file
+#[derive(Clone, Debug)]
+pub enum Decoded {
+    /// Version 3: one proof of the whole run.
+    Single {
+        statement: Statement,
+        proof: Proof,
+        config: StarkConfig,
+    },
+    /// Version 4: the run's segments, in order.
+    Segmented {
+        statement: Statement,
+        segment_rows: u64,
+        segments: Vec<SegmentProof>,
+        config: StarkConfig,
+    },
+}
 
 /// Why a file is not a readable zkrv proof.
 #[derive(Debug, Error)]
@@ -114,6 +138,94 @@ pub fn encode(
     Ok(v)
 }
 
+/// Serializes a multi-segment proof file (version [`VERSION_SEGMENTED`]).
+pub fn encode_segmented(
+    config: &StarkConfig,
+    statement: &Statement,
+    segment_rows: u64,
+    segments: &[SegmentProof],
+) -> Result<Vec<u8>, FileError> {
+    let s = statement.to_bytes();
+    let mut v = Vec::new();
+    v.extend_from_slice(&MAGIC);
+    v.extend_from_slice(&VERSION_SEGMENTED.to_le_bytes());
+    v.extend_from_slice(&params_bytes(config)?);
+    v.extend_from_slice(&(s.len() as u64).to_le_bytes());
+    v.extend_from_slice(&s);
+    v.extend_from_slice(&segment_rows.to_le_bytes());
+    v.extend_from_slice(&(segments.len() as u64).to_le_bytes());
+    for seg in segments {
+        let b = seg.to_bytes();
+        v.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        v.extend_from_slice(&b);
+    }
+    Ok(v)
+}
+
+/// Parses a proof file of version 3 (one segment, as [`decode`]) or 4 (segments). Never panics.
+pub fn decode_any(bytes: &[u8]) -> Result<Decoded, FileError> {
+    let version = (bytes.len() >= 12 && bytes[..MAGIC.len()] == MAGIC)
+        .then(|| u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]));
+    if version != Some(VERSION_SEGMENTED) {
+        return decode(bytes).map(|(statement, proof, config)| Decoded::Single {
+            statement,
+            proof,
+            config,
+        });
+    }
+    let mut r = Reader { rest: &bytes[12..] };
+    let mut p = [0u8; 8];
+    p.copy_from_slice(r.take(8, "STARK parameters")?);
+    let config = checked_params(&p)?;
+    let statement = parse_statement(r.section("statement")?)?;
+    let segment_rows = r.u64("segment rows")?;
+    let count = r.u64("segment count")?;
+    // Each segment takes at least its 8-byte length: a count the rest cannot hold is a truncation.
+    if count > (r.rest.len() / 8) as u64 {
+        return Err(FileError::Truncated("segments"));
+    }
+    let mut segments = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        let seg = SegmentProof::from_bytes(r.section("segment")?)
+            .map_err(|e| FileError::Proof(format!("segment {i}: {e}")))?;
+        if seg.stark.zk != config.zk {
+            return Err(FileError::ZkFlag {
+                header: config.zk,
+                proof: seg.stark.zk,
+            });
+        }
+        segments.push(seg);
+    }
+    if !r.rest.is_empty() {
+        return Err(FileError::Trailing(r.rest.len()));
+    }
+    Ok(Decoded::Segmented {
+        statement,
+        segment_rows,
+        segments,
+        config,
+    })
+}
+
+/// The configuration of 8 parameter bytes, if they are those of a preset (either zk mode).
+fn checked_params(p: &[u8; 8]) -> Result<StarkConfig, FileError> {
+    let config = params_config(p);
+    if p[7] > 1 {
+        return Err(FileError::ZkByte { found: p[7] });
+    }
+    if SecurityPreset::of(&config).is_none() {
+        return Err(FileError::Params {
+            found: describe(&config),
+            expected: SecurityPreset::ALL
+                .iter()
+                .map(|s| format!("{} {}", s.name(), describe(&s.config(false))))
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
+    Ok(config)
+}
+
 /// A cursor that reports which field ran out.
 struct Reader<'a> {
     rest: &'a [u8],
@@ -190,20 +302,7 @@ pub fn decode(bytes: &[u8]) -> Result<(Statement, Proof, StarkConfig), FileError
     }
     let mut p = [0u8; 8];
     p.copy_from_slice(r.take(8, "STARK parameters")?);
-    let config = params_config(&p);
-    if p[7] > 1 {
-        return Err(FileError::ZkByte { found: p[7] });
-    }
-    if SecurityPreset::of(&config).is_none() {
-        return Err(FileError::Params {
-            found: describe(&config),
-            expected: SecurityPreset::ALL
-                .iter()
-                .map(|s| format!("{} {}", s.name(), describe(&s.config(false))))
-                .collect::<Vec<_>>()
-                .join(", "),
-        });
-    }
+    let config = checked_params(&p)?;
     let statement = parse_statement(r.section("statement")?)?;
     let proof =
         Proof::from_bytes(r.section("proof")?).map_err(|e| FileError::Proof(e.to_string()))?;

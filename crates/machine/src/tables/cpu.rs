@@ -116,8 +116,12 @@ pub(crate) fn reg_access(
 
 /// The CPU AIR of one program (the entry pc is a constant of the instance).
 pub struct CpuAir {
-    /// ELF entry point: the first row's pc.
+    /// ELF entry point: the first row's pc (a segment's start pc, docs/continuations.md).
     pub entry: u32,
+    /// `None`: the run ends with a halt (a whole run, or the last segment). `Some(pc)`: a segment that
+    /// pauses instead (docs/continuations.md): its last real row goes on at `pc`, the next segment's
+    /// first pc, and no row halts (the segment has no public HALT receive).
+    pub end_pc: Option<u32>,
 }
 
 impl Air for CpuAir {
@@ -276,10 +280,19 @@ impl Air for CpuAir {
             tr.clone() * (one() - &n.dec.flags.is_pad) * (n.pc.clone() - &l.next_pc),
         );
         let running = one() - &f.is_pad - &l.is_halt;
-        b.assert_zero(
-            "real rows continue",
-            tr.clone() * running * &n.dec.flags.is_pad,
-        );
+        match self.end_pc {
+            None => b.assert_zero(
+                "real rows continue",
+                tr.clone() * running * &n.dec.flags.is_pad,
+            ),
+            // A paused segment: the real row before the padding continues at the public end pc. No
+            // transition selector is needed (degree 3): on the last row `is_pad = 1` and `is_halt = 0`
+            // (a halt needs an ECALL), so `running = 0` there.
+            Some(end) => b.assert_zero(
+                "real rows continue or pause at the end pc",
+                running * &n.dec.flags.is_pad * (l.next_pc.clone() - c(end as u64)),
+            ),
+        }
         b.assert_zero(
             "halt and padding are followed by padding",
             tr * (f.is_pad.clone() + &l.is_halt) * (one() - &n.dec.flags.is_pad),

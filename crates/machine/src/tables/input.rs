@@ -28,9 +28,25 @@ pub struct InputCols<T> {
 }
 columns!(InputCols, NUM_INPUT_COLS);
 
-/// The INPUT AIR. Each index has exactly one row (`index' = index + 1` from 0), so the stream is a function
-/// of the index; a prover may put the end marker anywhere: the input is its own choice (a witness).
-pub struct InputAir;
+/// Where the INPUT table of a segment may hold the end-of-input row (docs/continuations.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EofRule {
+    /// Anywhere (a whole run, or the last segment).
+    Any,
+    /// Nowhere: a segment that pauses before the guest saw the end of the input.
+    None,
+    /// Only at this index: a segment that pauses after the guest saw the end of the input, which is
+    /// its final input cursor.
+    At(u64),
+}
+
+/// The INPUT AIR. Each index has exactly one row (`index' = index + 1` from `first`), so the stream is a
+/// function of the index; a prover may put the end marker anywhere `eof` allows: the input is its own
+/// choice (a witness). A whole run has `first = 0`, `eof = Any`; a segment starts at its input cursor.
+pub struct InputAir {
+    pub first: u64,
+    pub eof: EofRule,
+}
 
 impl Air for InputAir {
     fn name(&self) -> &str {
@@ -46,12 +62,27 @@ impl Air for InputAir {
         let m: Vec<Expr> = (0..NUM_INPUT_COLS).map(|i| b.main(i)).collect();
         let n: Vec<Expr> = (0..NUM_INPUT_COLS).map(|i| b.main_next(i)).collect();
         let (l, n) = (InputCols::from_row(&m), InputCols::from_row(&n));
-        b.assert_zero("first index", b.is_first_row() * &l.index);
+        if self.first == 0 {
+            b.assert_zero("first index", b.is_first_row() * &l.index);
+        } else {
+            b.assert_zero(
+                "first index",
+                b.is_first_row() * (l.index.clone() - c(self.first)),
+            );
+        }
         b.assert_zero(
             "consecutive",
             b.is_transition() * (n.index.clone() - &l.index - Expr::one()),
         );
         b.assert_bool("eof bool", l.is_eof.clone());
+        match self.eof {
+            EofRule::Any => {}
+            EofRule::None => b.assert_zero("no end of input", l.is_eof.clone()),
+            EofRule::At(at) => b.assert_zero(
+                "end of input at the final cursor",
+                l.is_eof.clone() * (l.index.clone() - c(at)),
+            ),
+        }
         b.assert_zero(
             "eof byte",
             l.is_eof.clone() * (l.byte.clone() - c(INPUT_EOF)),
@@ -89,13 +120,32 @@ pub fn input_trace(
     min_height: usize,
     lookups: &mut Lookups,
 ) -> RowMajorMatrix {
+    input_trace_at(input, 0, true, uses, min_height, lookups)
+}
+
+/// [`input_trace`] of a segment: `input` holds the bytes at indices `first..first + input.len()`, `uses[i]`
+/// counts the lookups of index `first + i`, and the end row (index `first + input.len()`) is there only
+/// with `eof_row` (a padding row with byte 0 takes its place otherwise).
+pub fn input_trace_at(
+    input: &[u8],
+    first: u64,
+    eof_row: bool,
+    uses: &[u64],
+    min_height: usize,
+    lookups: &mut Lookups,
+) -> RowMajorMatrix {
     let n = input_height(input.len(), min_height);
     let mut values = vec![F::ZERO; n * NUM_INPUT_COLS];
     for (i, chunk) in values.chunks_mut(NUM_INPUT_COLS).enumerate() {
         let row = InputCols::from_row_mut(chunk);
-        row.index = F::from_u64(i as u64);
+        row.index = F::from_u64(first + i as u64);
         row.m = F::from_u64(uses.get(i).copied().unwrap_or(0));
-        match i.cmp(&input.len()) {
+        use std::cmp::Ordering;
+        let kind = match i.cmp(&input.len()) {
+            Ordering::Equal if !eof_row => Ordering::Greater,
+            k => k,
+        };
+        match kind {
             std::cmp::Ordering::Less => {
                 row.byte = F::from_u64(input[i] as u64);
                 lookups.pair(input[i] as u64, 0);

@@ -26,8 +26,11 @@ pub struct PageCols<T> {
 }
 columns!(PageCols, NUM_PAGE_COLS);
 
-/// The PAGE AIR.
-pub struct PageAir;
+/// The PAGE AIR. With `publish` (a segment that pauses, docs/continuations.md) every row also sends its
+/// cell's final value on `MEM_FINAL`, which the verifier receives from the segment's public end memory.
+pub struct PageAir {
+    pub publish: bool,
+}
 
 impl Air for PageAir {
     fn name(&self) -> &str {
@@ -53,6 +56,13 @@ impl Air for PageAir {
             ],
             l.is_real.clone(),
         );
+        if self.publish {
+            b.send(
+                bus::MEM_FINAL,
+                vec![l.cell.clone(), l.fin[0].clone(), l.fin[1].clone()],
+                l.is_real.clone(),
+            );
+        }
     }
 }
 

@@ -47,8 +47,11 @@ pub fn regfile_trace(regs: &[(u64, u64)], min_height: usize) -> RowMajorMatrix {
     RowMajorMatrix::new(values, NUM_REGFILE_COLS)
 }
 
-/// The REGFILE AIR.
-pub struct RegfileAir;
+/// The REGFILE AIR. With `publish` (a segment that pauses, docs/continuations.md) every row also sends its
+/// register's final value on `REG_FINAL`, which the verifier receives from the segment's public end state.
+pub struct RegfileAir {
+    pub publish: bool,
+}
 
 impl Air for RegfileAir {
     fn name(&self) -> &str {
@@ -74,5 +77,12 @@ impl Air for RegfileAir {
             ],
             r.is_real.clone(),
         );
+        if self.publish {
+            b.send(
+                bus::REG_FINAL,
+                vec![r.reg.clone(), r.fin[0].clone(), r.fin[1].clone()],
+                r.is_real.clone(),
+            );
+        }
     }
 }

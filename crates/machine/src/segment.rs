@@ -1,0 +1,1266 @@
+//! One segment of a run (continuations; design, soundness argument and costs: docs/continuations.md).
+//!
+//! A segment is a multi-table proof of its cycles whose statement fixes the machine state at its start and
+//! at its end ([`Boundary`]: pc, registers, input and output cursors, whether the input has ended) and the
+//! memory it touches. Timestamps are local to the segment (its first cycle is cycle 0), so the memory and
+//! register arguments of docs/tables.md §3 hold inside it unchanged; only their two ends move:
+//! * start: the register init tokens carry the start boundary's values, the memory init tokens the values
+//!   of the segment's pages at its start (the verifier derives them: the ELF image, overwritten by the
+//!   earlier segments' published writes), the CPU's first pc is the start pc, INPUT starts at the input
+//!   cursor, OUTPUT at the output cursor;
+//! * end, a segment that pauses ([`SegmentEnd::Pause`]): REGFILE and PAGE also send every final value on
+//!   `REG_FINAL` / `MEM_FINAL`, which the verifier receives from the end boundary and from the start values
+//!   with the segment's published writes ([`SegmentProof::writes`]) applied; the CPU's last real row goes on
+//!   at the end pc and no row may halt (no public HALT receive);
+//! * end, the last segment ([`SegmentEnd::Exit`]): as a whole run, a halt with the public exit code.
+
+use zkrv_executor::{execute_segment, Checkpoint, Program};
+use zkrv_stark::air::Direction;
+use zkrv_stark::field::{PrimeCharacteristicRing, F};
+use zkrv_stark::logup::PublicInteraction;
+use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::{preprocess, StarkConfig};
+
+use crate::bus;
+use crate::registry::Table;
+use crate::tables::cpu::CpuCols;
+use crate::tables::decode::{words, DecodeTable};
+use crate::tables::input::EofRule;
+use crate::tables::page::CELLS_PER_PAGE;
+use crate::trace::{self, TraceStart};
+use crate::{
+    check_page_list, check_provable, min_height, program_commitment, AirParams, Machine,
+    MachineError, VerifyError,
+};
+
+/// Domain separator of a segment's statement bytes.
+const SEGMENT_DOMAIN: &[u8] = b"zkrv-segment-v1";
+
+/// The public machine state at a segment boundary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Boundary {
+    /// pc of the next instruction.
+    pub pc: u32,
+    /// x0..x31 (x0 = 0).
+    pub regs: [u64; 32],
+    /// Input bytes consumed (register 32).
+    pub input_cursor: u64,
+    /// Output bytes written (register 33).
+    pub output_cursor: u64,
+    /// Whether a `read` came back short before this point (the guest has seen the end of the input).
+    pub input_ended: bool,
+}
+
+impl Boundary {
+    /// Serialized size: pc u32, 32 registers u64, the two cursors u64, input_ended u8 (277 bytes).
+    pub const BYTES: usize = 4 + 32 * 8 + 8 + 8 + 1;
+
+    /// The state of `program` before its first instruction (docs/abi.md "Initial state").
+    pub fn initial(program: &Program) -> Result<Boundary, String> {
+        let mut regs = [0u64; 32];
+        regs[2] = zkrv_executor::STACK_TOP;
+        Ok(Boundary {
+            pc: AirParams::run(program)?.entry,
+            regs,
+            input_cursor: 0,
+            output_cursor: 0,
+            input_ended: false,
+        })
+    }
+
+    /// The 34 register cells of docs/tables.md §3.3 (x0..x31, input cursor, output cursor).
+    pub fn reg_cells(&self) -> [u64; bus::NUM_REG_CELLS] {
+        let mut v = [0u64; bus::NUM_REG_CELLS];
+        v[..32].copy_from_slice(&self.regs);
+        v[bus::REG_INPUT_CURSOR as usize] = self.input_cursor;
+        v[bus::REG_OUTPUT_CURSOR as usize] = self.output_cursor;
+        v
+    }
+
+    /// Appends the [`Self::BYTES`] bytes (little-endian).
+    pub fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.pc.to_le_bytes());
+        for r in &self.regs {
+            out.extend_from_slice(&r.to_le_bytes());
+        }
+        out.extend_from_slice(&self.input_cursor.to_le_bytes());
+        out.extend_from_slice(&self.output_cursor.to_le_bytes());
+        out.push(self.input_ended as u8);
+    }
+
+    /// Parses [`Self::write`] from the front of `r`; never panics.
+    pub fn read(r: &mut Reader<'_>) -> Result<Boundary, String> {
+        let pc = r.u32("boundary pc")?;
+        let mut regs = [0u64; 32];
+        for (i, x) in regs.iter_mut().enumerate() {
+            *x = r.u64(&format!("boundary register x{i}"))?;
+        }
+        let input_cursor = r.u64("boundary input cursor")?;
+        let output_cursor = r.u64("boundary output cursor")?;
+        let input_ended = match r.u8("boundary end-of-input flag")? {
+            0 => false,
+            1 => true,
+            b => return Err(format!("boundary end-of-input flag is {b}, not 0 or 1")),
+        };
+        Ok(Boundary {
+            pc,
+            regs,
+            input_cursor,
+            output_cursor,
+            input_ended,
+        })
+    }
+}
+
+/// How a segment ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // one per segment; boxing buys nothing
+pub enum SegmentEnd {
+    /// The run goes on in the next segment from this state.
+    Pause(Boundary),
+    /// The run exits with this code (the last segment).
+    Exit(u32),
+}
+
+/// What one segment's proof is about, besides its memory (public; bound by its statement bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentHeader {
+    /// Position in the run (0 = first).
+    pub index: u32,
+    /// Segments in the run.
+    pub count: u32,
+    /// The run's identifier (`run_id` of the prover's plan): equal in every segment of one run.
+    pub run_id: [u8; 32],
+    /// Cycles before the segment.
+    pub cycle_base: u64,
+    /// Cycles of the segment as the prover counts them (at most the CPU table height minus one: the
+    /// circuit bounds the count by the height, it does not fix it).
+    pub cycles: u64,
+    /// State at the start.
+    pub start: Boundary,
+    /// State at the end, or the exit code.
+    pub end: SegmentEnd,
+}
+
+impl SegmentHeader {
+    /// `index u32 || count u32 || run_id 32 || cycle_base u64 || cycles u64 || start || end tag u8 ||
+    /// (end boundary | exit code u32)`.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.index.to_le_bytes());
+        out.extend_from_slice(&self.count.to_le_bytes());
+        out.extend_from_slice(&self.run_id);
+        out.extend_from_slice(&self.cycle_base.to_le_bytes());
+        out.extend_from_slice(&self.cycles.to_le_bytes());
+        self.start.write(out);
+        match &self.end {
+            SegmentEnd::Pause(b) => {
+                out.push(0);
+                b.write(out);
+            }
+            SegmentEnd::Exit(code) => {
+                out.push(1);
+                out.extend_from_slice(&code.to_le_bytes());
+            }
+        }
+    }
+
+    /// Parses [`Self::write`]; never panics.
+    pub fn read(r: &mut Reader<'_>) -> Result<SegmentHeader, String> {
+        let index = r.u32("segment index")?;
+        let count = r.u32("segment count")?;
+        let run_id = r.bytes("run id", 32)?.try_into().map_err(|_| "run id")?;
+        let cycle_base = r.u64("cycle base")?;
+        let cycles = r.u64("segment cycles")?;
+        let start = Boundary::read(r)?;
+        let end = match r.u8("segment end tag")? {
+            0 => SegmentEnd::Pause(Boundary::read(r)?),
+            1 => SegmentEnd::Exit(r.u32("exit code")?),
+            t => return Err(format!("segment end tag is {t}, not 0 (pause) or 1 (exit)")),
+        };
+        Ok(SegmentHeader {
+            index,
+            count,
+            run_id,
+            cycle_base,
+            cycles,
+            start,
+            end,
+        })
+    }
+
+    /// The instance constants of this segment's AIRs.
+    pub fn air_params(&self) -> AirParams {
+        let (end_pc, eof) = match &self.end {
+            SegmentEnd::Exit(_) => (None, EofRule::Any),
+            SegmentEnd::Pause(b) if b.input_ended => (Some(b.pc), EofRule::At(b.input_cursor)),
+            SegmentEnd::Pause(b) => (Some(b.pc), EofRule::None),
+        };
+        AirParams {
+            entry: self.start.pc,
+            end_pc,
+            input_first: self.start.input_cursor,
+            eof,
+        }
+    }
+
+    /// The bytes the STARK statement binds: a domain tag, the program commitment, the header.
+    pub fn statement_bytes(&self, program: &[u8; 32]) -> Vec<u8> {
+        let mut v = SEGMENT_DOMAIN.to_vec();
+        v.extend_from_slice(program);
+        self.write(&mut v);
+        v
+    }
+
+    /// The output bytes the segment writes, `output[start.output_cursor..end.output_cursor]` (the last
+    /// segment: to the end), or an error naming the bounds.
+    pub fn output_chunk<'a>(&self, output: &'a [u8]) -> Result<&'a [u8], String> {
+        let from = self.start.output_cursor;
+        let to = match &self.end {
+            SegmentEnd::Pause(b) => b.output_cursor,
+            SegmentEnd::Exit(_) => output.len() as u64,
+        };
+        if from > to || to > output.len() as u64 {
+            return Err(format!(
+                "segment {} writes output bytes [{from}, {to}), but the public output has {} bytes",
+                self.index,
+                output.len()
+            ));
+        }
+        Ok(&output[from as usize..to as usize])
+    }
+
+    /// Checks what the header alone must satisfy: x0 = 0 at both ends, cursors that do not go back, an
+    /// input that does not reopen, pcs below 2^31.
+    pub fn check(&self) -> Result<(), String> {
+        let i = self.index;
+        let check_b = |b: &Boundary, which: &str| {
+            if b.regs[0] != 0 {
+                return Err(format!(
+                    "segment {i}: x0 is {:#x} at its {which}",
+                    b.regs[0]
+                ));
+            }
+            if b.pc as u64 >= zkrv_executor::GUEST_MEM_END || !b.pc.is_multiple_of(4) {
+                return Err(format!("segment {i}: bad pc {:#x} at its {which}", b.pc));
+            }
+            Ok(())
+        };
+        check_b(&self.start, "start")?;
+        if let SegmentEnd::Pause(e) = &self.end {
+            check_b(e, "end")?;
+            if e.input_cursor < self.start.input_cursor
+                || e.output_cursor < self.start.output_cursor
+            {
+                return Err(format!("segment {i}: a cursor goes back"));
+            }
+            if self.start.input_ended && !e.input_ended {
+                return Err(format!("segment {i}: the input ended before it, not after"));
+            }
+        }
+        if self.index >= self.count {
+            return Err(format!(
+                "segment index {i} of a run of {} segments",
+                self.count
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One segment's proof: the header, the touched pages, the published writes and the STARK proof.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentProof {
+    pub header: SegmentHeader,
+    /// Sorted base addresses of the 4 KiB pages the segment touches.
+    pub pages: Vec<u32>,
+    /// The cells (`address / 8`) of `pages` whose value at the segment's end differs from the start, with
+    /// the end value, strictly increasing cells. Empty for the last segment (its end memory is not needed).
+    pub writes: Vec<(u32, u64)>,
+    pub stark: zkrv_stark::Proof,
+}
+
+impl SegmentProof {
+    /// `header || #pages u64 || pages u32 each || #writes u64 || (cell u32, value u64) each || STARK proof`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut v = Vec::new();
+        self.header.write(&mut v);
+        v.extend_from_slice(&(self.pages.len() as u64).to_le_bytes());
+        for p in &self.pages {
+            v.extend_from_slice(&p.to_le_bytes());
+        }
+        v.extend_from_slice(&(self.writes.len() as u64).to_le_bytes());
+        for (c, x) in &self.writes {
+            v.extend_from_slice(&c.to_le_bytes());
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        v.extend_from_slice(&self.stark.to_bytes());
+        v
+    }
+
+    /// Parses [`Self::to_bytes`]; never panics.
+    pub fn from_bytes(bytes: &[u8]) -> Result<SegmentProof, VerifyError> {
+        let bad = VerifyError::Format;
+        let mut r = Reader { bytes, pos: 0 };
+        let header = SegmentHeader::read(&mut r).map_err(bad)?;
+        let n = r.len("page count", 4).map_err(bad)?;
+        let mut pages = Vec::with_capacity(n);
+        for _ in 0..n {
+            pages.push(r.u32("page").map_err(bad)?);
+        }
+        let n = r.len("write count", 12).map_err(bad)?;
+        let mut writes = Vec::with_capacity(n);
+        for _ in 0..n {
+            let c = r.u32("write cell").map_err(bad)?;
+            writes.push((c, r.u64("write value").map_err(bad)?));
+        }
+        let stark = zkrv_stark::Proof::from_bytes(&bytes[r.pos..])
+            .map_err(|e| VerifyError::Format(e.to_string()))?;
+        Ok(SegmentProof {
+            header,
+            pages,
+            writes,
+            stark,
+        })
+    }
+}
+
+/// A little-endian cursor over bytes whose reads name the field that is cut short.
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Reader { bytes, pos: 0 }
+    }
+    /// Bytes not read yet.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.bytes[self.pos..]
+    }
+    pub fn bytes(&mut self, what: &str, n: usize) -> Result<&'a [u8], String> {
+        let s = self
+            .pos
+            .checked_add(n)
+            .and_then(|end| self.bytes.get(self.pos..end))
+            .ok_or_else(|| format!("truncated: {what} is cut short"))?;
+        self.pos += n;
+        Ok(s)
+    }
+    pub fn u8(&mut self, what: &str) -> Result<u8, String> {
+        Ok(self.bytes(what, 1)?[0])
+    }
+    pub fn u32(&mut self, what: &str) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(
+            self.bytes(what, 4)?.try_into().unwrap_or_default(),
+        ))
+    }
+    pub fn u64(&mut self, what: &str) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(
+            self.bytes(what, 8)?.try_into().unwrap_or_default(),
+        ))
+    }
+    /// A u64 count of items of `item_bytes` each, refused if the rest cannot hold them.
+    pub fn len(&mut self, what: &str, item_bytes: usize) -> Result<usize, String> {
+        let n = self.u64(what)?;
+        usize::try_from(n)
+            .ok()
+            .filter(|&n| {
+                n.checked_mul(item_bytes)
+                    .is_some_and(|b| b <= self.rest().len())
+            })
+            .ok_or_else(|| format!("{what} {n} is larger than the rest of the data"))
+    }
+}
+
+fn token(bus: u32, values: Vec<u64>, direction: Direction) -> PublicInteraction {
+    PublicInteraction {
+        bus,
+        values: values.into_iter().map(F::from_u64).collect(),
+        multiplicity: F::ONE,
+        direction,
+    }
+}
+
+/// The public interactions of a segment (docs/continuations.md, in this order): register init tokens from
+/// the start boundary, the output bytes `chunk` at the output cursor, the exit code (last segment), the
+/// end-of-input row at the input cursor (if the input ended before), the memory init tokens of every cell
+/// of `pages` with the values `init` (`pages.len() x 512` cell values at the start, u64 little-endian), and
+/// for a segment that pauses the final registers and the final cells (`init` with `writes` applied).
+/// Errors: a bad page list, `init` of the wrong length, writes not strictly increasing or outside `pages`.
+pub fn segment_public(
+    header: &SegmentHeader,
+    chunk: &[u8],
+    pages: &[u32],
+    init: &[u64],
+    writes: &[(u32, u64)],
+) -> Result<Vec<PublicInteraction>, String> {
+    check_page_list(pages)?;
+    if init.len() != pages.len() * CELLS_PER_PAGE {
+        return Err(format!(
+            "{} initial cell values for {} pages",
+            init.len(),
+            pages.len()
+        ));
+    }
+    let mut v = Vec::with_capacity(2 * init.len() + 80 + chunk.len());
+    for (r, x) in header.start.reg_cells().iter().enumerate() {
+        let [lo, hi] = words(*x);
+        v.push(token(
+            bus::REG_TOKEN,
+            vec![r as u64, 0, lo, hi],
+            Direction::Send,
+        ));
+    }
+    for (k, &byte) in chunk.iter().enumerate() {
+        let i = header.start.output_cursor + k as u64;
+        v.push(token(bus::OUTPUT, vec![i, byte as u64], Direction::Receive));
+    }
+    if let SegmentEnd::Exit(code) = header.end {
+        v.push(token(bus::HALT, vec![code as u64], Direction::Receive));
+    }
+    if header.start.input_ended {
+        v.push(token(
+            bus::INPUT,
+            vec![header.start.input_cursor, tables_input_eof()],
+            Direction::Send,
+        ));
+    }
+    let cell_of = |i: usize| pages[i / CELLS_PER_PAGE] as u64 / 8 + (i % CELLS_PER_PAGE) as u64;
+    for (i, &x) in init.iter().enumerate() {
+        let [lo, hi] = words(x);
+        v.push(token(
+            bus::MEM_TOKEN,
+            vec![cell_of(i), 0, lo, hi],
+            Direction::Send,
+        ));
+    }
+    if let SegmentEnd::Pause(end) = &header.end {
+        for (r, x) in end.reg_cells().iter().enumerate() {
+            let [lo, hi] = words(*x);
+            v.push(token(
+                bus::REG_FINAL,
+                vec![r as u64, lo, hi],
+                Direction::Receive,
+            ));
+        }
+        let fin = apply_writes(pages, init, writes)?;
+        for (i, &x) in fin.iter().enumerate() {
+            let [lo, hi] = words(x);
+            v.push(token(
+                bus::MEM_FINAL,
+                vec![cell_of(i), lo, hi],
+                Direction::Receive,
+            ));
+        }
+    } else if !writes.is_empty() {
+        return Err("the last segment publishes no writes".into());
+    }
+    Ok(v)
+}
+
+fn tables_input_eof() -> u64 {
+    crate::tables::sysio::INPUT_EOF
+}
+
+/// `init` (the cells of `pages`) with `writes` applied; errors if the writes are not strictly increasing
+/// cells of `pages`.
+pub fn apply_writes(
+    pages: &[u32],
+    init: &[u64],
+    writes: &[(u32, u64)],
+) -> Result<Vec<u64>, String> {
+    let mut fin = init.to_vec();
+    let mut prev: Option<u32> = None;
+    for &(cell, x) in writes {
+        if prev.is_some_and(|p| p >= cell) {
+            return Err(format!(
+                "writes are not strictly increasing at cell {cell:#x}"
+            ));
+        }
+        prev = Some(cell);
+        let page = (cell as u64 * 8 / 4096 * 4096) as u32;
+        let k = pages
+            .binary_search(&page)
+            .map_err(|_| format!("write to cell {cell:#x} outside the segment's pages"))?;
+        fin[k * CELLS_PER_PAGE + (cell as usize % CELLS_PER_PAGE)] = x;
+    }
+    Ok(fin)
+}
+
+/// Everything the prover commits to for one segment. Exposed so that tests can tamper with it.
+#[derive(Clone, Debug)]
+pub struct SegmentWitness {
+    pub header: SegmentHeader,
+    pub pages: Vec<u32>,
+    /// Cell values of `pages` at the start (`pages.len() x 512`).
+    pub init: Vec<u64>,
+    pub writes: Vec<(u32, u64)>,
+    /// The output bytes the segment writes.
+    pub output: Vec<u8>,
+    /// Main traces in table order.
+    pub traces: Vec<RowMajorMatrix>,
+}
+
+fn cells(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+        .collect()
+}
+
+/// Re-executes the segment of checkpoint `cp` (of a run of `program` on `input`, which has `count`
+/// segments and the identifier `run_id`) and builds its witness: header, memory, traces at `config`'s
+/// heights. Errors: the execution error, a run that is not provable (pages, instructions), a trace error.
+pub fn segment_witness(
+    program: &Program,
+    input: &[u8],
+    cp: &Checkpoint,
+    count: u32,
+    run_id: [u8; 32],
+    config: &StarkConfig,
+) -> Result<SegmentWitness, MachineError> {
+    let run = execute_segment(program, input, cp)?;
+    check_provable(&run.record)?;
+    let pc32 = |pc: u64| {
+        u32::try_from(pc).map_err(|_| MachineError::Internal(format!("pc {pc:#x} >= 2^32")))
+    };
+    let start = Boundary {
+        pc: pc32(cp.pc)?,
+        regs: cp.regs,
+        input_cursor: cp.input_pos,
+        output_cursor: cp.output_len,
+        input_ended: cp.input_ended,
+    };
+    let end = match run.exit_code {
+        Some(code) => SegmentEnd::Exit(code),
+        None => SegmentEnd::Pause(Boundary {
+            pc: pc32(run.end_pc)?,
+            regs: run.record.final_regs,
+            input_cursor: run.end_input_pos,
+            output_cursor: cp.output_len + run.output.len() as u64,
+            input_ended: run.end_input_ended,
+        }),
+    };
+    let eof_row = match &end {
+        SegmentEnd::Exit(_) => true,
+        SegmentEnd::Pause(b) => b.input_ended,
+    };
+    let index = u32::try_from(cp.index).map_err(|_| MachineError::Internal("index".into()))?;
+    let header = SegmentHeader {
+        index,
+        count,
+        run_id,
+        cycle_base: cp.cycle_base,
+        cycles: cp.cycles,
+        start,
+        end,
+    };
+    let init = cells(&run.record.init_pages);
+    let fin = cells(&run.record.final_pages);
+    let writes = match header.end {
+        SegmentEnd::Exit(_) => Vec::new(),
+        SegmentEnd::Pause(_) => init
+            .iter()
+            .zip(&fin)
+            .enumerate()
+            .filter(|(_, (a, b))| a != b)
+            .map(|(i, (_, &b))| {
+                let cell = run.record.pages[i / CELLS_PER_PAGE] / 8 + (i % CELLS_PER_PAGE) as u32;
+                (cell, b)
+            })
+            .collect(),
+    };
+    let (from, to) = (cp.input_pos as usize, run.end_input_pos as usize);
+    let slice = input
+        .get(from..to)
+        .ok_or_else(|| MachineError::Internal("segment input range".into()))?;
+    let decode_table = DecodeTable::new(program)?;
+    let trace_start = TraceStart {
+        input_cursor: cp.input_pos,
+        output_cursor: cp.output_len,
+        eof_row,
+        input_ended: cp.input_ended,
+    };
+    let (traces, _) = trace::generate_split_at(
+        &decode_table,
+        &run.record,
+        slice,
+        &trace_start,
+        min_height(config),
+        trace::DeviceFill::NONE,
+    )?;
+    let (mut traces, pages) = traces.into_table_order();
+    if let SegmentEnd::Pause(b) = &header.end {
+        // The fill ends the last real row at pc + 4 (a whole run ends with the halting ECALL there); a
+        // paused segment goes on at its end pc. (A device fill must do the same: docs/continuations.md.)
+        let cpu = &mut traces[Table::Cpu.index()];
+        let (w, row) = (cpu.width, run.record.cycles.len() - 1);
+        CpuCols::from_row_mut(&mut cpu.values[row * w..(row + 1) * w]).next_pc =
+            F::from_u64(b.pc as u64);
+    }
+    Ok(SegmentWitness {
+        header,
+        pages,
+        init,
+        writes,
+        output: run.output,
+        traces,
+    })
+}
+
+/// The AIRs, preprocessed data and public interactions of a segment, as both sides build them.
+struct SegmentSetup {
+    machine: Machine,
+    pre: zkrv_stark::PreprocessedData,
+    public: Vec<PublicInteraction>,
+    statement: Vec<u8>,
+}
+
+fn setup(
+    program: &Program,
+    header: &SegmentHeader,
+    chunk: &[u8],
+    pages: &[u32],
+    init: &[u64],
+    writes: &[(u32, u64)],
+    config: &StarkConfig,
+) -> Result<SegmentSetup, VerifyError> {
+    header.check().map_err(VerifyError::BadSegment)?;
+    let public =
+        segment_public(header, chunk, pages, init, writes).map_err(VerifyError::BadSegment)?;
+    let decode_table =
+        DecodeTable::new(program).map_err(|e| VerifyError::BadProgram(e.to_string()))?;
+    let machine = Machine::with(&header.air_params());
+    let pre = preprocess(
+        &machine.airs(),
+        machine.preprocessed(&decode_table, min_height(config)),
+    )
+    .map_err(|e| VerifyError::Preprocess(e.to_string()))?;
+    Ok(SegmentSetup {
+        machine,
+        pre,
+        public,
+        statement: header.statement_bytes(&program_commitment(program)),
+    })
+}
+
+/// The debug checker over a segment witness: every constraint, every bus balanced with the segment's
+/// public interactions. The error names the table, row and constraint, or the unbalanced bus tuple.
+pub fn check_segment(
+    program: &Program,
+    w: &SegmentWitness,
+    config: &StarkConfig,
+) -> Result<(), zkrv_stark::check::CheckError> {
+    let shape = |reason: String| zkrv_stark::check::CheckError::Shape {
+        table: "segment".into(),
+        reason,
+    };
+    let s = setup(
+        program, &w.header, &w.output, &w.pages, &w.init, &w.writes, config,
+    )
+    .map_err(|e| shape(e.to_string()))?;
+    let compiled = zkrv_stark::air::compile_for(&s.machine.airs(), config)
+        .map_err(|e| shape(e.to_string()))?;
+    zkrv_stark::check::check_traces(
+        &compiled,
+        &w.traces,
+        &s.pre.traces,
+        &s.public,
+        config.log_max_multiplicity,
+    )
+}
+
+/// Proves a segment witness on `backend`.
+pub fn prove_segment_with<B: zkrv_stark::backend::ProverBackend>(
+    backend: &B,
+    program: &Program,
+    w: SegmentWitness,
+    config: &StarkConfig,
+) -> Result<SegmentProof, MachineError> {
+    let s = setup(
+        program, &w.header, &w.output, &w.pages, &w.init, &w.writes, config,
+    )
+    .map_err(|e| MachineError::Internal(e.to_string()))?;
+    let traces = w
+        .traces
+        .into_iter()
+        .map(zkrv_stark::backend::TraceInput::Host)
+        .collect();
+    let stark = zkrv_stark::prove_with(
+        backend,
+        config,
+        &s.machine.airs(),
+        &s.pre,
+        traces,
+        &s.public,
+        &s.statement,
+    )?;
+    Ok(SegmentProof {
+        header: w.header,
+        pages: w.pages,
+        writes: w.writes,
+        stark,
+    })
+}
+
+/// Verifies one segment's proof given what the verifier derives itself: `init`, the values of the cells of
+/// `proof.pages` at the segment's start (`pages.len() x 512`), and `chunk`, the public output bytes it
+/// writes ([`SegmentHeader::output_chunk`]). The chaining between segments is the caller's
+/// (`zkrv_machine::continuation`).
+pub fn verify_segment(
+    program: &Program,
+    proof: &SegmentProof,
+    init: &[u64],
+    chunk: &[u8],
+    config: &StarkConfig,
+) -> Result<(), VerifyError> {
+    let s = setup(
+        program,
+        &proof.header,
+        chunk,
+        &proof.pages,
+        init,
+        &proof.writes,
+        config,
+    )?;
+    zkrv_stark::verify(
+        config,
+        &s.machine.airs(),
+        &s.pre,
+        &s.public,
+        &s.statement,
+        &proof.stark,
+    )?;
+    Ok(())
+}
+
+/// Why a multi-segment proof is rejected before or around its segments' STARK proofs (each check names
+/// what it found; docs/continuations.md "Verifier").
+#[derive(Debug, thiserror::Error)]
+pub enum ChainError {
+    #[error("the proof holds no segment")]
+    Empty,
+    #[error("segment {index} appears twice (positions {first} and {second})")]
+    Duplicate {
+        index: u32,
+        first: usize,
+        second: usize,
+    },
+    #[error("the segment at position {position} says the run has {says} segments, the proof holds {holds}")]
+    Count {
+        position: usize,
+        says: u32,
+        holds: usize,
+    },
+    #[error("segment {index} of the run is missing")]
+    Missing { index: u32 },
+    #[error("segments out of order: position {position} holds segment {index}")]
+    OutOfOrder { position: usize, index: u32 },
+    #[error("segment {index} belongs to another run (its run id differs from segment 0's)")]
+    MixedRuns { index: u32 },
+    #[error("segment 0 does not start from the program's initial state: {field} is {found}, expected {expected}")]
+    NotInitial {
+        field: String,
+        found: String,
+        expected: String,
+    },
+    #[error("boundary between segments {prev} and {next}: {field} is {end} at the end of {prev} but {start} at the start of {next}")]
+    Boundary {
+        prev: u32,
+        next: u32,
+        field: String,
+        end: String,
+        start: String,
+    },
+    #[error("segment {index} starts at cycle {found}, expected {expected} (the cycles of the segments before it)")]
+    CycleBase {
+        index: u32,
+        found: u64,
+        expected: u64,
+    },
+    #[error("segment {index} claims {cycles} cycles, more than its CPU table of 2^{log_height} rows holds")]
+    Cycles {
+        index: u32,
+        cycles: u64,
+        log_height: usize,
+    },
+    #[error("the last segment ({index}) does not end in exit: the run is incomplete")]
+    NoExit { index: u32 },
+    #[error("segment {index} exits, but it is not the last segment")]
+    EarlyExit { index: u32 },
+    #[error("the statement's exit code is {statement}, the last segment's is {segment}")]
+    ExitCode { statement: u32, segment: u32 },
+    #[error("segment {index}: {reason}")]
+    Bad { index: u32, reason: String },
+    #[error("segment {index}: invalid proof: {source}")]
+    Segment {
+        index: u32,
+        #[source]
+        source: Box<VerifyError>,
+    },
+}
+
+/// A run planned for proving in segments ([`plan_run`]).
+pub struct RunPlan {
+    /// The whole run's statement (program, exit code, public output).
+    pub statement: crate::Statement,
+    /// One checkpoint per segment.
+    pub checkpoints: Vec<Checkpoint>,
+    /// Keccak-256 of the run's boundaries ([`run_id`]).
+    pub run_id: [u8; 32],
+    /// Cycles of the whole run.
+    pub cycles: u64,
+    /// What the guest wrote to fd 2 (not proven).
+    pub debug_output: Vec<u8>,
+    /// CPU rows per segment (a power of two); a segment runs at most `segment_rows - 1` cycles.
+    pub segment_rows: u64,
+}
+
+/// Why a segmented run cannot be planned: the executor's error (with what it ran), or a bad segment size.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("--segment-cycles {rows}: {reason}")]
+    SegmentSize { rows: u64, reason: String },
+    #[error("{}", .0.error)]
+    Exec(zkrv_executor::Failure),
+}
+
+/// The identifier of a run: Keccak-256 of `"zkrv-run-v1" || statement bytes || segment_rows || count ||
+/// per segment (cycle_base, cycles, pc, registers, input cursor, input ended, output length)`. Every
+/// segment of the run carries it, so that segments of two runs are told apart by name (their boundaries
+/// and memory are what soundness rests on).
+pub fn run_id(statement: &crate::Statement, segment_rows: u64, cps: &[Checkpoint]) -> [u8; 32] {
+    use tiny_keccak::{Hasher, Keccak};
+    let mut h = Keccak::v256();
+    h.update(b"zkrv-run-v1");
+    h.update(&statement.to_bytes());
+    h.update(&segment_rows.to_le_bytes());
+    h.update(&(cps.len() as u64).to_le_bytes());
+    for c in cps {
+        for x in [c.cycle_base, c.cycles, c.pc] {
+            h.update(&x.to_le_bytes());
+        }
+        for r in &c.regs {
+            h.update(&r.to_le_bytes());
+        }
+        h.update(&c.input_pos.to_le_bytes());
+        h.update(&[c.input_ended as u8]);
+        h.update(&c.output_len.to_le_bytes());
+    }
+    let mut out = [0u8; 32];
+    h.finalize(&mut out);
+    out
+}
+
+/// Runs `program` on `input` (at most `max_cycles` cycles) and cuts it into segments of `segment_rows`
+/// CPU rows, that is at most `segment_rows - 1` cycles each (one padding row). `segment_rows` must be a
+/// power of two, at least `min_height(config)` (the smallest table, 128 rows in zk mode) and at most
+/// 2^26 ([`PlanError::SegmentSize`] otherwise, before anything runs).
+pub fn plan_run(
+    program: &Program,
+    input: &[u8],
+    segment_rows: u64,
+    max_cycles: u64,
+    config: &StarkConfig,
+) -> Result<RunPlan, PlanError> {
+    let min = min_height(config) as u64;
+    let bad = |reason: String| PlanError::SegmentSize {
+        rows: segment_rows,
+        reason,
+    };
+    if !segment_rows.is_power_of_two() {
+        return Err(bad("must be a power of two".into()));
+    }
+    if segment_rows < min {
+        return Err(bad(format!(
+            "smaller than the smallest table ({min} rows under these parameters: a segment's CPU \
+             table cannot be shorter)"
+        )));
+    }
+    if segment_rows > 1 << zkrv_stark::logup::MAX_LOG_HEIGHT {
+        return Err(bad("larger than 2^26, the tallest table".into()));
+    }
+    let seg = zkrv_executor::execute_segmented(program, input, segment_rows - 1, max_cycles)
+        .map_err(PlanError::Exec)?;
+    let statement = crate::Statement {
+        program: program_commitment(program),
+        exit_code: seg.execution.exit_code,
+        output: seg.execution.public_output,
+    };
+    Ok(RunPlan {
+        run_id: run_id(&statement, segment_rows, &seg.checkpoints),
+        statement,
+        checkpoints: seg.checkpoints,
+        cycles: seg.execution.cycles,
+        debug_output: seg.execution.debug_output,
+        segment_rows,
+    })
+}
+
+/// Proves segment `i` of `plan` on `backend`; an error names the segment.
+pub fn prove_plan_segment<B: zkrv_stark::backend::ProverBackend>(
+    backend: &B,
+    program: &Program,
+    input: &[u8],
+    plan: &RunPlan,
+    i: usize,
+    config: &StarkConfig,
+) -> Result<SegmentProof, MachineError> {
+    let n = plan.checkpoints.len() as u32;
+    let named = |e: MachineError| MachineError::Segment {
+        index: i,
+        count: n as usize,
+        source: Box::new(e),
+    };
+    let cp = plan
+        .checkpoints
+        .get(i)
+        .ok_or_else(|| MachineError::Internal(format!("no segment {i}")))?;
+    let w = segment_witness(program, input, cp, n, plan.run_id, config).map_err(named)?;
+    prove_segment_with(backend, program, w, config).map_err(named)
+}
+
+/// Proves every segment of `plan` on the CPU backend, `parallel` segments at a time (at least 1; each
+/// proof keeps one segment's traces and commitments, so memory grows with `parallel`). Results are in
+/// segment order; the first error (by segment index) is returned, naming its segment.
+///
+/// Seam for later: a GPU pipeline (`--gpus N`) would run the same per-segment function on one device
+/// each, feeding segments from this queue.
+pub fn prove_plan(
+    program: &Program,
+    input: &[u8],
+    plan: &RunPlan,
+    config: &StarkConfig,
+    parallel: usize,
+) -> Result<Vec<SegmentProof>, MachineError> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let n = plan.checkpoints.len();
+    let next = AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<Result<SegmentProof, MachineError>>>> =
+        (0..n).map(|_| std::sync::Mutex::new(None)).collect();
+    let backend = zkrv_stark::backend::CpuBackend::default();
+    std::thread::scope(|s| {
+        for _ in 0..parallel.clamp(1, n.max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let r = prove_plan_segment(&backend, program, input, plan, i, config);
+                let failed = r.is_err();
+                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                if failed {
+                    // Stop handing out segments after a failure.
+                    next.store(n, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    let mut out = Vec::with_capacity(n);
+    for (i, slot) in slots.into_iter().enumerate() {
+        match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(r) => out.push(r?),
+            None => {
+                return Err(MachineError::Internal(format!(
+                    "segment {i} was not proven (an earlier failure stopped the run)"
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What a verified multi-segment proof states.
+#[derive(Clone, Debug)]
+pub struct RunSummary {
+    pub segments: usize,
+    /// Cycles as the segments count them (each bounded by its CPU table).
+    pub cycles: u64,
+    /// Sum over the segments of `2^h - 1`, `h` their CPU table's log height: what the proof bounds.
+    pub cycles_at_most: u64,
+}
+
+fn hexs(x: u64) -> String {
+    format!("{x:#x}")
+}
+
+fn compare_boundary(
+    prev: u32,
+    next: u32,
+    end: &Boundary,
+    start: &Boundary,
+) -> Result<(), ChainError> {
+    let diff = |field: String, e: String, s: String| ChainError::Boundary {
+        prev,
+        next,
+        field,
+        end: e,
+        start: s,
+    };
+    if end.pc != start.pc {
+        return Err(diff(
+            "pc".into(),
+            hexs(end.pc as u64),
+            hexs(start.pc as u64),
+        ));
+    }
+    for r in 0..32 {
+        if end.regs[r] != start.regs[r] {
+            return Err(diff(
+                format!("register x{r}"),
+                hexs(end.regs[r]),
+                hexs(start.regs[r]),
+            ));
+        }
+    }
+    if end.input_cursor != start.input_cursor {
+        return Err(diff(
+            "the input cursor".into(),
+            end.input_cursor.to_string(),
+            start.input_cursor.to_string(),
+        ));
+    }
+    if end.output_cursor != start.output_cursor {
+        return Err(diff(
+            "the output cursor".into(),
+            end.output_cursor.to_string(),
+            start.output_cursor.to_string(),
+        ));
+    }
+    if end.input_ended != start.input_ended {
+        return Err(diff(
+            "the end-of-input flag".into(),
+            end.input_ended.to_string(),
+            start.input_ended.to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// Verifies a multi-segment proof of `statement` for `program` (docs/continuations.md "Verifier"): the
+/// segment list (no duplicate, none missing, in order, one run), the chain (segment 0 starts from the
+/// program's initial state, each segment starts where the one before ended, cycle bases add up, only the
+/// last exits, with the statement's exit code, the output is the concatenation of the segments'), then
+/// every segment's STARK proof against the memory the verifier derives (the ELF image overwritten by the
+/// earlier segments' published writes), in parallel.
+pub fn verify_run(
+    program: &Program,
+    statement: &crate::Statement,
+    segments: &[SegmentProof],
+    config: &StarkConfig,
+) -> Result<RunSummary, VerifyError> {
+    use std::collections::HashMap;
+    let chain = |e: ChainError| VerifyError::Chain(Box::new(e));
+    if statement.program != program_commitment(program) {
+        return Err(VerifyError::WrongProgram);
+    }
+    if segments.is_empty() {
+        return Err(chain(ChainError::Empty));
+    }
+    let n = segments.len();
+    let mut seen: HashMap<u32, usize> = HashMap::new();
+    for (pos, s) in segments.iter().enumerate() {
+        if let Some(&first) = seen.get(&s.header.index) {
+            return Err(chain(ChainError::Duplicate {
+                index: s.header.index,
+                first,
+                second: pos,
+            }));
+        }
+        seen.insert(s.header.index, pos);
+    }
+    for (pos, s) in segments.iter().enumerate() {
+        if s.header.count as usize != n {
+            if (s.header.count as usize) > n {
+                if let Some(index) = (0..s.header.count).find(|i| !seen.contains_key(i)) {
+                    return Err(chain(ChainError::Missing { index }));
+                }
+            }
+            return Err(chain(ChainError::Count {
+                position: pos,
+                says: s.header.count,
+                holds: n,
+            }));
+        }
+    }
+    for (pos, s) in segments.iter().enumerate() {
+        if s.header.index as usize != pos {
+            return Err(chain(ChainError::OutOfOrder {
+                position: pos,
+                index: s.header.index,
+            }));
+        }
+    }
+    let run = segments[0].header.run_id;
+    if let Some(s) = segments.iter().find(|s| s.header.run_id != run) {
+        return Err(chain(ChainError::MixedRuns {
+            index: s.header.index,
+        }));
+    }
+    let init = Boundary::initial(program).map_err(VerifyError::BadProgram)?;
+    let first = &segments[0].header.start;
+    if first != &init {
+        let (field, found, expected) = if first.pc != init.pc {
+            (
+                "pc".to_string(),
+                hexs(first.pc as u64),
+                hexs(init.pc as u64),
+            )
+        } else if let Some(r) = (0..32).find(|&r| first.regs[r] != init.regs[r]) {
+            (
+                format!("register x{r}"),
+                hexs(first.regs[r]),
+                hexs(init.regs[r]),
+            )
+        } else {
+            (
+                "an I/O cursor".to_string(),
+                format!("{}/{}", first.input_cursor, first.output_cursor),
+                "0/0".to_string(),
+            )
+        };
+        return Err(chain(ChainError::NotInitial {
+            field,
+            found,
+            expected,
+        }));
+    }
+    let mut cycles = 0u64;
+    let mut at_most = 0u64;
+    for (i, s) in segments.iter().enumerate() {
+        let h = &s.header;
+        h.check().map_err(|reason| {
+            chain(ChainError::Bad {
+                index: h.index,
+                reason,
+            })
+        })?;
+        if h.cycle_base != cycles {
+            return Err(chain(ChainError::CycleBase {
+                index: h.index,
+                found: h.cycle_base,
+                expected: cycles,
+            }));
+        }
+        let log_h = s
+            .stark
+            .log_heights
+            .get(crate::Table::Cpu.index())
+            .copied()
+            .unwrap_or(0) as usize;
+        let rows = 1u64.checked_shl(log_h as u32).unwrap_or(u64::MAX);
+        if h.cycles == 0 || h.cycles >= rows {
+            return Err(chain(ChainError::Cycles {
+                index: h.index,
+                cycles: h.cycles,
+                log_height: log_h,
+            }));
+        }
+        cycles = cycles.saturating_add(h.cycles);
+        at_most = at_most.saturating_add(rows - 1);
+        let last = i + 1 == n;
+        match (&h.end, last) {
+            (SegmentEnd::Pause(end), false) => {
+                compare_boundary(h.index, h.index + 1, end, &segments[i + 1].header.start)
+                    .map_err(chain)?
+            }
+            (SegmentEnd::Pause(_), true) => {
+                return Err(chain(ChainError::NoExit { index: h.index }))
+            }
+            (SegmentEnd::Exit(_), false) => {
+                return Err(chain(ChainError::EarlyExit { index: h.index }))
+            }
+            (SegmentEnd::Exit(code), true) if *code != statement.exit_code => {
+                return Err(chain(ChainError::ExitCode {
+                    statement: statement.exit_code,
+                    segment: *code,
+                }))
+            }
+            (SegmentEnd::Exit(_), true) => {}
+        }
+    }
+    // The memory each segment starts from: the ELF image, overwritten by the published writes so far.
+    let mut image: HashMap<u32, Vec<u64>> = HashMap::new();
+    let mut inits: Vec<Vec<u64>> = Vec::with_capacity(n);
+    let mut page_buf = vec![0u8; 4096];
+    for s in segments {
+        let bad = |reason: String| {
+            chain(ChainError::Bad {
+                index: s.header.index,
+                reason,
+            })
+        };
+        check_page_list(&s.pages).map_err(bad)?;
+        let mut init = Vec::with_capacity(s.pages.len() * CELLS_PER_PAGE);
+        for &p in &s.pages {
+            match image.get(&p) {
+                Some(cells) => init.extend_from_slice(cells),
+                None => {
+                    program.initial_bytes(p as u64, &mut page_buf);
+                    init.extend(cells(&page_buf));
+                }
+            }
+        }
+        let fin = apply_writes(&s.pages, &init, &s.writes).map_err(bad)?;
+        for (k, &p) in s.pages.iter().enumerate() {
+            image.insert(
+                p,
+                fin[k * CELLS_PER_PAGE..(k + 1) * CELLS_PER_PAGE].to_vec(),
+            );
+        }
+        inits.push(init);
+    }
+    drop(image);
+    let mut chunks = Vec::with_capacity(n);
+    for s in segments {
+        chunks.push(s.header.output_chunk(&statement.output).map_err(|reason| {
+            chain(ChainError::Bad {
+                index: s.header.index,
+                reason,
+            })
+        })?);
+    }
+    use rayon::prelude::*;
+    segments
+        .par_iter()
+        .zip(inits.par_iter())
+        .zip(chunks.par_iter())
+        .map(|((s, init), chunk)| {
+            verify_segment(program, s, init, chunk, config).map_err(|e| {
+                chain(ChainError::Segment {
+                    index: s.header.index,
+                    source: Box::new(e),
+                })
+            })
+        })
+        .collect::<Vec<Result<(), VerifyError>>>()
+        .into_iter()
+        .collect::<Result<Vec<()>, VerifyError>>()?; // the first failure in segment order
+    Ok(RunSummary {
+        segments: n,
+        cycles,
+        cycles_at_most: at_most,
+    })
+}
+
+/// The security of one segment's proof under `config` (its own AIRs, heights and DEEP batch; docs/stark.md
+/// "Security"). Errors, never panics, on a malformed proof shape.
+pub fn segment_security(
+    proof: &SegmentProof,
+    config: &StarkConfig,
+) -> Result<zkrv_stark::security::SecurityReport, MachineError> {
+    let machine = Machine::with(&proof.header.air_params());
+    let airs = zkrv_stark::air::compile_for(&machine.airs(), config)
+        .map_err(|e| MachineError::Internal(e.to_string()))?;
+    let max = zkrv_stark::logup::MAX_LOG_HEIGHT;
+    if proof.stark.log_heights.len() != airs.len()
+        || proof.stark.log_heights.iter().any(|&h| h as usize > max)
+    {
+        return Err(MachineError::Internal(
+            "the segment's table heights do not fit the machine".into(),
+        ));
+    }
+    let shape = zkrv_stark::security::ProofShape::of_proof(&airs, &proof.stark);
+    Ok(config.security(&shape))
+}
