@@ -817,11 +817,32 @@ pub struct RunPlan {
     pub segment_rows: u64,
 }
 
+/// The segment size (CPU rows) of a run too long for one proof when none is given (`zkrv prove` without
+/// `--segment-cycles`, `zkrv_sdk::ProveOptions::segment_cycles` `None`): 2^22 rows, the largest height
+/// whose zk proof fits in 16 GiB on the CPU (docs/cli.md) and in a 24 GB GPU's budget (docs/gpu.md).
+pub const DEFAULT_SEGMENT_ROWS: u64 = 1 << 22;
+
+/// The most segments a run may have: the header's index and count are `u32`.
+pub const MAX_SEGMENTS: u64 = u32::MAX as u64;
+
+/// The most cycles a run in segments of `segment_rows` CPU rows can hold: [`MAX_SEGMENTS`] segments of
+/// `segment_rows - 1` cycles (0 for fewer than 2 rows).
+pub fn max_run_cycles(segment_rows: u64) -> u64 {
+    MAX_SEGMENTS.saturating_mul(segment_rows.saturating_sub(1))
+}
+
 /// Why a segmented run cannot be planned: the executor's error (with what it ran), or a bad segment size.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
     #[error("--segment-cycles {rows}: {reason}")]
     SegmentSize { rows: u64, reason: String },
+    /// The cycle limit allows more segments than a proof holds ([`max_run_cycles`]).
+    #[error("--max-cycles {max_cycles}: a run in segments of {rows} rows holds at most 2^32 - 1 segments of {} cycles = {limit} cycles", rows - 1)]
+    RunTooLong {
+        max_cycles: u64,
+        rows: u64,
+        limit: u64,
+    },
     #[error("{}", .0.error)]
     Exec(zkrv_executor::Failure),
 }
@@ -856,7 +877,8 @@ pub fn run_id(statement: &crate::Statement, segment_rows: u64, cps: &[Checkpoint
 /// Runs `program` on `input` (at most `max_cycles` cycles) and cuts it into segments of `segment_rows`
 /// CPU rows, that is at most `segment_rows - 1` cycles each (one padding row). `segment_rows` must be a
 /// power of two, at least `min_height(config)` (the smallest table, 128 rows in zk mode) and at most
-/// 2^26 ([`PlanError::SegmentSize`] otherwise, before anything runs).
+/// 2^26 ([`PlanError::SegmentSize`] otherwise, before anything runs); `max_cycles` at most
+/// [`max_run_cycles`] ([`PlanError::RunTooLong`]).
 pub fn plan_run(
     program: &Program,
     input: &[u8],
@@ -880,6 +902,13 @@ pub fn plan_run(
     }
     if segment_rows > 1 << zkrv_stark::logup::MAX_LOG_HEIGHT {
         return Err(bad("larger than 2^26, the tallest table".into()));
+    }
+    if max_cycles > max_run_cycles(segment_rows) {
+        return Err(PlanError::RunTooLong {
+            max_cycles,
+            rows: segment_rows,
+            limit: max_run_cycles(segment_rows),
+        });
     }
     let seg = zkrv_executor::execute_segmented(program, input, segment_rows - 1, max_cycles)
         .map_err(PlanError::Exec)?;
