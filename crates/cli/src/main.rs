@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use zkrv_executor::{execute_keep_output, ExecOptions, Program, DEFAULT_MAX_CYCLES, MAX_ELF_BYTES};
+use zkrv_machine::segment::DEFAULT_SEGMENT_ROWS;
 use zkrv_machine::{Statement, MAX_PROVABLE_CYCLES};
 use zkrv_sdk::{proof_file, Backend, Engine};
 use zkrv_stark::backend::LdeMode;
@@ -92,20 +93,24 @@ enum Command {
         /// Where to write the proof (written atomically: the whole file or nothing).
         #[arg(short, long)]
         output: PathBuf,
-        /// Stop with an error after this many instructions (by default 2^26 - 1: the most one proof
-        /// holds; with --segment-cycles any number).
-        #[arg(long, default_value_t = MAX_PROVABLE_CYCLES)]
+        /// Stop with an error after this many instructions (as `zkrv run`). A run longer than one proof
+        /// holds (2^26 - 1 cycles) is proven in segments (--segment-cycles).
+        #[arg(long, default_value_t = DEFAULT_MAX_CYCLES)]
         max_cycles: u64,
         /// Prove the run in segments of N CPU rows (a power of two, at least the smallest table: 128 in
-        /// zk mode), each at most N - 1 cycles, chained in one proof file (docs/continuations.md). A run
-        /// that fits in one segment gives the one-segment proof of today. Recommended on the CPU within
-        /// 16 GiB: 4194304 (2^22).
+        /// zk mode, at most 2^26), each at most N - 1 cycles, chained in one proof file
+        /// (docs/continuations.md). A run that fits in one segment gives the one-segment proof. Default:
+        /// one proof for a run of at most 2^26 - 1 cycles, segments of 4194304 (2^22) rows for a longer one.
         #[arg(long, value_name = "N")]
         segment_cycles: Option<u64>,
-        /// With --segment-cycles: segments proven at the same time (default: 2 up to 2^20 rows, else 1;
-        /// each holds one segment's prover memory).
+        /// CPU backend, segmented runs: segments proven at the same time (default: 2 up to 2^20 rows, else
+        /// 1; each holds one segment's prover memory).
         #[arg(long, value_name = "K")]
         segment_jobs: Option<usize>,
+        /// GPU backend, segmented runs: the devices to prove on, one segment at a time each (a number, or
+        /// `all`; default 1). A run proven as one proof uses the first.
+        #[arg(long, value_name = "N|all", default_value = "1")]
+        gpus: zkrv_sdk::Gpus,
         /// Prover backend.
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,
@@ -599,6 +604,29 @@ fn print_trace_origins(s: &zkrv_cuda::TransferStats, report: Option<&TraceReport
     let _ = report;
 }
 
+/// `--stats`: the host<->device transfers (GPU), per table and stage, and the totals.
+fn print_stats(transfers: Option<&zkrv_cuda::TransferStats>, report: Option<&TraceReport>) {
+    match transfers {
+        Some(s) => {
+            println!("\nhost<->device transfers (bytes):");
+            print!("{s}");
+            print_trace_origins(s, report);
+            let mut stages: Vec<&str> = s.bytes.keys().map(|(st, _)| st.as_str()).collect();
+            stages.dedup();
+            for st in stages {
+                let b = s.stage(st);
+                println!("stage {st}: {} host->device, {} device->host", b.h2d, b.d2h);
+            }
+            println!(
+                "total: {} host->device, {} device->host",
+                s.total_h2d(),
+                s.total_d2h()
+            );
+        }
+        None => println!("\n--stats: CPU backend, no host<->device transfers"),
+    }
+}
+
 fn mib(b: u64) -> String {
     format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
 }
@@ -620,6 +648,7 @@ struct ProveArgs {
     gpu_memory: Option<u64>,
     segment_cycles: Option<u64>,
     segment_jobs: Option<usize>,
+    gpus: zkrv_sdk::Gpus,
 }
 
 /// `--gpu-memory GIB`: a positive number of GiB, as bytes.
@@ -790,11 +819,14 @@ fn prove(a: ProveArgs) -> Result<u8> {
     // Refuse bad destinations before the (long) proof.
     check_prove_paths(&a)?;
     remove_temp_files_on_signals()?;
-    if a.segment_cycles.is_none() && a.max_cycles > MAX_PROVABLE_CYCLES {
+    let rows = a.segment_cycles.unwrap_or(DEFAULT_SEGMENT_ROWS);
+    if a.max_cycles > zkrv_machine::segment::max_run_cycles(rows) {
         bail!(
-            "--max-cycles {}: proving supports at most 2^26 - 1 = {MAX_PROVABLE_CYCLES} cycles (one CPU \
-             table row per cycle plus a padding row, at most 2^26 rows); `zkrv run` has no such limit",
-            a.max_cycles
+            "--max-cycles {}: a proof holds at most 2^32 - 1 segments of {} cycles = {} cycles \
+             (segments of {rows} rows); `zkrv run` has no such limit",
+            a.max_cycles,
+            rows.saturating_sub(1),
+            zkrv_machine::segment::max_run_cycles(rows)
         );
     }
     LdeMode::from_env().map_err(|e| anyhow!(e))?;
@@ -810,19 +842,12 @@ fn prove(a: ProveArgs) -> Result<u8> {
         eprintln!("zkrv: --zk-test-seed: fixed public randomness, the proof is NOT zero-knowledge");
     }
     if let Some(rows) = a.segment_cycles {
-        let plan = zkrv_machine::segment::plan_run(&program, &input, rows, a.max_cycles, &config);
-        match plan {
-            Err(zkrv_machine::segment::PlanError::Exec(f)) => {
-                eprint!("{}", String::from_utf8_lossy(&f.debug_output));
-                return Err(anyhow!(f.error))
-                    .with_context(|| format!("executing {}", a.elf.display()));
-            }
-            Err(e) => bail!("{e}"),
-            Ok(plan) if plan.checkpoints.len() > 1 => {
-                return prove_segmented(&a, &program, &input, plan, &config, &engine)
+        match plan_segments(&a, &program, &input, rows, &config)? {
+            plan if plan.checkpoints.len() > 1 => {
+                return prove_segmented(&a, &program, &input, plan, &config, engine)
             }
             // One segment: the one-segment proof below (same bytes as without --segment-cycles).
-            Ok(_) => {}
+            _ => {}
         }
     }
     let progress = Progress::new();
@@ -864,17 +889,14 @@ fn prove(a: ProveArgs) -> Result<u8> {
             Err(f) => {
                 // The guest's fd-2 text often explains the failure.
                 progress.guest_stderr(&f.debug_output);
-                return Err(match f.error {
-                    zkrv_executor::ExecError::CycleLimit { limit, .. }
-                        if limit == MAX_PROVABLE_CYCLES =>
-                    {
-                        anyhow!(zkrv_machine::MachineError::CycleLimit { limit })
-                    }
-                    e => anyhow!(e),
-                })
-                .with_context(|| format!("executing {}", a.elf.display()));
+                return Err(anyhow!(f.error))
+                    .with_context(|| format!("executing {}", a.elf.display()));
             }
         };
+        if exec.cycles > MAX_PROVABLE_CYCLES {
+            // Longer than one proof holds: segments of the default size (after this closure).
+            return Ok(None);
+        }
         progress.guest_stderr(&exec.debug_output);
         if exec.exit_code != 0 {
             progress.line(&format!(
@@ -904,10 +926,24 @@ fn prove(a: ProveArgs) -> Result<u8> {
         })?;
         progress.stage("write", || write_atomic(&a.output, &bytes))?;
         let security = proof_security(&program, &config, &proof)?;
-        Ok((exec.cycles, statement, bytes.len(), security, report))
+        Ok(Some((
+            exec.cycles,
+            statement,
+            bytes.len(),
+            security,
+            report,
+        )))
     });
     progress.finish();
-    let (cycles, statement, size, security, report) = res?;
+    let Some((cycles, statement, size, security, report)) = res? else {
+        eprintln!(
+            "zkrv: the run is longer than one proof holds (2^26 - 1 = {MAX_PROVABLE_CYCLES} cycles): \
+             proving it in segments of {DEFAULT_SEGMENT_ROWS} rows (--segment-cycles chooses the size; \
+             docs/continuations.md)"
+        );
+        let plan = plan_segments(&a, &program, &input, DEFAULT_SEGMENT_ROWS, &config)?;
+        return prove_segmented(&a, &program, &input, plan, &config, engine);
+    };
     let total = t0.elapsed().as_secs_f64();
     prof.add("total", total);
     let prove_secs = prof.secs("prove").unwrap_or(total);
@@ -942,25 +978,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
     #[cfg(not(feature = "cuda"))]
     let transfers: Option<zkrv_cuda::TransferStats> = None;
     if a.stats {
-        match &transfers {
-            Some(s) => {
-                println!("\nhost<->device transfers (bytes):");
-                print!("{s}");
-                print_trace_origins(s, report.as_ref());
-                let mut stages: Vec<&str> = s.bytes.keys().map(|(st, _)| st.as_str()).collect();
-                stages.dedup();
-                for st in stages {
-                    let b = s.stage(st);
-                    println!("stage {st}: {} host->device, {} device->host", b.h2d, b.d2h);
-                }
-                println!(
-                    "total: {} host->device, {} device->host",
-                    s.total_h2d(),
-                    s.total_d2h()
-                );
-            }
-            None => println!("\n--stats: CPU backend, no host<->device transfers"),
-        }
+        print_stats(transfers.as_ref(), report.as_ref());
     }
     let peak_host = peak_host_bytes();
     if a.profile {
@@ -1023,27 +1041,72 @@ fn prove(a: ProveArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// `prove --segment-cycles N` of a run of more than one segment (docs/continuations.md): every segment
-/// re-executed from its checkpoint and proven on the CPU, `--segment-jobs` at a time, into one version-4
-/// proof file. The GPU pipeline (`--gpus N`) is for later: it would take segments from the same plan.
+/// The first pass of a segmented proof (`zkrv_machine::segment::plan_run`): the run cut into segments of
+/// `rows` CPU rows; the guest's fd-2 text and the execution error as `prove` shows them.
+fn plan_segments(
+    a: &ProveArgs,
+    program: &Program,
+    input: &[u8],
+    rows: u64,
+    config: &StarkConfig,
+) -> Result<zkrv_machine::segment::RunPlan> {
+    match zkrv_machine::segment::plan_run(program, input, rows, a.max_cycles, config) {
+        Err(zkrv_machine::segment::PlanError::Exec(f)) => {
+            eprint!("{}", String::from_utf8_lossy(&f.debug_output));
+            Err(anyhow!(f.error)).with_context(|| format!("executing {}", a.elf.display()))
+        }
+        Err(e) => bail!("{e}"),
+        Ok(plan) => Ok(plan),
+    }
+}
+
+/// Adds the stages of `p` to `into` under `prefix` (`prefix/stage`), times and calls summed.
+fn add_profile(into: &mut Profile, prefix: &str, p: &Profile) {
+    for st in &p.stages {
+        let name = format!("{prefix}/{}", st.name);
+        match into.stages.iter_mut().find(|s| s.name == name) {
+            Some(s) => {
+                s.secs += st.secs;
+                s.calls += st.calls;
+            }
+            None => into.stages.push(profile::Stage {
+                depth: name.matches('/').count(),
+                name,
+                secs: st.secs,
+                calls: st.calls,
+            }),
+        }
+    }
+}
+
+/// `prove` of a run of more than one segment (docs/continuations.md): every segment re-executed from its
+/// checkpoint, its traces generated on the host and proven with `zkrv_sdk::prove_segments`: on the CPU
+/// `--segment-jobs` at a time; on the GPU one worker per device of `--gpus`, the host stage of a device's
+/// next segment overlapping its current proof. One version-4 proof file.
 fn prove_segmented(
     a: &ProveArgs,
     program: &Program,
     input: &[u8],
     plan: zkrv_machine::segment::RunPlan,
     config: &StarkConfig,
-    engine: &Engine,
+    engine: Engine,
 ) -> Result<u8> {
-    if !matches!(engine, Engine::Cpu) {
-        bail!(
-            "a run of {} segments: segments are proven on the CPU backend only for now (use --backend cpu)",
-            plan.checkpoints.len()
-        );
-    }
     let n = plan.checkpoints.len();
+    let mut engines = vec![engine];
+    if engines[0].is_gpu() {
+        let want = a.gpus.resolve().map_err(|e| anyhow!("--gpus: {e}"))?;
+        for ordinal in 1..want {
+            engines.push(
+                Engine::open_ordinal(ordinal, a.gpu_memory)
+                    .map_err(|e| anyhow!("--gpus {want}: {e}"))?,
+            );
+        }
+    }
+    let gpu = engines[0].is_gpu();
+    let device_base: Vec<Option<u64>> = engines.iter().map(Engine::device_used).collect();
     let jobs = a
         .segment_jobs
-        .unwrap_or(if plan.segment_rows <= 1 << 20 { 2 } else { 1 })
+        .unwrap_or(zkrv_sdk::default_segment_jobs(plan.segment_rows))
         .max(1);
     eprint!("{}", String::from_utf8_lossy(&plan.debug_output));
     if plan.statement.exit_code != 0 {
@@ -1053,30 +1116,70 @@ fn prove_segmented(
             plan.statement.exit_code
         );
     }
+    let on = if gpu {
+        format!(
+            "{} GPU(s) ({}), one segment at a time each, traces generated on the host",
+            engines.len(),
+            engines[0].name()
+        )
+    } else {
+        format!("cpu, {jobs} at a time")
+    };
     eprintln!(
-        "proving {} in {n} segments of {} rows ({} cycles) on cpu, {jobs} at a time ({}); segment \
-         boundaries (registers, pc, cursors, written memory) are public",
+        "proving {} in {n} segments of {} rows ({} cycles) on {on} ({}); segment boundaries \
+         (registers, pc, cursors, written memory) are public",
         a.elf.display(),
         plan.segment_rows,
         plan.cycles,
         zk_mode(config.zk && a.zk_test_seed.is_none())
     );
-    let t0 = Instant::now();
-    let segments = no_panic("proving", || {
-        Ok(zkrv_machine::segment::prove_plan(
-            program, input, &plan, config, jobs,
-        )?)
-    })?;
-    let prove_secs = t0.elapsed().as_secs_f64();
-    let bytes =
-        proof_file::encode_segmented(config, &plan.statement, plan.segment_rows, &segments)?;
-    write_atomic(&a.output, &bytes)?;
-    let mut bits = u32::MAX;
-    for s in &segments {
-        let r = zkrv_machine::segment::segment_security(s, config)
-            .context("estimating the proof's security")?;
-        bits = bits.min(r.provable_bits());
+    if a.cpu_trace && gpu {
+        eprintln!("zkrv: note: --cpu-trace: segments always generate their traces on the host");
     }
+    let progress = Progress::new();
+    progress.bar.set_prefix(format!("segments 0/{n}"));
+    let lde = LdeMode::from_env().map_err(|e| anyhow!(e))?;
+    let t0 = Instant::now();
+    let on_done = |d: &zkrv_sdk::SegmentDone| {
+        if progress.tty {
+            progress
+                .bar
+                .set_prefix(format!("segments {}/{}", d.done, d.count));
+        }
+        progress.line(&format!(
+            "  segment {:>4} of {n} (worker {}): witness {:.3} s, prove {:.3} s  [{}/{} done]",
+            d.index, d.worker, d.witness_secs, d.prove_secs, d.done, d.count
+        ));
+    };
+    let res = no_panic("proving", || {
+        Ok(zkrv_sdk::prove_segments(
+            &engines,
+            program,
+            input,
+            &plan,
+            config,
+            a.segment_jobs,
+            lde,
+            &on_done,
+        )?)
+    });
+    progress.finish();
+    let (segments, dones) = res?;
+    let prove_secs = t0.elapsed().as_secs_f64();
+    let receipt = zkrv_sdk::Receipt {
+        statement: plan.statement.clone(),
+        proof: zkrv_sdk::ReceiptProof::Segmented {
+            segment_rows: plan.segment_rows,
+            segments,
+        },
+        config: config.clone(),
+    };
+    let bytes = receipt.to_bytes()?;
+    write_atomic(&a.output, &bytes)?;
+    let security = receipt
+        .security_report(&zkrv_sdk::Program::from_inner(program.clone()))
+        .context("estimating the proof's security")?;
+    let total = t0.elapsed().as_secs_f64();
     print_statement(&plan.statement);
     println!("segments            {n} of {} rows", plan.segment_rows);
     println!("cycles              {}", plan.cycles);
@@ -1097,11 +1200,147 @@ fn prove_segmented(
         "prove time          {prove_secs:.3} s ({} cycles/s)",
         per_sec(plan.cycles, prove_secs)
     );
-    println!("security            {bits} bits provable (the weakest segment)");
+    println!(
+        "security            {} (the weakest segment)",
+        security.summary()
+    );
+    if a.security_report {
+        println!();
+        print!("{security}");
+    }
+
+    // Sums over the segments: transfers (every engine), the prover's stages.
+    #[cfg(feature = "cuda")]
+    let transfers = gpu.then(|| {
+        let mut t = zkrv_cuda::TransferStats::default();
+        for e in &engines {
+            if let Some(s) = e.transfers() {
+                t.merge(&s);
+            }
+        }
+        t
+    });
+    #[cfg(not(feature = "cuda"))]
+    let transfers: Option<zkrv_cuda::TransferStats> = None;
+    if a.stats {
+        print_stats(transfers.as_ref(), None);
+        if gpu {
+            println!("(summed over the {n} segments; every trace uploaded: host trace generation)");
+        }
+    }
+    let mut prof = Profile::default();
+    prof.add("segments", prove_secs);
+    prof.add(
+        "segments/witness (sum)",
+        dones.iter().map(|d| d.witness_secs).sum(),
+    );
+    prof.add(
+        "segments/prove (sum)",
+        dones.iter().map(|d| d.prove_secs).sum(),
+    );
+    for d in &dones {
+        add_profile(&mut prof, "segments/prove (sum)", &d.profile);
+    }
+    prof.add("total", total);
+    let trace_gen = if gpu {
+        "host (segments on the GPU: the device fills do not take a segment's start state; \
+         docs/continuations.md)"
+    } else {
+        "host"
+    };
+    let peak_host = peak_host_bytes();
+    let device_peaks: Vec<Option<u64>> = engines
+        .iter()
+        .zip(&device_base)
+        .map(|(e, b)| e.device_used().zip(*b).map(|(u, b)| u.saturating_sub(b)))
+        .collect();
     if a.profile {
-        if let Some(p) = peak_host_bytes() {
+        println!();
+        print_profile(&prof, total);
+        println!("trace generation    {trace_gen}");
+        println!(
+            "{:<9} {:>6} {:>12} {:>12} {:>12}",
+            "segment", "worker", "witness s", "prove s", "wait s"
+        );
+        for d in &dones {
+            println!(
+                "{:<9} {:>6} {:>12.3} {:>12.3} {:>12.3}",
+                d.index, d.worker, d.witness_secs, d.prove_secs, d.wait_secs
+            );
+        }
+        println!("cycles/s            {}", per_sec(plan.cycles, prove_secs));
+        println!("proof size          {} bytes", bytes.len());
+        if let Some(p) = peak_host {
             println!("peak host memory    {} (VmHWM)", mib(p));
         }
+        for (k, (e, d)) in engines.iter().zip(&device_peaks).enumerate() {
+            if let Some(d) = d {
+                println!(
+                    "peak device memory  GPU {k}: {} (memory pool high-water)",
+                    mib(*d)
+                );
+            }
+            if let Some((peak, budget, _, recomputed)) = e.device_memory() {
+                println!(
+                    "device buffers      GPU {k}: {} peak of live buffers, budget {}{}",
+                    mib(peak),
+                    mib(budget),
+                    if recomputed {
+                        "; LDEs recomputed per coset block"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+        if let Some(s) = &transfers {
+            println!(
+                "host<->device       {} host->device, {} device->host",
+                mib(s.total_h2d()),
+                mib(s.total_d2h())
+            );
+        }
+    }
+    if let Some(path) = &a.profile_json {
+        let stages: Vec<_> = prof
+            .stages
+            .iter()
+            .map(|s| {
+                serde_json::json!({"name": s.name, "depth": s.depth, "secs": s.secs, "calls": s.calls})
+            })
+            .collect();
+        let per_segment: Vec<_> = dones
+            .iter()
+            .map(|d| {
+                serde_json::json!({
+                    "index": d.index,
+                    "worker": d.worker,
+                    "witness_secs": d.witness_secs,
+                    "prove_secs": d.prove_secs,
+                    "wait_secs": d.wait_secs,
+                })
+            })
+            .collect();
+        let json = serde_json::json!({
+            "elf": a.elf.display().to_string(),
+            "backend": if gpu { format!("{} x {}", engines.len(), engines[0].name()) } else { engines[0].name() },
+            "cycles": plan.cycles,
+            "prove_secs": prove_secs,
+            "total_secs": total,
+            "cycles_per_sec": plan.cycles as f64 / prove_secs.max(1e-9),
+            "proof_bytes": bytes.len(),
+            "peak_host_bytes": peak_host,
+            "peak_device_bytes": device_peaks.iter().flatten().max(),
+            "h2d_bytes": transfers.as_ref().map(|s| s.total_h2d()),
+            "d2h_bytes": transfers.as_ref().map(|s| s.total_d2h()),
+            "stages": stages,
+            "segment_rows": plan.segment_rows,
+            "segment_count": n,
+            "trace_generation": trace_gen,
+            "segments": per_segment,
+        });
+        let text = serde_json::to_string_pretty(&json).context("encoding the profile")?;
+        write_atomic(path, text.as_bytes())?;
     }
     Ok(0)
 }
@@ -1209,29 +1448,26 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
         }
         check_writable(o, "--output-file")?;
     }
-    let (statement, proof, config) = match proof_file::decode_any(&bytes) {
-        Ok(proof_file::Decoded::Single {
-            statement,
-            proof,
-            config,
-        }) => (statement, proof, config),
-        Ok(proof_file::Decoded::Segmented {
-            statement,
-            segments,
-            config,
-            ..
-        }) => return verify_segmented(&a, &program, statement, segments, config, expected),
+    // Either version: one proof (3) or segments (4), checked the same way below.
+    let receipt = match zkrv_sdk::Receipt::from_bytes(&bytes) {
+        Ok(r) => r,
         Err(e) => return reject(e.to_string()),
     };
-    // The level of the proof's own parameters, before the (costlier) verification.
+    let (statement, config) = (&receipt.statement, &receipt.config);
+    let segmented = matches!(receipt.proof, zkrv_sdk::ReceiptProof::Segmented { .. });
+    let sdk_program = zkrv_sdk::Program::from_inner(program);
+    // The level of the proof's own parameters (the weakest segment's), before the (costlier)
+    // verification.
     let report = match no_panic("estimating the security", || {
-        proof_security(&program, &config, &proof)
+        receipt
+            .security_report(&sdk_program)
+            .context("estimating the proof's security")
     }) {
         Ok(r) => r,
         Err(e) => return reject(format!("{e:#}")),
     };
     if report.provable_bits() < a.min_security {
-        let preset = SecurityPreset::of(&config).map_or("unknown".to_string(), |p| p.to_string());
+        let preset = SecurityPreset::of(config).map_or("unknown".to_string(), |p| p.to_string());
         return reject(format!(
             "the proof's parameters ({preset}) give {} bits provable, below --min-security {}{}",
             report.provable_bits(),
@@ -1243,20 +1479,17 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
             }
         ));
     }
-    let res = no_panic("verification", || {
-        Ok(zkrv_machine::verify(&program, &statement, &proof, &config))
-    });
-    match res {
-        Ok(Ok(())) => {}
-        Ok(Err(zkrv_machine::VerifyError::WrongProgram)) => {
+    let verified = match receipt.check(&sdk_program) {
+        Ok(v) => v,
+        Err(zkrv_sdk::Error::WrongProgram { .. }) => {
             return reject(format!(
                 "the proof is for another program (its program ID is not that of {})",
                 a.elf.display()
             ))
         }
-        Ok(Err(e)) => return reject(format!("invalid proof: {e}")),
+        Err(zkrv_sdk::Error::Invalid(e)) => return reject(format!("invalid proof: {e}")),
         Err(e) => return reject(e.to_string()),
-    }
+    };
     if let Some(o) = &a.output_file {
         write_atomic(o, &statement.output)?;
     }
@@ -1265,16 +1498,21 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
         .as_deref()
         .and_then(|e| first_difference(&statement.output, e));
     let accepted = exit_ok && mismatch.is_none();
-    let security = security_line(&report, &config);
+    let mut security = security_line(&report, config);
+    if segmented {
+        security += " (the weakest segment)";
+    }
+    let zk = if segmented {
+        format!(
+            "{} (per segment; the boundaries are public)",
+            yes_no(config.zk)
+        )
+    } else {
+        yes_no(config.zk).to_string()
+    };
     if a.json {
-        let cpu_log = proof
-            .stark
-            .log_heights
-            .get(zkrv_machine::table_id::CPU)
-            .copied()
-            .unwrap_or(0);
         let prov = report.provable_bits();
-        let json = serde_json::json!({
+        let mut json = serde_json::json!({
             "valid": true,
             "accepted": accepted,
             "elf": a.elf.display().to_string(),
@@ -1284,11 +1522,23 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
             "output_len": statement.output.len(),
             "expected_output_matches": expected.as_ref().map(|_| mismatch.is_none()),
             "zero_knowledge": config.zk,
-            "cpu_table_log_height": cpu_log,
-            "cycles_at_most": (1u64 << cpu_log.min(63)) - 1,
-            "segments": 1,
+            "cycles_at_most": verified.cycles_at_most,
+            "segments": verified.segments,
             "security": {"provable_bits": prov, "regime": "Johnson, BCHKS25", "line": security},
         });
+        match (&receipt.proof, verified.cycles) {
+            (zkrv_sdk::ReceiptProof::Single(p), _) => {
+                json["cpu_table_log_height"] = p
+                    .stark
+                    .log_heights
+                    .get(zkrv_machine::table_id::CPU)
+                    .copied()
+                    .unwrap_or(0)
+                    .into()
+            }
+            (_, Some(c)) => json["cycles"] = c.into(),
+            _ => {}
+        }
         println!("{json}");
     } else {
         if !exit_ok {
@@ -1305,8 +1555,17 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
         } else {
             println!("proof OK for {}", a.elf.display());
         }
-        println!("zero knowledge      {}", yes_no(config.zk));
-        print_statement(&statement);
+        println!("zero knowledge      {zk}");
+        print_statement(statement);
+        if segmented {
+            println!("segments            {}", verified.segments);
+            if let Some(c) = verified.cycles {
+                println!(
+                    "cycles              {c} (at most {})",
+                    verified.cycles_at_most
+                );
+            }
+        }
         println!("{security}");
     }
     if !exit_ok {
@@ -1365,6 +1624,7 @@ fn main() -> ExitCode {
             gpu_memory,
             segment_cycles,
             segment_jobs,
+            gpus,
         } => prove(ProveArgs {
             elf,
             input,
@@ -1382,6 +1642,7 @@ fn main() -> ExitCode {
             gpu_memory,
             segment_cycles,
             segment_jobs,
+            gpus,
         }),
         Command::Verify(a) => verify(a),
         Command::ProgramId { elf } => program_id(elf),
@@ -1399,121 +1660,4 @@ fn main() -> ExitCode {
             ExitCode::from(HOST_ERROR)
         }
     }
-}
-
-/// `zkrv verify` of a multi-segment (version 4) proof file: the same checks and exit statuses as for one
-/// segment ([`verify_checked`]), the segments verified in parallel by `zkrv_machine::segment::verify_run`.
-fn verify_segmented(
-    a: &VerifyArgs,
-    program: &Program,
-    statement: Statement,
-    segments: Vec<zkrv_machine::segment::SegmentProof>,
-    config: StarkConfig,
-    expected: Option<Vec<u8>>,
-) -> Result<u8> {
-    let reject = |why: String| {
-        eprintln!("zkrv: proof rejected: {why}");
-        if a.json {
-            println!("{}", serde_json::json!({"valid": false, "error": why}));
-        }
-        Ok(REJECTED)
-    };
-    let mut bits = u32::MAX;
-    for s in &segments {
-        match zkrv_machine::segment::segment_security(s, &config) {
-            Ok(r) => bits = bits.min(r.provable_bits()),
-            Err(e) => return reject(format!("segment {}: {e}", s.header.index)),
-        }
-    }
-    if bits < a.min_security {
-        return reject(format!(
-            "the proof's parameters give {bits} bits provable, below --min-security {}",
-            a.min_security
-        ));
-    }
-    let res = no_panic("verification", || {
-        Ok(zkrv_machine::segment::verify_run(
-            program, &statement, &segments, &config,
-        ))
-    });
-    let summary = match res {
-        Ok(Ok(s)) => s,
-        Ok(Err(zkrv_machine::VerifyError::WrongProgram)) => {
-            return reject(format!(
-                "the proof is for another program (its program ID is not that of {})",
-                a.elf.display()
-            ))
-        }
-        Ok(Err(e)) => return reject(format!("invalid proof: {e}")),
-        Err(e) => return reject(e.to_string()),
-    };
-    if let Some(o) = &a.output_file {
-        write_atomic(o, &statement.output)?;
-    }
-    let exit_ok = statement.exit_code == 0 || a.any_exit_code;
-    let mismatch = expected
-        .as_deref()
-        .and_then(|e| first_difference(&statement.output, e));
-    let accepted = exit_ok && mismatch.is_none();
-    let security = format!("security            {bits} bits provable (the weakest segment)");
-    if a.json {
-        let json = serde_json::json!({
-            "valid": true,
-            "accepted": accepted,
-            "elf": a.elf.display().to_string(),
-            "program_id": hex(&statement.program),
-            "exit_code": statement.exit_code,
-            "output_hex": hex(&statement.output),
-            "output_len": statement.output.len(),
-            "expected_output_matches": expected.as_ref().map(|_| mismatch.is_none()),
-            "zero_knowledge": config.zk,
-            "cycles": summary.cycles,
-            "cycles_at_most": summary.cycles_at_most,
-            "segments": summary.segments,
-            "security": {"provable_bits": bits, "regime": "Johnson, BCHKS25", "line": security},
-        });
-        println!("{json}");
-    } else {
-        if !exit_ok {
-            println!(
-                "proof valid for {}, but the proven exit code is {} (not 0)",
-                a.elf.display(),
-                statement.exit_code
-            );
-        } else if mismatch.is_some() {
-            println!(
-                "proof valid for {}, but the public output is not the expected one",
-                a.elf.display()
-            );
-        } else {
-            println!("proof OK for {}", a.elf.display());
-        }
-        println!(
-            "zero knowledge      {} (per segment; the boundaries are public)",
-            yes_no(config.zk)
-        );
-        print_statement(&statement);
-        println!("segments            {}", summary.segments);
-        println!(
-            "cycles              {} (at most {})",
-            summary.cycles, summary.cycles_at_most
-        );
-        println!("{security}");
-    }
-    if !exit_ok {
-        eprintln!(
-            "zkrv: the proof is valid, but the guest exited with code {} (not 0: the run failed); \
-             pass --any-exit-code to accept any exit code",
-            statement.exit_code
-        );
-    }
-    if let (Some(at), Some(e), Some(p)) = (mismatch, &expected, &a.expect_output) {
-        eprintln!(
-            "zkrv: the proof is valid, but its public output ({} bytes) differs from {} ({} bytes) at byte {at}",
-            statement.output.len(),
-            p.display(),
-            e.len()
-        );
-    }
-    Ok(if accepted { 0 } else { NONZERO_EXIT })
 }

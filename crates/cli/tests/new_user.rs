@@ -292,28 +292,49 @@ fn memory_touch_limit_is_a_clear_error() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Finding 7: `prove`'s default cycle limit is what it can prove (2^26 - 1), the error at that limit says
-/// so (not "raise it with --max-cycles"), and a larger `--max-cycles` is refused before running.
+/// Finding 7, revised with continuations: `prove`'s default cycle limit is `zkrv run`'s (2^32, shown in
+/// `--help`); a limit above one proof's 2^26 - 1 cycles is accepted (the run would be proven in segments)
+/// and an endless run stops there with the executor's error; a limit above what a proof file holds (2^32
+/// - 1 segments) is refused before running; a small limit says how to raise it.
 #[test]
 fn prove_cycle_limit_is_the_provable_limit() {
     let dir = tempdir("cycles");
     let elf = write_elf(&dir, "loop.elf", &[jal(0, 0)]);
     let p = dir.join("p.zkrv");
+    let help = text(&zkrv(&["prove", "--help"]).stdout);
+    assert!(help.contains("[default: 4294967296]"), "{help}");
     let t = Instant::now();
-    let out = zkrv(&["prove", s(&elf), "-o", s(&p), "--backend", "cpu"]);
+    let out = zkrv(&[
+        "prove",
+        s(&elf),
+        "-o",
+        s(&p),
+        "--backend",
+        "cpu",
+        "--max-cycles",
+        "67108864",
+    ]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("did not exit within 67108863 cycles, the most zkrv can prove"),
+        err.contains("cycle limit of 67108864 instruction(s) reached"),
         "{err}"
     );
-    assert!(!err.contains("raise it"), "{err}");
     assert!(t.elapsed() < Duration::from_secs(120));
-    let out = zkrv(&["prove", s(&elf), "-o", s(&p), "--max-cycles", "67108864"]);
+    let out = zkrv(&[
+        "prove",
+        s(&elf),
+        "-o",
+        s(&p),
+        "--max-cycles",
+        "18446744073709551615",
+    ]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("--max-cycles 67108864: proving supports at most"),
+        err.contains(
+            "--max-cycles 18446744073709551615: a proof holds at most 2^32 - 1 segments of 4194303 cycles"
+        ),
         "{err}"
     );
     assert!(
@@ -323,6 +344,7 @@ fn prove_cycle_limit_is_the_provable_limit() {
     // A smaller limit still says how to raise it.
     let out = zkrv(&["prove", s(&elf), "-o", s(&p), "--max-cycles", "1000"]);
     assert!(text(&out.stderr).contains("raise it with --max-cycles"));
+    assert!(!p.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

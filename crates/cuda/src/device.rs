@@ -170,6 +170,17 @@ impl Device {
         Self::with_ordinal(0)
     }
 
+    /// The number of CUDA devices (`cuDeviceGetCount`). Errors (never panics) when libcuda cannot be
+    /// loaded or the driver fails to initialize.
+    pub fn count() -> Result<usize, CudaError> {
+        if !libcuda_available() {
+            return Err(CudaError::NoLibCuda);
+        }
+        let count = CudaContext::device_count()
+            .map_err(|e| CudaError::NoGpu(format!("cuInit/cuDeviceGetCount: {e}")))?;
+        Ok(count.max(0) as usize)
+    }
+
     /// Opens GPU `ordinal`.
     pub fn with_ordinal(ordinal: usize) -> Result<Device, CudaError> {
         if !libcuda_available() {

@@ -76,4 +76,14 @@ impl Device {
     pub fn new() -> Result<Device, CudaError> {
         Err(CudaError::NotBuilt)
     }
+
+    /// Always fails: this build has no CUDA support.
+    pub fn with_ordinal(_ordinal: usize) -> Result<Device, CudaError> {
+        Err(CudaError::NotBuilt)
+    }
+
+    /// Always fails: this build has no CUDA support.
+    pub fn count() -> Result<usize, CudaError> {
+        Err(CudaError::NotBuilt)
+    }
 }

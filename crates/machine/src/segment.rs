@@ -817,11 +817,32 @@ pub struct RunPlan {
     pub segment_rows: u64,
 }
 
+/// The segment size (CPU rows) of a run too long for one proof when none is given (`zkrv prove` without
+/// `--segment-cycles`, `zkrv_sdk::ProveOptions::segment_cycles` `None`): 2^22 rows, the largest height
+/// whose zk proof fits in 16 GiB on the CPU (docs/cli.md) and in a 24 GB GPU's budget (docs/gpu.md).
+pub const DEFAULT_SEGMENT_ROWS: u64 = 1 << 22;
+
+/// The most segments a run may have: the header's index and count are `u32`.
+pub const MAX_SEGMENTS: u64 = u32::MAX as u64;
+
+/// The most cycles a run in segments of `segment_rows` CPU rows can hold: [`MAX_SEGMENTS`] segments of
+/// `segment_rows - 1` cycles (0 for fewer than 2 rows).
+pub fn max_run_cycles(segment_rows: u64) -> u64 {
+    MAX_SEGMENTS.saturating_mul(segment_rows.saturating_sub(1))
+}
+
 /// Why a segmented run cannot be planned: the executor's error (with what it ran), or a bad segment size.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
     #[error("--segment-cycles {rows}: {reason}")]
     SegmentSize { rows: u64, reason: String },
+    /// The cycle limit allows more segments than a proof holds ([`max_run_cycles`]).
+    #[error("--max-cycles {max_cycles}: a run in segments of {rows} rows holds at most 2^32 - 1 segments of {} cycles = {limit} cycles", rows - 1)]
+    RunTooLong {
+        max_cycles: u64,
+        rows: u64,
+        limit: u64,
+    },
     #[error("{}", .0.error)]
     Exec(zkrv_executor::Failure),
 }
@@ -856,7 +877,8 @@ pub fn run_id(statement: &crate::Statement, segment_rows: u64, cps: &[Checkpoint
 /// Runs `program` on `input` (at most `max_cycles` cycles) and cuts it into segments of `segment_rows`
 /// CPU rows, that is at most `segment_rows - 1` cycles each (one padding row). `segment_rows` must be a
 /// power of two, at least `min_height(config)` (the smallest table, 128 rows in zk mode) and at most
-/// 2^26 ([`PlanError::SegmentSize`] otherwise, before anything runs).
+/// 2^26 ([`PlanError::SegmentSize`] otherwise, before anything runs); `max_cycles` at most
+/// [`max_run_cycles`] ([`PlanError::RunTooLong`]).
 pub fn plan_run(
     program: &Program,
     input: &[u8],
@@ -880,6 +902,13 @@ pub fn plan_run(
     }
     if segment_rows > 1 << zkrv_stark::logup::MAX_LOG_HEIGHT {
         return Err(bad("larger than 2^26, the tallest table".into()));
+    }
+    if max_cycles > max_run_cycles(segment_rows) {
+        return Err(PlanError::RunTooLong {
+            max_cycles,
+            rows: segment_rows,
+            limit: max_run_cycles(segment_rows),
+        });
     }
     let seg = zkrv_executor::execute_segmented(program, input, segment_rows - 1, max_cycles)
         .map_err(PlanError::Exec)?;
@@ -922,11 +951,10 @@ pub fn prove_plan_segment<B: zkrv_stark::backend::ProverBackend>(
 }
 
 /// Proves every segment of `plan` on the CPU backend, `parallel` segments at a time (at least 1; each
-/// proof keeps one segment's traces and commitments, so memory grows with `parallel`). Results are in
-/// segment order; the first error (by segment index) is returned, naming its segment.
-///
-/// Seam for later: a GPU pipeline (`--gpus N`) would run the same per-segment function on one device
-/// each, feeding segments from this queue.
+/// proof keeps one segment's traces and commitments, so memory grows with `parallel`), each worker
+/// building a segment's witness and then proving it (no overlap: [`prove_segments`] with
+/// `pipelined: false`). Results are in segment order; the first error (by segment index) is returned,
+/// naming its segment. `ZKRV_LDE` is not read here: the CPU backend's default LDE mode.
 pub fn prove_plan(
     program: &Program,
     input: &[u8],
@@ -934,33 +962,189 @@ pub fn prove_plan(
     config: &StarkConfig,
     parallel: usize,
 ) -> Result<Vec<SegmentProof>, MachineError> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let n = plan.checkpoints.len();
-    let next = AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<Result<SegmentProof, MachineError>>>> =
-        (0..n).map(|_| std::sync::Mutex::new(None)).collect();
     let backend = zkrv_stark::backend::CpuBackend::default();
+    let schedule = Schedule {
+        workers: parallel,
+        pipelined: false,
+    };
+    let prove =
+        |_worker: usize, w: SegmentWitness| prove_segment_with(&backend, program, w, config);
+    prove_segments(program, input, plan, config, schedule, &prove, &|_| {}).map(|(p, _)| p)
+}
+
+/// How [`prove_segments`] spreads the segments of a run over its workers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    /// Workers (at least 1; more than the segments are not started). A worker proves one segment at a
+    /// time: one per GPU, or `--segment-jobs` CPU provers.
+    pub workers: usize,
+    /// Whether each worker overlaps the host stage of its next segment (re-execution from the checkpoint
+    /// and host trace generation, [`segment_witness`]) with the proof of the current one: a producer
+    /// thread per worker hands witnesses over a rendezvous channel, so at most one finished witness waits
+    /// per worker (while the prover holds another). Without it, a worker builds and then proves each
+    /// segment on one thread (the lowest memory: one witness per worker).
+    pub pipelined: bool,
+}
+
+/// One segment proven by [`prove_segments`]: where, in what order, and how long.
+#[derive(Clone, Debug)]
+pub struct SegmentDone {
+    /// The segment's index in the run.
+    pub index: usize,
+    /// Segments in the run.
+    pub count: usize,
+    /// The worker that proved it (`0..Schedule::workers`; with one worker per GPU, the device's place in
+    /// the list of devices).
+    pub worker: usize,
+    /// Segments proven so far, this one included (completion order: segments finish out of order with
+    /// several workers).
+    pub done: usize,
+    /// Seconds building the witness ([`segment_witness`]: re-execution and host trace generation).
+    pub witness_secs: f64,
+    /// Seconds the worker's prover took.
+    pub prove_secs: f64,
+    /// Seconds the worker's prover waited for this witness after it was ready for one (a pipelined
+    /// worker whose host stage is slower than its proofs waits; 0 for the first segment of a worker is not
+    /// counted as waiting, it is the pipeline's fill).
+    pub wait_secs: f64,
+    /// The prover's stages ([`zkrv_stark::profile`], recorded on the worker's prover thread).
+    pub profile: zkrv_stark::profile::Profile,
+}
+
+/// Proves every segment of `plan` with `prove(worker, witness)`, on `schedule.workers` worker threads
+/// that take segments from one queue in index order ([`Schedule`]); `on_done` is called on the worker's
+/// thread after each segment (progress: [`SegmentDone::done`] of [`SegmentDone::count`]). Returns the
+/// proofs in segment order and one [`SegmentDone`] per segment (in segment order). After a failure no
+/// new segment is started, and the first error by segment index is returned, naming its segment
+/// ([`MachineError::Segment`]).
+///
+/// `prove` is the backend: a GPU pipeline gives each worker its own device (`worker` indexes the list of
+/// devices) and proves there one segment at a time.
+pub fn prove_segments<P>(
+    program: &Program,
+    input: &[u8],
+    plan: &RunPlan,
+    config: &StarkConfig,
+    schedule: Schedule,
+    prove: &P,
+    on_done: &(dyn Fn(&SegmentDone) + Sync),
+) -> Result<(Vec<SegmentProof>, Vec<SegmentDone>), MachineError>
+where
+    P: Fn(usize, SegmentWitness) -> Result<SegmentProof, MachineError> + Sync,
+{
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    use std::time::Instant;
+    type Slot = Mutex<Option<Result<(SegmentProof, SegmentDone), MachineError>>>;
+    let n = plan.checkpoints.len();
+    let count = u32::try_from(n)
+        .map_err(|_| MachineError::Internal(format!("{n} segments: more than 2^32 - 1")))?;
+    let named = |i: usize, e: MachineError| match e {
+        e @ MachineError::Segment { .. } => e,
+        e => MachineError::Segment {
+            index: i,
+            count: n,
+            source: Box::new(e),
+        },
+    };
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let slots: Vec<Slot> = (0..n).map(|_| Mutex::new(None)).collect();
+    // Takes the next segment index, or None when all are handed out (or a failure stopped the run).
+    let take = || {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        (i < n).then_some(i)
+    };
+    let witness = |i: usize| {
+        let t = Instant::now();
+        let w = segment_witness(
+            program,
+            input,
+            &plan.checkpoints[i],
+            count,
+            plan.run_id,
+            config,
+        );
+        (i, w, t.elapsed().as_secs_f64())
+    };
+    // The prover's half of a worker: proves one built witness, stores the result; false after a failure.
+    let finish = |worker: usize,
+                  (i, w, witness_secs): (usize, Result<SegmentWitness, MachineError>, f64),
+                  wait_secs: f64| {
+        let t = Instant::now();
+        let (r, profile) = zkrv_stark::profile::record(None, || w.and_then(|w| prove(worker, w)));
+        let r = r.map_err(|e| named(i, e)).map(|p| {
+            let d = SegmentDone {
+                index: i,
+                count: n,
+                worker,
+                done: done.fetch_add(1, Ordering::Relaxed) + 1,
+                witness_secs,
+                prove_secs: t.elapsed().as_secs_f64(),
+                wait_secs,
+                profile,
+            };
+            on_done(&d);
+            (p, d)
+        });
+        let ok = r.is_ok();
+        *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        if !ok {
+            // Stop handing out segments after a failure.
+            next.store(n, Ordering::Relaxed);
+        }
+        ok
+    };
     std::thread::scope(|s| {
-        for _ in 0..parallel.clamp(1, n.max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
+        for worker in 0..schedule.workers.clamp(1, n.max(1)) {
+            let (take, witness, finish) = (&take, &witness, &finish);
+            if !schedule.pipelined {
+                s.spawn(move || {
+                    while let Some(i) = take() {
+                        if !finish(worker, witness(i), 0.0) {
+                            break;
+                        }
+                    }
+                });
+                continue;
+            }
+            // Rendezvous: the producer builds witness i + 1 while the prover proves i, then waits until
+            // the prover takes it.
+            let (tx, rx) = std::sync::mpsc::sync_channel(0);
+            s.spawn(move || {
+                while let Some(i) = take() {
+                    if tx.send(witness(i)).is_err() {
+                        break; // the prover stopped (a failure)
+                    }
                 }
-                let r = prove_plan_segment(&backend, program, input, plan, i, config);
-                let failed = r.is_err();
-                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                if failed {
-                    // Stop handing out segments after a failure.
-                    next.store(n, Ordering::Relaxed);
+            });
+            s.spawn(move || {
+                let mut first = true;
+                loop {
+                    let t = Instant::now();
+                    let Ok(job) = rx.recv() else { break };
+                    let wait = if first {
+                        0.0
+                    } else {
+                        t.elapsed().as_secs_f64()
+                    };
+                    first = false;
+                    if !finish(worker, job, wait) {
+                        break; // dropping `rx` stops this worker's producer
+                    }
                 }
             });
         }
     });
-    let mut out = Vec::with_capacity(n);
+    let mut proofs = Vec::with_capacity(n);
+    let mut dones = Vec::with_capacity(n);
     for (i, slot) in slots.into_iter().enumerate() {
         match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            Some(r) => out.push(r?),
+            Some(r) => {
+                let (p, d) = r?;
+                proofs.push(p);
+                dones.push(d);
+            }
             None => {
                 return Err(MachineError::Internal(format!(
                     "segment {i} was not proven (an earlier failure stopped the run)"
@@ -968,7 +1152,7 @@ pub fn prove_plan(
             }
         }
     }
-    Ok(out)
+    Ok((proofs, dones))
 }
 
 /// What a verified multi-segment proof states.

@@ -282,3 +282,104 @@ fn bad_plans_and_failed_segments_are_named() {
         Ok(_) => panic!("proved a corrupted segment"),
     }
 }
+
+/// The segment scheduler (`prove_segments`): several workers, with and without the witness/proof
+/// pipeline, prove every segment once, in any completion order, and each worker proves some; progress
+/// counts 1..=n; a failing segment stops the run with its name. One real 2-worker pipelined run verifies;
+/// the other runs use a stub prover that checks each (real) witness against that run's proof of its
+/// segment and returns the proof (fast).
+#[test]
+fn scheduler_spreads_segments_over_workers() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    use zkrv_machine::segment::{prove_segment_with, prove_segments, Schedule, SegmentWitness};
+    let program = program();
+    let plan = make_plan(&program, INPUT, 16);
+    let n = plan.checkpoints.len();
+    let backend = zkrv_stark::backend::CpuBackend::default();
+    // The reference: a real pipelined run on 2 workers, which verifies; the prover's stages are recorded
+    // per segment.
+    let prove = |_: usize, w: SegmentWitness| prove_segment_with(&backend, &program, w, &config());
+    let schedule = Schedule {
+        workers: 2,
+        pipelined: true,
+    };
+    let (reference, dones) =
+        prove_segments(&program, INPUT, &plan, &config(), schedule, &prove, &|_| {}).unwrap();
+    verify_run(&program, &plan.statement, &reference, &config()).unwrap();
+    assert!(dones
+        .iter()
+        .all(|d| d.profile.secs("main commit").is_some()));
+    let stub = |w: SegmentWitness| {
+        let r = &reference[w.header.index as usize];
+        assert_eq!(
+            (&w.header, &w.pages, &w.writes),
+            (&r.header, &r.pages, &r.writes)
+        );
+        // Slow the prover so that every worker gets segments and witnesses queue up.
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        Ok(r.clone())
+    };
+    for (workers, pipelined) in [(1, true), (3, false), (3, true)] {
+        let calls = AtomicUsize::new(0);
+        let seen = Mutex::new(Vec::new());
+        let prove = |worker: usize, w: SegmentWitness| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            assert!(worker < workers);
+            stub(w)
+        };
+        let schedule = Schedule { workers, pipelined };
+        let (proofs, dones) =
+            prove_segments(&program, INPUT, &plan, &config(), schedule, &prove, &|d| {
+                seen.lock().unwrap().push((d.done, d.index, d.worker))
+            })
+            .unwrap();
+        assert_eq!(calls.load(Ordering::Relaxed), n, "{schedule:?}");
+        assert_eq!(proofs.len(), n);
+        assert_eq!(
+            dones.iter().map(|d| d.index).collect::<Vec<_>>(),
+            (0..n).collect::<Vec<_>>()
+        );
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort();
+        assert_eq!(
+            seen.iter().map(|s| s.0).collect::<Vec<_>>(),
+            (1..=n).collect::<Vec<_>>(),
+            "progress"
+        );
+        let used: std::collections::BTreeSet<usize> = dones.iter().map(|d| d.worker).collect();
+        assert_eq!(used.len(), workers, "{schedule:?}: workers used {used:?}");
+        assert!(dones
+            .iter()
+            .all(|d| d.prove_secs >= 0.03 && d.witness_secs > 0.0));
+    }
+    // A failure in segment 2 (of 2 workers): named, and the run stops handing out segments.
+    for pipelined in [false, true] {
+        let calls = AtomicUsize::new(0);
+        let prove = |_: usize, w: SegmentWitness| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            if w.header.index == 2 {
+                return Err(MachineError::Internal("injected".into()));
+            }
+            stub(w)
+        };
+        let schedule = Schedule {
+            workers: 2,
+            pipelined,
+        };
+        match prove_segments(&program, INPUT, &plan, &config(), schedule, &prove, &|_| {}) {
+            Err(MachineError::Segment {
+                index: 2, source, ..
+            }) => {
+                assert!(source.to_string().contains("injected"), "{source}")
+            }
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("a failed segment was not reported"),
+        }
+        let c = calls.load(Ordering::Relaxed);
+        assert!(
+            c < n,
+            "{pipelined}: {c} of {n} segments proven after a failure"
+        );
+    }
+}

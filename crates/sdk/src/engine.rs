@@ -21,6 +21,49 @@ pub enum Backend {
     Gpu,
 }
 
+/// How many GPUs a segmented proof uses (`zkrv prove --gpus N|all`): one worker per device, each proving
+/// one segment at a time (docs/continuations.md "GPU"). A run proven as one proof uses the first only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gpus {
+    /// Devices `0..n` (at least 1).
+    Count(usize),
+    /// Every device `cuDeviceGetCount` reports.
+    All,
+}
+
+impl Default for Gpus {
+    fn default() -> Self {
+        Gpus::Count(1)
+    }
+}
+
+impl Gpus {
+    /// The number of devices: `n`, or the device count for [`Gpus::All`] ([`Error::NoGpu`] if it cannot
+    /// be read).
+    pub fn resolve(self) -> Result<usize, Error> {
+        match self {
+            Gpus::Count(n) => Ok(n.max(1)),
+            Gpus::All => device_count(),
+        }
+    }
+}
+
+impl std::str::FromStr for Gpus {
+    type Err = String;
+    /// `all`, or a count of at least 1.
+    fn from_str(s: &str) -> Result<Gpus, String> {
+        match s {
+            "all" => Ok(Gpus::All),
+            _ => match s.parse::<usize>() {
+                Ok(n) if n >= 1 => Ok(Gpus::Count(n)),
+                _ => Err(format!(
+                    "`{s}` is not a number of GPUs (1, 2, ... or `all`)"
+                )),
+            },
+        }
+    }
+}
+
 /// An opened prover backend.
 pub enum Engine {
     Cpu,
@@ -49,6 +92,78 @@ impl Engine {
             Ok(e) => Ok((e, None)),
             Err(e) if backend == Backend::Auto => Ok((Engine::Cpu, Some(e))),
             Err(e) => Err(Error::NoGpu(e)),
+        }
+    }
+
+    /// [`Engine::open_with`], then for a GPU engine and `gpus` above 1 the devices `1..n` too
+    /// (`Device::with_ordinal`), each with the same memory cap: one engine per device, in ordinal order.
+    /// Asking for more devices than there are is [`Error::NoGpu`] naming both counts (never fewer engines
+    /// than asked); a CPU engine (also `Backend::Auto` without a GPU) is one engine whatever `gpus` says.
+    pub fn open_gpus(
+        backend: Backend,
+        gpu_memory: Option<u64>,
+        gpus: Gpus,
+    ) -> Result<(Vec<Engine>, Option<String>), Error> {
+        let (first, fallback) = Self::open_with(backend, gpu_memory)?;
+        if matches!(first, Engine::Cpu) {
+            return Ok((vec![first], fallback));
+        }
+        let mut engines = vec![first];
+        for ordinal in 1..gpus.resolve()? {
+            engines.push(Self::open_ordinal(ordinal, gpu_memory)?);
+        }
+        Ok((engines, fallback))
+    }
+
+    /// Opens GPU `ordinal` (`Device::with_ordinal`) with its memory budget capped at `gpu_memory` bytes;
+    /// [`Error::NoGpu`] naming the device if it cannot be used.
+    pub fn open_ordinal(ordinal: usize, gpu_memory: Option<u64>) -> Result<Engine, Error> {
+        open_gpu_ordinal(ordinal, gpu_memory).map_err(Error::NoGpu)
+    }
+
+    /// Proves one segment's witness (`zkrv_machine::segment::segment_witness`: host traces) on this
+    /// engine. On the GPU the traces are uploaded at the main commitment (a segment's traces are generated
+    /// on the host: the device fills do not take a segment's start state, docs/continuations.md "GPU"),
+    /// and the tables are named in the transfer statistics, which add up over the segments.
+    pub fn prove_segment(
+        &self,
+        program: &Program,
+        witness: zkrv_machine::segment::SegmentWitness,
+        config: &StarkConfig,
+        lde: LdeMode,
+    ) -> Result<zkrv_machine::segment::SegmentProof, zkrv_machine::MachineError> {
+        match self {
+            Engine::Cpu => zkrv_machine::segment::prove_segment_with(
+                &CpuBackend::new(lde),
+                program,
+                witness,
+                config,
+            ),
+            #[cfg(feature = "cuda")]
+            Engine::Gpu(b) => {
+                b.name_tables(
+                    b.next_round(),
+                    zkrv_machine::TABLE_NAMES
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect(),
+                );
+                zkrv_machine::segment::prove_segment_with(b.as_ref(), program, witness, config)
+            }
+        }
+    }
+
+    /// Whether this is a GPU engine.
+    pub fn is_gpu(&self) -> bool {
+        !matches!(self, Engine::Cpu)
+    }
+
+    /// GPU only: the transfer statistics of every proof on this engine so far.
+    #[cfg(feature = "cuda")]
+    pub fn transfers(&self) -> Option<zkrv_cuda::TransferStats> {
+        match self {
+            Engine::Cpu => None,
+            Engine::Gpu(b) => Some(b.stats()),
         }
     }
 
@@ -150,9 +265,29 @@ impl Engine {
     }
 }
 
+// The segment scheduler shares the engines between its worker threads.
+#[cfg(feature = "cuda")]
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Engine>();
+};
+
+/// The number of CUDA devices, or why there is none to count.
+fn device_count() -> Result<usize, Error> {
+    zkrv_cuda::Device::count().map_err(|e| Error::NoGpu(e.to_string()))
+}
+
 #[cfg(feature = "cuda")]
 fn open_gpu(gpu_memory: Option<u64>) -> Result<Engine, String> {
-    let dev = zkrv_cuda::Device::new().map_err(|e| e.to_string())?;
+    open_gpu_ordinal(0, gpu_memory)
+}
+
+#[cfg(feature = "cuda")]
+fn open_gpu_ordinal(ordinal: usize, gpu_memory: Option<u64>) -> Result<Engine, String> {
+    let dev = zkrv_cuda::Device::with_ordinal(ordinal).map_err(|e| match ordinal {
+        0 => e.to_string(),
+        _ => format!("GPU {ordinal}: {e}"),
+    })?;
     if let Some(cap) = gpu_memory {
         dev.set_memory_budget(dev.memory_budget().min(cap));
     }
@@ -160,6 +295,11 @@ fn open_gpu(gpu_memory: Option<u64>) -> Result<Engine, String> {
     let b = zkrv_cuda::CudaBackend::new(dev);
     b.set_lde_mode(mode);
     Ok(Engine::Gpu(Box::new(b)))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn open_gpu_ordinal(_ordinal: usize, gpu_memory: Option<u64>) -> Result<Engine, String> {
+    open_gpu(gpu_memory)
 }
 
 #[cfg(not(feature = "cuda"))]

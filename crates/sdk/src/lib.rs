@@ -10,8 +10,11 @@
 //!   ([`io::Input::write_u64`], [`io::Input::write_bytes`], ..., for C guests' `zkrv_read_u64`, ...); the
 //!   encodings are docs/abi.md "Typed I/O".
 //! * [`prove`] runs the guest on the private input and proves the run with [`ProveOptions`]: zero knowledge
-//!   **on** by default, backend CPU / GPU / auto, cycle limit, LDE memory mode. It returns a [`Receipt`]
-//!   (statement + proof + the STARK parameters) and what the run printed to fd 2.
+//!   **on** by default, backend CPU / GPU / auto, cycle limit, LDE memory mode, segment size. It returns a
+//!   [`Receipt`] (statement + proof + the STARK parameters) and what the run printed to fd 2. A run longer
+//!   than one proof holds ([`MAX_PROVABLE_CYCLES`]), or any run with [`ProveOptions::segment_cycles`], is
+//!   proven in **segments** chained in one receipt ([`ReceiptProof::Segmented`], docs/continuations.md;
+//!   the segment boundaries are public).
 //! * [`Receipt::to_bytes`] / [`Receipt::from_bytes`] / [`Receipt::save`] / [`Receipt::load`]: the `.zkrv`
 //!   proof file ([`proof_file`], the format `zkrv prove` writes and `zkrv verify` reads).
 //! * [`Receipt::verify`] checks a receipt against a program; [`Receipt::exit_code`] and
@@ -76,7 +79,8 @@ pub mod proof_file;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use engine::{Backend, Engine};
+pub use engine::{Backend, Engine, Gpus};
+pub use zkrv_machine::segment::{SegmentDone, SegmentProof, DEFAULT_SEGMENT_ROWS};
 pub use zkrv_machine::{Proof, Statement, MAX_PROVABLE_CYCLES, MAX_TOUCHED_PAGES};
 pub use zkrv_stark::backend::LdeMode;
 pub use zkrv_stark::StarkConfig;
@@ -112,9 +116,17 @@ pub enum Error {
         /// What the guest wrote to fd 2 before the error (often the reason).
         debug_output: Vec<u8>,
     },
-    /// `ProveOptions::max_cycles` above what can be proven.
-    #[error("max_cycles {0}: proving supports at most 2^26 - 1 = {MAX_PROVABLE_CYCLES} cycles")]
-    CycleLimitTooLarge(u64),
+    /// `ProveOptions::max_cycles` above what one proof file can hold: 2^32 - 1 segments of
+    /// `segment_rows - 1` cycles (`zkrv_machine::segment::max_run_cycles`); refused before the guest runs.
+    #[error("max_cycles {max_cycles}: a proof holds at most 2^32 - 1 segments of {} cycles = {limit} cycles (segments of {segment_rows} rows)", segment_rows - 1)]
+    CycleLimitTooLarge {
+        max_cycles: u64,
+        segment_rows: u64,
+        limit: u64,
+    },
+    /// `ProveOptions::segment_cycles` is not a usable segment size (power of two, table minimum, 2^26).
+    #[error("segment_cycles {rows}: {reason}")]
+    SegmentSize { rows: u64, reason: String },
     /// Proving failed (limits, unsupported instruction, prover error).
     #[error(transparent)]
     Machine(#[from] zkrv_machine::MachineError),
@@ -223,6 +235,12 @@ impl Program {
         Ok(Program { inner, id })
     }
 
+    /// A program the executor has loaded already (its ID computed here).
+    pub fn from_inner(inner: zkrv_executor::Program) -> Program {
+        let id = ProgramId(zkrv_machine::program_commitment(&inner));
+        Program { inner, id }
+    }
+
     /// Reads (at most [`MAX_ELF_BYTES`]) and parses the ELF at `path`.
     pub fn load(path: impl AsRef<Path>) -> Result<Program, Error> {
         Program::from_elf(&read_capped(path.as_ref(), MAX_ELF_BYTES, "ELF")?)
@@ -269,8 +287,21 @@ pub struct ProveOptions {
     /// Prover backend (default [`Backend::Cpu`]; [`Backend::Gpu`] and [`Backend::Auto`] use the GPU only
     /// with this crate's `cuda` feature).
     pub backend: Backend,
-    /// Stop with an error after this many instructions; at most, and by default, [`MAX_PROVABLE_CYCLES`].
+    /// Stop with an error after this many instructions (default `zkrv_executor::DEFAULT_MAX_CYCLES`,
+    /// 2^32, as `zkrv run`); at most `zkrv_machine::segment::max_run_cycles` of the segment size
+    /// ([`Error::CycleLimitTooLarge`]).
     pub max_cycles: u64,
+    /// CPU rows per segment (a power of two, at least the smallest table: 128 in zk mode, at most 2^26;
+    /// docs/continuations.md). `None` (default): one proof for a run of at most [`MAX_PROVABLE_CYCLES`]
+    /// cycles, segments of [`DEFAULT_SEGMENT_ROWS`] (2^22) for a longer one. `Some(n)`: segments of `n`
+    /// rows. A run that fits in one segment is the one-segment proof either way (the same bytes).
+    pub segment_cycles: Option<u64>,
+    /// CPU backend: segments proven at the same time (default: 2 up to 2^20 rows, else 1; each holds
+    /// one segment's prover memory).
+    pub segment_jobs: Option<usize>,
+    /// GPU backend: the devices a segmented proof uses, one worker each (default 1; a one-proof run
+    /// uses the first).
+    pub gpus: Gpus,
     /// CPU backend memory mode (default [`LdeMode::Auto`]: recompute a round's LDE when it would not fit
     /// in a quarter of the available memory; byte-identical proofs either way).
     pub lde_mode: LdeMode,
@@ -287,7 +318,10 @@ impl Default for ProveOptions {
         ProveOptions {
             zk: true,
             backend: Backend::Cpu,
-            max_cycles: MAX_PROVABLE_CYCLES,
+            max_cycles: zkrv_executor::DEFAULT_MAX_CYCLES,
+            segment_cycles: None,
+            segment_jobs: None,
+            gpus: Gpus::default(),
             lde_mode: LdeMode::Auto,
             zk_test_seed: None,
             gpu_memory: None,
@@ -309,32 +343,83 @@ impl ProveOptions {
     }
 }
 
+/// The proof of a [`Receipt`]: one proof of the whole run, or the run's segments.
+#[allow(clippy::large_enum_variant)] // one per receipt
+#[derive(Clone, Debug)]
+pub enum ReceiptProof {
+    /// One proof (proof file version 3).
+    Single(Proof),
+    /// The run's segments in order, each `segment_rows` CPU rows (proof file version 4; the segment
+    /// boundaries are public: docs/continuations.md).
+    Segmented {
+        segment_rows: u64,
+        segments: Vec<SegmentProof>,
+    },
+}
+
 /// A proven statement with its proof: what a `.zkrv` file holds.
 #[derive(Clone, Debug)]
 pub struct Receipt {
     pub statement: Statement,
-    pub proof: Proof,
+    pub proof: ReceiptProof,
     /// The STARK parameters (this build's, in the proof's zk mode).
     pub config: StarkConfig,
 }
 
+/// What [`Receipt::check`] found in a valid proof.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verified {
+    /// Segments (1 for a one-proof receipt).
+    pub segments: usize,
+    /// Cycles as the segments count them (`None` for one proof: its statement does not count them).
+    pub cycles: Option<u64>,
+    /// What the proof bounds the cycles by: `2^h - 1` per proof, `h` its CPU table's log height, summed.
+    pub cycles_at_most: u64,
+}
+
 impl Receipt {
-    /// The `.zkrv` proof file bytes ([`proof_file`] layout).
+    /// The `.zkrv` proof file bytes ([`proof_file`] layout; version 3 for one proof, 4 for segments).
     pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
-        Ok(proof_file::encode(
-            &self.config,
-            &self.statement,
-            &self.proof,
-        )?)
+        Ok(match &self.proof {
+            ReceiptProof::Single(p) => proof_file::encode(&self.config, &self.statement, p)?,
+            ReceiptProof::Segmented {
+                segment_rows,
+                segments,
+            } => proof_file::encode_segmented(
+                &self.config,
+                &self.statement,
+                *segment_rows,
+                segments,
+            )?,
+        })
     }
 
-    /// Parses a `.zkrv` file; its STARK parameters must be one of the presets (either zk mode). Never panics.
+    /// Parses a `.zkrv` file of either version; its STARK parameters must be one of the presets (either zk
+    /// mode). Never panics.
     pub fn from_bytes(bytes: &[u8]) -> Result<Receipt, Error> {
-        let (statement, proof, config) = proof_file::decode(bytes)?;
-        Ok(Receipt {
-            statement,
-            proof,
-            config,
+        Ok(match proof_file::decode_any(bytes)? {
+            proof_file::Decoded::Single {
+                statement,
+                proof,
+                config,
+            } => Receipt {
+                statement,
+                proof: ReceiptProof::Single(proof),
+                config,
+            },
+            proof_file::Decoded::Segmented {
+                statement,
+                segment_rows,
+                segments,
+                config,
+            } => Receipt {
+                statement,
+                proof: ReceiptProof::Segmented {
+                    segment_rows,
+                    segments,
+                },
+                config,
+            },
         })
     }
 
@@ -350,19 +435,54 @@ impl Receipt {
     }
 
     /// Checks the proof for `program`: the statement's program ID is `program.id()` and the STARK proof
-    /// verifies. Does not look at the exit code (see [`Receipt::exit_code`]).
+    /// verifies (every segment, and that they chain: `zkrv_machine::segment::verify_run`). Does not look at
+    /// the exit code (see [`Receipt::exit_code`]).
     pub fn verify(&self, program: &Program) -> Result<(), Error> {
+        self.check(program).map(|_| ())
+    }
+
+    /// [`Receipt::verify`], returning what the proof states about its length ([`Verified`]).
+    pub fn check(&self, program: &Program) -> Result<Verified, Error> {
         if self.statement.program != program.id.0 {
             return Err(Error::WrongProgram {
                 proof: self.program_id(),
                 program: program.id,
             });
         }
-        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            zkrv_machine::verify(&program.inner, &self.statement, &self.proof, &self.config)
+        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &self.proof {
+            ReceiptProof::Single(p) => {
+                zkrv_machine::verify(&program.inner, &self.statement, p, &self.config).map(|()| {
+                    let log_h = p
+                        .stark
+                        .log_heights
+                        .get(zkrv_machine::table_id::CPU)
+                        .copied()
+                        .unwrap_or(0);
+                    Verified {
+                        segments: 1,
+                        cycles: None,
+                        cycles_at_most: (1u64 << log_h.min(63)) - 1,
+                    }
+                })
+            }
+            ReceiptProof::Segmented { segments, .. } => zkrv_machine::segment::verify_run(
+                &program.inner,
+                &self.statement,
+                segments,
+                &self.config,
+            )
+            .map(|s| Verified {
+                segments: s.segments,
+                cycles: Some(s.cycles),
+                cycles_at_most: s.cycles_at_most,
+            }),
         }));
         match res {
-            Ok(Ok(())) => Ok(()),
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(zkrv_machine::VerifyError::WrongProgram)) => Err(Error::WrongProgram {
+                proof: self.program_id(),
+                program: program.id,
+            }),
             Ok(Err(e)) => Err(Error::Invalid(e)),
             Err(_) => Err(Error::Internal("the verifier panicked".into())),
         }
@@ -402,19 +522,61 @@ impl Receipt {
         Ok(v)
     }
 
-    /// Whether the proof is zero-knowledge (the mode; a `zk_test_seed` proof is in zk mode too).
+    /// Whether the proof is zero-knowledge (the mode; a `zk_test_seed` proof is in zk mode too). A
+    /// segmented proof is zero-knowledge per segment: its boundaries are public.
     pub fn is_zk(&self) -> bool {
         self.config.zk
     }
 
-    /// Bits of security this proof's own parameters give, provable in the Johnson regime (BCHKS25 bounds),
-    /// for its table heights and DEEP batch size (`zkrv_machine::proof_security`, docs/stark.md
-    /// "Security"). `program` is the program the proof is about (its tables' shapes).
+    /// Segments in the proof (1 for one proof).
+    pub fn segments(&self) -> usize {
+        match &self.proof {
+            ReceiptProof::Single(_) => 1,
+            ReceiptProof::Segmented { segments, .. } => segments.len(),
+        }
+    }
+
+    /// The security report of this proof's own parameters, for its table heights and DEEP batch size
+    /// (`zkrv_machine::proof_security`, docs/stark.md "Security"); of the weakest segment (fewest bits
+    /// provable) for a segmented proof. `program` is the program the proof is about (its tables' shapes).
+    /// Errors (never panics) on a proof whose shape does not fit the machine.
+    pub fn security_report(
+        &self,
+        program: &Program,
+    ) -> Result<zkrv_stark::security::SecurityReport, Error> {
+        match &self.proof {
+            ReceiptProof::Single(p) => Ok(zkrv_machine::proof_security(
+                &program.inner,
+                p,
+                &self.config,
+            )?),
+            ReceiptProof::Segmented { segments, .. } => {
+                let mut weakest: Option<zkrv_stark::security::SecurityReport> = None;
+                for s in segments {
+                    let r =
+                        zkrv_machine::segment::segment_security(s, &self.config).map_err(|e| {
+                            Error::Machine(zkrv_machine::MachineError::Segment {
+                                index: s.header.index as usize,
+                                count: segments.len(),
+                                source: Box::new(e),
+                            })
+                        })?;
+                    if weakest
+                        .as_ref()
+                        .is_none_or(|w| r.provable_bits() < w.provable_bits())
+                    {
+                        weakest = Some(r);
+                    }
+                }
+                weakest.ok_or_else(|| Error::Internal("a segmented proof without segments".into()))
+            }
+        }
+    }
+
+    /// Bits of security this proof's own parameters give, provable in the Johnson regime (BCHKS25 bounds)
+    /// ([`Receipt::security_report`]).
     pub fn security_bits(&self, program: &Program) -> Result<u32, Error> {
-        Ok(
-            zkrv_machine::proof_security(&program.inner, &self.proof, &self.config)?
-                .provable_bits(),
-        )
+        Ok(self.security_report(program)?.provable_bits())
     }
 }
 
@@ -426,22 +588,88 @@ pub struct Proved {
     pub cycles: u64,
     /// What the guest wrote to fd 2 (not proven).
     pub debug_output: Vec<u8>,
-    /// The engine that proved (`cpu`, `gpu (<name>)`), and why `Backend::Auto` fell back to the CPU.
+    /// The engine that proved (`cpu`, `gpu (<name>)`; `N x gpu (<name>)` for segments on N devices), and
+    /// why `Backend::Auto` fell back to the CPU.
     pub engine: String,
     pub fallback: Option<String>,
+    /// One entry per segment of a segmented proof, in segment order (worker, witness and proof seconds,
+    /// the prover's stages); empty for one proof.
+    pub segments: Vec<SegmentDone>,
 }
 
-/// Runs `program` on the private `input` and proves the run (see [`ProveOptions`]). Errors: the run fails
-/// or exceeds `max_cycles` ([`Error::Exec`]), exceeds what can be proven ([`Error::Machine`] with
-/// `MachineError::CycleLimit` / `TooMuchMemory`), no GPU for [`Backend::Gpu`], or a prover error. A run that
-/// exits with a code other than 0 is proven: check [`Receipt::exit_code`].
+/// Runs `program` on the private `input` and proves the run (see [`ProveOptions`]). Errors: a bad segment
+/// size or cycle limit ([`Error::SegmentSize`], [`Error::CycleLimitTooLarge`], before the guest runs),
+/// the run fails or exceeds `max_cycles` ([`Error::Exec`]), exceeds what can be proven ([`Error::Machine`]
+/// with `MachineError::TooMuchMemory`), no GPU for [`Backend::Gpu`] (or fewer than [`ProveOptions::gpus`]),
+/// or a prover error (a segment's names it: `MachineError::Segment`). A run that exits with a code other
+/// than 0 is proven: check [`Receipt::exit_code`].
+///
+/// One proof when the run fits in one segment (at most [`MAX_PROVABLE_CYCLES`] cycles without
+/// `segment_cycles`); else the run is executed once more in recording mode, cut at checkpoints and every
+/// segment re-executed and proven ([`prove_segments`]).
 pub fn prove(program: &Program, input: &[u8], opts: &ProveOptions) -> Result<Proved, Error> {
-    if opts.max_cycles > MAX_PROVABLE_CYCLES {
-        return Err(Error::CycleLimitTooLarge(opts.max_cycles));
-    }
     let config = opts.stark_config();
-    let (engine, fallback) = Engine::open_with(opts.backend, opts.gpu_memory)?;
-    let exec = program.execute(input, opts.max_cycles)?;
+    let rows = opts.segment_cycles.unwrap_or(DEFAULT_SEGMENT_ROWS);
+    let limit = zkrv_machine::segment::max_run_cycles(rows);
+    if opts.max_cycles > limit {
+        return Err(Error::CycleLimitTooLarge {
+            max_cycles: opts.max_cycles,
+            segment_rows: rows,
+            limit,
+        });
+    }
+    let (engines, fallback) = Engine::open_gpus(opts.backend, opts.gpu_memory, opts.gpus)?;
+    // Without a segment size the run is executed first: one proof if it fits, segments if not.
+    let (cycles, debug_output, plan) = match opts.segment_cycles {
+        None => {
+            let exec = program.execute(input, opts.max_cycles)?;
+            if exec.cycles <= MAX_PROVABLE_CYCLES {
+                (exec.cycles, exec.debug_output, None)
+            } else {
+                let plan = plan_segments(program, input, rows, opts.max_cycles, &config)?;
+                (plan.cycles, plan.debug_output.clone(), Some(plan))
+            }
+        }
+        Some(rows) => {
+            let plan = plan_segments(program, input, rows, opts.max_cycles, &config)?;
+            (plan.cycles, plan.debug_output.clone(), Some(plan))
+        }
+    };
+    let engine = &engines[0];
+    let name = match engines.len() {
+        1 => engine.name(),
+        k => format!("{k} x {}", engine.name()),
+    };
+    if let Some(plan) = plan.filter(|p| p.checkpoints.len() > 1) {
+        let (segments, dones) = prove_segments(
+            &engines,
+            &program.inner,
+            input,
+            &plan,
+            &config,
+            opts.segment_jobs,
+            opts.lde_mode,
+            &|_| {},
+        )?;
+        return Ok(Proved {
+            receipt: Receipt {
+                statement: plan.statement,
+                proof: ReceiptProof::Segmented {
+                    segment_rows: plan.segment_rows,
+                    segments,
+                },
+                config: StarkConfig {
+                    zk_seed: None,
+                    ..config
+                },
+            },
+            cycles,
+            debug_output,
+            engine: name,
+            fallback,
+            segments: dones,
+        });
+    }
     let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let prepared = engine.prepare_traces(&program.inner, input, false, &config)?;
         engine.prove(&program.inner, prepared, &config, opts.lde_mode)
@@ -453,17 +681,112 @@ pub fn prove(program: &Program, input: &[u8], opts: &ProveOptions) -> Result<Pro
     Ok(Proved {
         receipt: Receipt {
             statement,
-            proof,
+            proof: ReceiptProof::Single(proof),
             config: StarkConfig {
                 zk_seed: None,
                 ..config
             },
         },
-        cycles: exec.cycles,
-        debug_output: exec.debug_output,
+        cycles,
+        debug_output,
         engine: engine.name(),
         fallback,
+        segments: Vec::new(),
     })
+}
+
+/// `zkrv_machine::segment::plan_run` with its errors as the SDK's.
+fn plan_segments(
+    program: &Program,
+    input: &[u8],
+    rows: u64,
+    max_cycles: u64,
+    config: &StarkConfig,
+) -> Result<zkrv_machine::segment::RunPlan, Error> {
+    use zkrv_machine::segment::PlanError;
+    zkrv_machine::segment::plan_run(&program.inner, input, rows, max_cycles, config).map_err(|e| {
+        match e {
+            PlanError::SegmentSize { rows, reason } => Error::SegmentSize { rows, reason },
+            PlanError::RunTooLong {
+                max_cycles,
+                rows,
+                limit,
+            } => Error::CycleLimitTooLarge {
+                max_cycles,
+                segment_rows: rows,
+                limit,
+            },
+            PlanError::Exec(f) => Error::Exec {
+                error: f.error,
+                cycles: f.cycles,
+                debug_output: f.debug_output,
+            },
+        }
+    })
+}
+
+/// The segments a CPU engine proves at the same time by default: 2 up to 2^20 rows, else 1.
+pub fn default_segment_jobs(segment_rows: u64) -> usize {
+    if segment_rows <= 1 << 20 {
+        2
+    } else {
+        1
+    }
+}
+
+/// Proves every segment of `plan` (`zkrv_machine::segment::plan_run`) on `engines`, with
+/// `zkrv_machine::segment::prove_segments`:
+/// * GPU engines: one worker per engine (one device each, one segment at a time), each overlapping the
+///   re-execution and host trace generation of its next segment with the GPU proof of the current one
+///   (the pipeline of `zkrv_machine::segment::Schedule`). Segment traces are generated on the host:
+///   the device fills do not take a segment's start state (docs/continuations.md "GPU").
+/// * a CPU engine: `jobs` workers (default [`default_segment_jobs`]), each building then proving its
+///   segment (no overlap: the CPU prover uses every core, and one witness per worker keeps memory low),
+///   with the CPU backend's LDE mode `lde`.
+///
+/// `on_done` is called after each segment (progress: done of count). Returns the proofs in segment order
+/// and their [`SegmentDone`]s; a failure names its segment (`MachineError::Segment`); a panic in a worker
+/// is [`Error::Internal`].
+#[allow(clippy::too_many_arguments)]
+pub fn prove_segments(
+    engines: &[Engine],
+    program: &zkrv_executor::Program,
+    input: &[u8],
+    plan: &zkrv_machine::segment::RunPlan,
+    config: &StarkConfig,
+    jobs: Option<usize>,
+    lde: LdeMode,
+    on_done: &(dyn Fn(&SegmentDone) + Sync),
+) -> Result<(Vec<SegmentProof>, Vec<SegmentDone>), Error> {
+    let gpu = engines.first().is_some_and(Engine::is_gpu);
+    if engines.is_empty() || engines.iter().any(|e| e.is_gpu() != gpu) {
+        return Err(Error::Internal(
+            "prove_segments: give one CPU engine or GPU engines only".into(),
+        ));
+    }
+    let schedule = zkrv_machine::segment::Schedule {
+        workers: if gpu {
+            engines.len()
+        } else {
+            jobs.unwrap_or_else(|| default_segment_jobs(plan.segment_rows))
+                .max(1)
+        },
+        pipelined: gpu,
+    };
+    let prove = |worker: usize, w: zkrv_machine::segment::SegmentWitness| {
+        let engine = &engines[if gpu { worker } else { 0 }];
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            engine.prove_segment(program, w, config, lde)
+        })) {
+            Ok(r) => r,
+            Err(_) => Err(zkrv_machine::MachineError::Internal(
+                "the prover panicked".into(),
+            )),
+        }
+    };
+    Ok(zkrv_machine::segment::prove_segments(
+        program, input, plan, config, schedule, &prove, on_done,
+    )?)
 }
 
 /// Temporary files of [`write_atomic`] being written now. An application that handles SIGINT/SIGTERM

@@ -2,7 +2,9 @@
 //! proofs are zero-knowledge by default, the proof file round-trips, verification binds the program ID,
 //! and each misuse is a typed error.
 
-use zkrv_sdk::{prove, Backend, Engine, Error, Program, ProgramId, ProveOptions, Receipt};
+use zkrv_sdk::{
+    prove, Backend, Engine, Error, Gpus, Program, ProgramId, ProveOptions, Receipt, ReceiptProof,
+};
 
 fn bundled(name: &str) -> Program {
     Program::load(format!(
@@ -19,7 +21,11 @@ fn default_proofs_are_zero_knowledge_and_round_trip() {
     let proved = prove(&program, b"", &ProveOptions::default()).expect("proves");
     let r = &proved.receipt;
     // zk in the configuration, in the STARK proof itself and in the file header.
-    assert!(r.is_zk() && r.config.zk && r.proof.stark.zk);
+    let ReceiptProof::Single(proof) = &r.proof else {
+        panic!("a 138-cycle run is one proof")
+    };
+    assert!(r.is_zk() && r.config.zk && proof.stark.zk);
+    assert!(proved.segments.is_empty() && r.segments() == 1);
     let bytes = r.to_bytes().unwrap();
     assert_eq!(bytes[8 + 4 + 7], 1, "header zk flag");
     assert_eq!(proved.cycles, 138);
@@ -80,14 +86,53 @@ fn default_proofs_are_zero_knowledge_and_round_trip() {
 #[test]
 fn options_and_inputs_are_checked() {
     let program = bundled("exitcode");
+    // More cycles than 2^32 - 1 segments hold: refused before running (the default 2^22-row segments;
+    // 128-row ones).
     let too_many = ProveOptions {
-        max_cycles: zkrv_sdk::MAX_PROVABLE_CYCLES + 1,
+        max_cycles: u64::MAX,
         ..ProveOptions::default()
     };
-    assert!(matches!(
-        prove(&program, b"", &too_many),
-        Err(Error::CycleLimitTooLarge(_))
-    ));
+    match prove(&program, b"", &too_many) {
+        Err(Error::CycleLimitTooLarge {
+            segment_rows,
+            limit,
+            ..
+        }) => assert_eq!(
+            (segment_rows, limit),
+            (1 << 22, u32::MAX as u64 * ((1 << 22) - 1))
+        ),
+        e => panic!("expected CycleLimitTooLarge, got {e:?}"),
+    }
+    let small = ProveOptions {
+        max_cycles: 1 << 40,
+        segment_cycles: Some(128),
+        ..ProveOptions::default()
+    };
+    match prove(&program, b"", &small) {
+        Err(e @ Error::CycleLimitTooLarge { limit, .. }) => {
+            assert_eq!(limit, u32::MAX as u64 * 127);
+            assert!(
+                e.to_string().contains("2^32 - 1 segments of 127 cycles"),
+                "{e}"
+            );
+        }
+        e => panic!("expected CycleLimitTooLarge, got {e:?}"),
+    }
+    // Above one proof's 2^26 - 1 cycles is allowed now (segments).
+    assert!(ProveOptions::default().max_cycles > zkrv_sdk::MAX_PROVABLE_CYCLES);
+    for rows in [100, 64] {
+        let bad = ProveOptions {
+            segment_cycles: Some(rows),
+            ..ProveOptions::default()
+        };
+        match prove(&program, b"", &bad) {
+            Err(Error::SegmentSize { rows: r, .. }) => assert_eq!(r, rows),
+            e => panic!("segment_cycles {rows}: expected SegmentSize, got {e:?}"),
+        }
+    }
+    assert_eq!("all".parse::<Gpus>(), Ok(Gpus::All));
+    assert_eq!("3".parse::<Gpus>(), Ok(Gpus::Count(3)));
+    assert!("0".parse::<Gpus>().is_err() && "x".parse::<Gpus>().is_err());
     let short = ProveOptions {
         max_cycles: 10,
         ..ProveOptions::default()
@@ -125,4 +170,81 @@ fn options_and_inputs_are_checked() {
     assert_eq!(ProgramId::from_hex(&id.to_string()), Some(id));
     assert_eq!(ProgramId::from_hex(&id.to_string()[1..]), None);
     assert_eq!(ProgramId::from_hex(&"g".repeat(64)), None);
+}
+
+/// A segmented run through the SDK (docs/continuations.md): `exitcode` (138 cycles) in segments of 128
+/// rows (127 cycles) is two segments, a version-4 file that round-trips, saves, loads and verifies; the
+/// segments chain (one dropped is rejected); a segment size the run fits in gives the one-segment proof,
+/// byte for byte the proof without `segment_cycles`.
+#[test]
+fn segmented_receipts_prove_save_load_and_verify() {
+    let program = bundled("exitcode");
+    let opts = ProveOptions {
+        segment_cycles: Some(128),
+        zk_test_seed: Some(7),
+        ..ProveOptions::default()
+    };
+    let proved = prove(&program, b"", &opts).expect("proves in segments");
+    let r = &proved.receipt;
+    let ReceiptProof::Segmented {
+        segment_rows,
+        segments,
+    } = &r.proof
+    else {
+        panic!("expected segments")
+    };
+    assert_eq!((*segment_rows, segments.len(), r.segments()), (128, 2, 2));
+    assert_eq!(proved.cycles, 138);
+    assert_eq!(
+        proved.segments.iter().map(|d| d.index).collect::<Vec<_>>(),
+        [0, 1]
+    );
+    assert!(String::from_utf8_lossy(&proved.debug_output).contains("exiting with 42"));
+    let bytes = r.to_bytes().unwrap();
+    assert_eq!(&bytes[8..12], &4u32.to_le_bytes(), "format version 4");
+    let back = Receipt::from_bytes(&bytes).unwrap();
+    let v = back.check(&program).expect("verifies");
+    assert_eq!(
+        (v.segments, v.cycles, v.cycles_at_most),
+        (2, Some(138), 254)
+    );
+    assert_eq!((back.exit_code(), back.output()), (42, &b"bye"[..]));
+    assert!(back.security_bits(&program).unwrap() >= 100);
+    let dir = std::env::temp_dir().join(format!("zkrv-sdk-seg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("p.zkrv");
+    r.save(&path).unwrap();
+    Receipt::load(&path).unwrap().verify(&program).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    // The last segment dropped: the chain is incomplete.
+    let mut t = back.clone();
+    if let ReceiptProof::Segmented { segments, .. } = &mut t.proof {
+        segments.pop();
+    }
+    match t.verify(&program) {
+        Err(Error::Invalid(e)) => assert!(
+            e.to_string().contains("segment 1 of the run is missing"),
+            "{e}"
+        ),
+        e => panic!("expected Invalid, got {e:?}"),
+    }
+    // Segments of 256 rows hold the run: the one-segment proof, the same bytes as without the option.
+    let one = |segment_cycles| {
+        let o = ProveOptions {
+            segment_cycles,
+            zk_test_seed: Some(7),
+            ..ProveOptions::default()
+        };
+        prove(&program, b"", &o)
+            .unwrap()
+            .receipt
+            .to_bytes()
+            .unwrap()
+    };
+    let a = one(Some(256));
+    assert_eq!(&a[8..12], &3u32.to_le_bytes());
+    assert!(
+        a == one(None),
+        "one segment differs from the unsegmented proof"
+    );
 }
