@@ -38,8 +38,10 @@ use crate::tables::memw::MemwIn;
 use crate::tables::memw_a::{MemwAIn, MemwARecIn, MEMW_A_TS_BITS};
 use crate::tables::mul::MulRequest;
 use crate::tables::page::PageIn;
+use crate::tables::regfile::RegfileIn;
 use crate::tables::shift::ShiftRequest;
 use crate::tables::store::StoreIn;
+use crate::tables::sysio::{SyscallIn, SysioIn};
 
 /// The committed header's path relative to the crate root.
 pub const LAYOUT_PATH: &str = "kernels/tables/layout.cuh";
@@ -228,6 +230,28 @@ pub fn upload_structs() -> Vec<CStruct> {
             ts: u32
         }),
         c_struct!(InputIn { byte: u32, m: u32 }),
+        c_struct!(RegfileIn { v: u64, ts: u64 }),
+        c_struct!(SyscallIn {
+            ts: u64,
+            fd: u64,
+            count: u64,
+            buf: u64,
+            len: u64,
+            a1_old_ts: u64,
+            a2_old_ts: u64,
+            cursor: u64,
+            cursor_old_ts: u64
+        }),
+        c_struct!(SysioIn {
+            ts: u64,
+            cell: u64,
+            pos: u64,
+            rem: u64,
+            old_ts: u64,
+            old => old_bytes: u64,
+            new => new_bytes: u64,
+            meta: u64
+        }),
         c_struct!(BytewiseRequest {
             op: u64,
             a: u64,

@@ -6,7 +6,10 @@
 //!    the device-filled tables come back empty with their compact inputs (`FillInputs`);
 //! 3. device fills, one per selected table ([`DEVICE_FILLS`]): each uploads its compact inputs once and writes
 //!    its main trace into a fresh device buffer, counting its BITWISE lookups into one device histogram;
-//! 4. the histogram is merged into the host's lookups ([`DeviceLookups::merge_into`]) and BITWISE is built;
+//!    (and, for DECODE and POW2 built resident, their multiplicities into device counters);
+//! 4. DECODE, POW2 and BITWISE are filled from those counters on the device, BITWISE last (plus the host
+//!    fills' lookups, if any); with BITWISE on the host the histogram is merged into the host's lookups
+//!    instead ([`DeviceLookups::merge_into`]);
 //! 5. prove (`zkrv_machine::prove_inputs_with`): resident traces enter the commitment as
 //!    `TraceInput::Device` (no main-trace upload; the LDE consumes and drops them), the others are uploaded.
 //!
@@ -20,6 +23,7 @@ use thiserror::Error;
 use zkrv_executor::Program;
 use zkrv_machine::registry::Table;
 use zkrv_machine::tables::decode::DecodeTable;
+use zkrv_machine::tables::shift::pow2_height;
 use zkrv_machine::trace::{generate_split, DeviceFill};
 use zkrv_machine::{
     prove_inputs_with, run_for_proof, table_id, MachineError, Proof, SplitWitness, Statement,
@@ -38,23 +42,9 @@ use crate::tables::{self, DeviceCycles, DeviceLookups};
 pub const CPU_TRACE_ENV: &str = "ZKRV_CPU_TRACE";
 
 /// The tables that have a device fill in this build (the others are generated on the host and uploaded):
-/// CPU, LT, SHIFT, LOAD, STORE, MEMW_A, MUL, BYTEWISE, CPU32, DVRM, EQ, MEMW, PAGE, INPUT. A new fill: switch it on here and add its arm to [`fill_one`].
-pub const DEVICE_FILLS: DeviceFill = DeviceFill {
-    cpu: true,
-    lt: true,
-    load: true,
-    store: true,
-    memw_a: true,
-    shift: true,
-    mul: true,
-    bytewise: true,
-    cpu32: true,
-    dvrm: true,
-    eq: true,
-    memw: true,
-    page: true,
-    input: true,
-};
+/// all 20 (DECODE's and POW2's multiplicities are counted by the CPU and SHIFT fills, BITWISE's by every fill).
+/// A new fill: switch it on here and add its arm to [`fill_one`].
+pub const DEVICE_FILLS: DeviceFill = DeviceFill::ALL;
 
 /// Why proving with GPU trace generation failed.
 #[derive(Debug, Error)]
@@ -302,9 +292,19 @@ pub fn generate_traces(
     };
     let mut resident: Vec<Option<(DeviceTrace, f64)>> =
         (0..TABLE_NAMES.len()).map(|_| None).collect();
-    let selected = selected_tables(device);
+    let selected = fill_order(device);
     if !selected.is_empty() {
-        let lookups = DeviceLookups::new(dev)?;
+        let decode_rows = if device.decode {
+            decode_table.height(opts.min_height)
+        } else {
+            0
+        };
+        let pow2_rows = if device.pow2 {
+            pow2_height(opts.min_height)
+        } else {
+            0
+        };
+        let lookups = DeviceLookups::with_counters(dev, decode_rows, pow2_rows)?;
         for &t in &selected {
             dev.synchronize()?;
             let start = Instant::now();
@@ -321,9 +321,11 @@ pub fn generate_traces(
             report.device_fill_s += s;
             resident[t] = Some((fill, s));
         }
-        let start = Instant::now();
-        lookups.merge_into(dev, &mut split.traces.lookups)?;
-        report.lookups_s = start.elapsed().as_secs_f64();
+        if !device.bitwise {
+            let start = Instant::now();
+            lookups.merge_into(dev, &mut split.traces.lookups)?;
+            report.lookups_s = start.elapsed().as_secs_f64();
+        }
     }
     let start = Instant::now();
     let SplitWitness {
@@ -384,6 +386,19 @@ pub fn selected_tables(device: DeviceFill) -> Vec<usize> {
         .filter(|&t| device.has(t))
         .map(|t| t as usize)
         .collect()
+}
+
+/// The order the device fills run in: [`selected_tables`] with BITWISE moved last (it reads the histogram
+/// every other fill counts into). DECODE follows CPU and POW2 follows SHIFT in proof order already.
+pub fn fill_order(device: DeviceFill) -> Vec<usize> {
+    let mut v: Vec<usize> = selected_tables(device)
+        .into_iter()
+        .filter(|&t| t != table_id::BITWISE)
+        .collect();
+    if device.bitwise {
+        v.push(table_id::BITWISE);
+    }
+    v
 }
 
 /// Runs the device fill of table `t` from the split's inputs. With the record's cycles on the device
@@ -448,6 +463,22 @@ pub fn fill_one(
             stats,
         ),
         table_id::MUL => tables::mul::fill_mul(dev, &inputs.mul, min_height, lookups, stats),
+        table_id::REGFILE => {
+            tables::regfile::fill_regfile(dev, &inputs.regs, min_height, lookups, stats)
+        }
+        table_id::SYSCALL => {
+            tables::sysio::fill_syscall(dev, &inputs.syscall, min_height, lookups, stats)
+        }
+        table_id::SYSIO => {
+            tables::sysio::fill_sysio(dev, &inputs.sysio, min_height, lookups, stats)
+        }
+        // DECODE and POW2 from the counters of the CPU and SHIFT fills (which run first), BITWISE from the
+        // histogram of every fill (run last, [`fill_order`]) plus the host fills' lookups.
+        table_id::DECODE => tables::decode::fill_decode(dev, lookups),
+        table_id::POW2 => tables::shift::fill_pow2(dev, lookups),
+        table_id::BITWISE => {
+            tables::bitwise::fill_bitwise(dev, lookups, &split.traces.lookups, stats)
+        }
         table_id::LOAD => match cycles {
             Some(c) => {
                 tables::load::fill_load_rec(dev, c, &inputs.loads, min_height, lookups, stats)

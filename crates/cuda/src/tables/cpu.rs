@@ -17,7 +17,8 @@ pub const STAGE_TRACE_GEN: &str = "trace-gen";
 
 /// Fills the CPU main trace on the device: `cpu_height(cycles, min_height) x 44` row-major u64, natural
 /// order, padding rows included, exactly `cpu_trace(cycles, walk, decode, min_height, ..)`; adds the rows'
-/// BITWISE lookups to `lookups`.
+/// BITWISE lookups to `lookups`, and each row's DECODE lookup to `lookups.decode` when it is not empty (see
+/// `tables::decode`).
 ///
 /// Inputs: the record's cycles (uploaded as they are, 32 B each, [`DeviceCycles::upload`]: ("trace-gen",
 /// "record") host->device bytes), the register walk (`walk[i]` for cycle i, 20 B each) and the program's decode
@@ -93,6 +94,18 @@ pub fn fill_cpu_uploaded(
                 KArg::U64(lookups.counts.ptr()),
                 KArg::U64(height as u64),
             ],
+        )?;
+    }
+    if !lookups.decode.is_empty() {
+        let n_rows = decode.rows.len() / NUM_DECODE_PREP_COLS;
+        super::decode::count_decode(
+            dev,
+            cycles,
+            &d_slots,
+            decode.base_pc,
+            n_rows,
+            height,
+            lookups,
         )?;
     }
     Ok(out)
