@@ -55,6 +55,7 @@ pub enum Program {
     TableSysio,
     TableDecode,
     TableBitwise,
+    TableRegwalk,
 }
 
 impl Program {
@@ -85,6 +86,7 @@ impl Program {
             Program::TableSysio => ("tables/sysio.cu", nvrtc::TABLE_SYSIO_CU),
             Program::TableDecode => ("tables/decode.cu", nvrtc::TABLE_DECODE_CU),
             Program::TableBitwise => ("tables/bitwise.cu", nvrtc::TABLE_BITWISE_CU),
+            Program::TableRegwalk => ("tables/regwalk.cu", nvrtc::TABLE_REGWALK_CU),
         }
     }
 }

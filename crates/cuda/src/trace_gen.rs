@@ -36,6 +36,7 @@ use crate::backend::{CudaBackend, DeviceTrace};
 use crate::device::Device;
 use crate::error::CudaError;
 use crate::stats::{TraceOrigin, TransferStats};
+use crate::tables::regwalk::DeviceRegWalk;
 use crate::tables::{self, DeviceCycles, DeviceLookups};
 
 /// Environment variable forcing host trace generation when set to anything but `0` or empty.
@@ -134,8 +135,10 @@ pub struct TraceGenReport {
     pub host_trace_s: f64,
     /// Upload of the record's cycles for the CPU fill, overlapped with the host walk (not in the total).
     pub record_upload_s: f64,
-    /// All device fills (sum of [`TableGen::fill_s`]).
+    /// All device fills (sum of [`TableGen::fill_s`]) and the device register walk.
     pub device_fill_s: f64,
+    /// The device register walk (`tables::regwalk::reg_walk`), included in `device_fill_s`.
+    pub walk_s: f64,
     /// Merging the device lookup histogram and building BITWISE.
     pub lookups_s: f64,
     /// Proving (commitments onwards).
@@ -155,12 +158,13 @@ impl fmt::Display for TraceGenReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, record upload {:.3} s overlapped, device fills {:.3} s, lookups {:.3} s), prove {:.3} s",
+            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, record upload {:.3} s overlapped, device fills {:.3} s incl. register walk {:.3} s, lookups {:.3} s), prove {:.3} s",
             self.execute_s,
             self.trace_gen_s(),
             self.host_trace_s,
             self.record_upload_s,
             self.device_fill_s,
+            self.walk_s,
             self.lookups_s,
             self.prove_s
         )?;
@@ -305,13 +309,48 @@ pub fn generate_traces(
             0
         };
         let lookups = DeviceLookups::with_counters(dev, decode_rows, pow2_rows)?;
+        // The register walk on the device, before the CPU and REGFILE fills that read it.
+        let walk = match (device.reg_walk, cycles.as_ref(), split.inputs.cpu.as_ref()) {
+            (false, _, _) => None,
+            (true, Some(c), Some(cpu)) => {
+                dev.synchronize()?;
+                let start = Instant::now();
+                let init = tables::regwalk::initial_regs(&split.record.init_regs, 0, 0);
+                let w = tables::regwalk::reg_walk(
+                    dev,
+                    c,
+                    &cpu.decode,
+                    &init,
+                    &split.record.syscalls,
+                    tables::regwalk::WALK_CHUNK,
+                    &mut stats,
+                )
+                .and_then(|w| dev.synchronize().map(|_| w))
+                .map_err(|source| TraceGenError::Fill {
+                    table: "REGWALK",
+                    source,
+                })?;
+                report.walk_s = start.elapsed().as_secs_f64();
+                report.device_fill_s += report.walk_s;
+                Some(w)
+            }
+            (true, _, _) => {
+                return Err(TraceGenError::Fill {
+                    table: "REGWALK",
+                    source: CudaError::InvalidArgument(
+                        "the device register walk needs the record's cycles and the CPU inputs"
+                            .into(),
+                    ),
+                })
+            }
+        };
         for &t in &selected {
             dev.synchronize()?;
             let start = Instant::now();
             let c = cycles
                 .as_ref()
                 .filter(|_| opts.record_path || t == table_id::CPU);
-            let fill = fill_one(dev, t, &split, c, &lookups, &mut stats)
+            let fill = fill_one(dev, t, &split, c, walk.as_ref(), &lookups, &mut stats)
                 .and_then(|d| dev.synchronize().map(|_| d))
                 .map_err(|source| TraceGenError::Fill {
                     table: TABLE_NAMES[t],
@@ -404,11 +443,13 @@ pub fn fill_order(device: DeviceFill) -> Vec<usize> {
 /// Runs the device fill of table `t` from the split's inputs. With the record's cycles on the device
 /// (`cycles`), CPU reads them and LOAD, STORE, MEMW_A take the record path (`fill_*_rec`: only what the record
 /// does not hold is uploaded); without, CPU uploads them and the others upload their packed events.
+#[allow(clippy::too_many_arguments)]
 pub fn fill_one(
     dev: &Device,
     t: usize,
     split: &SplitWitness,
     cycles: Option<&DeviceCycles>,
+    walk: Option<&DeviceRegWalk>,
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
@@ -419,8 +460,21 @@ pub fn fill_one(
             let cpu = inputs.cpu.as_ref().ok_or_else(|| {
                 CudaError::InvalidArgument("CPU fill inputs missing (DeviceFill::cpu unset)".into())
             })?;
-            match cycles {
-                Some(c) => tables::cpu::fill_cpu_uploaded(
+            match (cycles, walk) {
+                (Some(c), Some(w)) => tables::cpu::fill_cpu_walked(
+                    dev,
+                    c,
+                    &w.walk,
+                    &cpu.decode,
+                    min_height,
+                    lookups,
+                    stats,
+                ),
+                (None, Some(_)) => Err(CudaError::InvalidArgument(
+                    "CPU fill: a device register walk without the record's cycles on the device"
+                        .into(),
+                )),
+                (Some(c), None) => tables::cpu::fill_cpu_uploaded(
                     dev,
                     c,
                     &cpu.walk,
@@ -429,7 +483,7 @@ pub fn fill_one(
                     lookups,
                     stats,
                 ),
-                None => tables::cpu::fill_cpu(
+                (None, None) => tables::cpu::fill_cpu(
                     dev,
                     &split.record.cycles,
                     &cpu.walk,
@@ -463,9 +517,10 @@ pub fn fill_one(
             stats,
         ),
         table_id::MUL => tables::mul::fill_mul(dev, &inputs.mul, min_height, lookups, stats),
-        table_id::REGFILE => {
-            tables::regfile::fill_regfile(dev, &inputs.regs, min_height, lookups, stats)
-        }
+        table_id::REGFILE => match walk {
+            Some(w) => tables::regfile::fill_regfile_resident(dev, &w.fin, min_height, lookups),
+            None => tables::regfile::fill_regfile(dev, &inputs.regs, min_height, lookups, stats),
+        },
         table_id::SYSCALL => {
             tables::sysio::fill_syscall(dev, &inputs.syscall, min_height, lookups, stats)
         }

@@ -125,6 +125,11 @@ pub struct DeviceFill {
     /// [`Traces::into_table_order`] then leaves BITWISE `0 x 7` and [`Traces::lookups`] holds only the host
     /// fills' lookups.
     pub bitwise: bool,
+    /// The register walk on the device (needs [`DeviceFill::cpu`] and [`DeviceFill::regfile`]): the device
+    /// computes every register access's previous timestamp and value and the final register cells from the
+    /// record, so [`CpuFillInputs::walk`] and [`FillInputs::regs`] are left empty (the host still walks the
+    /// registers for the syscall rows and its checks).
+    pub reg_walk: bool,
 }
 
 impl DeviceFill {
@@ -150,6 +155,7 @@ impl DeviceFill {
         decode: false,
         pow2: false,
         bitwise: false,
+        reg_walk: false,
     };
 
     /// Whether `table` is selected (a table without a device fill never is).
@@ -188,6 +194,11 @@ impl DeviceFill {
                     .into(),
             ));
         }
+        if self.reg_walk && !(self.cpu && self.regfile) {
+            return Err(MachineError::Internal(
+                "the register walk on the device needs CPU and REGFILE on the device (they read it)".into(),
+            ));
+        }
         if self.pow2 && !self.shift {
             return Err(MachineError::Internal(
                 "POW2 on the device needs SHIFT on the device (its fill counts the POW2 rows)"
@@ -219,13 +230,15 @@ impl DeviceFill {
         decode: true,
         pow2: true,
         bitwise: true,
+        reg_walk: true,
     };
 }
 
 /// The CPU table's compact inputs besides the record's cycles (`Record::cycles`, uploaded as they are).
 #[derive(Clone, Debug, Default)]
 pub struct CpuFillInputs {
-    /// One entry per cycle, in cycle order (= row order): `cycles x 20` bytes.
+    /// One entry per cycle, in cycle order (= row order): `cycles x 20` bytes; empty with
+    /// [`DeviceFill::reg_walk`] (the device walks the registers).
     pub walk: Vec<RegWalk>,
     /// The program's DECODE rows and dense pc -> row index.
     pub decode: CpuDecode,
@@ -494,7 +507,7 @@ pub fn generate_split_at(
     let mut lookups = Lookups::new();
     let mut decode_counts = vec![0u64; decode_table.height(min_height)];
     let cpu_decode = CpuDecode::new(decode_table)?;
-    let mut walk: Vec<RegWalk> = Vec::with_capacity(cycles);
+    let mut walk: Vec<RegWalk> = Vec::with_capacity(if device.reg_walk { 0 } else { cycles });
 
     // Register walk: current value and last-access timestamp of every register cell.
     let mut reg_val = [0u64; NUM_REG_CELLS];
@@ -783,7 +796,9 @@ pub fn generate_split_at(
             reg_ts[reg] = ts + 3;
             reg_val[reg] = res;
         }
-        walk.push(wk);
+        if !device.reg_walk {
+            walk.push(wk);
+        }
     }
     if 4 * cycles as u64 + 4 > u32::MAX as u64 {
         return Err(MachineError::TooManyCycles {
@@ -1010,7 +1025,7 @@ pub fn generate_split_at(
         loads: if device.load { loads } else { Vec::new() },
         stores: if device.store { stores } else { Vec::new() },
         accesses: if device.memw_a { accesses } else { Vec::new() },
-        regs: if device.regfile {
+        regs: if device.regfile && !device.reg_walk {
             regs.clone()
         } else {
             Vec::new()

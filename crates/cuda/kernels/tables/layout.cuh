@@ -59,6 +59,14 @@
 #define NO_DECODE_ROW 0xffffffffu
 // zkrv_machine::tables::sysio::INPUT_EOF: the byte of the end-of-input row.
 #define INPUT_EOF 256ull
+// zkrv_machine::bus::NUM_REG_CELLS: register cells (x0..x31, the input and output cursors).
+#define REG_CELLS 34u
+// zkrv_machine::bus::REG_INPUT_CURSOR: the input cursor's register cell.
+#define REG_INPUT_CURSOR 32u
+// zkrv_machine::bus::REG_OUTPUT_CURSOR: the output cursor's register cell.
+#define REG_OUTPUT_CURSOR 33u
+// zkrv_cuda::tables::regwalk::WALK_NO_CURSOR: a syscall that moves no cursor.
+#define WALK_NO_CURSOR 0xffffffffu
 // zkrv_cuda::tables::memw_a::MEMW_A_TS_BITS: bits of MemwAIn::ts_meta holding the timestamp.
 #define MEMW_A_TS_BITS 29
 
@@ -706,6 +714,18 @@ static_assert(sizeof(RegfileIn) == 16, "RegfileIn: size");
 static_assert(alignof(RegfileIn) == 8, "RegfileIn: alignment");
 static_assert(ZKRV_OFFSETOF(RegfileIn, v) == 0, "RegfileIn.v: offset");
 static_assert(ZKRV_OFFSETOF(RegfileIn, ts) == 8, "RegfileIn.ts: offset");
+
+// zkrv_cuda::tables::regwalk::WalkSyscall (16 bytes, align 8).
+struct WalkSyscall {
+    unsigned int cycle;
+    unsigned int cursor;
+    unsigned long long count;
+};
+static_assert(sizeof(WalkSyscall) == 16, "WalkSyscall: size");
+static_assert(alignof(WalkSyscall) == 8, "WalkSyscall: alignment");
+static_assert(ZKRV_OFFSETOF(WalkSyscall, cycle) == 0, "WalkSyscall.cycle: offset");
+static_assert(ZKRV_OFFSETOF(WalkSyscall, cursor) == 4, "WalkSyscall.cursor: offset");
+static_assert(ZKRV_OFFSETOF(WalkSyscall, count) == 8, "WalkSyscall.count: offset");
 
 // zkrv_cuda::tables::sysio::SyscallIn (72 bytes, align 8).
 struct SyscallIn {

@@ -24,6 +24,7 @@ pub mod memw_a;
 pub mod mul;
 pub mod page;
 pub mod regfile;
+pub mod regwalk;
 pub mod shift;
 pub mod store;
 pub mod sysio;

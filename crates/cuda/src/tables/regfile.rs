@@ -7,10 +7,11 @@ use zkrv_machine::bus::NUM_REG_CELLS;
 use zkrv_machine::tables::regfile::{NUM_REGFILE_COLS, REGFILE_HEIGHT};
 
 use crate::backend::DeviceTrace;
+use crate::device::DeviceBuffer;
 use crate::device::{Device, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
-use crate::tables::{fill_from_requests, DeviceLookups};
+use crate::tables::{fill_from_requests, fill_from_uploaded, DeviceLookups};
 
 /// One register cell's final state as uploaded (16 bytes, `#[repr(C)]`, no padding; the kernel's `RegfileIn`).
 #[repr(C)]
@@ -60,5 +61,32 @@ pub fn fill_regfile(
         NUM_REGFILE_COLS,
         lookups,
         stats,
+    )
+}
+
+/// [`fill_regfile`] from the register cells' final states already on the device (`fin`: the register walk's,
+/// `tables::regwalk::reg_walk`): uploads nothing. Errors: more than `NUM_REG_CELLS` cells, launch shape,
+/// allocation, launch.
+pub fn fill_regfile_resident(
+    dev: &Device,
+    fin: &DeviceBuffer<RegfileIn>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+) -> Result<DeviceTrace, CudaError> {
+    if fin.len() > NUM_REG_CELLS {
+        return Err(CudaError::InvalidArgument(format!(
+            "REGFILE fill: {} registers, at most {NUM_REG_CELLS}",
+            fin.len()
+        )));
+    }
+    fill_from_uploaded(
+        dev,
+        Program::TableRegfile,
+        "regfile_fill",
+        "REGFILE",
+        fin,
+        regfile_height(min_height),
+        NUM_REGFILE_COLS,
+        lookups,
     )
 }
