@@ -348,10 +348,18 @@ fn verify_rejects_truncated_proof() {
 fn verify_rejects_flipped_byte() {
     let b = proof_bytes();
     // A byte deep in the STARK proof (query openings / Merkle paths).
+    // (zk proofs draw fresh randomness, so the byte may be a value or a length prefix: either rejection.)
     let mut t = b.clone();
     let i = t.len() - 1000;
     t[i] ^= 0x01;
-    assert_rejected(&verify_bytes("flip", &t, "exitcode"), "invalid proof");
+    let out = verify_bytes("flip", &t, "exitcode");
+    let err = text(&out.stderr);
+    let msg = if err.contains("malformed proof") {
+        "malformed proof"
+    } else {
+        "invalid proof"
+    };
+    assert_rejected(&out, msg);
     // The public output byte: "bye" -> "cye" no longer matches what was proved.
     let i = b.windows(3).position(|w| w == b"bye").unwrap();
     let mut t = b.clone();
