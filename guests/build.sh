@@ -19,7 +19,7 @@ LDFLAGS=(--specs=picolibc.specs -nostartfiles -static -T link.ld -Wl,--gc-sectio
 RUNTIME_SRCS=(c/runtime/crt0.S c/runtime/syscalls.c)
 
 C_GUESTS=(fibonacci exitcode sort matmul modexp rv64im)
-RUST_GUESTS=(sha256 keccak rustalloc)
+RUST_GUESTS=(sha256 keccak rustalloc typedio)
 declare -A C_EXTRA=([rv64im]="c/programs/rv64im_ops.S")
 
 # Every mnemonic an RV64IM guest may contain (objdump -M no-aliases spelling).

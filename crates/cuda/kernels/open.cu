@@ -3,7 +3,8 @@
 //
 // Layouts (all u64, canonical Goldilocks values unless said otherwise):
 // * codeword of 2^s Ext3 values, bit-reversed order: element i = words [3i, 3i + 3) (c0, c1, c2). The same
-//   buffer read as a 2^(s-1) x 6 row-major matrix is the FRI layer matrix (row j = [cw[2j], cw[2j+1]]).
+//   buffer read as a 2^(s-a) x 3·2^a row-major matrix is the FRI layer matrix of arity 2^a (row j =
+//   cw[j 2^a .. (j + 1) 2^a]).
 // * LDE: 2^lh x w row-major, bit-reversed rows, row i at x_i = g * omega_{2^lh}^{bitrev_lh(i)}, g = 7.
 //
 // The per-element logic is an `OPEN_HD` function (`fri_fold_row`, `deep_row`, `bary_weight`,
@@ -33,16 +34,18 @@ OPEN_HD void ext3_store(u64* p, ext3 a) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// FRI fold (`fold_fri_layer`; CPU: `fold_inv_halves` + `fold_pair` in crates/stark/src/pcs/mod.rs).
+// FRI fold (`fold_fri_layer`; CPU: `fold_inv_halves` + `fold_pair` in crates/stark/src/pcs/mod.rs, the verifier's
+// `fold_row`), arity 2^a, a = log_arity in [1, FRI_MAX_LOG_ARITY]:
 //
-// next[j] = (e0 + e1)/2 + beta (e0 - e1) / (2x),  e0 = cw[2j], e1 = cw[2j + 1],
-// x = omega_{2^s}^{bitrev_{s-1}(j)}, so 1/(2x) = w_inv^{bitrev_{s-1}(j)} / 2 with w_inv = omega_{2^s}^{-1};
-// then next[j] += beta^2 roll[j] when a roll-in codeword (2^(s-1) values) is given.
-
-// 1/(2x) of fold row j of a codeword of 2^log_size values (log_size >= 1).
-OPEN_HD u64 fold_inv_half(u64 w_inv, u32 log_size, u64 j) {
-    return gl_mul(gl_pow(w_inv, (u64)bit_reverse((u32)j, log_size - 1)), GL_INV_TWO);
-}
+// row j of the layer is cw[j 2^a .. (j + 1) 2^a], the values on the coset x_j H_{2^a} in bit-reversed order,
+// x_j = omega_{2^s}^{bitrev_{s-a}(j)}. Its fold is a binary folds with beta, beta^2, ..., beta^(2^(a-1)):
+//   v'[m] = (v[2m] + v[2m+1])/2 + b (v[2m] - v[2m+1]) / (2x),  m < 2^(a-1-t) at binary step t,
+// where pair m of step t sits at x = x_j^(2^t) omega_{2^(a-t)}^{bitrev_{a-1-t}(m)}, so
+//   1/(2x) = (1/x_j)^(2^t) * (omega_{2^(a-t)}^{-1})^{bitrev_{a-1-t}(m)} / 2   (one pow per row for 1/x_j).
+// For a = 1 this is the binary fold 1/(2x) = w_inv^{bitrev_{s-1}(j)} / 2. Then next[j] += beta^(2^a) roll[j]
+// when a roll-in codeword (2^(s-a) values) is given. The result is the same field element as the CPU's
+// (exact arithmetic, the same formula).
+#define FRI_MAX_LOG_ARITY 3
 
 // One fold pair, the formula of `fold_pair`.
 OPEN_HD ext3 fri_fold_pair(ext3 e0, ext3 e1, ext3 beta, u64 x_inv_half) {
@@ -50,23 +53,40 @@ OPEN_HD ext3 fri_fold_pair(ext3 e0, ext3 e1, ext3 beta, u64 x_inv_half) {
     return ext3_add(sum, ext3_mul(beta, ext3_mul_base(ext3_sub(e0, e1), x_inv_half)));
 }
 
-// Row j of the folded codeword. roll: 2^(log_size-1) x 3 or null; beta2 = beta^2.
-OPEN_HD void fri_fold_row(const u64* cw, const u64* roll, u64* next, u64 j, u32 log_size, u64 w_inv, ext3 beta,
-                          ext3 beta2) {
-    ext3 e0 = ext3_load(cw + 6 * j);
-    ext3 e1 = ext3_load(cw + 6 * j + 3);
-    ext3 v = fri_fold_pair(e0, e1, beta, fold_inv_half(w_inv, log_size, j));
-    if (roll) v = ext3_add(v, ext3_mul(beta2, ext3_load(roll + 3 * j)));
-    ext3_store(next + 3 * j, v);
+// Row j of the folded codeword (2^(log_size - log_arity) rows). w_inv = omega_{2^log_size}^{-1}, root_inv =
+// omega_{2^log_arity}^{-1}; roll: 2^(log_size - log_arity) x 3 or null; beta_roll = beta^(2^log_arity).
+OPEN_HD void fri_fold_row(const u64* cw, const u64* roll, u64* next, u64 j, u32 log_size, u32 log_arity, u64 w_inv,
+                          u64 root_inv, ext3 beta, ext3 beta_roll) {
+    ext3 v[1 << FRI_MAX_LOG_ARITY];
+    const u32 n = 1u << log_arity;
+    const u64* row = cw + 3 * (j << log_arity);
+    for (u32 k = 0; k < n; k++) v[k] = ext3_load(row + 3 * k);
+    u64 inv_x = gl_pow(w_inv, (u64)bit_reverse((u32)j, log_size - log_arity));
+    u64 root = root_inv;
+    ext3 b = beta;
+    for (u32 t = 0; t < log_arity; t++) {
+        const u32 half = n >> (t + 1);
+        // In place: pair m reads v[2m], v[2m + 1] (>= m) before writing v[m].
+        for (u32 m = 0; m < half; m++) {
+            u64 ih = gl_mul(gl_mul(inv_x, gl_pow(root, (u64)bit_reverse(m, log_arity - 1 - t))), GL_INV_TWO);
+            v[m] = fri_fold_pair(v[2 * m], v[2 * m + 1], b, ih);
+        }
+        inv_x = gl_sqr(inv_x);
+        root = gl_sqr(root);
+        b = ext3_mul(b, b);
+    }
+    if (roll) v[0] = ext3_add(v[0], ext3_mul(beta_roll, ext3_load(roll + 3 * j)));
+    ext3_store(next + 3 * j, v[0]);
 }
 
 #ifdef OPEN_KERNELS
-// One thread per folded row j < half = 2^(log_size-1). beta, beta2: 3 u64 each, passed by value.
-extern "C" __global__ void fri_fold_kernel(const u64* cw, const u64* roll, u64* next, u64 half, u32 log_size,
-                                           u64 w_inv, u64 b0, u64 b1, u64 b2, u64 bb0, u64 bb1, u64 bb2) {
+// One thread per folded row j < rows = 2^(log_size - log_arity). beta, beta_roll: 3 u64 each, by value.
+extern "C" __global__ void fri_fold_kernel(const u64* cw, const u64* roll, u64* next, u64 rows, u32 log_size,
+                                           u32 log_arity, u64 w_inv, u64 root_inv, u64 b0, u64 b1, u64 b2, u64 bb0,
+                                           u64 bb1, u64 bb2) {
     u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= half) return;
-    fri_fold_row(cw, roll, next, j, log_size, w_inv, ext3{b0, b1, b2}, ext3{bb0, bb1, bb2});
+    if (j >= rows) return;
+    fri_fold_row(cw, roll, next, j, log_size, log_arity, w_inv, root_inv, ext3{b0, b1, b2}, ext3{bb0, bb1, bb2});
 }
 #endif
 

@@ -190,12 +190,14 @@ extern "C" __global__ void lde_scatter_kernel(const u64* __restrict__ coeffs, u6
 
 // Folded coset evaluation, the first half of evaluating column polynomials on cosets x_g·H_K with K < n
 // (crates/cuda/src/poly.rs, `coset_evals`). `coeffs`: n x width, the raw inverse-DIF output of a trace
-// (row i holds n·c_{bitrev_n(i)}); `xs`: one base point x_g per group. Writes `dst`: (groups·K) x width,
-// row g·K + m = n_inv · Σ_{t < n/K} c_{m + tK} · x_g^{m + tK}, so that a size-K forward DIF NTT of each group
-// gives p(x_g · ω_K^{bitrev_k(j)}) in row g·K + j. Grid: (ceil(K·width / 256), groups); one thread per cell.
+// (row i holds n·c_{bitrev_n(i)}); `xs`: one base point x_g per group. Cell (g·K + m, col) of split s
+// (blockIdx.z, of 2^log_split) is n_inv · Σ_t c_{m + tK} · x_g^{m + tK} over its share of t < n/K, written to
+// `dst + s·groups·K·width`; the splits are summed by `fold_sum_kernel` (none when log_split = 0), so that a
+// size-K forward DIF NTT of each group gives p(x_g · ω_K^{bitrev_k(j)}) in row g·K + j. Grid:
+// (ceil(K·width / 256), groups, 2^log_split); one thread per cell and split.
 extern "C" __global__ void coset_fold_kernel(const u64* __restrict__ coeffs, u64* __restrict__ dst,
                                              const u64* __restrict__ xs, u32 log_n, u32 log_k, u32 width,
-                                             u64 n_inv) {
+                                             u64 n_inv, u32 log_split) {
     const u64 k_rows = 1ULL << log_k;
     const u64 cells = k_rows * width;
     const u64 e = blockIdx.x * (u64)blockDim.x + threadIdx.x;
@@ -203,15 +205,26 @@ extern "C" __global__ void coset_fold_kernel(const u64* __restrict__ coeffs, u64
     const u64 g = blockIdx.y;
     const u64 m = e / width, col = e % width;
     const u64 x = xs[g];
-    u64 p = gl_mul(gl_pow(x, m), n_inv);
+    const u64 share = 1ULL << (log_n - log_k - log_split);
+    const u64 t0 = (u64)blockIdx.z * share;
+    u64 p = gl_mul(gl_pow(x, m + (t0 << log_k)), n_inv);
     const u64 xk = gl_pow(x, k_rows);
-    const u64 terms = 1ULL << (log_n - log_k);
     u64 acc = 0;
-    for (u64 t = 0; t < terms; t++) {
+    for (u64 t = t0; t < t0 + share; t++) {
         u64 i = m + (t << log_k);
         u64 c = gl_canon(__ldg(coeffs + (u64)bit_reverse((u32)i, log_n) * width + col));
         acc = gl_add(acc, gl_mul(c, p));
         p = gl_mul(p, xk);
     }
-    dst[(g * k_rows + m) * width + col] = acc;
+    dst[(u64)blockIdx.z * gridDim.y * cells + (g * k_rows + m) * width + col] = acc;
+}
+
+// out[e] = Σ_{s < splits} partial[s·cells + e] for e < cells (the splits of `coset_fold_kernel`).
+extern "C" __global__ void fold_sum_kernel(const u64* __restrict__ partial, u64* __restrict__ out, u64 cells,
+                                           u32 splits) {
+    for (u64 e = blockIdx.x * (u64)blockDim.x + threadIdx.x; e < cells; e += (u64)gridDim.x * blockDim.x) {
+        u64 acc = 0;
+        for (u32 s = 0; s < splits; s++) acc = gl_add(acc, partial[(u64)s * cells + e]);
+        out[e] = acc;
+    }
 }

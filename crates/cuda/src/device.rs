@@ -51,6 +51,11 @@ pub enum Program {
     TableMemw,
     TablePage,
     TableInput,
+    TableRegfile,
+    TableSysio,
+    TableDecode,
+    TableBitwise,
+    TableRegwalk,
 }
 
 impl Program {
@@ -77,6 +82,11 @@ impl Program {
             Program::TableMemw => ("tables/memw.cu", nvrtc::TABLE_MEMW_CU),
             Program::TablePage => ("tables/page.cu", nvrtc::TABLE_PAGE_CU),
             Program::TableInput => ("tables/input.cu", nvrtc::TABLE_INPUT_CU),
+            Program::TableRegfile => ("tables/regfile.cu", nvrtc::TABLE_REGFILE_CU),
+            Program::TableSysio => ("tables/sysio.cu", nvrtc::TABLE_SYSIO_CU),
+            Program::TableDecode => ("tables/decode.cu", nvrtc::TABLE_DECODE_CU),
+            Program::TableBitwise => ("tables/bitwise.cu", nvrtc::TABLE_BITWISE_CU),
+            Program::TableRegwalk => ("tables/regwalk.cu", nvrtc::TABLE_REGWALK_CU),
         }
     }
 }

@@ -19,7 +19,7 @@ use std::fmt::Write;
 use std::sync::OnceLock;
 
 use zkrv_executor::CycleEvent;
-use zkrv_machine::bus::alu;
+use zkrv_machine::bus::{alu, NUM_REG_CELLS, REG_INPUT_CURSOR, REG_OUTPUT_CURSOR};
 use zkrv_machine::tables::bitwise::{LookupKind, BITWISE_LOG_HEIGHT};
 use zkrv_machine::tables::cpu::{RegWalk, NO_DECODE_ROW};
 use zkrv_machine::tables::sysio::INPUT_EOF;
@@ -38,8 +38,11 @@ use crate::tables::memw::MemwIn;
 use crate::tables::memw_a::{MemwAIn, MemwARecIn, MEMW_A_TS_BITS};
 use crate::tables::mul::MulRequest;
 use crate::tables::page::PageIn;
+use crate::tables::regfile::RegfileIn;
+use crate::tables::regwalk::{WalkSyscall, WALK_NO_CURSOR};
 use crate::tables::shift::ShiftRequest;
 use crate::tables::store::StoreIn;
+use crate::tables::sysio::{SyscallIn, SysioIn};
 
 /// The committed header's path relative to the crate root.
 pub const LAYOUT_PATH: &str = "kernels/tables/layout.cuh";
@@ -228,6 +231,33 @@ pub fn upload_structs() -> Vec<CStruct> {
             ts: u32
         }),
         c_struct!(InputIn { byte: u32, m: u32 }),
+        c_struct!(RegfileIn { v: u64, ts: u64 }),
+        c_struct!(WalkSyscall {
+            cycle: u32,
+            cursor: u32,
+            count: u64
+        }),
+        c_struct!(SyscallIn {
+            ts: u64,
+            fd: u64,
+            count: u64,
+            buf: u64,
+            len: u64,
+            a1_old_ts: u64,
+            a2_old_ts: u64,
+            cursor: u64,
+            cursor_old_ts: u64
+        }),
+        c_struct!(SysioIn {
+            ts: u64,
+            cell: u64,
+            pos: u64,
+            rem: u64,
+            old_ts: u64,
+            old => old_bytes: u64,
+            new => new_bytes: u64,
+            meta: u64
+        }),
         c_struct!(BytewiseRequest {
             op: u64,
             a: u64,
@@ -249,6 +279,26 @@ pub fn constants() -> Vec<(&'static str, String, &'static str)> {
             "INPUT_EOF",
             format!("{INPUT_EOF}ull"),
             "zkrv_machine::tables::sysio::INPUT_EOF: the byte of the end-of-input row",
+        ),
+        (
+            "REG_CELLS",
+            format!("{NUM_REG_CELLS}u"),
+            "zkrv_machine::bus::NUM_REG_CELLS: register cells (x0..x31, the input and output cursors)",
+        ),
+        (
+            "REG_INPUT_CURSOR",
+            format!("{REG_INPUT_CURSOR}u"),
+            "zkrv_machine::bus::REG_INPUT_CURSOR: the input cursor's register cell",
+        ),
+        (
+            "REG_OUTPUT_CURSOR",
+            format!("{REG_OUTPUT_CURSOR}u"),
+            "zkrv_machine::bus::REG_OUTPUT_CURSOR: the output cursor's register cell",
+        ),
+        (
+            "WALK_NO_CURSOR",
+            format!("{WALK_NO_CURSOR:#x}u"),
+            "zkrv_cuda::tables::regwalk::WALK_NO_CURSOR: a syscall that moves no cursor",
         ),
         (
             "MEMW_A_TS_BITS",

@@ -47,6 +47,11 @@ pub const TABLE_EQ_CU: &str = include_str!("../kernels/tables/eq.cu");
 pub const TABLE_MEMW_CU: &str = include_str!("../kernels/tables/memw.cu");
 pub const TABLE_PAGE_CU: &str = include_str!("../kernels/tables/page.cu");
 pub const TABLE_INPUT_CU: &str = include_str!("../kernels/tables/input.cu");
+pub const TABLE_REGFILE_CU: &str = include_str!("../kernels/tables/regfile.cu");
+pub const TABLE_SYSIO_CU: &str = include_str!("../kernels/tables/sysio.cu");
+pub const TABLE_DECODE_CU: &str = include_str!("../kernels/tables/decode.cu");
+pub const TABLE_BITWISE_CU: &str = include_str!("../kernels/tables/bitwise.cu");
+pub const TABLE_REGWALK_CU: &str = include_str!("../kernels/tables/regwalk.cu");
 /// `kernels/logup.cuh`: helpers of the generated LogUp aux row kernels (see `crate::logup`).
 pub const LOGUP_CUH: &str = include_str!("../kernels/logup.cuh");
 /// `kernels/logup.cu`: the running-sum scan of the LogUp aux trace (mirrors `zkrv_stark::logup`).
@@ -91,6 +96,11 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("tables/memw.cu", TABLE_MEMW_CU),
     ("tables/page.cu", TABLE_PAGE_CU),
     ("tables/input.cu", TABLE_INPUT_CU),
+    ("tables/regfile.cu", TABLE_REGFILE_CU),
+    ("tables/sysio.cu", TABLE_SYSIO_CU),
+    ("tables/decode.cu", TABLE_DECODE_CU),
+    ("tables/bitwise.cu", TABLE_BITWISE_CU),
+    ("tables/regwalk.cu", TABLE_REGWALK_CU),
 ];
 
 /// Whether `libnvrtc` can be loaded (no GPU needed).

@@ -3,7 +3,7 @@
 //! `crate::backend` (`backend/open.rs`)).
 //!
 //! Layouts: a codeword of `2^s` `Ext3` values is `2^s x 3` row-major u64 (bit-reversed order, canonical);
-//! read as `2^(s-1) x 6` it is the FRI layer matrix. LDEs are `2^lh x w` row-major, bit-reversed rows on
+//! read as `2^(s-a) x 3·2^a` it is the FRI layer matrix of arity `2^a`. LDEs are `2^lh x w` row-major, bit-reversed rows on
 //! `g·H_{2^lh}` (`g = 7`). Only small descriptors are uploaded (term and point lists, segment lists, query
 //! indices); every function here is deterministic and exact, so results equal the CPU's bit for bit.
 
@@ -47,51 +47,69 @@ fn grid_1d(n: u64, block: u32) -> Result<LaunchConfig, CudaError> {
 // ---------------------------------------------------------------------------------------------------------
 // FRI fold
 
-/// FRI fold of `cw` (`2^log_size x 3`, bit-reversed): `next[j] = (e0 + e1)/2 + beta (e0 - e1)/(2x)` with
-/// `x = ω_{2^log_size}^{bitrev_{log_size-1}(j)}` (1/(2x) computed per thread from `ω^{-1}`, no table), plus
-/// `beta^2 roll[j]` when `roll` (`2^(log_size-1) x 3`) is given. Returns the `2^(log_size-1) x 3` codeword.
+/// Largest FRI folding arity `fri_fold` handles, as log2 (`FRI_MAX_LOG_ARITY` in `open.cu`; the protocol's
+/// [`zkrv_stark::pcs::MAX_LOG_FOLDING_ARITY`]).
+pub const FRI_MAX_LOG_ARITY: u32 = 3;
+
+/// FRI fold of `cw` (`2^log_size x 3`, bit-reversed) by `2^log_arity` (`1 <= log_arity <= min(log_size,
+/// FRI_MAX_LOG_ARITY)`): `log_arity` binary folds with `beta, beta^2, ..`, the binary fold of `2^t` values
+/// being `next[j] = (e0 + e1)/2 + b (e0 - e1)/(2x)`, `x = ω_{2^t}^{bitrev_{t-1}(j)}` (one thread per output
+/// row, its `2^log_arity` inputs in registers, `1/x` from one power of `ω^{-1}` per row, no table), plus
+/// `beta^(2^log_arity) roll[j]` when `roll` (`2^(log_size-log_arity) x 3`) is given. Returns the
+/// `2^(log_size-log_arity) x 3` codeword.
 pub fn fri_fold(
     dev: &Device,
     cw: &DeviceBuffer<u64>,
     log_size: u32,
+    log_arity: u32,
     beta: Ext3,
     roll: Option<&DeviceBuffer<u64>>,
 ) -> Result<DeviceBuffer<u64>, CudaError> {
-    if log_size == 0 || log_size > 32 || cw.len() != 3 << log_size {
+    if log_arity == 0
+        || log_arity > FRI_MAX_LOG_ARITY
+        || log_size < log_arity
+        || log_size > 32
+        || cw.len() != 3 << log_size
+    {
         return Err(CudaError::InvalidArgument(format!(
-            "FRI fold of {} words as 2^{log_size} x 3",
+            "FRI fold of {} words as 2^{log_size} x 3, arity 2^{log_arity}",
             cw.len()
         )));
     }
-    let half = 1u64 << (log_size - 1);
+    let rows = 1u64 << (log_size - log_arity);
     if let Some(r) = roll {
-        if r.len() as u64 != 3 * half {
+        if r.len() as u64 != 3 * rows {
             return Err(CudaError::InvalidArgument(format!(
                 "FRI roll-in of {} words, expected {}",
                 r.len(),
-                3 * half
+                3 * rows
             )));
         }
     }
-    let next = dev.alloc::<u64>(3 * half as usize)?;
+    let next = dev.alloc::<u64>(3 * rows as usize)?;
     let w_inv = domain_generator(log_size as usize)
         .inverse()
         .as_canonical_u64();
+    let root_inv = domain_generator(log_arity as usize)
+        .inverse()
+        .as_canonical_u64();
     let [b0, b1, b2] = ext_words(beta);
-    let [bb0, bb1, bb2] = ext_words(beta.square());
-    // SAFETY: cw holds 2 half x 3 u64, roll (if any) and next half x 3; one thread per j < half.
+    let [bb0, bb1, bb2] = ext_words(beta.pow(1 << log_arity));
+    // SAFETY: cw holds rows·2^log_arity x 3 u64, roll (if any) and next rows x 3; one thread per row j < rows.
     unsafe {
         dev.launch(
             Program::Open,
             "fri_fold_kernel",
-            grid_1d(half, 256)?,
+            grid_1d(rows, 256)?,
             &[
                 KArg::U64(cw.ptr()),
                 KArg::U64(roll.map_or(0, |r| r.ptr())),
                 KArg::U64(next.ptr()),
-                KArg::U64(half),
+                KArg::U64(rows),
                 KArg::U32(log_size),
+                KArg::U32(log_arity),
                 KArg::U64(w_inv),
+                KArg::U64(root_inv),
                 KArg::U64(b0),
                 KArg::U64(b1),
                 KArg::U64(b2),

@@ -402,7 +402,8 @@ pub fn raw_coeffs(
 /// cosets `x_g·H_K`, `K = 2^log_k <= n`, one per `xs[g]`: `(|xs|·K) x width` row-major, row `g·K + j` =
 /// `p(x_g · ω_K^{bitrev_k(j)})` (bit-reversed within each group). `K = n`: one coset scatter per group and a
 /// size-`n` NTT (the LDE's own steps); `K < n`: the coefficients folded modulo `X^K - x_g^K`
-/// (`coset_fold_kernel`, `n / K` terms per cell), then size-`K` NTTs.
+/// (`coset_fold_kernel`, `n / K` terms per cell, split across up to 2^15 thread blocks when there are few
+/// cells and summed by `fold_sum_kernel`), then size-`K` NTTs.
 pub fn coset_evals(
     dev: &Device,
     coeffs: &DeviceBuffer<u64>,
@@ -438,22 +439,49 @@ pub fn coset_evals(
             )?;
         } else {
             let cells = (k_rows * width) as u64;
+            // Split the n/K terms of each cell so that about 2^20 threads run (few cells: queries).
+            let threads = cells * xs.len() as u64;
+            let log_terms = log_n - log_k;
+            let log_split = (20u32.saturating_sub(threads.max(1).ilog2()))
+                .min(log_terms)
+                .min(15);
+            let partial = if log_split > 0 {
+                Some(dev.alloc::<u64>((xs.len() * k_rows * width) << log_split)?)
+            } else {
+                None
+            };
             let mut c = cfg(cells.div_ceil(256) as u32, 256, 0);
             c.grid_dim.1 = xs.len() as u32;
+            c.grid_dim.2 = 1 << log_split;
             dev.launch(
                 Program::Poly,
                 "coset_fold_kernel",
                 c,
                 &[
                     KArg::U64(coeffs.ptr()),
-                    KArg::U64(out.ptr()),
+                    KArg::U64(partial.as_ref().map_or(out.ptr(), |p| p.ptr())),
                     KArg::U64(d_xs.ptr()),
                     KArg::U32(log_n),
                     KArg::U32(log_k),
                     KArg::U32(width as u32),
                     KArg::U64(n_inv),
+                    KArg::U32(log_split),
                 ],
             )?;
+            if let Some(p) = &partial {
+                let all = cells * xs.len() as u64;
+                dev.launch(
+                    Program::Poly,
+                    "fold_sum_kernel",
+                    cfg(all.div_ceil(256).min(1 << 16) as u32, 256, 0),
+                    &[
+                        KArg::U64(p.ptr()),
+                        KArg::U64(out.ptr()),
+                        KArg::U64(all),
+                        KArg::U32(1 << log_split),
+                    ],
+                )?;
+            }
         }
         dif_raw(
             dev,

@@ -6,7 +6,10 @@
 //!    the device-filled tables come back empty with their compact inputs (`FillInputs`);
 //! 3. device fills, one per selected table ([`DEVICE_FILLS`]): each uploads its compact inputs once and writes
 //!    its main trace into a fresh device buffer, counting its BITWISE lookups into one device histogram;
-//! 4. the histogram is merged into the host's lookups ([`DeviceLookups::merge_into`]) and BITWISE is built;
+//!    (and, for DECODE and POW2 built resident, their multiplicities into device counters);
+//! 4. DECODE, POW2 and BITWISE are filled from those counters on the device, BITWISE last (plus the host
+//!    fills' lookups, if any); with BITWISE on the host the histogram is merged into the host's lookups
+//!    instead ([`DeviceLookups::merge_into`]);
 //! 5. prove (`zkrv_machine::prove_inputs_with`): resident traces enter the commitment as
 //!    `TraceInput::Device` (no main-trace upload; the LDE consumes and drops them), the others are uploaded.
 //!
@@ -20,6 +23,7 @@ use thiserror::Error;
 use zkrv_executor::Program;
 use zkrv_machine::registry::Table;
 use zkrv_machine::tables::decode::DecodeTable;
+use zkrv_machine::tables::shift::pow2_height;
 use zkrv_machine::trace::{generate_split, DeviceFill};
 use zkrv_machine::{
     prove_inputs_with, run_for_proof, table_id, MachineError, Proof, SplitWitness, Statement,
@@ -32,29 +36,16 @@ use crate::backend::{CudaBackend, DeviceTrace};
 use crate::device::Device;
 use crate::error::CudaError;
 use crate::stats::{TraceOrigin, TransferStats};
+use crate::tables::regwalk::DeviceRegWalk;
 use crate::tables::{self, DeviceCycles, DeviceLookups};
 
 /// Environment variable forcing host trace generation when set to anything but `0` or empty.
 pub const CPU_TRACE_ENV: &str = "ZKRV_CPU_TRACE";
 
 /// The tables that have a device fill in this build (the others are generated on the host and uploaded):
-/// CPU, LT, SHIFT, LOAD, STORE, MEMW_A, MUL, BYTEWISE, CPU32, DVRM, EQ, MEMW, PAGE, INPUT. A new fill: switch it on here and add its arm to [`fill_one`].
-pub const DEVICE_FILLS: DeviceFill = DeviceFill {
-    cpu: true,
-    lt: true,
-    load: true,
-    store: true,
-    memw_a: true,
-    shift: true,
-    mul: true,
-    bytewise: true,
-    cpu32: true,
-    dvrm: true,
-    eq: true,
-    memw: true,
-    page: true,
-    input: true,
-};
+/// all 20 (DECODE's and POW2's multiplicities are counted by the CPU and SHIFT fills, BITWISE's by every fill).
+/// A new fill: switch it on here and add its arm to [`fill_one`].
+pub const DEVICE_FILLS: DeviceFill = DeviceFill::ALL;
 
 /// Why proving with GPU trace generation failed.
 #[derive(Debug, Error)]
@@ -144,8 +135,10 @@ pub struct TraceGenReport {
     pub host_trace_s: f64,
     /// Upload of the record's cycles for the CPU fill, overlapped with the host walk (not in the total).
     pub record_upload_s: f64,
-    /// All device fills (sum of [`TableGen::fill_s`]).
+    /// All device fills (sum of [`TableGen::fill_s`]) and the device register walk.
     pub device_fill_s: f64,
+    /// The device register walk (`tables::regwalk::reg_walk`), included in `device_fill_s`.
+    pub walk_s: f64,
     /// Merging the device lookup histogram and building BITWISE.
     pub lookups_s: f64,
     /// Proving (commitments onwards).
@@ -165,12 +158,13 @@ impl fmt::Display for TraceGenReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, record upload {:.3} s overlapped, device fills {:.3} s, lookups {:.3} s), prove {:.3} s",
+            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, record upload {:.3} s overlapped, device fills {:.3} s incl. register walk {:.3} s, lookups {:.3} s), prove {:.3} s",
             self.execute_s,
             self.trace_gen_s(),
             self.host_trace_s,
             self.record_upload_s,
             self.device_fill_s,
+            self.walk_s,
             self.lookups_s,
             self.prove_s
         )?;
@@ -302,16 +296,61 @@ pub fn generate_traces(
     };
     let mut resident: Vec<Option<(DeviceTrace, f64)>> =
         (0..TABLE_NAMES.len()).map(|_| None).collect();
-    let selected = selected_tables(device);
+    let selected = fill_order(device);
     if !selected.is_empty() {
-        let lookups = DeviceLookups::new(dev)?;
+        let decode_rows = if device.decode {
+            decode_table.height(opts.min_height)
+        } else {
+            0
+        };
+        let pow2_rows = if device.pow2 {
+            pow2_height(opts.min_height)
+        } else {
+            0
+        };
+        let lookups = DeviceLookups::with_counters(dev, decode_rows, pow2_rows)?;
+        // The register walk on the device, before the CPU and REGFILE fills that read it.
+        let walk = match (device.reg_walk, cycles.as_ref(), split.inputs.cpu.as_ref()) {
+            (false, _, _) => None,
+            (true, Some(c), Some(cpu)) => {
+                dev.synchronize()?;
+                let start = Instant::now();
+                let init = tables::regwalk::initial_regs(&split.record.init_regs, 0, 0);
+                let w = tables::regwalk::reg_walk(
+                    dev,
+                    c,
+                    &cpu.decode,
+                    &init,
+                    &split.record.syscalls,
+                    tables::regwalk::WALK_CHUNK,
+                    &mut stats,
+                )
+                .and_then(|w| dev.synchronize().map(|_| w))
+                .map_err(|source| TraceGenError::Fill {
+                    table: "REGWALK",
+                    source,
+                })?;
+                report.walk_s = start.elapsed().as_secs_f64();
+                report.device_fill_s += report.walk_s;
+                Some(w)
+            }
+            (true, _, _) => {
+                return Err(TraceGenError::Fill {
+                    table: "REGWALK",
+                    source: CudaError::InvalidArgument(
+                        "the device register walk needs the record's cycles and the CPU inputs"
+                            .into(),
+                    ),
+                })
+            }
+        };
         for &t in &selected {
             dev.synchronize()?;
             let start = Instant::now();
             let c = cycles
                 .as_ref()
                 .filter(|_| opts.record_path || t == table_id::CPU);
-            let fill = fill_one(dev, t, &split, c, &lookups, &mut stats)
+            let fill = fill_one(dev, t, &split, c, walk.as_ref(), &lookups, &mut stats)
                 .and_then(|d| dev.synchronize().map(|_| d))
                 .map_err(|source| TraceGenError::Fill {
                     table: TABLE_NAMES[t],
@@ -321,9 +360,11 @@ pub fn generate_traces(
             report.device_fill_s += s;
             resident[t] = Some((fill, s));
         }
-        let start = Instant::now();
-        lookups.merge_into(dev, &mut split.traces.lookups)?;
-        report.lookups_s = start.elapsed().as_secs_f64();
+        if !device.bitwise {
+            let start = Instant::now();
+            lookups.merge_into(dev, &mut split.traces.lookups)?;
+            report.lookups_s = start.elapsed().as_secs_f64();
+        }
     }
     let start = Instant::now();
     let SplitWitness {
@@ -386,14 +427,29 @@ pub fn selected_tables(device: DeviceFill) -> Vec<usize> {
         .collect()
 }
 
+/// The order the device fills run in: [`selected_tables`] with BITWISE moved last (it reads the histogram
+/// every other fill counts into). DECODE follows CPU and POW2 follows SHIFT in proof order already.
+pub fn fill_order(device: DeviceFill) -> Vec<usize> {
+    let mut v: Vec<usize> = selected_tables(device)
+        .into_iter()
+        .filter(|&t| t != table_id::BITWISE)
+        .collect();
+    if device.bitwise {
+        v.push(table_id::BITWISE);
+    }
+    v
+}
+
 /// Runs the device fill of table `t` from the split's inputs. With the record's cycles on the device
 /// (`cycles`), CPU reads them and LOAD, STORE, MEMW_A take the record path (`fill_*_rec`: only what the record
 /// does not hold is uploaded); without, CPU uploads them and the others upload their packed events.
+#[allow(clippy::too_many_arguments)]
 pub fn fill_one(
     dev: &Device,
     t: usize,
     split: &SplitWitness,
     cycles: Option<&DeviceCycles>,
+    walk: Option<&DeviceRegWalk>,
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
@@ -404,8 +460,21 @@ pub fn fill_one(
             let cpu = inputs.cpu.as_ref().ok_or_else(|| {
                 CudaError::InvalidArgument("CPU fill inputs missing (DeviceFill::cpu unset)".into())
             })?;
-            match cycles {
-                Some(c) => tables::cpu::fill_cpu_uploaded(
+            match (cycles, walk) {
+                (Some(c), Some(w)) => tables::cpu::fill_cpu_walked(
+                    dev,
+                    c,
+                    &w.walk,
+                    &cpu.decode,
+                    min_height,
+                    lookups,
+                    stats,
+                ),
+                (None, Some(_)) => Err(CudaError::InvalidArgument(
+                    "CPU fill: a device register walk without the record's cycles on the device"
+                        .into(),
+                )),
+                (Some(c), None) => tables::cpu::fill_cpu_uploaded(
                     dev,
                     c,
                     &cpu.walk,
@@ -414,7 +483,7 @@ pub fn fill_one(
                     lookups,
                     stats,
                 ),
-                None => tables::cpu::fill_cpu(
+                (None, None) => tables::cpu::fill_cpu(
                     dev,
                     &split.record.cycles,
                     &cpu.walk,
@@ -448,6 +517,23 @@ pub fn fill_one(
             stats,
         ),
         table_id::MUL => tables::mul::fill_mul(dev, &inputs.mul, min_height, lookups, stats),
+        table_id::REGFILE => match walk {
+            Some(w) => tables::regfile::fill_regfile_resident(dev, &w.fin, min_height, lookups),
+            None => tables::regfile::fill_regfile(dev, &inputs.regs, min_height, lookups, stats),
+        },
+        table_id::SYSCALL => {
+            tables::sysio::fill_syscall(dev, &inputs.syscall, min_height, lookups, stats)
+        }
+        table_id::SYSIO => {
+            tables::sysio::fill_sysio(dev, &inputs.sysio, min_height, lookups, stats)
+        }
+        // DECODE and POW2 from the counters of the CPU and SHIFT fills (which run first), BITWISE from the
+        // histogram of every fill (run last, [`fill_order`]) plus the host fills' lookups.
+        table_id::DECODE => tables::decode::fill_decode(dev, lookups),
+        table_id::POW2 => tables::shift::fill_pow2(dev, lookups),
+        table_id::BITWISE => {
+            tables::bitwise::fill_bitwise(dev, lookups, &split.traces.lookups, stats)
+        }
         table_id::LOAD => match cycles {
             Some(c) => {
                 tables::load::fill_load_rec(dev, c, &inputs.loads, min_height, lookups, stats)

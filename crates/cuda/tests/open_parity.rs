@@ -7,9 +7,9 @@
 //!   CPU backend's `fold_fri_layer`, `deep_codeword` and `evaluate`.
 //! * `open_kernel_launches_host_emu_match_cpu` (no GPU): the whole kernels over emulated grids
 //!   (`ZKRV_HOST_EMU_GRID`), incl. the two-pass reduction and the opening gather against `MerkleTree::open`.
-//! * on a GPU (each prints `SKIPPED <test>: <reason>` without one): `gpu_fri_fold_matches_cpu` (2^1..2^20,
-//!   with and without roll-in), `gpu_fri_layer_commit_and_open_match_cpu` (roots, openings, final codeword;
-//!   zk salted and not), `gpu_deep_codeword_matches_cpu` (several heights, terms, shared and many points,
+//! * on a GPU (each prints `SKIPPED <test>: <reason>` without one): `gpu_fri_fold_matches_cpu` (arity 2, 4,
+//!   8; 2^a..2^20, with and without roll-in), `gpu_fri_layer_commit_and_open_match_cpu` (roots, openings,
+//!   final codeword at arity 2, 4, 8; zk salted and not; full and capped trees), `gpu_deep_codeword_matches_cpu` (several heights, terms, shared and many points,
 //!   `PointInDomain`), `gpu_evaluate_matches_cpu` (stored rounds, points in and out of `g·H_n`),
 //!   `gpu_open_rows_matches_cpu` (mixed-height rounds, zk and not).
 #![cfg(feature = "cuda")]
@@ -108,6 +108,32 @@ fn cpu_round(
     (traces, c)
 }
 
+/// A random fold case of a codeword of `2^s` values at arity `2^a` for the emulated `fri_fold_row` /
+/// `fri_fold_kernel` (command 1 of both drivers): `(codeword, beta, roll-in)`.
+fn push_fold(
+    input: &mut Vec<u8>,
+    r: &mut StdRng,
+    s: usize,
+    a: usize,
+    roll: bool,
+) -> (Vec<Ext3>, Ext3, Option<Vec<Ext3>>) {
+    let cw = rand_codeword(r, s);
+    let beta = rand_ext(r);
+    let roll_cw = roll.then(|| rand_codeword(r, s - a));
+    let w_inv = domain_generator(s).inverse().as_canonical_u64();
+    let root_inv = domain_generator(a).inverse().as_canonical_u64();
+    push(
+        input,
+        &[1, s as u64, a as u64, u64::from(roll), w_inv, root_inv],
+    );
+    push(input, &words(&[beta, beta.pow(1 << a)]));
+    push(input, &words(&cw));
+    if let Some(rc) = &roll_cw {
+        push(input, &words(rc));
+    }
+    (cw, beta, roll_cw)
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Host emulation
 
@@ -119,15 +145,16 @@ static ext3 rde() { ext3 e; e.c0 = rd(); e.c1 = rd(); e.c2 = rd(); return e; }
 int main() {
     u64 cmd;
     while (fread(&cmd, 8, 1, stdin) == 1) {
-        if (cmd == 1) {  // fold: log_size, has_roll, w_inv, beta, beta^2, cw, roll
-            u32 s = (u32)rd(); u64 has_roll = rd(), w_inv = rd();
-            ext3 beta = rde(), beta2 = rde();
-            u64 half = 1ull << (s - 1);
-            std::vector<u64> cw, roll, next(3 * half);
-            rdv(cw, 6 * half);
-            if (has_roll) rdv(roll, 3 * half);
-            for (u64 j = 0; j < half; j++)
-                fri_fold_row(cw.data(), has_roll ? roll.data() : nullptr, next.data(), j, s, w_inv, beta, beta2);
+        if (cmd == 1) {  // fold: log_size, log_arity, has_roll, w_inv, root_inv, beta, beta^(2^a), cw, roll
+            u32 s = (u32)rd(), a = (u32)rd(); u64 has_roll = rd(), w_inv = rd(), root_inv = rd();
+            ext3 beta = rde(), beta_roll = rde();
+            u64 rows = 1ull << (s - a);
+            std::vector<u64> cw, roll, next(3 * rows);
+            rdv(cw, 3ull << s);
+            if (has_roll) rdv(roll, 3 * rows);
+            for (u64 j = 0; j < rows; j++)
+                fri_fold_row(cw.data(), has_roll ? roll.data() : nullptr, next.data(), j, s, a, w_inv, root_inv, beta,
+                             beta_roll);
             wr(next.data(), next.size());
         } else if (cmd == 2) {  // deep: log_height, omega, shift, n_mats, mats (len, words), n_groups, groups
             u32 lh = (u32)rd(); u64 omega = rd(), shift = rd(), n_mats = rd();
@@ -169,7 +196,8 @@ int main() {
 }
 "#;
 
-/// The C++ emulation of `open.cu` against the CPU backend: FRI folds (2^1..2^12, with and without roll-in),
+/// The C++ emulation of `open.cu` against the CPU backend: FRI folds (arity 2, 4, 8; 2^a..2^12, with and
+/// without roll-in),
 /// DEEP codewords (several heights, shared points, more than `DEEP_MAX_POINTS` points in one height) and
 /// barycentric weights + column sums (the CPU's `evaluate`).
 #[test]
@@ -179,20 +207,13 @@ fn open_kernels_host_emu_match_cpu() {
     let mut expect: Vec<u64> = Vec::new();
 
     // 1. Folds.
-    for s in 1..=12usize {
-        for roll in [false, true] {
-            let cw = rand_codeword(&mut r, s);
-            let beta = rand_ext(&mut r);
-            let roll_cw = roll.then(|| rand_codeword(&mut r, s - 1));
-            let w_inv = domain_generator(s).inverse().as_canonical_u64();
-            push(&mut input, &[1, s as u64, u64::from(roll), w_inv]);
-            push(&mut input, &words(&[beta, beta.square()]));
-            push(&mut input, &words(&cw));
-            if let Some(rc) = &roll_cw {
-                push(&mut input, &words(rc));
+    for a in 1..=3usize {
+        for s in a..=12usize {
+            for roll in [false, true] {
+                let (cw, beta, roll_cw) = push_fold(&mut input, &mut r, s, a, roll);
+                let next = CPU.fold_fri_layer(cw, s, a, beta, roll_cw).unwrap();
+                expect.extend(words(&next));
             }
-            let next = CPU.fold_fri_layer(cw, s, beta, roll_cw).unwrap();
-            expect.extend(words(&next));
         }
     }
 
@@ -354,16 +375,16 @@ static unsigned blocks(u64 n, unsigned b) { return (unsigned)((n + b - 1) / b); 
 int main() {
     u64 cmd;
     while (fread(&cmd, 8, 1, stdin) == 1) {
-        if (cmd == 1) {  // fri_fold_kernel: log_size, has_roll, w_inv, beta, beta^2, cw, roll
-            u32 s = (u32)rd(); u64 has_roll = rd(), w_inv = rd();
+        if (cmd == 1) {  // fri_fold_kernel: log_size, log_arity, has_roll, w_inv, root_inv, beta, beta^(2^a), cw, roll
+            u32 s = (u32)rd(), a = (u32)rd(); u64 has_roll = rd(), w_inv = rd(), root_inv = rd();
             u64 b[6]; for (auto& x : b) x = rd();
-            u64 half = 1ull << (s - 1);
-            std::vector<u64> cw, roll, next(3 * half, ~0ull);
-            rdv(cw, 6 * half);
-            if (has_roll) rdv(roll, 3 * half);
-            emu_launch(blocks(half, 256), 1, 256, false, [&] {
-                fri_fold_kernel(cw.data(), has_roll ? roll.data() : nullptr, next.data(), half, s, w_inv, b[0], b[1],
-                                b[2], b[3], b[4], b[5]);
+            u64 rows = 1ull << (s - a);
+            std::vector<u64> cw, roll, next(3 * rows, ~0ull);
+            rdv(cw, 3ull << s);
+            if (has_roll) rdv(roll, 3 * rows);
+            emu_launch(blocks(rows, 256), 1, 256, false, [&] {
+                fri_fold_kernel(cw.data(), has_roll ? roll.data() : nullptr, next.data(), rows, s, a, w_inv, root_inv,
+                                b[0], b[1], b[2], b[3], b[4], b[5]);
             });
             wr(next.data(), next.size());
         } else if (cmd == 2) {  // deep_codeword_kernel: log_height, omega, shift, mats, groups
@@ -478,19 +499,19 @@ fn open_kernel_launches_host_emu_match_cpu() {
     let mut expect: Vec<u64> = Vec::new();
     let lb = 1usize;
 
-    for s in [1usize, 2, 9, 10] {
+    for (s, a) in [
+        (1usize, 1usize),
+        (2, 1),
+        (9, 1),
+        (10, 1),
+        (2, 2),
+        (11, 2),
+        (3, 3),
+        (12, 3),
+    ] {
         for roll in [false, true] {
-            let cw = rand_codeword(&mut r, s);
-            let beta = rand_ext(&mut r);
-            let roll_cw = roll.then(|| rand_codeword(&mut r, s - 1));
-            let w_inv = domain_generator(s).inverse().as_canonical_u64();
-            push(&mut input, &[1, s as u64, u64::from(roll), w_inv]);
-            push(&mut input, &words(&[beta, beta.square()]));
-            push(&mut input, &words(&cw));
-            if let Some(rc) = &roll_cw {
-                push(&mut input, &words(rc));
-            }
-            expect.extend(words(&CPU.fold_fri_layer(cw, s, beta, roll_cw).unwrap()));
+            let (cw, beta, roll_cw) = push_fold(&mut input, &mut r, s, a, roll);
+            expect.extend(words(&CPU.fold_fri_layer(cw, s, a, beta, roll_cw).unwrap()));
         }
     }
 
@@ -605,10 +626,12 @@ fn open_kernel_launches_host_emu_match_cpu() {
         let (_, c) = cpu_round(&mut r, &shapes, lb, salt);
         trees.push(c.tree);
     }
-    let (_, fri) = CPU
-        .commit_fri_layer(&rand_codeword(&mut r, 6), Some((&rng, 17)))
-        .unwrap();
-    trees.push(fri);
+    for a in 1..=3 {
+        let (_, fri) = CPU
+            .commit_fri_layer(&rand_codeword(&mut r, 6), a, Some((&rng, 17)))
+            .unwrap();
+        trees.push(fri);
+    }
     let mut gathers = Vec::new();
     for tree in &trees {
         let lt = tree.log_max_height();
@@ -648,70 +671,91 @@ fn open_kernel_launches_host_emu_match_cpu() {
 // ---------------------------------------------------------------------------------------------------------
 // Device
 
-/// Every fold size 2^1..2^20, with and without roll-in.
+/// Every fold size 2^a..2^20 at arity 2, 4 and 8, with and without roll-in.
 #[test]
 fn gpu_fri_fold_matches_cpu() {
     let test = "gpu_fri_fold_matches_cpu";
     let Some(gpu) = backend(test) else { return };
     let mut r = StdRng::seed_from_u64(seed(test));
-    for s in 1..=20usize {
-        for roll in [false, true] {
-            let cw = rand_codeword(&mut r, s);
-            let beta = rand_ext(&mut r);
-            let roll_cw = roll.then(|| rand_codeword(&mut r, s - 1));
-            let d_cw = gpu.upload_codeword(&cw).unwrap();
-            let d_roll = roll_cw.as_ref().map(|v| gpu.upload_codeword(v).unwrap());
-            let d_next = gpu.fold_fri_layer(d_cw, s, beta, d_roll).unwrap();
-            assert_eq!(d_next.log_size, s - 1);
-            let got = gpu.download_codeword(&d_next).unwrap();
-            let want = CPU.fold_fri_layer(cw, s, beta, roll_cw).unwrap();
-            assert!(got == want, "fold 2^{s} roll-in {roll}: GPU differs");
+    for a in 1..=3usize {
+        for s in a..=20usize {
+            for roll in [false, true] {
+                let cw = rand_codeword(&mut r, s);
+                let beta = rand_ext(&mut r);
+                let roll_cw = roll.then(|| rand_codeword(&mut r, s - a));
+                let d_cw = gpu.upload_codeword(&cw).unwrap();
+                let d_roll = roll_cw.as_ref().map(|v| gpu.upload_codeword(v).unwrap());
+                let d_next = gpu.fold_fri_layer(d_cw, s, a, beta, d_roll).unwrap();
+                assert_eq!(d_next.log_size, s - a);
+                let got = gpu.download_codeword(&d_next).unwrap();
+                let want = CPU.fold_fri_layer(cw, s, a, beta, roll_cw).unwrap();
+                assert!(
+                    got == want,
+                    "fold 2^{s} arity 2^{a} roll-in {roll}: GPU differs"
+                );
+            }
         }
     }
     // Shape errors, not panics.
-    let cw = gpu.upload_codeword(&rand_codeword(&mut r, 3)).unwrap();
-    assert!(gpu.fold_fri_layer(cw, 4, Ext3::ONE, None).is_err());
+    for (s, a) in [(4, 1), (3, 0), (3, 4), (2, 3)] {
+        let cw = gpu.upload_codeword(&rand_codeword(&mut r, 3)).unwrap();
+        assert!(gpu.fold_fri_layer(cw, s, a, Ext3::ONE, None).is_err());
+    }
 }
 
-/// Layer roots and openings (every row of small layers, random rows with repeats of larger ones), zk salted
-/// and not, then the fold chain down to a final codeword.
+/// Layer roots and openings at arity 2, 4 and 8 (every row of small layers, random rows with repeats of
+/// larger ones), zk salted and not, with the full tree and capped as in recompute mode
+/// (`open_fri_layer_capped`), then the fold down to a final codeword.
 #[test]
 fn gpu_fri_layer_commit_and_open_match_cpu() {
     let test = "gpu_fri_layer_commit_and_open_match_cpu";
     let Some(gpu) = backend(test) else { return };
     let mut r = StdRng::seed_from_u64(seed(test));
     let rng = ZkRng::from_test_seed(r.gen());
-    for zk in [false, true] {
-        for s in [1usize, 2, 3, 5, 8, 12, 16] {
-            let cw = rand_codeword(&mut r, s);
-            let round = zkrv_stark::zk::ROUND_FRI + s as u32;
-            let salt = zk.then_some((&rng, round));
-            let (cpu_root, cpu_layer) = CPU.commit_fri_layer(&cw, salt).unwrap();
-            let d_cw = gpu.upload_codeword(&cw).unwrap();
-            let (gpu_root, gpu_layer) = gpu.commit_fri_layer(&d_cw, salt).unwrap();
-            assert_eq!(gpu_root, cpu_root, "zk {zk} 2^{s}: FRI layer roots differ");
-            let rows = 1usize << (s - 1);
-            let mut idx: Vec<usize> = if rows <= 64 {
-                (0..rows).collect()
-            } else {
-                (0..100).map(|_| r.gen_range(0..rows)).collect()
-            };
-            idx.push(idx[0]);
-            idx.push(rows - 1);
-            let want = CPU.open_fri_layer(&cpu_layer, &idx).unwrap();
-            let got = gpu.open_fri_layer(&gpu_layer, &idx).unwrap();
-            assert_eq!(got, want, "zk {zk} 2^{s}: FRI layer openings differ");
-            assert!(gpu.open_fri_layer(&gpu_layer, &[rows]).is_err());
-            // The layer shares the codeword's buffer: folding it must not disturb the opened values.
-            let beta = rand_ext(&mut r);
-            let d_next = gpu.fold_fri_layer(d_cw, s, beta, None).unwrap();
-            assert_eq!(gpu.open_fri_layer(&gpu_layer, &idx).unwrap(), want);
-            let next = CPU.fold_fri_layer(cw, s, beta, None).unwrap();
-            assert_eq!(
-                gpu.final_codeword(d_next).unwrap(),
-                CPU.final_codeword(next).unwrap(),
-                "zk {zk} 2^{s}: final codewords differ"
-            );
+    for mode in [
+        zkrv_cuda::GpuLdeMode::Store,
+        zkrv_cuda::GpuLdeMode::Recompute,
+    ] {
+        gpu.set_lde_mode(mode);
+        for zk in [false, true] {
+            for a in 1..=3usize {
+                for s in [1usize, 2, 3, 5, 8, 12, 16] {
+                    if s < a {
+                        continue;
+                    }
+                    let cw = rand_codeword(&mut r, s);
+                    let round = zkrv_stark::zk::ROUND_FRI + s as u32;
+                    let salt = zk.then_some((&rng, round));
+                    let (cpu_root, cpu_layer) = CPU.commit_fri_layer(&cw, a, salt).unwrap();
+                    let d_cw = gpu.upload_codeword(&cw).unwrap();
+                    let (gpu_root, gpu_layer) = gpu.commit_fri_layer(&d_cw, a, salt).unwrap();
+                    let what = format!("{mode:?} zk {zk} 2^{s} arity 2^{a}");
+                    assert_eq!(gpu_root, cpu_root, "{what}: FRI layer roots differ");
+                    let rows = 1usize << (s - a);
+                    let mut idx: Vec<usize> = if rows <= 64 {
+                        (0..rows).collect()
+                    } else {
+                        (0..100).map(|_| r.gen_range(0..rows)).collect()
+                    };
+                    idx.push(idx[0]);
+                    idx.push(rows - 1);
+                    let want = CPU.open_fri_layer(&cpu_layer, &idx).unwrap();
+                    let got = gpu.open_fri_layer(&gpu_layer, &idx).unwrap();
+                    assert_eq!(got, want, "{what}: FRI layer openings differ");
+                    assert!(got.iter().all(|o| o.values.len() == 1 << a));
+                    assert!(gpu.open_fri_layer(&gpu_layer, &[rows]).is_err());
+                    // The layer shares the codeword's buffer: folding it must not disturb the opened values.
+                    let beta = rand_ext(&mut r);
+                    let d_next = gpu.fold_fri_layer(d_cw, s, a, beta, None).unwrap();
+                    assert_eq!(gpu.open_fri_layer(&gpu_layer, &idx).unwrap(), want);
+                    let next = CPU.fold_fri_layer(cw, s, a, beta, None).unwrap();
+                    assert_eq!(
+                        gpu.final_codeword(d_next).unwrap(),
+                        CPU.final_codeword(next).unwrap(),
+                        "{what}: final codewords differ"
+                    );
+                }
+            }
         }
     }
     let s = gpu.stats();

@@ -8,10 +8,10 @@
 mod rv_programs;
 
 use zkrv_cuda::commit::{STAGE_COMMIT, STAGE_HOST_COPY};
-use zkrv_cuda::trace_gen::{selected_tables, TraceGenOptions, DEVICE_FILLS};
+use zkrv_cuda::trace_gen::{fill_order, selected_tables, TraceGenOptions, DEVICE_FILLS};
 use zkrv_cuda::{prove_gpu_tracegen_with, CudaBackend, Device, TraceOrigin};
 use zkrv_machine::trace::DeviceFill;
-use zkrv_machine::{prove, verify, TABLE_NAMES};
+use zkrv_machine::{prove, table_id, verify, TABLE_NAMES};
 use zkrv_stark::StarkConfig;
 
 #[test]
@@ -21,14 +21,49 @@ fn trace_gen_options() {
         .into_iter()
         .map(|t| TABLE_NAMES[t])
         .collect();
-    assert_eq!(
-        all,
-        [
-            "CPU", "EQ", "LT", "LOAD", "STORE", "MEMW_A", "PAGE", "BYTEWISE", "INPUT", "CPU32",
-            "DVRM", "SHIFT", "MUL", "MEMW"
-        ]
+    assert_eq!(all, TABLE_NAMES, "every table has a device fill");
+    // BITWISE reads the histogram every other fill counts into: it runs last.
+    let order = fill_order(DeviceFill::ALL);
+    assert_eq!(order.len(), TABLE_NAMES.len());
+    assert_eq!(order.last(), Some(&table_id::BITWISE));
+    let pos = |t: usize| order.iter().position(|&x| x == t).unwrap();
+    assert!(
+        pos(table_id::CPU) < pos(table_id::DECODE),
+        "CPU counts DECODE"
     );
-    const { assert!(DEVICE_FILLS.cpu, "the CPU table has a device fill") };
+    assert!(
+        pos(table_id::SHIFT) < pos(table_id::POW2),
+        "SHIFT counts POW2"
+    );
+    assert_eq!(DEVICE_FILLS, DeviceFill::ALL);
+    // DECODE without CPU, POW2 without SHIFT on the device: refused (nothing would count them).
+    for (bad, what) in [
+        (
+            DeviceFill {
+                cpu: false,
+                ..DeviceFill::ALL
+            },
+            "DECODE",
+        ),
+        (
+            DeviceFill {
+                shift: false,
+                ..DeviceFill::ALL
+            },
+            "POW2",
+        ),
+        (
+            DeviceFill {
+                regfile: false,
+                ..DeviceFill::ALL
+            },
+            "register walk",
+        ),
+    ] {
+        let e = bad.check().unwrap_err().to_string();
+        assert!(e.contains(what), "{e}");
+    }
+    DeviceFill::ALL.check().unwrap();
     let host = TraceGenOptions {
         host_traces: true,
         ..TraceGenOptions::default()
@@ -53,23 +88,40 @@ fn gpu_tracegen_proofs_are_byte_identical_to_cpu() {
     for (k, g) in rv_programs::GUESTS.iter().enumerate() {
         let (p, input) = rv_programs::guest(g);
         let (st_cpu, proof_cpu) = prove(&p, &input, &config).unwrap();
-        // (host traces, record path): the default on every guest; on the first and the largest ones also the
-        // fills uploading their own inputs, and all traces on the host.
-        let modes = if k == 0 || *g == "sort" {
-            vec![(false, true), (false, false), (true, true)]
-        } else {
-            vec![(false, true)]
+        // (host traces, record path, device fills): the default on every guest; on the first and the largest
+        // ones also the fills uploading their own inputs, all traces on the host, and LT, SYSIO and the register
+        // walk on the host with BITWISE on the device (which then adds the host fills' lookups to the device
+        // histogram; CPU and REGFILE upload the host walk's results).
+        let partial = DeviceFill {
+            lt: false,
+            sysio: false,
+            reg_walk: false,
+            ..DEVICE_FILLS
         };
-        for (host_traces, record_path) in modes {
+        let modes = if k == 0 || *g == "sort" {
+            vec![
+                (false, true, DEVICE_FILLS),
+                (false, false, DEVICE_FILLS),
+                (true, true, DEVICE_FILLS),
+                (false, true, partial),
+            ]
+        } else {
+            vec![(false, true, DEVICE_FILLS)]
+        };
+        for (host_traces, record_path, device) in modes {
             backend.reset_stats();
             let opts = TraceGenOptions {
                 host_traces,
                 record_path,
+                device,
                 ..TraceGenOptions::default()
             };
             let (st, proof, report) = prove_gpu_tracegen_with(&backend, &p, &input, &config, opts)
                 .unwrap_or_else(|e| panic!("{g}: {e}"));
-            let mode = format!("host traces: {host_traces}, record path: {record_path}");
+            let mode = format!(
+                "host traces: {host_traces}, record path: {record_path}, all fills: {}",
+                device == DEVICE_FILLS
+            );
             eprintln!("{g} ({mode}):\n{report}");
             assert_eq!(st, st_cpu, "{g}: statement");
             assert!(
@@ -110,12 +162,34 @@ fn gpu_tracegen_proofs_are_byte_identical_to_cpu() {
             let want: Vec<&str> = if host_traces {
                 Vec::new()
             } else {
-                selected_tables(DEVICE_FILLS)
+                selected_tables(device)
                     .into_iter()
                     .map(|t| TABLE_NAMES[t])
                     .collect()
             };
             assert_eq!(resident, want, "{g}: resident tables");
+            if !host_traces && device == DEVICE_FILLS {
+                // Every table resident: no main trace crosses PCIe at commit.
+                let main_h2d: u64 = report
+                    .tables
+                    .iter()
+                    .filter_map(|t| {
+                        stats
+                            .bytes
+                            .get(&(STAGE_COMMIT.to_string(), t.name.to_string()))
+                    })
+                    .map(|b| b.h2d)
+                    .sum();
+                assert_eq!(main_h2d, 0, "{g}: main-trace host->device bytes");
+                let bw = stats
+                    .bytes
+                    .get(&("trace-gen".to_string(), "BITWISE".to_string()))
+                    .map_or(0, |b| b.h2d);
+                assert_eq!(
+                    bw, 0,
+                    "{g}: no host lookups to upload with every fill on the device"
+                );
+            }
         }
     }
 }

@@ -90,6 +90,36 @@ fn rustalloc_matches_host() {
     check_guest("rustalloc");
 }
 
+#[test]
+fn typedio_matches_host() {
+    check_guest("typedio");
+}
+
+/// The Rust runtime's typed `read` on malformed input: the reason on the debug output, exit code 103.
+#[test]
+fn rust_typed_read_errors_report_on_debug_output() {
+    let program = load("typedio");
+    for (input, msg) in [
+        (&[1u8, 0][..], "the input ends before the value's frame"),
+        (
+            &[9, 0, 0, 0, 4][..],
+            "the input ends inside the value's frame",
+        ),
+        (
+            &[1, 0, 0, 0, 0xff][..],
+            "the frame does not decode as the type",
+        ),
+    ] {
+        let exec = run("typedio", &program, input);
+        assert_eq!(exec.exit_code, 103);
+        let text = String::from_utf8_lossy(&exec.debug_output);
+        assert!(
+            text.starts_with("zkrv-guest: read::<typedio::Request>: ") && text.contains(msg),
+            "{input:?}: debug output {text:?}"
+        );
+    }
+}
+
 /// The Rust runtime's panic handler: message on the debug output, exit code 101.
 #[test]
 fn rust_panics_report_on_debug_output() {

@@ -4,13 +4,13 @@
 use std::collections::{BTreeMap, HashMap};
 
 use zkrv_executor::{decode, Op, Record};
-use zkrv_stark::field::{PrimeCharacteristicRing, F};
+use zkrv_stark::field::{PrimeCharacteristicRing, PrimeField64, F};
 use zkrv_stark::matrix::RowMajorMatrix;
 
 use crate::bus::{alu, NUM_REG_CELLS};
 use crate::bus::{REG_INPUT_CURSOR, REG_OUTPUT_CURSOR};
 use crate::registry::Table;
-use crate::tables::bitwise::Lookups;
+use crate::tables::bitwise::{Lookups, NUM_BITWISE_COLS};
 use crate::tables::bytewise::{bytewise_trace, NUM_BYTEWISE_COLS};
 use crate::tables::cpu::{cpu_height, cpu_result, cpu_trace, CpuDecode, RegWalk, NUM_CPU_COLS};
 use crate::tables::cpu32::{cpu32_requests, cpu32_trace, NUM_CPU32_COLS};
@@ -26,13 +26,14 @@ use crate::tables::memw::{memw_trace, MemwEvent, NUM_MEMW_COLS};
 use crate::tables::memw_a::{memw_a_trace, MemwAEvent, NUM_MEMW_A_COLS};
 use crate::tables::mul::{mul_trace, MulRequests, NUM_MUL_COLS};
 use crate::tables::page::{page_trace, CELLS_PER_PAGE, NUM_PAGE_COLS};
-use crate::tables::regfile::regfile_trace;
+use crate::tables::regfile::{regfile_trace, NUM_REGFILE_COLS};
 use crate::tables::shift::{
     shift_side_requests, shift_trace, ShiftOp, ShiftRequests, ShiftTraces, NUM_SHIFT_COLS,
 };
 use crate::tables::store::{store_trace, StoreEvent, NUM_STORE_COLS};
 use crate::tables::sysio::{
-    syscall_trace, sysio_trace, SyscallEventRow, SysioEventRow, SYS_READ, SYS_WRITE,
+    syscall_trace, sysio_trace, SyscallEventRow, SysioEventRow, NUM_SYSCALL_COLS, NUM_SYSIO_COLS,
+    SYS_READ, SYS_WRITE,
 };
 use crate::MachineError;
 
@@ -73,6 +74,8 @@ pub struct Traces {
     pub pages: Vec<u32>,
     /// What the tables looked up in BITWISE (fill BITWISE last, with [`Lookups::trace`]).
     pub lookups: Lookups,
+    /// BITWISE is built on the device ([`DeviceFill::bitwise`]): [`Self::into_table_order`] leaves it empty.
+    pub bitwise_on_device: bool,
 }
 
 /// Tables whose rows the caller fills itself (on a GPU, crate `zkrv-cuda`) from [`FillInputs`] instead of the
@@ -106,6 +109,27 @@ pub struct DeviceFill {
     pub page: bool,
     /// INPUT ([`FillInputs::input_uses`] and the consumed input).
     pub input: bool,
+    /// REGFILE ([`FillInputs::regs`]).
+    pub regfile: bool,
+    /// SYSCALL ([`FillInputs::syscall`]).
+    pub syscall: bool,
+    /// SYSIO ([`FillInputs::sysio`]).
+    pub sysio: bool,
+    /// DECODE multiplicities, counted on the device by the CPU fill (needs [`DeviceFill::cpu`]); the host's
+    /// counts stay in [`FillInputs::decode`] as a reference.
+    pub decode: bool,
+    /// POW2 counters, counted on the device by the SHIFT fill (needs [`DeviceFill::shift`]); the host's
+    /// counts stay in [`FillInputs::pow2`] as a reference.
+    pub pow2: bool,
+    /// BITWISE multiplicities from the device lookup histogram (plus the host fills' lookups, if any):
+    /// [`Traces::into_table_order`] then leaves BITWISE `0 x 7` and [`Traces::lookups`] holds only the host
+    /// fills' lookups.
+    pub bitwise: bool,
+    /// The register walk on the device (needs [`DeviceFill::cpu`] and [`DeviceFill::regfile`]): the device
+    /// computes every register access's previous timestamp and value and the final register cells from the
+    /// record, so [`CpuFillInputs::walk`] and [`FillInputs::regs`] are left empty (the host still walks the
+    /// registers for the syscall rows and its checks).
+    pub reg_walk: bool,
 }
 
 impl DeviceFill {
@@ -125,6 +149,13 @@ impl DeviceFill {
         memw: false,
         page: false,
         input: false,
+        regfile: false,
+        syscall: false,
+        sysio: false,
+        decode: false,
+        pow2: false,
+        bitwise: false,
+        reg_walk: false,
     };
 
     /// Whether `table` is selected (a table without a device fill never is).
@@ -144,8 +175,37 @@ impl DeviceFill {
             Table::Memw => self.memw,
             Table::Page => self.page,
             Table::Input => self.input,
-            _ => false,
+            Table::Regfile => self.regfile,
+            Table::Syscall => self.syscall,
+            Table::Sysio => self.sysio,
+            Table::Decode => self.decode,
+            Table::Pow2 => self.pow2,
+            Table::Bitwise => self.bitwise,
         }
+    }
+
+    /// Checks that every selected table can be filled from what the other selections provide: DECODE's
+    /// multiplicities are counted by the CPU fill and POW2's by the SHIFT fill. Errors:
+    /// [`MachineError::Internal`] naming the missing table.
+    pub fn check(self) -> Result<(), MachineError> {
+        if self.decode && !self.cpu {
+            return Err(MachineError::Internal(
+                "DECODE on the device needs CPU on the device (its fill counts the multiplicities)"
+                    .into(),
+            ));
+        }
+        if self.reg_walk && !(self.cpu && self.regfile) {
+            return Err(MachineError::Internal(
+                "the register walk on the device needs CPU and REGFILE on the device (they read it)".into(),
+            ));
+        }
+        if self.pow2 && !self.shift {
+            return Err(MachineError::Internal(
+                "POW2 on the device needs SHIFT on the device (its fill counts the POW2 rows)"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 
     /// Every table that has a device fill.
@@ -164,13 +224,21 @@ impl DeviceFill {
         memw: true,
         page: true,
         input: true,
+        regfile: true,
+        syscall: true,
+        sysio: true,
+        decode: true,
+        pow2: true,
+        bitwise: true,
+        reg_walk: true,
     };
 }
 
 /// The CPU table's compact inputs besides the record's cycles (`Record::cycles`, uploaded as they are).
 #[derive(Clone, Debug, Default)]
 pub struct CpuFillInputs {
-    /// One entry per cycle, in cycle order (= row order): `cycles x 20` bytes.
+    /// One entry per cycle, in cycle order (= row order): `cycles x 20` bytes; empty with
+    /// [`DeviceFill::reg_walk`] (the device walks the registers).
     pub walk: Vec<RegWalk>,
     /// The program's DECODE rows and dense pc -> row index.
     pub decode: CpuDecode,
@@ -212,11 +280,24 @@ pub struct FillInputs {
     pub loads: Vec<LoadEvent>,
     pub stores: Vec<StoreEvent>,
     pub accesses: Vec<MemwAEvent>,
+    /// REGFILE: `(final value, last-access timestamp)` of every register cell (x0..x31, the input and output
+    /// cursors), in register order (= row order); empty unless [`DeviceFill::regfile`].
+    pub regs: Vec<(u64, u64)>,
+    /// SYSCALL rows (one per `read`/`write` ECALL) and SYSIO rows (one per cell transferred), in execution
+    /// order (= row order); empty unless selected.
+    pub syscall: Vec<SyscallEventRow>,
+    pub sysio: Vec<SysioEventRow>,
+    /// The host's DECODE multiplicities (`decode.height(min_height)` counts, padding row 0 included) and POW2
+    /// counters (`pow2_height(min_height)`), when [`DeviceFill::decode`] / [`DeviceFill::pow2`]: what the
+    /// device counts must equal (tests); the device fills do not read them.
+    pub decode: Vec<u64>,
+    pub pow2: Vec<u64>,
 }
 
 impl Traces {
-    /// The main traces in table order (`zkrv_machine::TABLE_NAMES`), BITWISE built from [`Self::lookups`],
-    /// and the touched pages. Device-filled tables are still `0 x width` here.
+    /// The main traces in table order (`zkrv_machine::TABLE_NAMES`), BITWISE built from [`Self::lookups`]
+    /// (unless [`Self::bitwise_on_device`]), and the touched pages. Device-filled tables are still `0 x width`
+    /// here.
     pub fn into_table_order(mut self) -> (Vec<RowMajorMatrix>, Vec<u32>) {
         let traces = Table::ALL.into_iter().map(|t| self.take(t)).collect();
         (traces, self.pages)
@@ -227,6 +308,7 @@ impl Traces {
         let m = match table {
             Table::Cpu => &mut self.cpu,
             Table::Decode => &mut self.decode,
+            Table::Bitwise if self.bitwise_on_device => return empty(NUM_BITWISE_COLS),
             Table::Bitwise => return self.lookups.trace(),
             Table::Regfile => &mut self.regfile,
             Table::Eq => &mut self.eq,
@@ -412,6 +494,7 @@ pub fn generate_split_at(
     device: DeviceFill,
 ) -> Result<(Traces, FillInputs), MachineError> {
     let base = start.input_cursor;
+    device.check()?;
     if device.input && *start != TraceStart::RUN {
         // The device INPUT fill writes a whole run's table (first index 0, end row present).
         return Err(MachineError::Internal(
@@ -424,7 +507,7 @@ pub fn generate_split_at(
     let mut lookups = Lookups::new();
     let mut decode_counts = vec![0u64; decode_table.height(min_height)];
     let cpu_decode = CpuDecode::new(decode_table)?;
-    let mut walk: Vec<RegWalk> = Vec::with_capacity(cycles);
+    let mut walk: Vec<RegWalk> = Vec::with_capacity(if device.reg_walk { 0 } else { cycles });
 
     // Register walk: current value and last-access timestamp of every register cell.
     let mut reg_val = [0u64; NUM_REG_CELLS];
@@ -713,7 +796,9 @@ pub fn generate_split_at(
             reg_ts[reg] = ts + 3;
             reg_val[reg] = res;
         }
-        walk.push(wk);
+        if !device.reg_walk {
+            walk.push(wk);
+        }
     }
     if 4 * cycles as u64 + 4 > u32::MAX as u64 {
         return Err(MachineError::TooManyCycles {
@@ -816,14 +901,18 @@ pub fn generate_split_at(
             }
         }),
     ));
-    tasks.push((
-        "SYSCALL",
-        Box::new(|lk| Ok(syscall_trace(&syscall_rows, min_height, lk))),
-    ));
-    tasks.push((
-        "SYSIO",
-        Box::new(|lk| Ok(sysio_trace(&sysio_rows, min_height, lk))),
-    ));
+    if !device.syscall {
+        tasks.push((
+            "SYSCALL",
+            Box::new(|lk| Ok(syscall_trace(&syscall_rows, min_height, lk))),
+        ));
+    }
+    if !device.sysio {
+        tasks.push((
+            "SYSIO",
+            Box::new(|lk| Ok(sysio_trace(&sysio_rows, min_height, lk))),
+        ));
+    }
     if !device.input {
         tasks.push((
             "INPUT",
@@ -893,8 +982,8 @@ pub fn generate_split_at(
     let page_cells = page_cells
         .into_inner()
         .map_err(|_| MachineError::Internal("PAGE cells lock".into()))?;
-    let syscall = take("SYSCALL", None)?;
-    let sysio = take("SYSIO", None)?;
+    let syscall = take("SYSCALL", Some(NUM_SYSCALL_COLS))?;
+    let sysio = take("SYSIO", Some(NUM_SYSIO_COLS))?;
     let input_t = take("INPUT", Some(NUM_INPUT_COLS))?;
     let inputs = FillInputs {
         min_height,
@@ -936,6 +1025,27 @@ pub fn generate_split_at(
         loads: if device.load { loads } else { Vec::new() },
         stores: if device.store { stores } else { Vec::new() },
         accesses: if device.memw_a { accesses } else { Vec::new() },
+        regs: if device.regfile && !device.reg_walk {
+            regs.clone()
+        } else {
+            Vec::new()
+        },
+        syscall: if device.syscall {
+            syscall_rows
+        } else {
+            Vec::new()
+        },
+        sysio: if device.sysio { sysio_rows } else { Vec::new() },
+        decode: if device.decode {
+            decode_counts.clone()
+        } else {
+            Vec::new()
+        },
+        pow2: if device.pow2 {
+            pow2.values.iter().map(|x| x.as_canonical_u64()).collect()
+        } else {
+            Vec::new()
+        },
     };
     let traces = Traces {
         eq,
@@ -952,13 +1062,22 @@ pub fn generate_split_at(
         cpu32,
         dvrm,
         shift,
-        pow2,
+        pow2: if device.pow2 { empty(1) } else { pow2 },
         mul,
         memw,
         cpu,
-        decode: RowMajorMatrix::new(decode_counts.into_iter().map(f).collect(), NUM_DECODE_COLS),
-        regfile: regfile_trace(&regs, min_height),
+        decode: if device.decode {
+            empty(NUM_DECODE_COLS)
+        } else {
+            RowMajorMatrix::new(decode_counts.into_iter().map(f).collect(), NUM_DECODE_COLS)
+        },
+        regfile: if device.regfile {
+            empty(NUM_REGFILE_COLS)
+        } else {
+            regfile_trace(&regs, min_height)
+        },
         lookups,
+        bitwise_on_device: device.bitwise,
     };
     Ok((traces, inputs))
 }

@@ -18,10 +18,14 @@ use zkrv_machine::tables::memw::memw_trace;
 use zkrv_machine::tables::memw_a::memw_a_trace;
 use zkrv_machine::tables::mul::{mul_trace, MulRequests};
 use zkrv_machine::tables::page::page_trace;
+use zkrv_machine::tables::regfile::regfile_trace;
 use zkrv_machine::tables::shift::shift_trace;
 use zkrv_machine::tables::store::store_trace;
+use zkrv_machine::tables::sysio::{syscall_trace, sysio_trace};
 use zkrv_machine::trace::{generate, generate_split, DeviceFill};
-use zkrv_machine::MIN_HEIGHT;
+use zkrv_machine::{Table, MIN_HEIGHT};
+use zkrv_stark::field::{PrimeCharacteristicRing, F};
+use zkrv_stark::matrix::RowMajorMatrix;
 
 fn guest(name: &str) -> (Program, Vec<u8>) {
     let dir = format!("{}/../../guests", env!("CARGO_MANIFEST_DIR"));
@@ -31,6 +35,17 @@ fn guest(name: &str) -> (Program, Vec<u8>) {
 }
 
 const KINDS: [LookupKind; 7] = LookupKind::ALL;
+
+/// Every table left to the device, the register walk on the host (its results in the fill inputs).
+const HOST_WALK: DeviceFill = DeviceFill {
+    reg_walk: false,
+    ..DeviceFill::ALL
+};
+
+/// A one-column trace of counts.
+fn col(counts: &[u64]) -> RowMajorMatrix {
+    RowMajorMatrix::new(counts.iter().map(|&x| F::from_u64(x)).collect(), 1)
+}
 
 fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     let run = execute(
@@ -45,8 +60,10 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     let rec = run.record.unwrap();
     let dt = DecodeTable::new(program).unwrap();
     let full = generate(&dt, &rec, input, min_height).unwrap();
-    let (mut split, inputs) =
-        generate_split(&dt, &rec, input, min_height, DeviceFill::ALL).unwrap();
+    // The host reference walk (with the device walk, CPU's walk and REGFILE's cells are left empty).
+    let (_, on_device) = generate_split(&dt, &rec, input, min_height, DeviceFill::ALL).unwrap();
+    assert!(on_device.cpu.as_ref().unwrap().walk.is_empty() && on_device.regs.is_empty());
+    let (mut split, inputs) = generate_split(&dt, &rec, input, min_height, HOST_WALK).unwrap();
     for (t, m) in [
         ("CPU", &split.cpu),
         ("LT", &split.lt),
@@ -62,6 +79,11 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
         ("MEMW", &split.memw),
         ("PAGE", &split.page),
         ("INPUT", &split.input),
+        ("REGFILE", &split.regfile),
+        ("SYSCALL", &split.syscall),
+        ("SYSIO", &split.sysio),
+        ("DECODE", &split.decode),
+        ("POW2", &split.pow2),
     ] {
         assert_eq!(m.height(), 0, "{name}: {t} left to the device");
     }
@@ -88,7 +110,12 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     );
     let sh = shift_trace(&inputs.shift, min_height, lk, &mut MulRequests::new());
     assert_eq!(sh.shift, full.shift, "{name}: SHIFT");
-    assert_eq!(split.pow2, full.pow2, "{name}: POW2");
+    assert_eq!(sh.pow2, full.pow2, "{name}: POW2");
+    assert_eq!(
+        col(&inputs.pow2),
+        full.pow2,
+        "{name}: POW2 reference counts"
+    );
     let (cpu32, _) = cpu32_trace(&inputs.cpu32, min_height, lk).unwrap();
     assert_eq!(cpu32, full.cpu32, "{name}: CPU32");
     let (dvrm, _) = dvrm_trace(&inputs.dvrm, min_height, lk);
@@ -114,14 +141,35 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
         full.mul,
         "{name}: MUL"
     );
-    assert_eq!(split.decode, full.decode, "{name}: DECODE multiplicities");
-    assert_eq!(split.regfile, full.regfile, "{name}: REGFILE");
+    assert_eq!(
+        col(&inputs.decode),
+        full.decode,
+        "{name}: DECODE multiplicities"
+    );
+    assert_eq!(
+        regfile_trace(&inputs.regs, min_height),
+        full.regfile,
+        "{name}: REGFILE"
+    );
     assert_eq!(
         memw_trace(&inputs.general, min_height, lk),
         full.memw,
         "{name}: MEMW"
     );
-    assert_eq!(split.syscall, full.syscall, "{name}: SYSCALL");
+    assert_eq!(
+        syscall_trace(&inputs.syscall, min_height, lk),
+        full.syscall,
+        "{name}: SYSCALL"
+    );
+    assert_eq!(
+        sysio_trace(&inputs.sysio, min_height, lk),
+        full.sysio,
+        "{name}: SYSIO"
+    );
+    assert!(
+        split.bitwise_on_device,
+        "{name}: BITWISE left to the device"
+    );
     for k in KINDS {
         assert!(
             split.lookups.counts(k) == full.lookups.counts(k),
@@ -151,7 +199,7 @@ fn prove_inputs_with_split_equals_prove() {
     let (p, input) = guest("exitcode");
     let config = StarkConfig::dev();
     let (st_ref, proof_ref) = prove(&p, &input, &config).unwrap();
-    let mut s = witness_split(&p, &input, DeviceFill::ALL).unwrap();
+    let mut s = witness_split(&p, &input, HOST_WALK).unwrap();
     let mh = s.inputs.min_height;
     let lk = &mut s.traces.lookups;
     let cpu = s.inputs.cpu.as_ref().unwrap();
@@ -169,7 +217,19 @@ fn prove_inputs_with_split_equals_prove() {
     s.traces.page = page_trace(&s.inputs.page, mh);
     s.traces.input = input_trace(&s.inputs.input, &s.inputs.input_uses, mh, lk);
     s.traces.memw = memw_trace(&s.inputs.general, mh, lk);
-    let (traces, pages) = s.traces.into_table_order();
+    s.traces.regfile = regfile_trace(&s.inputs.regs, mh);
+    s.traces.syscall = syscall_trace(&s.inputs.syscall, mh, lk);
+    s.traces.sysio = sysio_trace(&s.inputs.sysio, mh, lk);
+    s.traces.decode = col(&s.inputs.decode);
+    s.traces.pow2 = col(&s.inputs.pow2);
+    let bitwise = s.traces.lookups.trace();
+    let (mut traces, pages) = s.traces.into_table_order();
+    assert_eq!(
+        traces[Table::Bitwise as usize].height(),
+        0,
+        "BITWISE left to the device"
+    );
+    traces[Table::Bitwise as usize] = bitwise;
     let traces = traces.into_iter().map(TraceInput::Host).collect();
     let (st, proof) = prove_inputs_with(
         &CpuBackend::default(),

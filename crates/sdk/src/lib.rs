@@ -5,6 +5,10 @@
 //!   commitment every proof's statement binds (`zkrv_machine::program_commitment`: Keccak-256 of the entry
 //!   point and the loaded segments; docs/abi.md "What is proven"). Publish it before proving, as SP1's
 //!   verifying key or RISC Zero's image ID; `zkrv program-id prog.elf` prints the same hex.
+//! * [`io::Input`] builds the private input: typed values ([`io::Input::write`], any serde type, read in
+//!   a Rust guest by `zkrv_guest::read::<T>()`) and fixed-width integers and byte strings
+//!   ([`io::Input::write_u64`], [`io::Input::write_bytes`], ..., for C guests' `zkrv_read_u64`, ...); the
+//!   encodings are docs/abi.md "Typed I/O".
 //! * [`prove`] runs the guest on the private input and proves the run with [`ProveOptions`]: zero knowledge
 //!   **on** by default, backend CPU / GPU / auto, cycle limit, LDE memory mode, segment size. It returns a
 //!   [`Receipt`] (statement + proof + the STARK parameters) and what the run printed to fd 2. A run longer
@@ -15,19 +19,36 @@
 //!   proof file ([`proof_file`], the format `zkrv prove` writes and `zkrv verify` reads).
 //! * [`Receipt::verify`] checks a receipt against a program; [`Receipt::exit_code`] and
 //!   [`Receipt::output`] are the proven public values (check the exit code: a failed guest's run is a
-//!   valid statement too).
+//!   valid statement too). [`Receipt::output_reader`] reads the output back as the values the guest
+//!   wrote (`zkrv_guest::commit(&v)`: [`io::OutputReader::read`]), [`Receipt::output_value`] as one value.
 //! * Every failure is an [`Error`] naming its cause; nothing panics on untrusted input (ELF bytes, proof
-//!   bytes, paths).
+//!   bytes, paths, public outputs).
 //!
 //! ```
+//! use serde::{Deserialize, Serialize};
+//! use zkrv_sdk::io::Input;
 //! use zkrv_sdk::{prove, Program, ProveOptions, Receipt};
 //!
-//! // The bundled Fibonacci guest: reads n (u64 LE) from the private input, outputs fib(n) (u64 LE).
-//! let elf = include_bytes!("../../../guests/bin/fibonacci.elf");
-//! let program = Program::from_elf(elf)?;
+//! // The bundled typedio guest (guests/rust/typedio): reads a typed `Request`, then a u64; commits a typed
+//! // `Summary`, then the u64. The host's types need only match the guest's in the serde data model.
+//! #[derive(Serialize)]
+//! struct Request { name: String, values: Vec<i64>, scale: i32, tag: Option<[u8; 4]> }
+//! #[derive(Deserialize, Debug, PartialEq)]
+//! struct Summary {
+//!     greeting: String,
+//!     count: u32,
+//!     scaled_sum: i64,
+//!     min: Option<i64>,
+//!     max: Option<i64>,
+//!     tag: Option<[u8; 4]>,
+//! }
+//!
+//! let program = Program::from_elf(include_bytes!("../../../guests/bin/typedio.elf"))?;
 //! println!("program ID {}", program.id());
 //!
-//! let proved = prove(&program, &90u64.to_le_bytes(), &ProveOptions::default())?;
+//! let request = Request { name: "zkrv".into(), values: vec![3, -5, 8], scale: 10, tag: Some(*b"demo") };
+//! let input = Input::new().write(&request)?.write_u64(7).into_bytes();
+//! let proved = prove(&program, &input, &ProveOptions::default())?;
 //! assert!(proved.receipt.is_zk()); // zero knowledge unless `ProveOptions { zk: false, .. }`
 //! let bytes = proved.receipt.to_bytes()?; // the .zkrv file
 //!
@@ -36,7 +57,18 @@
 //! receipt.verify(&program)?;
 //! assert_eq!(receipt.program_id(), program.id());
 //! assert_eq!(receipt.exit_code(), 0);
-//! assert_eq!(receipt.output(), &2880067194370816120u64.to_le_bytes());
+//! let mut output = receipt.output_reader();
+//! let summary: Summary = output.read()?;
+//! assert_eq!(summary, Summary {
+//!     greeting: "hello, zkrv".into(),
+//!     count: 3,
+//!     scaled_sum: 60,
+//!     min: Some(-5),
+//!     max: Some(8),
+//!     tag: Some(*b"demo"),
+//! });
+//! assert_eq!(output.read_u64()?, 7);
+//! output.finish()?;
 //! # Ok::<(), zkrv_sdk::Error>(())
 //! ```
 
@@ -114,6 +146,13 @@ pub enum Error {
     /// The proof does not verify.
     #[error("invalid proof: {0}")]
     Invalid(zkrv_machine::VerifyError),
+    /// A value does not encode into a private input ([`io::Input::write`]).
+    #[error(transparent)]
+    Encode(#[from] io::EncodeError),
+    /// A public output does not decode as the values asked for ([`Receipt::output_value`],
+    /// [`io::OutputReader`]).
+    #[error(transparent)]
+    Decode(#[from] io::DecodeError),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -467,6 +506,24 @@ impl Receipt {
     /// The proven public output (the bytes the guest wrote to fd 1).
     pub fn output(&self) -> &[u8] {
         &self.statement.output
+    }
+
+    /// A reader of the proven public output as values, in the order the guest wrote them: typed frames
+    /// (`zkrv_guest::commit`) with [`io::OutputReader::read`], fixed-width integers and byte strings with
+    /// its `read_*` methods ([`io`], docs/abi.md "Typed I/O").
+    pub fn output_reader(&self) -> io::OutputReader<'_> {
+        io::OutputReader::new(&self.statement.output)
+    }
+
+    /// The proven public output as one typed value: a single frame (`zkrv_guest::commit(&v)` called once)
+    /// and nothing after it. Errors ([`io::DecodeError`]): the output is shorter than its frame, the frame
+    /// does not decode as a `T` or leaves bytes unread, or bytes follow it. A guest that commits several
+    /// values: [`Receipt::output_reader`], or commit one tuple.
+    pub fn output_value<T: serde::de::DeserializeOwned>(&self) -> Result<T, io::DecodeError> {
+        let mut r = self.output_reader();
+        let v = r.read()?;
+        r.finish()?;
+        Ok(v)
     }
 
     /// Whether the proof is zero-knowledge (the mode; a `zk_test_seed` proof is in zk mode too). A

@@ -17,8 +17,10 @@
 //!   `m' = max(⌈√ρ/(2η)⌉, 3) + 1/2`, `ε_lin = ((2m'^5 + 3m'θρ) n / (3ρ√ρ) + m'/√ρ)/|K|`.
 //! * **Batching** (DEEP batching of all opened columns at all points with powers of one `α`):
 //!   `ε = ε_lin(k) · (batch_size - 1)`.
-//! * **Commit round i** (fold with `β`, then roll in the next height with `β²`: a curve of 3 functions in
-//!   powers of `β`, counted at every round): `ε = ε_lin(k / 2^(i+1)) · 2`.
+//! * **Commit round i** (the layers of [`crate::pcs::fri_layers`]; a fold of arity `2^a` by `β`, then the
+//!   roll-in of the next height with `β^(2^a)`: a curve of `2^a + 1` functions in powers of `β`, the roll-in
+//!   counted at every round; soundcalc's `get_error_powers` with `2^a + 1` functions):
+//!   `ε = ε_lin(k_i) · 2^a`, `k_i` the code dimension after the fold (`k / 2^(i+1)` for arity 2).
 //! * **Query phase**: `ε = (1 - θ)^num_queries · 2^-query_grinding_bits`.
 //! * **ALI** (constraints folded with powers of one challenge): `ε = L · Σ_tables num_constraints / |K|`.
 //! * **DEEP** (out-of-domain point, per table, summed over tables): with `k_t` the table's committed degree
@@ -313,19 +315,27 @@ pub fn estimate(config: &StarkConfig, shape: &ProofShape, regime: Regime) -> Reg
         0,
     ));
 
-    // FRI commit phase: Lmax - Lf folds of arity 2, each with a roll-in.
-    let log_lmax = log_k + fri.log_blowup;
-    let log_min_lde = shape
+    // FRI commit phase: the layers of `pcs::fri_layers` over the reduced codewords' heights (every table's
+    // LDE height, and the zk random codeword's), each fold of arity 2^a with a roll-in.
+    let mut heights: Vec<usize> = shape
         .tables
         .iter()
         .map(|t| t.log_height + zk + fri.log_blowup)
-        .min()
-        .unwrap_or(log_lmax);
-    let lf = (fri.log_final_poly_len + fri.log_blowup).min(log_min_lde);
-    for i in 0..log_lmax.saturating_sub(lf) {
-        let ki = k / ((i + 1) as f64).exp2();
-        let (_, _, e) = regime.params(rho, ki);
-        rounds.push(round(format!("FRI fold {}", i + 1), e * 2.0, 0));
+        .collect();
+    if config.zk {
+        heights.push(log_k + fri.log_blowup);
+    }
+    let (_, _, layers) = crate::pcs::fri_layers(fri, heights.iter().copied());
+    let mut log_dim = log_k;
+    for (i, l) in layers.iter().enumerate() {
+        log_dim = log_dim.saturating_sub(l.log_arity);
+        let (_, _, e) = regime.params(rho, (log_dim as f64).exp2());
+        let functions = (1usize << l.log_arity) + 1;
+        rounds.push(round(
+            format!("FRI fold {} (arity {})", i + 1, 1 << l.log_arity),
+            e * (functions - 1) as f64,
+            0,
+        ));
     }
 
     // Query phase, with the proof of work before the query indices.

@@ -289,15 +289,25 @@ pub fn random_codeword(rng: &ZkRng, log_height: usize) -> RowMajorMatrix {
 }
 
 /// log2 of the random codeword's height (its degree bound), at least `log_max_trace` (the largest committed
-/// trace height, `2n` in zk mode): FRI reveals about `num_queries` new evaluations of the batched codeword per
-/// layer (`lh - log_final_poly_len` layers above the final polynomial of `2^log_final_poly_len` coefficients),
-/// and the codeword's `2^lh` random coefficients must cover them all:
-/// `2^lh >= num_queries (lh - log_final_poly_len + 1) + 2^log_final_poly_len + 1`. A codeword taller than every
-/// trace raises the FRI domain (one more layer per doubling), which small machines pay for.
+/// trace height, `2n` in zk mode). Per query FRI reveals one value of the batched codeword through the opened
+/// rows and `2^a - 1` new values of each layer of arity `2^a` (its row, less the entry the previous fold
+/// determines), over `D = lh - log_final_poly_len` halvings, plus the final polynomial's
+/// `2^log_final_poly_len` coefficients; the codeword's `2^lh` random coefficients must cover them all:
+/// `2^lh >= num_queries · (1 + V) + 2^log_final_poly_len + 1`, `V = ⌊D/A⌋ (2^A - 1) + 2^(D mod A) - 1` with
+/// `A = log_folding_arity` (the most any split of `D` into layers of at most `2^A` reveals; `V = D` for
+/// arity 2). A codeword taller than every trace raises the FRI domain (more layers), which small machines
+/// pay for.
 pub fn codeword_log_height(fri: &crate::pcs::FriConfig, log_max_trace: usize) -> usize {
     let mut lh = log_max_trace.max(1);
     let lf = fri.log_final_poly_len;
-    while (1usize << lh) < fri.num_queries * (lh.saturating_sub(lf) + 1) + (1 << lf) + 1 {
+    let a = fri
+        .log_folding_arity
+        .clamp(1, crate::pcs::MAX_LOG_FOLDING_ARITY);
+    let revealed = |lh: usize| {
+        let d = lh.saturating_sub(lf);
+        1 + (d / a) * ((1 << a) - 1) + (1 << (d % a)) - 1
+    };
+    while (1usize << lh) < fri.num_queries * revealed(lh) + (1 << lf) + 1 {
         lh += 1;
     }
     lh
@@ -462,6 +472,13 @@ mod tests {
         let fri = crate::StarkConfig::dev().fri;
         assert_eq!(codeword_log_height(&fri, 8), 9);
         assert_eq!(codeword_log_height(&fri, 17), 17);
+        // Arity 8: 44 (1 + 2·7 + 2^1 - 1) + 5 = 709 at lh = 9 (D = 7) > 512, 44 (1 + 2·7 + 3) + 5 = 797 <= 1024.
+        let fri8 = crate::pcs::FriConfig {
+            log_folding_arity: 3,
+            ..fri
+        };
+        assert_eq!(codeword_log_height(&fri8, 8), 10);
+        assert_eq!(codeword_log_height(&fri8, 17), 17);
     }
 
     #[test]

@@ -300,29 +300,244 @@ fn pcs_tampering_is_rejected() {
     bad[0].1[0].0.log_height = 60;
     assert!(check(&cfg, &bad, &proof).is_err());
     assert!(check(&cfg, &[], &proof).is_err());
-    let cfg4 = FriConfig {
-        log_folding_arity: 2,
-        ..cfg.clone()
+    for a in [0, 4] {
+        let cfg_a = FriConfig {
+            log_folding_arity: a,
+            ..cfg.clone()
+        };
+        assert!(matches!(
+            check(&cfg_a, &vr, &proof),
+            Err(PcsError::Config(_))
+        ));
+    }
+}
+
+/// One round of traces of heights 2^8, 2^4, 2^3 (LDE heights 2^10, 2^6, 2^5 at blowup 4; `Lf = 3`).
+fn tall_setup(rng: &mut StdRng, cfg: &FriConfig) -> Setup {
+    let shapes = [(8usize, 2usize), (4, 3), (3, 1)];
+    let zeta = rand_ext(rng);
+    let ts: Vec<RowMajorMatrix> = shapes
+        .iter()
+        .map(|&(lh, w)| RowMajorMatrix::from_fn(1 << lh, w, |_, _| F::new(rng.gen())))
+        .collect();
+    let tree = MerkleTree::new(ts.iter().map(|t| lde_batch(t, cfg.log_blowup)).collect());
+    let points = vec![shapes
+        .iter()
+        .map(|&(lh, _)| vec![zeta, zeta * domain_generator(lh)])
+        .collect()];
+    Setup {
+        traces: vec![ts],
+        trees: vec![tree],
+        points,
+    }
+}
+
+fn arity_config(log_folding_arity: usize) -> FriConfig {
+    FriConfig {
+        log_folding_arity,
+        ..config(4)
+    }
+}
+
+#[test]
+fn fri_layer_schedule_rolls_in_every_height() {
+    let shape = |a: usize, heights: &[usize]| {
+        let (lmax, lf, layers) = fri_layers(&arity_config(a), heights.iter().copied());
+        let v: Vec<(usize, usize)> = layers.iter().map(|l| (l.log_size, l.log_arity)).collect();
+        (lmax, lf, v)
     };
-    assert!(matches!(
-        check(&cfg4, &vr, &proof),
-        Err(PcsError::Config(_))
-    ));
+    // Lf = min(log_final_poly_len + log_blowup, smallest height) = min(1 + 2, 5) = 3.
+    assert_eq!(
+        shape(1, &[10, 6, 5]),
+        (10, 3, (4..=10).rev().map(|s| (s, 1)).collect())
+    );
+    assert_eq!(shape(2, &[10, 6, 5]).2, [(10, 2), (8, 2), (6, 1), (5, 2)]);
+    assert_eq!(shape(3, &[10, 6, 5]).2, [(10, 3), (7, 1), (6, 1), (5, 2)]);
+    // Heights in any order and repeated; the smallest height bounds Lf.
+    assert_eq!(
+        shape(3, &[4, 12, 4, 12]),
+        (12, 3, vec![(12, 3), (9, 3), (6, 2), (4, 1)])
+    );
+    assert_eq!(shape(3, &[]), (0, 0, vec![]));
+    // A layer's matrix: 2^(s-a) rows of 2^a Ext3 values.
+    let l = FriLayerShape {
+        log_size: 10,
+        log_arity: 3,
+    };
+    assert_eq!((l.dims().width, l.dims().log_height), (24, 7));
+}
+
+#[test]
+fn fri_fold_row_matches_the_backend_fold() {
+    use zkrv_stark::backend::{CpuBackend, OpeningOps};
+    let mut rng = StdRng::seed_from_u64(seed() ^ 0x21);
+    let cpu = CpuBackend::default();
+    for a in 1..=3usize {
+        for s in a..=9usize {
+            let cw: Vec<Ext3> = (0..1 << s).map(|_| rand_ext(&mut rng)).collect();
+            let roll: Vec<Ext3> = (0..1 << (s - a)).map(|_| rand_ext(&mut rng)).collect();
+            let beta = rand_ext(&mut rng);
+            let folded = cpu.fold_fri_layer(cw.clone(), s, a, beta, None).unwrap();
+            assert_eq!(folded.len(), 1 << (s - a));
+            for (j, row) in cw.chunks(1 << a).enumerate() {
+                assert_eq!(
+                    fold_row(row, s, j, beta),
+                    Some(folded[j]),
+                    "a={a} s={s} j={j}"
+                );
+            }
+            // The roll-in adds beta^(2^a) times the lower codeword.
+            let rolled = cpu
+                .fold_fri_layer(cw.clone(), s, a, beta, Some(roll.clone()))
+                .unwrap();
+            let b = beta.pow(1 << a);
+            for j in 0..roll.len() {
+                assert_eq!(rolled[j], folded[j] + b * roll[j]);
+            }
+            // Arity 2^a is `a` binary folds with beta, beta^2, ...
+            let mut step = cw.clone();
+            let mut bt = beta;
+            for t in 0..a {
+                step = cpu.fold_fri_layer(step, s - t, 1, bt, None).unwrap();
+                bt = bt.square();
+            }
+            assert_eq!(step, folded, "a={a} s={s}");
+            assert!(cpu.fold_fri_layer(cw.clone(), s, 4, beta, None).is_err());
+            assert!(cpu
+                .fold_fri_layer(cw.clone(), s + 1, a, beta, None)
+                .is_err());
+        }
+    }
+    // Rows that are not 2^a values.
+    assert_eq!(fold_row(&[Ext3::ONE; 3], 4, 0, Ext3::ONE), None);
+    assert_eq!(fold_row(&[Ext3::ONE; 1], 4, 0, Ext3::ONE), None);
+    assert_eq!(fold_row(&[Ext3::ONE; 8], 2, 0, Ext3::ONE), None);
+}
+
+#[test]
+fn pcs_roundtrip_every_arity() {
+    let mut rng = StdRng::seed_from_u64(seed() ^ 0x22);
+    for (a, layers) in [(1usize, 7usize), (2, 4), (3, 4)] {
+        let cfg = arity_config(a);
+        let s = tall_setup(&mut rng, &cfg);
+        let (values, proof) = prove(&cfg, &s);
+        assert_eq!(proof.fri_roots.len(), layers, "arity 2^{a}");
+        assert_eq!(proof.final_poly.len(), 2);
+        let vr = verifier_rounds(&s, &values);
+        check(&cfg, &vr, &proof).unwrap();
+        assert_eq!(prove(&cfg, &s).1, proof);
+        // Another arity's verifier rejects the proof (other layer count or widths, other transcript).
+        let other = arity_config(if a == 3 { 2 } else { 3 });
+        assert!(check(&other, &vr, &proof).is_err());
+        // Tampered layer rows: every entry of the first and last layers' first row.
+        let (_, _, shapes) = fri_layers(&cfg, [10usize, 6, 5].into_iter());
+        for l in [0, layers - 1] {
+            assert_eq!(
+                proof.fri_openings[l].rows[0][0].len(),
+                shapes[l].dims().width
+            );
+            for k in 0..shapes[l].dims().width {
+                let mut p = proof.clone();
+                p.fri_openings[l].rows[0][0][k] += F::ONE;
+                assert_eq!(
+                    check(&cfg, &vr, &p),
+                    Err(PcsError::FriMerkle {
+                        layer: l,
+                        source: MerkleError::RootMismatch
+                    }),
+                    "arity 2^{a} layer {l} entry {k}"
+                );
+            }
+        }
+        // A claimed opened value of the 2^6-row-LDE matrix (rolled in after the layer ending at 2^6) moves
+        // the reduced opening at that height: the layer after the roll-in sees it (grinding aside: the
+        // point, not the value, is changed, so the transcript is the same).
+        let mut bad = vr.clone();
+        bad[0].1[1].1[0].0 += Ext3::ONE;
+        let roll_layer = shapes.iter().position(|l| l.log_size == 6).unwrap();
+        assert_eq!(
+            check(&cfg, &bad, &proof),
+            Err(PcsError::FriFold {
+                layer: roll_layer,
+                query: 0
+            }),
+            "arity 2^{a}"
+        );
+    }
+}
+
+/// Random structural mutations of arity-4 and arity-8 proofs: an error (or Ok for a no-op), never a panic.
+#[test]
+fn pcs_malformed_high_arity_proofs_never_panic() {
+    let seed = seed() ^ 0x23;
+    let mut rng = StdRng::seed_from_u64(seed);
+    for a in [2usize, 3] {
+        let cfg = arity_config(a);
+        let s = tall_setup(&mut rng, &cfg);
+        let (values, proof) = prove(&cfg, &s);
+        let vr = verifier_rounds(&s, &values);
+        let mut rejected = 0;
+        for iter in 0..200 {
+            let mut p = proof.clone();
+            let l = rng.gen_range(0..p.fri_openings.len());
+            match rng.gen_range(0..6) {
+                0 => {
+                    let rows = &mut p.fri_openings[l].rows[0];
+                    let k = rng.gen_range(0..rows.len());
+                    let n = rng.gen_range(0..30);
+                    rows[k].resize(n, F::ONE);
+                }
+                1 => {
+                    let n = rng.gen_range(0..60);
+                    p.fri_openings[l].rows[0].truncate(n);
+                }
+                2 => {
+                    let n = rng.gen_range(0..3);
+                    p.fri_openings[l].rows.resize(n, Vec::new());
+                }
+                3 => {
+                    let n = rng.gen_range(0..100);
+                    p.fri_openings[l].siblings.resize(n, [7; 32]);
+                }
+                4 => {
+                    let n = rng.gen_range(0..9);
+                    p.fri_roots.resize(n, [3; 32]);
+                    p.fri_openings.truncate(rng.gen_range(0..9));
+                }
+                _ => {
+                    let rows = &mut p.fri_openings[l].rows[0];
+                    let k = rng.gen_range(0..rows.len());
+                    let e = rng.gen_range(0..rows[k].len());
+                    rows[k][e] = F::new(rng.gen());
+                }
+            }
+            if check(&cfg, &vr, &p).is_err() {
+                rejected += 1;
+            } else {
+                assert!(
+                    p == proof,
+                    "arity 2^{a}, iteration {iter} (seed {seed}): a mutated proof verified"
+                );
+            }
+        }
+        assert!(rejected > 150, "{rejected}");
+    }
 }
 
 #[test]
 fn pcs_rejects_too_high_degree() {
     let mut rng = StdRng::seed_from_u64(seed() ^ 3);
-    for (cfg, lh) in [
-        (config(0), 6usize),
-        (
-            FriConfig {
-                log_final_poly_len: 5,
+    let cases = (1..=3).flat_map(|a| {
+        [(0, 6usize), (5, 5), (0, 9)].map(|(final_len, lh)| {
+            let cfg = FriConfig {
+                log_final_poly_len: final_len.max(config(0).log_final_poly_len),
+                log_folding_arity: a,
                 ..config(0)
-            },
-            5,
-        ),
-    ] {
+            };
+            (cfg, lh)
+        })
+    });
+    for (cfg, lh) in cases {
         // A "LDE" of random values: degree ~ 2^lh, claimed < 2^(lh - log_blowup).
         let fake = RowMajorMatrix::from_fn(1 << lh, 2, |_, _| F::new(rng.gen()));
         let tree = MerkleTree::new(vec![fake]);

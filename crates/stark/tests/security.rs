@@ -81,7 +81,7 @@ fn check(config: &StarkConfig, shape: &ProofShape, n_folds: usize, expected: &[E
         assert!(!r
             .rounds
             .iter()
-            .any(|x| x.name == format!("FRI fold {}", n_folds + 1)));
+            .any(|x| x.name.starts_with(&format!("FRI fold {} ", n_folds + 1))));
         assert_eq!(bits(&r, "FRI queries"), queries, "{regime} queries");
         let min = [logup, ali, deep, batching, fold1 - 1, queries]
             .into_iter()
@@ -245,4 +245,71 @@ fn air_digest_binds_the_constraints() {
     let swapped = compile_all(&[&Affine(3), &Affine(2)], 3).unwrap();
     assert_ne!(air_digest(&one), air_digest(&two));
     assert_ne!(air_digest(&two), air_digest(&swapped));
+}
+
+/// FRI rounds at arity 4 and 8: the layers of `pcs::fri_layers`, each an arity-`2^a` fold with a roll-in
+/// (`2^a + 1` functions in powers of `β`, soundcalc's `get_error_powers`): `ε_lin(k_i) · 2^a` at the code
+/// dimension `k_i` after the fold. So an arity-`2^a` round is exactly `a - 1` bits below the arity-2 round
+/// that ends at the same dimension (pinned to soundcalc above, 1 bit below its `commit round`), i.e.
+/// `log2(2^a / (2^a - 1))` bits below soundcalc's arity-`2^a` commit round (`2^a - 1` functions, no roll-in).
+#[test]
+fn fri_rounds_at_higher_arity() {
+    let s = one_table(20, 100, 10, 500);
+    for regime in [
+        Regime::UniqueDecoding,
+        Regime::Johnson {
+            m: SOUNDCALC_DEFAULT_M,
+        },
+    ] {
+        let folds = |a: usize| -> Vec<(String, f64)> {
+            let mut c = config(3, 54, 20);
+            c.fri.log_folding_arity = a;
+            estimate(&c, &s, regime)
+                .rounds
+                .into_iter()
+                .filter(|r| r.name.starts_with("FRI fold"))
+                .map(|r| (r.name, r.bits))
+                .collect()
+        };
+        let binary = folds(1);
+        // One table: LDE 2^23 down to Lf = 2^5, 18 halvings: 18, 9 and 6 rounds.
+        assert_eq!(binary.len(), 18);
+        for a in [2usize, 3] {
+            let f = folds(a);
+            assert_eq!(f.len(), 18 / a, "arity 2^{a}");
+            for (i, (name, bits)) in f.iter().enumerate() {
+                assert_eq!(
+                    name,
+                    &format!("FRI fold {} (arity {})", i + 1, 1 << a),
+                    "{regime}"
+                );
+                // Round i ends at dimension k / 2^(a (i + 1)): arity-2 round a (i + 1) - 1 (0-based).
+                let same_dim = binary[a * (i + 1) - 1].1;
+                assert!(
+                    (same_dim - bits - (a - 1) as f64).abs() < 1e-9,
+                    "{regime} arity 2^{a} round {i}: {bits} vs {same_dim}"
+                );
+            }
+        }
+    }
+    // Two tables far apart (2^20 and 2^12 rows, LDE 2^23 and 2^15): arity 8 stops at 2^15 to roll it in.
+    let mut two = one_table(20, 100, 10, 500);
+    two.tables.push(TableShape {
+        log_height: 12,
+        ..two.tables[0].clone()
+    });
+    let mut c = config(3, 54, 20);
+    c.fri.log_folding_arity = 3;
+    let names: Vec<String> = estimate(&c, &two, Regime::UniqueDecoding)
+        .rounds
+        .into_iter()
+        .filter(|r| r.name.starts_with("FRI fold"))
+        .map(|r| r.name)
+        .collect();
+    // 23 -> 20 -> 17 -> 15 (arity 4) -> 12 -> 9 -> 6 -> 5 (arity 2): Lf = min(2 + 3, 15) = 5.
+    let arities: Vec<&str> = names
+        .iter()
+        .map(|n| n.rsplit(' ').next().unwrap().trim_end_matches(')'))
+        .collect();
+    assert_eq!(arities, ["8", "8", "4", "8", "8", "8", "2"], "{names:?}");
 }

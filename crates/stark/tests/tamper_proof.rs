@@ -223,6 +223,73 @@ fn fri_layer_value_is_rejected() {
     );
 }
 
+/// The fixture's FRI at arity 2, 4 and 8 (dev preset, blowup 4: LDE heights 2^10 and 2^7, `Lf = 4`): layers
+/// (size, arity) `(10,2)..(5,2)`, `(10,4) (8,2) (7,4) (5,2)` and `(10,8) (7,8)`.
+fn setup_arity(log_arity: usize) -> Setup {
+    let mut s = setup();
+    s.config.fri.log_folding_arity = log_arity;
+    s
+}
+
+#[test]
+fn fri_layer_row_is_rejected_at_every_arity() {
+    for (a, layers) in [(1, 6), (2, 4), (3, 2)] {
+        let s = setup_arity(a);
+        let p = honest(&s);
+        check(&s, &p).unwrap();
+        assert_eq!(p.pcs.fri_roots.len(), layers, "arity 2^{a}");
+        for layer in [0, layers - 1] {
+            let o = &p.pcs.fri_openings[layer];
+            // Every opened row holds 2^a Ext3 values (the layer's width is 3·2^a, or 6 where it folds by 2).
+            assert!(o.rows[0]
+                .iter()
+                .all(|r| r.len() % 6 == 0 && r.len() <= 3 << a));
+            let mut bad = p.clone();
+            let row = &mut bad.pcs.fri_openings[layer].rows[0][1];
+            let last = row.len() - 1;
+            row[last] += F::ONE;
+            assert!(
+                matches!(
+                    check(&s, &bad),
+                    Err(VerifyError::Pcs(PcsError::FriMerkle { layer: l, .. })) if l == layer
+                ),
+                "arity 2^{a}, layer {layer}: {:?}",
+                check(&s, &bad)
+            );
+        }
+    }
+}
+
+#[test]
+fn fri_fold_value_is_rejected_at_every_arity() {
+    for (a, layers) in [(1, 6), (2, 4), (3, 2)] {
+        let s = setup_arity(a);
+        let cheat = |target: usize| {
+            // A prover whose fold `target` is off by one everywhere: the next layer (or the final
+            // polynomial) is committed consistently, but does not match the fold of the layer above.
+            let traces = s.fx.traces.iter().cloned().map(TraceInput::Host).collect();
+            let b = Hooked::new(|_| LdeMode::Store, |_, _| {}).with_fold(move |l, cw| {
+                if l == target {
+                    cw.iter_mut().for_each(|v| *v += ONE);
+                }
+            });
+            let p = prove_with(&b, &s.config, &airs(), &s.pre, traces, &s.fx.public, STMT);
+            check(&s, &p.unwrap())
+        };
+        assert_eq!(cheat(usize::MAX), Ok(()), "arity 2^{a}: the hook alone");
+        assert_eq!(
+            cheat(0),
+            Err(VerifyError::Pcs(PcsError::FriFold { layer: 1, query: 0 })),
+            "arity 2^{a}"
+        );
+        assert_eq!(
+            cheat(layers - 1),
+            Err(VerifyError::Pcs(PcsError::FinalPoly { query: 0 })),
+            "arity 2^{a}"
+        );
+    }
+}
+
 #[test]
 fn final_polynomial_is_rejected() {
     let s = setup();

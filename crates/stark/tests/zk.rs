@@ -400,3 +400,40 @@ fn zk_tampering_is_rejected() {
     p.bus_sums[0] += F::ONE;
     assert!(check(&config, &fx, &pre, &p).is_err());
 }
+
+#[test]
+fn zk_proves_at_every_folding_arity() {
+    // Salted FRI layers of 3·2^a columns; the random codeword covers the 2^a - 1 new values per layer.
+    for a in [2usize, 3] {
+        let mut config = zk_config(7);
+        config.fri.log_folding_arity = a;
+        let (fx, pre, proof) = prove_fib(&config, 7);
+        check(&config, &fx, &pre, &proof).unwrap();
+        verify_bytes(&config, &airs(), &pre, &fx.public, STMT, &proof.to_bytes()).unwrap();
+        assert!(proof.pcs.fri_openings.iter().all(|o| o.salts.len() == 1));
+        // A FRI layer's salt, and its row.
+        let mut p = proof.clone();
+        p.pcs.fri_openings[0].salts[0][0][1] += F::ONE;
+        assert!(
+            matches!(
+                check(&config, &fx, &pre, &p),
+                Err(VerifyError::Pcs(PcsError::FriMerkle { layer: 0, .. }))
+            ),
+            "arity 2^{a}"
+        );
+        let mut p = proof.clone();
+        let l = p.pcs.fri_openings.len() - 1;
+        p.pcs.fri_openings[l].rows[0][0][0] += F::ONE;
+        assert!(
+            matches!(
+                check(&config, &fx, &pre, &p),
+                Err(VerifyError::Pcs(PcsError::FriMerkle { layer, .. })) if layer == l
+            ),
+            "arity 2^{a}"
+        );
+        // The arity is part of the configuration (transcript): another arity's verifier refuses.
+        let mut other = config.clone();
+        other.fri.log_folding_arity = 1;
+        assert!(check(&other, &fx, &pre, &proof).is_err());
+    }
+}

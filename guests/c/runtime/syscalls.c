@@ -141,3 +141,19 @@ void zkrv_write_bytes(const void *buf, uint32_t len)
     zkrv_write_u32(len);
     zkrv_write_output(buf, len);
 }
+
+int64_t zkrv_read_i64(int64_t def)
+{
+    uint8_t b[8];
+    if (!zkrv_read_exact(b, 8))
+        return def;
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | b[i];
+    return (int64_t)v;
+}
+
+void zkrv_write_i64(int64_t v)
+{
+    zkrv_write_u64((uint64_t)v);
+}

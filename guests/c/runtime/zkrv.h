@@ -24,8 +24,10 @@ uint64_t zkrv_read_u64(uint64_t def);
 void zkrv_write_output(const void *buf, size_t len);
 /* Appends v as 8 little-endian bytes to the public output. */
 void zkrv_write_u64(uint64_t v);
-/* Typed input and output: the encoding of zkrv_sdk::io on the host (integers little-endian; a byte
- * string is a u32 LE length, then the bytes). */
+/* Fixed-width input and output (docs/abi.md "Typed I/O"): integers little-endian, 4 or 8 bytes; a byte
+ * string is a u32 LE length, then the bytes. The host writes them with zkrv_sdk::io::Input::write_u32,
+ * write_u64, write_i64, write_bytes and reads them with OutputReader::read_u32, ... C guests use only these:
+ * the postcard frames of Input::write / zkrv_guest::commit are for Rust guests. */
 /* Reads exactly len bytes; returns 1, or 0 if the input ends first. */
 int zkrv_read_exact(void *buf, size_t len);
 /* Reads 4 bytes as a little-endian u32; returns def if the input ends first. */
@@ -33,8 +35,12 @@ uint32_t zkrv_read_u32(uint32_t def);
 /* Reads a byte string (u32 LE length, then the bytes) into buf; returns its length, or (size_t)-1 if the
  * input ends first or the length exceeds cap (then nothing more is consumed than the length). */
 size_t zkrv_read_bytes(void *buf, size_t cap);
+/* Reads 8 bytes as a little-endian two's-complement i64; returns def if the input ends first. */
+int64_t zkrv_read_i64(int64_t def);
 /* Appends v as 4 little-endian bytes to the public output. */
 void zkrv_write_u32(uint32_t v);
+/* Appends v as 8 little-endian two's-complement bytes to the public output. */
+void zkrv_write_i64(int64_t v);
 /* Appends a byte string (u32 LE length, then the bytes) to the public output. */
 void zkrv_write_bytes(const void *buf, uint32_t len);
 /* Writes a NUL-terminated string to the debug stream (fd 2). */

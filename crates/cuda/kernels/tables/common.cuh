@@ -71,6 +71,9 @@ ZKRV_HD void lookup_key_warp(u32* counts, u32 key, u32 lanes) {
 #endif
 }
 
+// A one-column trace of counters (DECODE and POW2 multiplicities): row `row` is `counts[row]`.
+ZKRV_HD void counts_column_row(u64 row, const u32* counts, u64* trace) { trace[row] = counts[row]; }
+
 // The histogram index of a lookup of `kind` at row `x` (< 2^16).
 ZKRV_HD u32 lookup_key(u32 kind, u64 x) { return kind * LK_ROWS + (u32)x; }
 

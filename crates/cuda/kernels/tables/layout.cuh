@@ -59,6 +59,14 @@
 #define NO_DECODE_ROW 0xffffffffu
 // zkrv_machine::tables::sysio::INPUT_EOF: the byte of the end-of-input row.
 #define INPUT_EOF 256ull
+// zkrv_machine::bus::NUM_REG_CELLS: register cells (x0..x31, the input and output cursors).
+#define REG_CELLS 34u
+// zkrv_machine::bus::REG_INPUT_CURSOR: the input cursor's register cell.
+#define REG_INPUT_CURSOR 32u
+// zkrv_machine::bus::REG_OUTPUT_CURSOR: the output cursor's register cell.
+#define REG_OUTPUT_CURSOR 33u
+// zkrv_cuda::tables::regwalk::WALK_NO_CURSOR: a syscall that moves no cursor.
+#define WALK_NO_CURSOR 0xffffffffu
 // zkrv_cuda::tables::memw_a::MEMW_A_TS_BITS: bits of MemwAIn::ts_meta holding the timestamp.
 #define MEMW_A_TS_BITS 29
 
@@ -696,6 +704,74 @@ static_assert(sizeof(InputIn) == 8, "InputIn: size");
 static_assert(alignof(InputIn) == 4, "InputIn: alignment");
 static_assert(ZKRV_OFFSETOF(InputIn, byte) == 0, "InputIn.byte: offset");
 static_assert(ZKRV_OFFSETOF(InputIn, m) == 4, "InputIn.m: offset");
+
+// zkrv_cuda::tables::regfile::RegfileIn (16 bytes, align 8).
+struct RegfileIn {
+    unsigned long long v;
+    unsigned long long ts;
+};
+static_assert(sizeof(RegfileIn) == 16, "RegfileIn: size");
+static_assert(alignof(RegfileIn) == 8, "RegfileIn: alignment");
+static_assert(ZKRV_OFFSETOF(RegfileIn, v) == 0, "RegfileIn.v: offset");
+static_assert(ZKRV_OFFSETOF(RegfileIn, ts) == 8, "RegfileIn.ts: offset");
+
+// zkrv_cuda::tables::regwalk::WalkSyscall (16 bytes, align 8).
+struct WalkSyscall {
+    unsigned int cycle;
+    unsigned int cursor;
+    unsigned long long count;
+};
+static_assert(sizeof(WalkSyscall) == 16, "WalkSyscall: size");
+static_assert(alignof(WalkSyscall) == 8, "WalkSyscall: alignment");
+static_assert(ZKRV_OFFSETOF(WalkSyscall, cycle) == 0, "WalkSyscall.cycle: offset");
+static_assert(ZKRV_OFFSETOF(WalkSyscall, cursor) == 4, "WalkSyscall.cursor: offset");
+static_assert(ZKRV_OFFSETOF(WalkSyscall, count) == 8, "WalkSyscall.count: offset");
+
+// zkrv_cuda::tables::sysio::SyscallIn (72 bytes, align 8).
+struct SyscallIn {
+    unsigned long long ts;
+    unsigned long long fd;
+    unsigned long long count;
+    unsigned long long buf;
+    unsigned long long len;
+    unsigned long long a1_old_ts;
+    unsigned long long a2_old_ts;
+    unsigned long long cursor;
+    unsigned long long cursor_old_ts;
+};
+static_assert(sizeof(SyscallIn) == 72, "SyscallIn: size");
+static_assert(alignof(SyscallIn) == 8, "SyscallIn: alignment");
+static_assert(ZKRV_OFFSETOF(SyscallIn, ts) == 0, "SyscallIn.ts: offset");
+static_assert(ZKRV_OFFSETOF(SyscallIn, fd) == 8, "SyscallIn.fd: offset");
+static_assert(ZKRV_OFFSETOF(SyscallIn, count) == 16, "SyscallIn.count: offset");
+static_assert(ZKRV_OFFSETOF(SyscallIn, buf) == 24, "SyscallIn.buf: offset");
+static_assert(ZKRV_OFFSETOF(SyscallIn, len) == 32, "SyscallIn.len: offset");
+static_assert(ZKRV_OFFSETOF(SyscallIn, a1_old_ts) == 40, "SyscallIn.a1_old_ts: offset");
+static_assert(ZKRV_OFFSETOF(SyscallIn, a2_old_ts) == 48, "SyscallIn.a2_old_ts: offset");
+static_assert(ZKRV_OFFSETOF(SyscallIn, cursor) == 56, "SyscallIn.cursor: offset");
+static_assert(ZKRV_OFFSETOF(SyscallIn, cursor_old_ts) == 64, "SyscallIn.cursor_old_ts: offset");
+
+// zkrv_cuda::tables::sysio::SysioIn (64 bytes, align 8).
+struct SysioIn {
+    unsigned long long ts;
+    unsigned long long cell;
+    unsigned long long pos;
+    unsigned long long rem;
+    unsigned long long old_ts;
+    unsigned long long old_bytes;
+    unsigned long long new_bytes;
+    unsigned long long meta;
+};
+static_assert(sizeof(SysioIn) == 64, "SysioIn: size");
+static_assert(alignof(SysioIn) == 8, "SysioIn: alignment");
+static_assert(ZKRV_OFFSETOF(SysioIn, ts) == 0, "SysioIn.ts: offset");
+static_assert(ZKRV_OFFSETOF(SysioIn, cell) == 8, "SysioIn.cell: offset");
+static_assert(ZKRV_OFFSETOF(SysioIn, pos) == 16, "SysioIn.pos: offset");
+static_assert(ZKRV_OFFSETOF(SysioIn, rem) == 24, "SysioIn.rem: offset");
+static_assert(ZKRV_OFFSETOF(SysioIn, old_ts) == 32, "SysioIn.old_ts: offset");
+static_assert(ZKRV_OFFSETOF(SysioIn, old_bytes) == 40, "SysioIn.old_bytes: offset");
+static_assert(ZKRV_OFFSETOF(SysioIn, new_bytes) == 48, "SysioIn.new_bytes: offset");
+static_assert(ZKRV_OFFSETOF(SysioIn, meta) == 56, "SysioIn.meta: offset");
 
 // zkrv_cuda::tables::bytewise::BytewiseRequest (32 bytes, align 8).
 struct BytewiseRequest {

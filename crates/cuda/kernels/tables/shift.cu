@@ -6,7 +6,9 @@
 // row-major (ShiftCols order): row i < len is request i, rows len..rows are padding (SLL(0, 0) = 0 with m = 0).
 // Lookups per row: RANGE16 of the two 16-bit halves of the amount quotient, aggregated per warp (equal lookups of
 // a warp's rows are one atomic). The padding rows' lookups (both at 0) are counted in one addition by the thread
-// of row `len`. The requests SHIFT makes of MUL and POW2 are counted on the host (`shift_side_requests`).
+// of row `len`. The requests SHIFT makes of MUL are counted on the host (`shift_side_requests`); its POW2
+// requests are counted on the host too, and on the device by `pow2_count` (mirrors the POW2 half of
+// `shift_side_requests`) when POW2 is built resident (`pow2_fill`, the POW2 main trace from the counters).
 #include "table_common.cuh"
 
 // ShiftCols offsets (SHIFT_COL_*), ShiftRequest and the ALU codes: layout.cuh (generated).
@@ -91,7 +93,38 @@ ZKRV_HD void shift_fill_row(u64 row, const ShiftRequest* req, u64 len, u64 rows,
     o[SHIFT_COL_M] = gl_canon(m);
 }
 
+// The POW2 row of SHIFT row `row` (< rows): `s + 64 w5` of its request, row 0 (SLL by 0) for a padding row.
+ZKRV_HD u32 pow2_row_of(u64 row, const ShiftRequest* req, u64 len) {
+    if (row >= len) return 0;
+    const ShiftRequest q = req[row];
+    const u64 w5 = q.op >= ALU_SLL5;
+    const u64 s = (q.b & 0xffffffffull) & (w5 ? 31 : 63);
+    return (u32)(s + 64 * w5);
+}
+
+// Counts SHIFT row `row`'s POW2 request into `pow2` (u32 per POW2 row, at least 96), aggregated per warp; the
+// padding rows' are added at once by the thread of row `len`. `lanes` as in `shift_fill_row`.
+ZKRV_HD void pow2_count_row(u64 row, const ShiftRequest* req, u64 len, u64 rows, u32* pow2, u32 lanes) {
+    lookup_key_warp(pow2, row < len ? pow2_row_of(row, req, len) : LOOKUP_NONE, lanes);
+    if (row == len) lookup_add_n(pow2, 0, pow2_row_of(row, req, len), (u32)(rows - len));
+}
+
 #ifndef ZKRV_HOST_EMU
+// One thread per SHIFT row: `rows` threads or more. `req`: len ShiftRequest; `pow2`: the POW2 counters.
+extern "C" __global__ void pow2_count(const ShiftRequest* req, u64 len, u64 rows, u32* pow2) {
+    u64 row = global_row();
+    u32 lanes = __ballot_sync(0xffffffffu, row < rows);
+    if (row >= rows) return;
+    pow2_count_row(row, req, len, rows, pow2, lanes);
+}
+
+// One thread per POW2 row: `rows` threads or more. `pow2`: rows u32; `trace`: rows x 1 u64.
+extern "C" __global__ void pow2_fill(const u32* pow2, u64 rows, u64* trace) {
+    u64 row = global_row();
+    if (row >= rows) return;
+    counts_column_row(row, pow2, trace);
+}
+
 // One thread per row: `rows` threads or more (extra threads return). `req`: len ShiftRequest; `trace`: rows x 22
 // u64; `counts`: the 7 x 2^16 u32 lookup histogram.
 extern "C" __global__ void shift_fill(const ShiftRequest* req, u64 len, u64 rows, u64* trace, u32* counts) {

@@ -6,8 +6,8 @@
 //! |---|---|---|
 //! | `evaluate` | barycentric weights per (height, point), fixed-order two-pass reduction per matrix | `Σ w·|points|` `Ext3` down (one download); a point in `g·H_n` reads that row |
 //! | `deep_codeword` | one pass over the LDE rows of the height, one launch per 8 distinct points | term/point descriptors up |
-//! | `commit_fri_layer` | the codeword buffer is the `2^(s-1) x 6` layer matrix (shared, no copy), tree + zk salts on the device | root down |
-//! | `fold_fri_layer` | one kernel, `1/(2x)` per thread | - |
+//! | `commit_fri_layer` | the codeword buffer is the `2^(s-a) x 3·2^a` layer matrix of arity `2^a` (shared, no copy), tree + zk salts on the device | root down |
+//! | `fold_fri_layer` | one kernel, one output row per thread (its `2^a` inputs in registers, one power for `1/x`) | - |
 //! | `final_codeword` | - | `2^Lf x 3` words down |
 //! | `open_rows`, `open_fri_layer` | one gather launch per round: rows, salt rows, siblings of every query | segment list + indices up, the openings down (once) |
 //!
@@ -43,12 +43,14 @@ pub struct DeviceCodeword {
     pub log_size: usize,
 }
 
-/// One committed FRI layer on the device: its values (the codeword it was committed from, read as the
-/// `2^log_rows x 6` layer matrix, row `j = [cw[2j], cw[2j+1]]`), in zk mode its `2^log_rows x SALT_WIDTH`
-/// salt matrix, and its Merkle tree (`32 · (2^(log_rows+1) - 1)` bytes of levels).
+/// One committed FRI layer of arity `2^log_arity` on the device: its values (the codeword it was committed
+/// from, read as the `2^log_rows x 3·2^log_arity` layer matrix, row `j = cw[j·2^a .. (j+1)·2^a]`), in zk mode
+/// its `2^log_rows x SALT_WIDTH` salt matrix, and its Merkle tree (`32 · (2^(log_rows+1) - 1)` bytes of
+/// levels; in recompute mode capped, [`TREE_CAP_LEVELS`] levels fewer).
 pub struct DeviceFriLayer {
     pub values: Arc<DeviceBuffer<u64>>,
     pub log_rows: usize,
+    pub log_arity: usize,
     pub salt: Option<DeviceBuffer<u64>>,
     pub tree: DeviceMerkleTree,
 }
@@ -315,22 +317,27 @@ impl OpeningOps for CudaBackend {
     fn commit_fri_layer(
         &self,
         codeword: &DeviceCodeword,
+        log_arity: usize,
         salt: Option<(&ZkRng, u32)>,
     ) -> Result<(Digest, DeviceFriLayer), BackendError> {
-        if codeword.log_size == 0 || codeword.data.len() != 3 << codeword.log_size {
+        if log_arity == 0
+            || log_arity > kernels::FRI_MAX_LOG_ARITY as usize
+            || codeword.log_size < log_arity
+            || codeword.data.len() != 3 << codeword.log_size
+        {
             return Err(BackendError::Shape(format!(
-                "FRI layer of {} values",
+                "FRI layer of {} values, arity 2^{log_arity}",
                 codeword.data.len() / 3
             )));
         }
-        let log_rows = codeword.log_size - 1;
+        let log_rows = codeword.log_size - log_arity;
         let salt = salt
             .map(|(rng, round)| crate::zk::salt_matrix(&self.dev, rng, round, log_rows as u32))
             .transpose()
             .map_err(dev_err)?;
         let mut refs = vec![MatrixRef {
             data: &codeword.data,
-            width: 6,
+            width: 3 << log_arity,
             log_height: log_rows as u32,
         }];
         // The salt is hashed after the layer's row, as `MerkleTree::new_salted` does.
@@ -352,6 +359,7 @@ impl OpeningOps for CudaBackend {
             DeviceFriLayer {
                 values: Arc::clone(&codeword.data),
                 log_rows,
+                log_arity,
                 salt,
                 tree,
             },
@@ -362,17 +370,23 @@ impl OpeningOps for CudaBackend {
         &self,
         codeword: DeviceCodeword,
         log_size: usize,
+        log_arity: usize,
         beta: Ext3,
         roll_in: Option<DeviceCodeword>,
     ) -> Result<DeviceCodeword, BackendError> {
-        if log_size == 0 || codeword.log_size != log_size || codeword.data.len() != 3 << log_size {
+        if log_arity == 0
+            || log_arity > kernels::FRI_MAX_LOG_ARITY as usize
+            || log_size < log_arity
+            || codeword.log_size != log_size
+            || codeword.data.len() != 3 << log_size
+        {
             return Err(BackendError::Shape(format!(
-                "FRI fold of {} values as 2^{log_size}",
+                "FRI fold of {} values as 2^{log_size}, arity 2^{log_arity}",
                 codeword.data.len() / 3
             )));
         }
         if let Some(r) = &roll_in {
-            if r.log_size != log_size - 1 {
+            if r.log_size != log_size - log_arity {
                 return Err(BackendError::Shape("FRI roll-in of another height".into()));
             }
         }
@@ -380,13 +394,14 @@ impl OpeningOps for CudaBackend {
             &self.dev,
             &codeword.data,
             log_size as u32,
+            log_arity as u32,
             beta,
             roll_in.as_ref().map(|r| &*r.data),
         )
         .map_err(dev_err)?;
         Ok(DeviceCodeword {
             data: Arc::new(next),
-            log_size: log_size - 1,
+            log_size: log_size - log_arity,
         })
     }
 
@@ -449,16 +464,19 @@ impl OpeningOps for CudaBackend {
         if layer.tree.levels.len() != lr as usize + 1 {
             return self.open_fri_layer_capped(layer, indices);
         }
-        let mut mats: Vec<(&DeviceBuffer<u64>, usize, u32)> = vec![(&layer.values, 6, lr)];
+        let width = 3 << layer.log_arity;
+        let mut mats: Vec<(&DeviceBuffer<u64>, usize, u32)> = vec![(&layer.values, width, lr)];
         mats.extend(layer.salt.as_ref().map(|s| (s, SALT_WIDTH, lr)));
         Ok(self
             .open_tree("fri-layers", &layer.tree, &mats, indices)?
             .into_iter()
             .map(|(mut rows, siblings)| {
                 let salts = rows.split_off(1);
-                let r = &rows[0];
                 FriLayerOpening {
-                    pair: [Ext3([r[0], r[1], r[2]]), Ext3([r[3], r[4], r[5]])],
+                    values: rows[0]
+                        .chunks_exact(3)
+                        .map(|c| Ext3([c[0], c[1], c[2]]))
+                        .collect(),
                     proof: MerkleProof { siblings, salts },
                 }
             })
@@ -685,8 +703,9 @@ impl CudaBackend {
             .collect()
     }
 
-    /// `open_fri_layer` of a capped layer tree: the values (and salts) of the `2^k` rows under each query's
-    /// kept node gathered from the device, the subtree rebuilt and checked on the host.
+    /// `open_fri_layer` of a capped layer tree: the values (`2^k` rows of `3·2^a` words) and salts of the
+    /// rows under each query's kept node gathered from the device, the subtree rebuilt and checked on the
+    /// host.
     fn open_fri_layer_capped(
         &self,
         layer: &DeviceFriLayer,
@@ -696,9 +715,10 @@ impl CudaBackend {
         let big_l = tree.log_height;
         let k = big_l - (tree.levels.len() as u32 - 1);
         let kr = 1usize << k;
+        let width = 3 << layer.log_arity;
         let mut segs = vec![GatherSegment {
             src: &layer.values,
-            width: 6 * kr,
+            width: width * kr,
             shift: k,
             flip: false,
         }];
@@ -727,14 +747,17 @@ impl CudaBackend {
                         .map(|r| r.iter().map(|&x| F::new(x)).collect())
                         .collect()
                 };
-                let mut rows = vec![to_rows(&chunk[..6 * kr], 6)];
+                let mut rows = vec![to_rows(&chunk[..width * kr], width)];
                 if layer.salt.is_some() {
-                    rows.push(to_rows(&chunk[6 * kr..], SALT_WIDTH));
+                    rows.push(to_rows(&chunk[width * kr..], SALT_WIDTH));
                 }
                 let o = finish_capped(big_l, k, &heights, 1, q, CappedGroup { rows, node, upper })?;
-                let r = &o.rows[0];
+                let values = o.rows[0]
+                    .chunks_exact(3)
+                    .map(|c| Ext3([c[0], c[1], c[2]]))
+                    .collect();
                 Ok(FriLayerOpening {
-                    pair: [Ext3([r[0], r[1], r[2]]), Ext3([r[3], r[4], r[5]])],
+                    values,
                     proof: o.proof,
                 })
             })

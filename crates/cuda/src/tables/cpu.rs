@@ -8,7 +8,7 @@ use zkrv_machine::tables::decode::NUM_DECODE_PREP_COLS;
 
 use super::{alloc_trace, launch_1d, DeviceCycles, DeviceLookups, FILL_BLOCK};
 use crate::backend::DeviceTrace;
-use crate::device::{Device, KArg, Program};
+use crate::device::{Device, DeviceBuffer, KArg, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
 
@@ -17,7 +17,8 @@ pub const STAGE_TRACE_GEN: &str = "trace-gen";
 
 /// Fills the CPU main trace on the device: `cpu_height(cycles, min_height) x 44` row-major u64, natural
 /// order, padding rows included, exactly `cpu_trace(cycles, walk, decode, min_height, ..)`; adds the rows'
-/// BITWISE lookups to `lookups`.
+/// BITWISE lookups to `lookups`, and each row's DECODE lookup to `lookups.decode` when it is not empty (see
+/// `tables::decode`).
 ///
 /// Inputs: the record's cycles (uploaded as they are, 32 B each, [`DeviceCycles::upload`]: ("trace-gen",
 /// "record") host->device bytes), the register walk (`walk[i]` for cycle i, 20 B each) and the program's decode
@@ -37,7 +38,7 @@ pub fn fill_cpu(
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
-    check(cycles.len(), walk, decode, min_height)?;
+    check(cycles.len(), walk.len(), decode, min_height)?;
     let d_cycles = DeviceCycles::upload(dev, cycles, stats)?;
     fill_cpu_uploaded(dev, &d_cycles, walk, decode, min_height, lookups, stats)
 }
@@ -53,7 +54,31 @@ pub fn fill_cpu_uploaded(
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
-    let (height, cfg, n_slots) = check(cycles.len, walk, decode, min_height)?;
+    check(cycles.len, walk.len(), decode, min_height)?;
+    let d_walk = dev.upload::<u32>(bytemuck::cast_slice(walk))?;
+    stats.add_h2d(STAGE_TRACE_GEN, "CPU", d_walk.num_bytes() as u64);
+    fill_cpu_walked(dev, cycles, &d_walk, decode, min_height, lookups, stats)
+}
+
+/// [`fill_cpu_uploaded`] with the register walk on the device too (`walk`: `cycles x 5` u32 `RegWalk`s, e.g.
+/// `tables::regwalk::reg_walk`'s): uploads only the decode data.
+pub fn fill_cpu_walked(
+    dev: &Device,
+    cycles: &DeviceCycles,
+    d_walk: &DeviceBuffer<u32>,
+    decode: &CpuDecode,
+    min_height: usize,
+    lookups: &DeviceLookups,
+    stats: &mut TransferStats,
+) -> Result<DeviceTrace, CudaError> {
+    if d_walk.len() != 5 * cycles.len {
+        return Err(CudaError::InvalidArgument(format!(
+            "CPU fill: device register walk of {} u32 for {} cycles",
+            d_walk.len(),
+            cycles.len
+        )));
+    }
+    let (height, cfg, n_slots) = check(cycles.len, cycles.len, decode, min_height)?;
     if cycles.data.len() != 4 * cycles.len {
         return Err(CudaError::InvalidArgument(format!(
             "CPU fill: device cycles of {} u64 for {} cycles",
@@ -61,13 +86,12 @@ pub fn fill_cpu_uploaded(
             cycles.len
         )));
     }
-    let d_walk = dev.upload::<u32>(bytemuck::cast_slice(walk))?;
     let d_slots = dev.upload::<u32>(&decode.row_of_pc)?;
     let d_decode = dev.upload::<u64>(&decode.rows)?;
     stats.add_h2d(
         STAGE_TRACE_GEN,
         "CPU",
-        (d_walk.num_bytes() + d_slots.num_bytes() + d_decode.num_bytes()) as u64,
+        (d_slots.num_bytes() + d_decode.num_bytes()) as u64,
     );
     let d_cycles = &cycles.data;
     let out = alloc_trace(dev, height, NUM_CPU_COLS)?;
@@ -95,23 +119,34 @@ pub fn fill_cpu_uploaded(
             ],
         )?;
     }
+    if !lookups.decode.is_empty() {
+        let n_rows = decode.rows.len() / NUM_DECODE_PREP_COLS;
+        super::decode::count_decode(
+            dev,
+            cycles,
+            &d_slots,
+            decode.base_pc,
+            n_rows,
+            height,
+            lookups,
+        )?;
+    }
     Ok(out)
 }
 
 /// Checks the fill's inputs: returns the height, the launch shape and the number of pc slots.
 fn check(
     n_cycles: usize,
-    walk: &[RegWalk],
+    walk_len: usize,
     decode: &CpuDecode,
     min_height: usize,
 ) -> Result<(usize, LaunchConfig, u32), CudaError> {
     // cpu.cu addresses CpuCols and DecodePrepCols through layout.cuh: it must match the Rust structs.
     crate::layout::check_width("CPU", NUM_CPU_COLS)?;
     crate::layout::check_width("DECODE_PREP", NUM_DECODE_PREP_COLS)?;
-    if walk.len() != n_cycles {
+    if walk_len != n_cycles {
         return Err(CudaError::InvalidArgument(format!(
-            "CPU fill: register walk of {} entries for {n_cycles} cycles",
-            walk.len(),
+            "CPU fill: register walk of {walk_len} entries for {n_cycles} cycles",
         )));
     }
     if decode.is_empty() || !decode.rows.len().is_multiple_of(NUM_DECODE_PREP_COLS) {

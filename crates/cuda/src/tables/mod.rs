@@ -9,9 +9,11 @@
 //!
 //! Launch guards ([`launch_1d`]) refuse shapes the kernels cannot address instead of launching a truncated grid.
 
+pub mod bitwise;
 pub mod bytewise;
 pub mod cpu;
 pub mod cpu32;
+pub mod decode;
 pub mod dvrm;
 pub mod eq;
 pub mod input;
@@ -21,8 +23,11 @@ pub mod memw;
 pub mod memw_a;
 pub mod mul;
 pub mod page;
+pub mod regfile;
+pub mod regwalk;
 pub mod shift;
 pub mod store;
+pub mod sysio;
 
 use cudarc::driver::LaunchConfig;
 use zkrv_executor::CycleEvent;
@@ -90,19 +95,38 @@ pub fn alloc_trace(dev: &Device, rows: usize, width: usize) -> Result<DeviceTrac
     })
 }
 
-/// The BITWISE lookup histogram on the device: `u32 counts[7 x 2^16]`, kind-major (`LookupKind` order).
+/// The lookup counters the device fills add to: the BITWISE histogram `u32 counts[7 x 2^16]`, kind-major
+/// (`LookupKind` order), and the multiplicities of the other preprocessed tables when they are built resident:
+/// DECODE (`u32` per DECODE row, counted by the CPU fill) and POW2 (`u32` per POW2 row, counted by the SHIFT
+/// fill).
 pub struct DeviceLookups {
     pub counts: DeviceBuffer<u32>,
+    /// DECODE multiplicities (`decode_rows` u32, natural order); empty unless [`Self::with_counters`].
+    pub decode: DeviceBuffer<u32>,
+    /// POW2 counters (`pow2_rows` u32, natural order); empty unless [`Self::with_counters`].
+    pub pow2: DeviceBuffer<u32>,
 }
 
 impl DeviceLookups {
     /// Number of counters: 7 kinds x 2^16 rows.
     pub const LEN: usize = NUM_BITWISE_COLS << BITWISE_LOG_HEIGHT;
 
-    /// A zeroed histogram.
+    /// A zeroed histogram, no DECODE or POW2 counters (the CPU and SHIFT fills then count none).
     pub fn new(dev: &Device) -> Result<Self, CudaError> {
+        Self::with_counters(dev, 0, 0)
+    }
+
+    /// A zeroed histogram and zeroed DECODE / POW2 counters of `decode_rows` / `pow2_rows` entries (0: none;
+    /// else the table's height, `DecodeTable::height(min_height)` / `pow2_height(min_height)`).
+    pub fn with_counters(
+        dev: &Device,
+        decode_rows: usize,
+        pow2_rows: usize,
+    ) -> Result<Self, CudaError> {
         Ok(DeviceLookups {
             counts: dev.alloc_zeros::<u32>(Self::LEN)?,
+            decode: dev.alloc_zeros::<u32>(decode_rows)?,
+            pow2: dev.alloc_zeros::<u32>(pow2_rows)?,
         })
     }
 
@@ -132,19 +156,55 @@ pub(crate) fn fill_from_requests<R: cudarc::driver::DeviceRepr + Copy>(
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
-    use crate::device::KArg;
-    // The kernel addresses the table's columns through layout.cuh: `table` must have `cols` columns there.
+    // Shape errors before anything is uploaded.
     crate::layout::check_width(table, cols)?;
-    let cfg = launch_1d(rows as u64, cols as u64, FILL_BLOCK)?;
+    launch_1d(rows as u64, cols as u64, FILL_BLOCK)?;
+    let req = upload_requests(dev, table, requests, stats)?;
+    // `req` is freed stream-ordered after the kernel.
+    fill_from_uploaded(dev, program, kernel, table, &req, rows, cols, lookups)
+}
+
+/// Uploads `requests` (an empty list as an empty buffer), recorded as H2D stage "trace-gen", table `table`.
+pub(crate) fn upload_requests<R: cudarc::driver::DeviceRepr + Copy>(
+    dev: &Device,
+    table: &str,
+    requests: &[R],
+    stats: &mut TransferStats,
+) -> Result<DeviceBuffer<R>, CudaError> {
     let req = if requests.is_empty() {
         dev.alloc::<R>(0)?
     } else {
         dev.upload(requests)?
     };
     stats.add_h2d("trace-gen", table, std::mem::size_of_val(requests) as u64);
+    Ok(req)
+}
+
+/// [`fill_from_requests`] from requests already on the device (`req`: every request, in row order).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fill_from_uploaded<R: cudarc::driver::DeviceRepr + Copy>(
+    dev: &Device,
+    program: crate::device::Program,
+    kernel: &str,
+    table: &str,
+    req: &DeviceBuffer<R>,
+    rows: usize,
+    cols: usize,
+    lookups: &DeviceLookups,
+) -> Result<DeviceTrace, CudaError> {
+    use crate::device::KArg;
+    // The kernel addresses the table's columns through layout.cuh: `table` must have `cols` columns there.
+    crate::layout::check_width(table, cols)?;
+    let cfg = launch_1d(rows as u64, cols as u64, FILL_BLOCK)?;
+    if req.len() > rows {
+        return Err(CudaError::InvalidArgument(format!(
+            "{table} fill: {} requests for {rows} rows",
+            req.len()
+        )));
+    }
     let trace = alloc_trace(dev, rows, cols)?;
-    // SAFETY: `req` holds `requests.len()` requests (at least one slot), `trace` rows x cols u64, `counts`
-    // the 7 x 2^16 histogram; the grid covers `rows` threads (launch_1d) and the kernel skips the rest.
+    // SAFETY: `req` holds `req.len() <= rows` requests, `trace` rows x cols u64, `counts` the 7 x 2^16
+    // histogram; the grid covers `rows` threads (launch_1d) and the kernel skips the rest.
     unsafe {
         dev.launch(
             program,
@@ -152,15 +212,50 @@ pub(crate) fn fill_from_requests<R: cudarc::driver::DeviceRepr + Copy>(
             cfg,
             &[
                 KArg::U64(req.ptr()),
-                KArg::U64(requests.len() as u64),
+                KArg::U64(req.len() as u64),
                 KArg::U64(rows as u64),
                 KArg::U64(trace.data.ptr()),
                 KArg::U64(lookups.counts.ptr()),
             ],
         )?;
     }
-    // `req` is freed stream-ordered after the kernel.
-    drop(req);
+    Ok(trace)
+}
+
+/// A one-column trace of `counters.len()` rows (a power of two) from u32 counters on the device (DECODE, POW2
+/// multiplicities): launches `kernel(counters, rows, trace)` of `program`. Errors: an empty or non-power-of-two
+/// counter buffer, launch shape, allocation, launch.
+pub(crate) fn fill_counts_column(
+    dev: &Device,
+    program: crate::device::Program,
+    kernel: &str,
+    table: &str,
+    counters: &DeviceBuffer<u32>,
+) -> Result<DeviceTrace, CudaError> {
+    use crate::device::KArg;
+    let rows = counters.len();
+    if !rows.is_power_of_two() {
+        return Err(CudaError::InvalidArgument(format!(
+            "{table} fill: {rows} counters on the device (not a table height; were they allocated with \
+             DeviceLookups::with_counters?)"
+        )));
+    }
+    let cfg = launch_1d(rows as u64, 1, FILL_BLOCK)?;
+    let trace = alloc_trace(dev, rows, 1)?;
+    // SAFETY: `counters` holds `rows` u32 and `trace` rows u64; the grid covers `rows` threads and the kernel
+    // skips the rest.
+    unsafe {
+        dev.launch(
+            program,
+            kernel,
+            cfg,
+            &[
+                KArg::U64(counters.ptr()),
+                KArg::U64(rows as u64),
+                KArg::U64(trace.data.ptr()),
+            ],
+        )?;
+    }
     Ok(trace)
 }
 

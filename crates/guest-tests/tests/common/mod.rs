@@ -16,7 +16,7 @@ pub const MAX_CYCLES: u64 = 1 << 30;
 pub const GUEST_HEAP_BYTES: u64 = 1 << 20;
 
 /// Every prebuilt guest in guests/bin.
-pub const GUESTS: [&str; 9] = [
+pub const GUESTS: [&str; 10] = [
     "fibonacci",
     "exitcode",
     "sort",
@@ -26,6 +26,7 @@ pub const GUESTS: [&str; 9] = [
     "sha256",
     "keccak",
     "rustalloc",
+    "typedio",
 ];
 
 /// The `guests/` folder of this repository.
@@ -165,6 +166,7 @@ pub fn expected(name: &str, input: &[u8]) -> (u32, Vec<u8>) {
             (0, le_words(&[checksum(&c), first, last]))
         }
         "modexp" => expected_modexp(input),
+        "typedio" => expected_typedio(input),
         "rustalloc" => {
             let n = input_u64(input, 0, 1000);
             let seed = input_u64(input, 1, 1);
@@ -220,6 +222,63 @@ fn expected_modexp(input: &[u8]) -> (u32, Vec<u8>) {
             out[ml - r.len()..].copy_from_slice(&r);
         }
     }
+    (0, out)
+}
+
+/// The typed values of the typedio guest (guests/rust/typedio/src/main.rs; docs/abi.md "Typed I/O").
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct TypedRequest {
+    pub name: String,
+    pub values: Vec<i64>,
+    pub scale: i32,
+    pub tag: Option<[u8; 4]>,
+}
+
+#[derive(serde::Serialize)]
+struct TypedSummary {
+    greeting: String,
+    count: u32,
+    scaled_sum: i64,
+    min: Option<i64>,
+    max: Option<i64>,
+    tag: Option<[u8; 4]>,
+}
+
+/// One typed frame: `u32` LE length, then the postcard bytes.
+pub fn typed_frame<T: serde::Serialize>(v: &T) -> Vec<u8> {
+    let body = postcard::to_allocvec(v).expect("encodes");
+    let mut out = (body.len() as u32).to_le_bytes().to_vec();
+    out.extend_from_slice(&body);
+    out
+}
+
+/// typedio: a typed request, then a u64 salt (default 0); a malformed request exits 103 with no output.
+fn expected_typedio(input: &[u8]) -> (u32, Vec<u8>) {
+    let frame = input.get(..4).and_then(|h| {
+        let len = u32::from_le_bytes(h.try_into().expect("4")) as usize;
+        input.get(4..4 + len)
+    });
+    let Some(body) = frame else {
+        return (103, Vec::new());
+    };
+    let req: TypedRequest = match postcard::take_from_bytes(body) {
+        Ok((r, [])) => r,
+        _ => return (103, Vec::new()),
+    };
+    let rest = &input[4 + body.len()..];
+    let salt = input_u64(rest, 0, 0);
+    let summary = TypedSummary {
+        greeting: format!("hello, {}", req.name),
+        count: req.values.len() as u32,
+        scaled_sum: req.values.iter().fold(0i64, |s, v| {
+            s.wrapping_add(v.wrapping_mul(req.scale as i64))
+        }),
+        min: req.values.iter().copied().min(),
+        max: req.values.iter().copied().max(),
+        tag: req.tag,
+    };
+    let mut out = typed_frame(&summary);
+    out.extend_from_slice(&salt.to_le_bytes());
     (0, out)
 }
 
@@ -287,6 +346,31 @@ pub fn cases(name: &str) -> Vec<Vec<u8>> {
             v
         }
         "rv64im" => vec![Vec::new()],
+        "typedio" => {
+            let req = |name: &str, values: Vec<i64>, scale: i32, tag: Option<[u8; 4]>| {
+                typed_frame(&TypedRequest {
+                    name: name.into(),
+                    values,
+                    scale,
+                    tag,
+                })
+            };
+            let mut long = req("", (0..3000).map(|i| i * 1_000_003 - 77).collect(), 9, None);
+            long.extend_from_slice(&u64::MAX.to_le_bytes());
+            let mut bad_utf8 = req("é", vec![1], 1, None);
+            bad_utf8[6] = 0x28; // the second byte of "é"
+            let mut salted = req("salted", vec![i64::MIN, i64::MAX, -1], -7, Some(*b"tag!"));
+            salted.extend_from_slice(&0x0123_4567_89ab_cdefu64.to_le_bytes());
+            vec![
+                req("zkrv", vec![3, -5, 8], 10, Some(*b"demo")), // no salt: 0
+                salted,
+                long, // a 4 KiB+ frame
+                req("x", Vec::new(), 0, None),
+                Vec::new(),            // no frame: exit 103
+                vec![200, 0, 0, 0, 1], // truncated frame: exit 103
+                bad_utf8,              // exit 103
+            ]
+        }
         "rustalloc" => vec![
             Vec::new(),
             pair(0, 0),

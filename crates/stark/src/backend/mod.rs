@@ -311,20 +311,25 @@ pub trait OpeningOps: Backend {
         alpha: Ext3,
     ) -> Result<Self::Codeword, BackendError>;
 
-    /// Commit a FRI layer: one matrix of `2^(s-1)` rows x 6 columns, row `j` = `[cw[2j], cw[2j+1]]`
-    /// (salted with `salt` in zk mode). Returns the root.
+    /// Commit a FRI layer of arity `2^log_arity` (`1 <= log_arity <= log_size`, the codeword holding
+    /// `2^log_size` values): one matrix of `2^(log_size - log_arity)` rows x `3·2^log_arity` columns, row `j`
+    /// = `cw[j·2^a .. (j+1)·2^a]` (salted with `salt` in zk mode). Returns the root.
     fn commit_fri_layer(
         &self,
         codeword: &Self::Codeword,
+        log_arity: usize,
         salt: Option<(&ZkRng, u32)>,
     ) -> Result<(Digest, Self::FriLayer), BackendError>;
 
-    /// Fold a codeword of `2^log_size` values: `next[j] = (e0 + e1)/2 + beta (e0 - e1)/(2x)`,
-    /// `x = ω_{2^log_size}^{bitrev_{log_size-1}(j)}`, then `next += beta^2 · roll_in` if given (same length).
+    /// Fold a codeword of `2^log_size` values by `2^log_arity` (`1 <= log_arity <= log_size`): `log_arity`
+    /// binary folds with `beta, beta^2, .., beta^(2^(log_arity-1))`, the binary fold of `2^t` values being
+    /// `next[j] = (e0 + e1)/2 + b (e0 - e1)/(2x)`, `x = ω_{2^t}^{bitrev_{t-1}(j)}` ([`crate::pcs`] module doc,
+    /// step 3); then `next += beta^(2^log_arity) · roll_in` if given (`2^(log_size - log_arity)` values).
     fn fold_fri_layer(
         &self,
         codeword: Self::Codeword,
         log_size: usize,
+        log_arity: usize,
         beta: Ext3,
         roll_in: Option<Self::Codeword>,
     ) -> Result<Self::Codeword, BackendError>;
@@ -340,7 +345,7 @@ pub trait OpeningOps: Backend {
         indices: &[usize],
     ) -> Result<Vec<BatchOpening>, BackendError>;
 
-    /// The opened pair and Merkle path of a FRI layer at each row index.
+    /// The opened row (`2^log_arity` values) and Merkle path of a FRI layer at each row index.
     fn open_fri_layer(
         &self,
         layer: &Self::FriLayer,

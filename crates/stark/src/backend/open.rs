@@ -12,7 +12,7 @@ use crate::matrix::RowMajorMatrix;
 use crate::merkle::{Digest, MerkleTree};
 use crate::pcs::{
     batch_inverse_ext, fold_inv_halves, fold_pair, BatchOpening, FriLayerOpening, OpenedValues,
-    RoundLde,
+    RoundLde, MAX_LOG_FOLDING_ARITY,
 };
 use crate::poly::{
     bit_reverse_slice, coset_dft_ext, coset_idft_ext, coset_point, coset_shift, domain_generator,
@@ -311,16 +311,21 @@ impl OpeningOps for CpuBackend {
     fn commit_fri_layer(
         &self,
         codeword: &Vec<Ext3>,
+        log_arity: usize,
         salt: Option<(&ZkRng, u32)>,
     ) -> Result<(Digest, MerkleTree), BackendError> {
-        if codeword.len() < 2 || !codeword.len().is_power_of_two() {
+        if log_arity == 0
+            || log_arity > MAX_LOG_FOLDING_ARITY
+            || codeword.len() < 1 << log_arity
+            || !codeword.len().is_power_of_two()
+        {
             return Err(BackendError::Shape(format!(
-                "FRI layer of {} values",
+                "FRI layer of {} values, arity 2^{log_arity}",
                 codeword.len()
             )));
         }
         let flat: Vec<F> = codeword.iter().flat_map(|e| e.0).collect();
-        let tree = MerkleTree::new_salted(vec![RowMajorMatrix::new(flat, 6)], salt);
+        let tree = MerkleTree::new_salted(vec![RowMajorMatrix::new(flat, 3 << log_arity)], salt);
         Ok((tree.root(), tree))
     }
 
@@ -328,28 +333,37 @@ impl OpeningOps for CpuBackend {
         &self,
         codeword: Vec<Ext3>,
         log_size: usize,
+        log_arity: usize,
         beta: Ext3,
         roll_in: Option<Vec<Ext3>>,
     ) -> Result<Vec<Ext3>, BackendError> {
-        if log_size == 0 || codeword.len() != 1 << log_size {
+        if log_arity == 0
+            || log_arity > MAX_LOG_FOLDING_ARITY
+            || log_size < log_arity
+            || codeword.len() != 1 << log_size
+        {
             return Err(BackendError::Shape(format!(
-                "FRI fold of {} values as 2^{log_size}",
+                "FRI fold of {} values as 2^{log_size}, arity 2^{log_arity}",
                 codeword.len()
             )));
         }
-        let inv_halves = fold_inv_halves(log_size);
-        let mut next: Vec<Ext3> = codeword
-            .par_chunks_exact(2)
-            .zip(&inv_halves)
-            .with_min_len(256)
-            .map(|(p, &ih)| fold_pair(p[0], p[1], beta, ih))
-            .collect();
+        let mut next = codeword;
+        let mut b = beta;
+        for t in 0..log_arity {
+            let inv_halves = fold_inv_halves(log_size - t);
+            next = next
+                .par_chunks_exact(2)
+                .zip(&inv_halves)
+                .with_min_len(256)
+                .map(|(p, &ih)| fold_pair(p[0], p[1], b, ih))
+                .collect();
+            b = b.square();
+        }
         if let Some(r) = roll_in {
             if r.len() != next.len() {
                 return Err(BackendError::Shape("FRI roll-in of another height".into()));
             }
-            let b2 = beta.square();
-            next.par_iter_mut().zip(&r).for_each(|(a, &v)| *a += b2 * v);
+            next.par_iter_mut().zip(&r).for_each(|(a, &v)| *a += b * v);
         }
         Ok(next)
     }
@@ -422,10 +436,15 @@ impl OpeningOps for CpuBackend {
                 let (rows, proof) = layer.open(i);
                 let r = rows
                     .first()
-                    .filter(|r| r.len() == 6)
-                    .ok_or_else(|| BackendError::Shape("FRI layer is not 6 wide".into()))?;
+                    .filter(|r| r.len() >= 6 && r.len() % 3 == 0)
+                    .ok_or_else(|| {
+                        BackendError::Shape("FRI layer rows are not Ext3 rows".into())
+                    })?;
                 Ok(FriLayerOpening {
-                    pair: [Ext3([r[0], r[1], r[2]]), Ext3([r[3], r[4], r[5]])],
+                    values: r
+                        .chunks_exact(3)
+                        .map(|c| Ext3([c[0], c[1], c[2]]))
+                        .collect(),
                     proof,
                 })
             })

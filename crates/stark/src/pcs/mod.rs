@@ -23,24 +23,31 @@
 //! 3. **FRI commit phase.** Let `Lmax` be the largest LDE height and
 //!    `Lf = min(log_final_poly_len + log_blowup, smallest LDE height)`. FRI treats every codeword as
 //!    evaluations on the *unshifted* subgroup `H` in bit-reversed order (evaluations of `R(gX)`, same degree),
-//!    so the coset shift never enters folding. Start with `cur = R_Lmax`, `log_size = Lmax`; while
-//!    `log_size > Lf`:
-//!    * commit the layer as a `MerkleTree` of one matrix, `2^(log_size-1)` rows x 6 columns; row `j` is
-//!      `[cur[2j].c0, c1, c2, cur[2j+1].c0, c1, c2]` (the two points `±x`, `x = ω_{2^log_size}^{bitrev_{log_size-1}(j)}`);
+//!    so the coset shift never enters folding. The layers are fixed by the heights alone ([`fri_layers`]):
+//!    from `s = Lmax`, each layer folds by `2^a`, `a = min(log_folding_arity, s - next)` with `next` the
+//!    largest height below `s` that holds a reduced codeword, else `Lf` (so every reduced codeword is rolled
+//!    in at a layer boundary; Plonky3's `max_log_arity` does the same). Start with `cur = R_Lmax`; per layer:
+//!    * commit the layer as a `MerkleTree` of one matrix, `2^(s-a)` rows x `3·2^a` columns; row `j` is
+//!      `cur[j·2^a .. (j+1)·2^a]` (the `Ext3` coefficients `c0, c1, c2` of each), the values on the coset
+//!      `x_j·H_{2^a}` in bit-reversed order, `x_j = ω_{2^s}^{bitrev_{s-a}(j)}`;
 //!    * `observe_digest(root)`, `beta = sample_ext()`;
-//!    * fold: `next[j] = (e0 + e1)/2 + beta · (e0 - e1)/(2x)` with `e0 = cur[2j]`, `e1 = cur[2j+1]`;
-//!    * `log_size -= 1`; if a reduced codeword of height `log_size` exists: `next[j] += beta^2 · R_log_size[j]`.
+//!    * fold: `a` binary folds with `beta, beta^2, .., beta^(2^(a-1))`, the binary fold of a codeword of
+//!      `2^t` values being `next[j] = (e0 + e1)/2 + b · (e0 - e1)/(2x)` with `e0 = cur[2j]`, `e1 = cur[2j+1]`,
+//!      `x = ω_{2^t}^{bitrev_{t-1}(j)}`. This is the arity-`2^a` fold: writing `f(X) = Σ_{i<2^a} X^i f_i(X^(2^a))`,
+//!      the result is `Σ_i beta^i f_i` on `H_{2^(s-a)}` (row `j` at `x_j^(2^a)`);
+//!    * `s -= a`; if a reduced codeword of height `s` exists: `next[j] += beta^(2^a) · R_s[j]`.
 //! 4. **Final polynomial.** `cur` (length `2^Lf`, bit-reversed on `H_{2^Lf}`) is interpolated; its first
 //!    `2^(Lf - log_blowup)` coefficients (natural order, `X^0` first) are sent and observed with `observe_ext`.
 //! 5. **Grinding.** `nonce = grind(query_grinding_bits)` (verifier: `check_grind`).
 //! 6. **Queries.** `num_queries` times `q = sample_bits(Lmax)`. Every round tree is opened at the leaves
-//!    `q >> (Lmax - Lt)` (`Lt` its largest height), FRI layer `l` at rows `(q >> l) >> 1`, all queries of a
-//!    tree at once ([`TreeOpenings`]: each row, salt row and Merkle node sent once).
-//!    The verifier recomputes `R_LH(x)` at row `q >> (Lmax - LH)` from the opened rows, checks that the
-//!    running value equals entry `(q >> l) & 1` of each layer's opened pair, folds, rolls in, and finally
-//!    checks `final_poly(ω_{2^Lf}^{bitrev_Lf(q >> (Lmax - Lf))})` equals the last folded value.
+//!    `q >> (Lmax - Lt)` (`Lt` its largest height), the FRI layer of size `2^s` and arity `2^a` at row
+//!    `(q >> (Lmax - s)) >> a`, all queries of a tree at once ([`TreeOpenings`]: each row, salt row and
+//!    Merkle node sent once). The verifier recomputes `R_LH(x)` at row `q >> (Lmax - LH)` from the opened
+//!    rows, checks that the running value equals entry `(q >> (Lmax - s)) mod 2^a` of each layer's opened
+//!    row, folds the row ([`fold_row`]), rolls in, and finally checks
+//!    `final_poly(ω_{2^Lf}^{bitrev_Lf(q >> (Lmax - Lf))})` equals the last folded value.
 //!
-//! Only `log_folding_arity = 1` is implemented.
+//! `log_folding_arity` is 1, 2 or 3 (arity 2, 4, 8; [`MAX_LOG_FOLDING_ARITY`]).
 
 use rayon::prelude::*;
 
@@ -66,7 +73,8 @@ pub struct FriConfig {
     pub query_grinding_bits: u32,
     /// log2 of the number of final-polynomial coefficients (before the blowup).
     pub log_final_poly_len: usize,
-    /// log2 of the folding arity; only 1 is supported.
+    /// log2 of the largest FRI folding arity: 1, 2 or 3 (arity 2, 4, 8; [`MAX_LOG_FOLDING_ARITY`]). A layer
+    /// folds by less where a reduced codeword of a lower height must be rolled in ([`fri_layers`]).
     pub log_folding_arity: usize,
 }
 
@@ -100,6 +108,7 @@ impl FriConfig {
         let log_d = log_max_lde_height as f64;
         let rounds = log_max_lde_height
             .saturating_sub(self.log_final_poly_len + self.log_blowup)
+            .div_ceil(self.log_folding_arity.max(1))
             .max(1) as f64;
         let t1 = (num_polys.max(1) as f64).log2() + 7.0 * (m + 0.5).log2() + 2.0 * log_d
             - 1.0
@@ -124,10 +133,11 @@ pub struct BatchOpening {
     pub proof: MerkleProof,
 }
 
-/// The opened pair of one FRI layer at one query: the values at `x` and `-x`, and their Merkle path.
+/// The opened row of one FRI layer of arity `2^a` at one query: its `2^a` values (the coset `x_j·H_{2^a}`,
+/// bit-reversed), and their Merkle path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FriLayerOpening {
-    pub pair: [Ext3; 2],
+    pub values: Vec<Ext3>,
     pub proof: MerkleProof,
 }
 
@@ -143,8 +153,9 @@ pub struct PcsProof {
     /// The openings of every committed round at all queries (round order), each row and Merkle node sent
     /// once: round `r` is opened at leaves `q >> (Lmax - Lt_r)`.
     pub round_openings: Vec<TreeOpenings>,
-    /// The openings of every FRI layer at all queries (outermost first): layer `l` (one `2^(Lmax-l-1) x 6`
-    /// matrix, row `j` the pair `[v(x), v(-x)]`) at rows `(q >> l) >> 1`.
+    /// The openings of every FRI layer at all queries (outermost first): the layer of size `2^s` and arity
+    /// `2^a` ([`fri_layers`]; one `2^(s-a) x 3·2^a` matrix, row `j` the values on the coset `x_j·H_{2^a}`) at
+    /// rows `(q >> (Lmax - s)) >> a`.
     pub fri_openings: Vec<TreeOpenings>,
 }
 
@@ -216,17 +227,57 @@ pub(crate) fn batch_inverse_ext(xs: &[Ext3]) -> Option<Vec<Ext3>> {
     Some(out)
 }
 
-/// `(Lmax, Lf)` for the given LDE heights (see module doc).
-pub(crate) fn fri_shape(
+/// Largest supported `log_folding_arity` (arity 8).
+pub const MAX_LOG_FOLDING_ARITY: usize = 3;
+
+/// One committed FRI layer: it commits a codeword of `2^log_size` values as `2^(log_size - log_arity)` rows of
+/// `2^log_arity` values and folds it by `2^log_arity`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FriLayerShape {
+    pub log_size: usize,
+    pub log_arity: usize,
+}
+
+impl FriLayerShape {
+    /// The layer matrix: `3·2^a` columns (`2^a` `Ext3` values), `2^(s-a)` rows.
+    pub fn dims(&self) -> crate::merkle::MatrixDims {
+        crate::merkle::MatrixDims {
+            width: 3 << self.log_arity,
+            log_height: self.log_size - self.log_arity,
+        }
+    }
+}
+
+/// The FRI shape of a proof whose reduced codewords have the LDE heights `log_heights` (module doc, step 3):
+/// `(Lmax, Lf, layers)`, layers outermost first. Each layer folds by `2^a`, `a = min(log_folding_arity,
+/// s - next)` with `next` the largest height below `s` among `log_heights`, else `Lf`; so every reduced
+/// codeword of a height below `Lmax` is rolled in right after the layer that ends at its height. Empty
+/// heights give `(0, 0, [])`; `log_folding_arity` must be at least 1 (the callers check it).
+pub fn fri_layers(
     config: &FriConfig,
     log_heights: impl Iterator<Item = usize> + Clone,
-) -> (usize, usize) {
+) -> (usize, usize, Vec<FriLayerShape>) {
     let lmax = log_heights.clone().max().unwrap_or(0);
-    let lmin = log_heights.min().unwrap_or(0);
-    (
-        lmax,
-        (config.log_final_poly_len + config.log_blowup).min(lmin),
-    )
+    let lmin = log_heights.clone().min().unwrap_or(0);
+    let lf = (config.log_final_poly_len + config.log_blowup).min(lmin);
+    let max_a = config.log_folding_arity.max(1);
+    let mut layers = Vec::new();
+    let mut s = lmax;
+    while s > lf {
+        let next = log_heights
+            .clone()
+            .filter(|&h| h < s)
+            .max()
+            .unwrap_or(lf)
+            .max(lf);
+        let log_arity = max_a.min(s - next);
+        layers.push(FriLayerShape {
+            log_size: s,
+            log_arity,
+        });
+        s -= log_arity;
+    }
+    (lmax, lf, layers)
 }
 
 /// Powers `[ω_{2^log_n}^{-bitrev_{log_n - 1}(j)} / 2]` for `j < 2^(log_n-1)`: the `1/(2x)` of each fold pair.
@@ -238,9 +289,42 @@ pub(crate) fn fold_inv_halves(log_n: usize) -> Vec<F> {
     v
 }
 
-/// The value `x` paired at fold row `j` of a layer of size `2^log_n` (unshifted subgroup).
-pub(crate) fn fold_x(log_n: usize, j: usize) -> F {
-    domain_generator(log_n).exp_u64(reverse_bits(j, log_n - 1) as u64)
+/// `x_j = ω_{2^log_size}^{bitrev_{log_size - log_arity}(j)}`: row `j` of a layer of size `2^log_size` and
+/// arity `2^log_arity` holds the values on the coset `x_j·H_{2^log_arity}` (unshifted subgroup).
+pub(crate) fn layer_row_x(log_size: usize, log_arity: usize, j: usize) -> F {
+    domain_generator(log_size).exp_u64(reverse_bits(j, log_size - log_arity) as u64)
+}
+
+/// The arity-`2^a` fold of one layer row (`values.len() = 2^a`, the coset `x_j·H_{2^a}` in bit-reversed
+/// order, `a >= 1`) by `beta`: the `a` binary folds of the module doc with `beta, beta^2, ..`, i.e.
+/// `Σ_i beta^i f_i(x_j^(2^a))`. One inversion: at binary step `t`, pair `m`'s point is
+/// `x_j^(2^t) · ω_{2^(a-t)}^{bitrev_{a-1-t}(m)}`. `None` if `values` is not a power of two above 1.
+pub fn fold_row(values: &[Ext3], log_size: usize, j: usize, beta: Ext3) -> Option<Ext3> {
+    let n = values.len();
+    if n < 2 || !n.is_power_of_two() {
+        return None;
+    }
+    let a = n.trailing_zeros() as usize;
+    if a > log_size {
+        return None;
+    }
+    let mut inv_x = layer_row_x(log_size, a, j).inverse();
+    let mut cur: Vec<Ext3> = values.to_vec();
+    let mut b = beta;
+    for t in 0..a {
+        let w_inv = domain_generator(a - t).inverse();
+        let half = cur.len() / 2;
+        let next: Vec<Ext3> = (0..half)
+            .map(|m| {
+                let ih = inv_x * w_inv.exp_u64(reverse_bits(m, a - 1 - t) as u64) * inv_two();
+                fold_pair(cur[2 * m], cur[2 * m + 1], b, ih)
+            })
+            .collect();
+        cur = next;
+        inv_x = inv_x.square();
+        b = b.square();
+    }
+    cur.first().copied()
 }
 
 /// How the CPU backend ([`crate::backend::CpuBackend`]) reads the LDE values of one committed round.

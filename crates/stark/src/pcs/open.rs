@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{fri_shape, FriConfig, OpenedValues, PcsProof, MAX_LOG_HEIGHT};
+use super::{fri_layers, FriConfig, OpenedValues, PcsProof, MAX_LOG_FOLDING_ARITY, MAX_LOG_HEIGHT};
 use crate::backend::{BackendError, CommitOps, DeepTerm, MatrixView, OpeningOps};
 use crate::field::{Ext3, PrimeCharacteristicRing, F};
 use crate::merkle::{compress_openings, MatrixDims, MerkleProof, TreeOpenings};
@@ -24,7 +24,7 @@ use crate::zk::{self, ZkRng};
 /// round so that the layers' values are masked.
 ///
 /// Errors: [`BackendError::Shape`] for caller errors (`points.len()` differing from the number of
-/// matrices, a matrix shorter than the blowup, `log_folding_arity != 1`, heights above 2^32), the
+/// matrices, a matrix shorter than the blowup, `log_folding_arity` outside `[1, 3]`, heights above 2^32), the
 /// backend's errors, and [`BackendError::PointInDomain`] for an opening point inside an LDE domain
 /// (points must be sampled out of domain; for a random `Ext3` point this has probability about `N / p^3`).
 pub fn open<B: CommitOps + OpeningOps>(
@@ -35,8 +35,11 @@ pub fn open<B: CommitOps + OpeningOps>(
     hiding: Option<&ZkRng>,
 ) -> Result<(OpenedValues, PcsProof), BackendError> {
     let shape = |s: String| Err(BackendError::Shape(s));
-    if config.log_folding_arity != 1 {
-        return shape("only folding arity 2 is implemented".into());
+    if !(1..=MAX_LOG_FOLDING_ARITY).contains(&config.log_folding_arity) {
+        return shape(format!(
+            "log_folding_arity {} outside [1, {MAX_LOG_FOLDING_ARITY}]",
+            config.log_folding_arity
+        ));
     }
     let lb = config.log_blowup;
     if rounds.is_empty() {
@@ -119,21 +122,20 @@ pub fn open<B: CommitOps + OpeningOps>(
 
     // 3. FRI commit phase.
     let s_fri = span("FRI layers");
-    let (lmax, lf) = fri_shape(config, by_height.keys().copied());
+    let (lmax, lf, shapes) = fri_layers(config, by_height.keys().copied());
     let Some(mut cur) = reduced.remove(&lmax) else {
         return shape("no matrices to open".into());
     };
     let mut layers: Vec<B::FriLayer> = Vec::new();
     let mut fri_roots = Vec::new();
-    let mut log_size = lmax;
-    while log_size > lf {
+    for l in &shapes {
         let round = zk::ROUND_FRI + layers.len() as u32;
-        let (root, layer) = backend.commit_fri_layer(&cur, hiding.map(|r| (r, round)))?;
+        let (root, layer) =
+            backend.commit_fri_layer(&cur, l.log_arity, hiding.map(|r| (r, round)))?;
         transcript.observe_digest(&root);
         let beta = transcript.sample_ext();
-        let roll_in = reduced.remove(&(log_size - 1));
-        cur = backend.fold_fri_layer(cur, log_size, beta, roll_in)?;
-        log_size -= 1;
+        let roll_in = reduced.remove(&(l.log_size - l.log_arity));
+        cur = backend.fold_fri_layer(cur, l.log_size, l.log_arity, beta, roll_in)?;
         layers.push(layer);
         fri_roots.push(root);
     }
@@ -170,18 +172,17 @@ pub fn open<B: CommitOps + OpeningOps>(
         round_openings.push(compress(dims, &idx, &opened)?);
     }
     let mut fri_openings = Vec::with_capacity(layers.len());
-    for (l, layer) in layers.iter().enumerate() {
-        let idx: Vec<usize> = query_indices.iter().map(|&q| (q >> l) >> 1).collect();
+    for (l, layer) in shapes.iter().zip(&layers) {
+        let idx: Vec<usize> = query_indices
+            .iter()
+            .map(|&q| (q >> (lmax - l.log_size)) >> l.log_arity)
+            .collect();
         let opened: Vec<(Vec<Vec<F>>, MerkleProof)> = backend
             .open_fri_layer(layer, &idx)?
             .into_iter()
-            .map(|o| (vec![o.pair.iter().flat_map(|e| e.0).collect()], o.proof))
+            .map(|o| (vec![o.values.iter().flat_map(|e| e.0).collect()], o.proof))
             .collect();
-        let dims = [MatrixDims {
-            width: 6,
-            log_height: lmax - l - 1,
-        }];
-        fri_openings.push(compress(&dims, &idx, &opened)?);
+        fri_openings.push(compress(&[l.dims()], &idx, &opened)?);
     }
     drop(s_rows);
 

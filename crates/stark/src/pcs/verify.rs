@@ -4,8 +4,10 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
-use super::{fold_pair, fold_x, fri_shape, FriConfig, PcsError, PcsProof, MAX_LOG_HEIGHT};
-use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
+use super::{
+    fold_row, fri_layers, FriConfig, PcsError, PcsProof, MAX_LOG_FOLDING_ARITY, MAX_LOG_HEIGHT,
+};
+use crate::field::{Ext3, PrimeCharacteristicRing, F};
 use crate::merkle::{distinct_rows, verify_tree_openings, Digest, MatrixDims};
 use crate::poly::{domain_generator, eval_ext_poly, reverse_bits};
 use crate::profile::span;
@@ -38,8 +40,8 @@ pub fn verify(
         Some(h) if h[r] => crate::zk::SALT_WIDTH,
         _ => 0,
     };
-    if config.log_folding_arity != 1 {
-        return Err(PcsError::Config("only log_folding_arity = 1 is supported"));
+    if !(1..=MAX_LOG_FOLDING_ARITY).contains(&config.log_folding_arity) {
+        return Err(PcsError::Config("log_folding_arity must be 1, 2 or 3"));
     }
     if config.query_grinding_bits > 64 {
         return Err(PcsError::Config("query_grinding_bits > 64"));
@@ -77,13 +79,13 @@ pub fn verify(
         }
         round_lt.push(mats.iter().map(|(d, _)| d.log_height).max().unwrap_or(0));
     }
-    let (lmax, lf) = fri_shape(
+    let (lmax, lf, layers) = fri_layers(
         config,
         rounds
             .iter()
             .flat_map(|(_, mats)| mats.iter().map(|(d, _)| d.log_height)),
     );
-    let num_layers = lmax - lf;
+    let num_layers = layers.len();
     if proof.fri_roots.len() != num_layers {
         return Err(PcsError::Shape(format!(
             "{} FRI roots, expected {num_layers}",
@@ -192,8 +194,13 @@ pub fn verify(
         .iter()
         .map(|&lt| qs.iter().map(|&q| q >> (lmax - lt)).collect())
         .collect();
-    let fri_idx: Vec<Vec<usize>> = (0..num_layers)
-        .map(|l| qs.iter().map(|&q| (q >> l) >> 1).collect())
+    let fri_idx: Vec<Vec<usize>> = layers
+        .iter()
+        .map(|l| {
+            qs.iter()
+                .map(|&q| (q >> (lmax - l.log_size)) >> l.log_arity)
+                .collect()
+        })
         .collect();
     let round_dims: Vec<Vec<MatrixDims>> = rounds
         .iter()
@@ -214,10 +221,7 @@ pub fn verify(
                 .map_err(|source| PcsError::Merkle { round: t, source })
             } else {
                 let l = t - rounds.len();
-                let dims = [MatrixDims {
-                    width: 6,
-                    log_height: lmax - l - 1,
-                }];
+                let dims = [layers[l].dims()];
                 let o = &proof.fri_openings[l];
                 verify_tree_openings(&proof.fri_roots[l], &dims, &fri_idx[l], o, salt_width)
                     .map_err(|source| PcsError::FriMerkle { layer: l, source })
@@ -274,31 +278,32 @@ pub fn verify(
 
         // FRI.
         let mut cur = ro.remove(&lmax).unwrap_or(Ext3::ZERO);
-        let mut log_size = lmax;
-        for (l, &beta) in betas.iter().enumerate() {
-            let i = q >> l;
+        for (l, (layer, &beta)) in layers.iter().zip(&betas).enumerate() {
+            let a = layer.log_arity;
+            let i = q >> (lmax - layer.log_size);
             let r = fri_rows[l]
-                .binary_search(&(i >> 1))
+                .binary_search(&(i >> a))
                 .ok()
                 .and_then(|k| proof.fri_openings[l].rows[0].get(k))
-                .filter(|r| r.len() == 6)
+                .filter(|r| r.len() == 3 << a)
                 .ok_or_else(|| PcsError::Shape(format!("FRI layer {l}: row not opened")))?;
-            let pair = [Ext3([r[0], r[1], r[2]]), Ext3([r[3], r[4], r[5]])];
-            if pair[i & 1] != cur {
+            let row: Vec<Ext3> = r
+                .chunks_exact(3)
+                .map(|c| Ext3([c[0], c[1], c[2]]))
+                .collect();
+            if row[i & ((1 << a) - 1)] != cur {
                 return Err(PcsError::FriFold {
                     layer: l,
                     query: qi,
                 });
             }
-            let x = fold_x(log_size, i >> 1);
-            let ih = (x + x).inverse();
-            cur = fold_pair(pair[0], pair[1], beta, ih);
-            log_size -= 1;
-            if let Some(v) = ro.remove(&log_size) {
-                cur += beta.square() * v;
+            cur = fold_row(&row, layer.log_size, i >> a, beta)
+                .ok_or_else(|| PcsError::Shape(format!("FRI layer {l}: row not foldable")))?;
+            if let Some(v) = ro.remove(&(layer.log_size - a)) {
+                cur += beta.pow(1 << a) * v;
             }
         }
-        let fi = q >> num_layers;
+        let fi = q >> (lmax - lf);
         let x = domain_generator(lf).exp_u64(reverse_bits(fi, lf) as u64);
         if eval_ext_poly(&proof.final_poly, Ext3::from_base(x)) != cur {
             return Err(PcsError::FinalPoly { query: qi });

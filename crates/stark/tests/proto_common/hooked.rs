@@ -1,5 +1,6 @@
 //! A CPU backend with test hooks: every operation is [`CpuBackend`]'s, except that commit call `k` may use
-//! another [`LdeMode`] and a built aux trace may be altered before it is committed (a cheating prover).
+//! another [`LdeMode`], a built aux trace may be altered before it is committed, and a FRI fold's result may
+//! be altered before the next layer is committed (a cheating prover).
 
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,13 +21,17 @@ use zkrv_stark::zk::ZkRng;
 type ModeHook = Box<dyn Fn(usize) -> LdeMode + Sync>;
 /// Alters a built aux trace.
 type AuxHook = Box<dyn Fn(&CompiledAir, &mut RowMajorMatrix) + Sync>;
+/// Alters the result of FRI fold `l` (0 = the fold of the outermost layer).
+type FoldHook = Box<dyn Fn(usize, &mut Vec<Ext3>) + Sync>;
 
 /// See the module doc. `mode(k)` picks the LDE mode of the `k`-th commit; `aux(air, trace)` may change a
-/// built aux trace.
+/// built aux trace; `fold(l, codeword)` ([`Hooked::with_fold`], default none) may change the result of fold `l`.
 pub struct Hooked {
     pub mode: ModeHook,
     pub aux: AuxHook,
+    pub fold: FoldHook,
     pub commits: AtomicUsize,
+    pub folds: AtomicUsize,
 }
 
 impl Hooked {
@@ -37,7 +42,17 @@ impl Hooked {
         Hooked {
             mode: Box::new(mode),
             aux: Box::new(aux),
+            fold: Box::new(|_, _| {}),
             commits: AtomicUsize::new(0),
+            folds: AtomicUsize::new(0),
+        }
+    }
+    /// The same backend with the fold hook `fold`.
+    #[allow(dead_code)] // not every test binary uses it
+    pub fn with_fold(self, fold: impl Fn(usize, &mut Vec<Ext3>) + Sync + 'static) -> Self {
+        Hooked {
+            fold: Box::new(fold),
+            ..self
         }
     }
     fn cpu(&self) -> CpuBackend {
@@ -151,18 +166,24 @@ impl OpeningOps for Hooked {
     fn commit_fri_layer(
         &self,
         cw: &Vec<Ext3>,
+        log_arity: usize,
         salt: Option<(&ZkRng, u32)>,
     ) -> Result<(Digest, MerkleTree), BackendError> {
-        self.cpu().commit_fri_layer(cw, salt)
+        self.cpu().commit_fri_layer(cw, log_arity, salt)
     }
     fn fold_fri_layer(
         &self,
         cw: Vec<Ext3>,
         log_size: usize,
+        log_arity: usize,
         beta: Ext3,
         roll_in: Option<Vec<Ext3>>,
     ) -> Result<Vec<Ext3>, BackendError> {
-        self.cpu().fold_fri_layer(cw, log_size, beta, roll_in)
+        let mut next = self
+            .cpu()
+            .fold_fri_layer(cw, log_size, log_arity, beta, roll_in)?;
+        (self.fold)(self.folds.fetch_add(1, Ordering::SeqCst), &mut next);
+        Ok(next)
     }
     fn final_codeword(&self, cw: Vec<Ext3>) -> Result<Vec<Ext3>, BackendError> {
         Ok(cw)

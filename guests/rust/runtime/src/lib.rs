@@ -2,10 +2,10 @@
 //!
 //! A guest crate is `#![no_std] #![no_main]`, depends on this crate and names its entry function with
 //! [`entry!`]. The runtime provides `_start` (sets `gp`/`tp`, calls the entry, exits 0 when it returns), the
-//! system calls ([`read_input`], [`write_output`], [`debug`], [`exit`]), a panic handler (message to fd 2,
-//! exit code 101) and a bump global allocator over the linker script's `.heap` section
-//! (`__heap_start..__heap_end`, 1 MiB by default; freed memory is never reused, but the most recent block
-//! grows in place). Allocation failure panics ("memory allocation of N bytes failed"), so exits 101.
+//! system calls ([`read_input`], [`write_output`], [`debug`], [`exit`]), fixed-width and byte-string helpers,
+//! typed values with feature `serde` (`read::<T>()`, `commit(&v)`: docs/abi.md "Typed I/O"), a panic handler
+//! (message to fd 2, exit code 101) and a bump allocator over `.heap` (`__heap_start..__heap_end`, 1 MiB by
+//! default; freed memory is never reused, but the last block grows in place). Allocation failure panics.
 #![no_std]
 
 extern crate alloc;
@@ -120,7 +120,7 @@ pub fn read_u32(default: u32) -> u32 {
 }
 
 /// Reads a byte string: a `u32` little-endian length, then that many bytes (the encoding of
-/// `zkrv_sdk::io::Input::bytes` on the host). `None` if the input ends first.
+/// `zkrv_sdk::io::Input::write_bytes` on host). `None` if the input ends first.
 pub fn read_bytes() -> Option<Vec<u8>> {
     let mut l = [0u8; 4];
     if read_input(&mut l) != 4 {
@@ -256,3 +256,48 @@ unsafe impl GlobalAlloc for BumpAlloc {
 
 #[global_allocator]
 static ALLOC: BumpAlloc = BumpAlloc { next: UnsafeCell::new(0) };
+
+/// Exit code of [`read`] when the typed input is malformed (it ends inside a frame, or the frame's bytes are
+/// not a postcard encoding of the type or leave bytes unread); the reason is on fd 2.
+pub const READ_ERROR_EXIT_CODE: u32 = 103;
+/// Exit code of [`commit`] when the value cannot be encoded (postcard refuses it: a sequence of unknown
+/// length, a custom `Serialize` error); the reason is on fd 2.
+pub const COMMIT_ERROR_EXIT_CODE: u32 = 104;
+
+#[cfg(feature = "serde")]
+pub mod typed;
+
+/// Reads the next typed value of the private input: one frame (a `u32` LE length, then the value's postcard
+/// bytes; docs/abi.md "Typed I/O"), as written on the host by `zkrv_sdk::io::Input::write`. On malformed
+/// input it prints `zkrv-guest: read::<T>: <reason>` to fd 2 and exits [`READ_ERROR_EXIT_CODE`] (103); use
+/// [`try_read`] to handle the error instead.
+#[cfg(feature = "serde")]
+pub fn read<T: serde::de::DeserializeOwned>() -> T {
+    match try_read() {
+        Ok(v) => v,
+        Err(e) => {
+            let _ = writeln!(DebugWriter, "zkrv-guest: read::<{}>: {e}", core::any::type_name::<T>());
+            exit(READ_ERROR_EXIT_CODE)
+        }
+    }
+}
+
+/// [`read`], returning the error instead of exiting.
+#[cfg(feature = "serde")]
+pub fn try_read<T: serde::de::DeserializeOwned>() -> Result<T, typed::ReadError> {
+    typed::read_value(read_input)
+}
+
+/// Appends `value` to the public output as one frame (a `u32` LE length, then its postcard bytes), which the
+/// host reads with `zkrv_sdk::io::OutputReader::read` or `Receipt::output_value`. If postcard cannot encode
+/// it, prints `zkrv-guest: commit::<T>: <reason>` to fd 2 and exits [`COMMIT_ERROR_EXIT_CODE`] (104).
+#[cfg(feature = "serde")]
+pub fn commit<T: serde::Serialize + ?Sized>(value: &T) {
+    match typed::encode_frame(value) {
+        Ok(frame) => write_output(&frame),
+        Err(e) => {
+            let _ = writeln!(DebugWriter, "zkrv-guest: commit::<{}>: {e}", core::any::type_name::<T>());
+            exit(COMMIT_ERROR_EXIT_CODE)
+        }
+    }
+}
