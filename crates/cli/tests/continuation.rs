@@ -162,6 +162,11 @@ fn segmented_prove_verify_and_rejections() {
     let out = zkrv(&["verify", q.to_str().unwrap(), &elf]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
 
+    // --gpus takes a count of at least 1 or `all`.
+    let out = zkrv(&["prove", &elf, "-o", ps, "--gpus", "0"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is not a number of GPUs"), "{err}");
     // Below the table minimum (zk: 128 rows), refused before running.
     let out = zkrv(&["prove", &elf, "-o", ps, "--segment-cycles", "64"]);
     let err = text(&out.stderr);
