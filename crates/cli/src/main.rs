@@ -1136,6 +1136,12 @@ fn prove_segmented(
     if a.cpu_trace && gpu {
         eprintln!("zkrv: note: --cpu-trace: segments always generate their traces on the host");
     }
+    if gpu && a.segment_jobs.is_some() {
+        eprintln!("zkrv: note: --segment-jobs is for the CPU backend; on the GPU each device of --gpus proves one segment at a time");
+    }
+    if !gpu && a.gpus != zkrv_sdk::Gpus::Count(1) {
+        eprintln!("zkrv: note: --gpus is for the GPU backend; the CPU proves --segment-jobs segments at a time");
+    }
     let progress = Progress::new();
     progress.bar.set_prefix(format!("segments 0/{n}"));
     let lde = LdeMode::from_env().map_err(|e| anyhow!(e))?;
@@ -1200,10 +1206,7 @@ fn prove_segmented(
         "prove time          {prove_secs:.3} s ({} cycles/s)",
         per_sec(plan.cycles, prove_secs)
     );
-    println!(
-        "security            {} (the weakest segment)",
-        security.summary()
-    );
+    println!("{} (the weakest segment)", security_line(&security, config));
     if a.security_report {
         println!();
         print!("{security}");
@@ -1230,14 +1233,17 @@ fn prove_segmented(
     }
     let mut prof = Profile::default();
     prof.add("segments", prove_secs);
-    prof.add(
-        "segments/witness (sum)",
-        dones.iter().map(|d| d.witness_secs).sum(),
-    );
-    prof.add(
-        "segments/prove (sum)",
-        dones.iter().map(|d| d.prove_secs).sum(),
-    );
+    for (name, secs) in [
+        ("witness (sum)", dones.iter().map(|d| d.witness_secs).sum()),
+        ("prove (sum)", dones.iter().map(|d| d.prove_secs).sum()),
+    ] {
+        prof.stages.push(profile::Stage {
+            name: format!("segments/{name}"),
+            depth: 1,
+            secs,
+            calls: dones.len() as u64,
+        });
+    }
     for d in &dones {
         add_profile(&mut prof, "segments/prove (sum)", &d.profile);
     }

@@ -1,5 +1,6 @@
 //! `zkrv prove --segment-cycles` and `zkrv verify` of a multi-segment proof file (docs/continuations.md):
-//! the whole statement is printed, a file with two segments swapped or one dropped is rejected naming it,
+//! the whole statement, per-segment progress, `--profile`/`--profile-json`/`--stats` (sums over the
+//! segments, per segment times) are printed, a file with two segments swapped or one dropped is rejected naming it,
 //! a segment size below the table minimum is refused before anything runs, and a run that fits in one
 //! segment gives the one-segment file.
 
@@ -27,6 +28,7 @@ fn segmented_prove_verify_and_rejections() {
     let input = format!("{GUESTS}/inputs/sha256.bin");
     let p = dir.join("p.zkrv");
     let ps = p.to_str().unwrap();
+    let pj = dir.join("p.json");
     let out = zkrv(&[
         "prove",
         &elf,
@@ -41,10 +43,65 @@ fn segmented_prove_verify_and_rejections() {
         "dev",
         "--backend",
         "cpu",
+        "--segment-jobs",
+        "2",
+        "--profile",
+        "--stats",
+        "--profile-json",
+        pj.to_str().unwrap(),
     ]);
     let so = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let se = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{se}");
     assert!(so.contains("segments            3 of 4096 rows"), "{so}");
+    // Progress: one line per segment, done / total.
+    for k in 1..=3 {
+        assert!(se.contains(&format!("[{k}/3 done]")), "{se}");
+    }
+    // --stats, --profile, --profile-json of a segmented run: sums over the segments and per segment.
+    assert!(so.contains("--stats: CPU backend"), "{so}");
+    assert!(so.contains("trace generation    host"), "{so}");
+    assert!(
+        so.contains("  witness (sum)") && so.contains("  prove (sum)"),
+        "{so}"
+    );
+    assert!(so.contains("segment   worker"), "{so}");
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&pj).unwrap()).unwrap();
+    assert_eq!(
+        (j["segment_count"].as_u64(), j["segment_rows"].as_u64()),
+        (Some(3), Some(4096))
+    );
+    let per: Vec<u64> = j["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(per, [0, 1, 2]);
+    let stage = |name: &str| {
+        j["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .and_then(|s| s["secs"].as_f64())
+    };
+    let sum: f64 = j["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["prove_secs"].as_f64().unwrap())
+        .sum();
+    let total = stage("segments/prove (sum)").expect("summed prove stage");
+    assert!(so.contains("security            59 bits provable"), "{so}");
+    assert!((total - sum).abs() < 1e-6, "{total} vs {sum}");
+    let commits = j["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "segments/prove (sum)/main commit")
+        .expect("the prover's stages summed over the segments");
+    assert_eq!(commits["calls"].as_u64(), Some(3));
     let out = zkrv(&["verify", ps, &elf, "--min-security", "50"]);
     let so = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -105,6 +162,11 @@ fn segmented_prove_verify_and_rejections() {
     let out = zkrv(&["verify", q.to_str().unwrap(), &elf]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
 
+    // --gpus takes a count of at least 1 or `all`.
+    let out = zkrv(&["prove", &elf, "-o", ps, "--gpus", "0"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is not a number of GPUs"), "{err}");
     // Below the table minimum (zk: 128 rows), refused before running.
     let out = zkrv(&["prove", &elf, "-o", ps, "--segment-cycles", "64"]);
     let err = text(&out.stderr);

@@ -791,6 +791,10 @@ pub enum ChainError {
     EarlyExit { index: u32 },
     #[error("the statement's exit code is {statement}, the last segment's is {segment}")]
     ExitCode { statement: u32, segment: u32 },
+    #[error("the run's segment size {rows} is not a power of two in 2..=2^26")]
+    SegmentSize { rows: u64 },
+    #[error("segment {index} has {cycles} cycles, but the run is cut into segments of {rows} rows ({} cycles each, the last at most that)", rows - 1)]
+    SegmentRows { index: u32, cycles: u64, rows: u64 },
     #[error("segment {index}: {reason}")]
     Bad { index: u32, reason: String },
     #[error("segment {index}: invalid proof: {source}")]
@@ -1222,15 +1226,18 @@ fn compare_boundary(
     Ok(())
 }
 
-/// Verifies a multi-segment proof of `statement` for `program` (docs/continuations.md "Verifier"): the
-/// segment list (no duplicate, none missing, in order, one run), the chain (segment 0 starts from the
-/// program's initial state, each segment starts where the one before ended, cycle bases add up, only the
-/// last exits, with the statement's exit code, the output is the concatenation of the segments'), then
+/// Verifies a multi-segment proof of `statement` for `program`, cut into segments of `segment_rows` CPU
+/// rows (docs/continuations.md "Verifier"): the segment list (no duplicate, none missing, in order, one
+/// run), the chain (segment 0 starts from the program's initial state, each segment starts where the one
+/// before ended, cycle bases add up, every segment but the last runs `segment_rows - 1` cycles and the last
+/// at most that, only the last exits, with the statement's exit code, the output is the concatenation of
+/// the segments'), then
 /// every segment's STARK proof against the memory the verifier derives (the ELF image overwritten by the
 /// earlier segments' published writes), in parallel.
 pub fn verify_run(
     program: &Program,
     statement: &crate::Statement,
+    segment_rows: u64,
     segments: &[SegmentProof],
     config: &StarkConfig,
 ) -> Result<RunSummary, VerifyError> {
@@ -1281,6 +1288,11 @@ pub fn verify_run(
         return Err(chain(ChainError::MixedRuns {
             index: s.header.index,
         }));
+    }
+    if !segment_rows.is_power_of_two()
+        || !(2..=1 << zkrv_stark::logup::MAX_LOG_HEIGHT).contains(&segment_rows)
+    {
+        return Err(chain(ChainError::SegmentSize { rows: segment_rows }));
     }
     let init = Boundary::initial(program).map_err(VerifyError::BadProgram)?;
     let first = &segments[0].header.start;
@@ -1341,9 +1353,19 @@ pub fn verify_run(
                 log_height: log_h,
             }));
         }
+        let last = i + 1 == n;
+        // The segment size the file states is the one the run was cut with (it is not in any segment's
+        // statement: without this check it could be edited).
+        let full = segment_rows - 1;
+        if (last && h.cycles > full) || (!last && h.cycles != full) {
+            return Err(chain(ChainError::SegmentRows {
+                index: h.index,
+                cycles: h.cycles,
+                rows: segment_rows,
+            }));
+        }
         cycles = cycles.saturating_add(h.cycles);
         at_most = at_most.saturating_add(rows - 1);
-        let last = i + 1 == n;
         match (&h.end, last) {
             (SegmentEnd::Pause(end), false) => {
                 compare_boundary(h.index, h.index + 1, end, &segments[i + 1].header.start)

@@ -85,10 +85,31 @@ fn segmented_run_proves_verifies_and_rejects_each_tampering() {
     assert_eq!(plan.statement.output.len(), 32);
     let proofs = prove_plan(&program, INPUT, &plan, &config(), 2).unwrap();
     let st = plan.statement.clone();
-    let verify = |segs: &[SegmentProof], st: &Statement| verify_run(&program, st, segs, &config());
+    let verify =
+        |segs: &[SegmentProof], st: &Statement| verify_run(&program, st, 16, segs, &config());
     let sum = verify(&proofs, &st).unwrap();
     assert_eq!((sum.segments, sum.cycles), (n, full.cycles));
     assert!(proofs.iter().any(|p| !p.writes.is_empty()));
+    // The segment size is checked against the segments' cycles (it is in no segment's statement).
+    let rows = |r: u64| verify_run(&program, &st, r, &proofs, &config());
+    assert!(matches!(
+        chain_err(rows(32)),
+        ChainError::SegmentRows {
+            index: 0,
+            cycles: 15,
+            rows: 32
+        }
+    ));
+    assert!(matches!(
+        chain_err(rows(8)),
+        ChainError::SegmentRows { index: 0, .. }
+    ));
+    for bad in [0, 1, 24, 1 << 27] {
+        assert!(matches!(
+            chain_err(rows(bad)),
+            ChainError::SegmentSize { rows } if rows == bad
+        ));
+    }
 
     // A segment dropped (the middle one; the last one).
     let mut t = proofs.clone();
@@ -306,7 +327,7 @@ fn scheduler_spreads_segments_over_workers() {
     };
     let (reference, dones) =
         prove_segments(&program, INPUT, &plan, &config(), schedule, &prove, &|_| {}).unwrap();
-    verify_run(&program, &plan.statement, &reference, &config()).unwrap();
+    verify_run(&program, &plan.statement, 16, &reference, &config()).unwrap();
     assert!(dones
         .iter()
         .all(|d| d.profile.secs("main commit").is_some()));

@@ -465,9 +465,13 @@ impl Receipt {
                     }
                 })
             }
-            ReceiptProof::Segmented { segments, .. } => zkrv_machine::segment::verify_run(
+            ReceiptProof::Segmented {
+                segment_rows,
+                segments,
+            } => zkrv_machine::segment::verify_run(
                 &program.inner,
                 &self.statement,
+                *segment_rows,
                 segments,
                 &self.config,
             )

@@ -180,6 +180,12 @@ pub fn decode_any(bytes: &[u8]) -> Result<Decoded, FileError> {
     let statement = parse_statement(r.section("statement")?)?;
     let segment_rows = r.u64("segment rows")?;
     let count = r.u64("segment count")?;
+    if count < 2 {
+        return Err(FileError::Proof(format!(
+            "a version-4 file holds at least 2 segments, this one {count} (a one-segment run is a \
+             version-3 file)"
+        )));
+    }
     // Each segment takes at least its 8-byte length: a count the rest cannot hold is a truncation.
     if count > (r.rest.len() / 8) as u64 {
         return Err(FileError::Truncated("segments"));

@@ -130,6 +130,15 @@ fn options_and_inputs_are_checked() {
             e => panic!("segment_cycles {rows}: expected SegmentSize, got {e:?}"),
         }
     }
+    // Engines for segments: the CPU is one engine whatever the GPU count; asking for GPUs gives one engine
+    // per device or a clear error (never fewer engines than asked).
+    let (cpu, _) = Engine::open_gpus(Backend::Cpu, None, Gpus::All).unwrap();
+    assert!(cpu.len() == 1 && !cpu[0].is_gpu());
+    match Engine::open_gpus(Backend::Gpu, None, Gpus::Count(2)) {
+        Ok((e, _)) => assert!(e.len() == 2 && e.iter().all(Engine::is_gpu)),
+        Err(Error::NoGpu(why)) => assert!(!why.is_empty()),
+        Err(e) => panic!("unexpected {e}"),
+    }
     assert_eq!("all".parse::<Gpus>(), Ok(Gpus::All));
     assert_eq!("3".parse::<Gpus>(), Ok(Gpus::Count(3)));
     assert!("0".parse::<Gpus>().is_err() && "x".parse::<Gpus>().is_err());

@@ -1,0 +1,163 @@
+//! Robustness of the `.zkrv` decoder (`proof_file::decode_any`, `Receipt::from_bytes`) for both format
+//! versions, 3 (one proof) and 4 (segments): a seeded mutation fuzz (bit flips, truncations, inserted and
+//! deleted bytes, length and count fields overwritten with edge values) must never panic, and a mutant that
+//! still decodes must not verify unless it re-encodes to the original file. Set `ZKRV_FUZZ_ITERS` /
+//! `ZKRV_FUZZ_SEED` for longer runs or to replay (the seed is printed).
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use zkrv_sdk::{prove, Program, ProveOptions, Receipt, ReceiptProof};
+
+fn bundled(name: &str) -> Program {
+    Program::load(format!(
+        "{}/../../guests/bin/{name}.elf",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("bundled guest loads")
+}
+
+/// Offsets of the u64 length / count fields of a file (where a wrong value must be a clean error).
+fn length_fields(bytes: &[u8]) -> Vec<usize> {
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap()) as usize;
+    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    let mut out = vec![20]; // statement length
+    let after_statement = 28 + u64_at(20);
+    out.push(after_statement); // v3: proof length; v4: segment rows
+    if version == 4 {
+        out.push(after_statement + 8); // segment count
+        let mut o = after_statement + 16;
+        while o + 8 <= bytes.len() {
+            out.push(o); // a segment's length
+            o += 8 + u64_at(o);
+        }
+    }
+    out
+}
+
+fn mutate(rng: &mut StdRng, bytes: &[u8], fields: &[usize]) -> (String, Vec<u8>) {
+    let mut m = bytes.to_vec();
+    let n = m.len();
+    let what = match rng.gen_range(0..6) {
+        0 => {
+            let i = rng.gen_range(0..n);
+            let bit = rng.gen_range(0..8);
+            m[i] ^= 1 << bit;
+            format!("flip bit {bit} of byte {i}")
+        }
+        1 => {
+            let k = rng.gen_range(0..n);
+            m.truncate(k);
+            format!("truncate to {k} bytes")
+        }
+        2 => {
+            let i = rng.gen_range(0..=n);
+            let k = rng.gen_range(1..16);
+            for _ in 0..k {
+                m.insert(i, rng.gen());
+            }
+            format!("insert {k} bytes at {i}")
+        }
+        3 => {
+            let i = rng.gen_range(0..n);
+            let k = rng.gen_range(1..16).min(n - i);
+            m.drain(i..i + k);
+            format!("delete {k} bytes at {i}")
+        }
+        4 => {
+            let o = fields[rng.gen_range(0..fields.len())];
+            let old = u64::from_le_bytes(m[o..o + 8].try_into().unwrap());
+            let v = match rng.gen_range(0..6) {
+                0 => 0,
+                1 => u64::MAX,
+                2 => old.wrapping_add(1),
+                3 => old.wrapping_sub(1),
+                4 => 1 << rng.gen_range(0..64),
+                _ => rng.gen(),
+            };
+            m[o..o + 8].copy_from_slice(&v.to_le_bytes());
+            format!("length field at {o}: {old} -> {v}")
+        }
+        _ => {
+            // Several flips in one header-sized window (segment headers, boundaries, page lists).
+            let i = rng.gen_range(0..n);
+            for _ in 0..4 {
+                let j = (i + rng.gen_range(0..700)).min(n - 1);
+                m[j] = rng.gen();
+            }
+            format!("4 random bytes from {i}")
+        }
+    };
+    (what, m)
+}
+
+fn fuzz(name: &str, program: &Program, bytes: &[u8], iters: usize, seed: u64) {
+    let fields = length_fields(bytes);
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (mut decoded, mut verified) = (0usize, 0usize);
+    let t0 = std::time::Instant::now();
+    for i in 0..iters {
+        let (what, m) = mutate(&mut rng, bytes, &fields);
+        if m == bytes {
+            continue;
+        }
+        let r = catch_unwind(AssertUnwindSafe(|| Receipt::from_bytes(&m))).unwrap_or_else(|_| {
+            panic!("{name} seed {seed} iteration {i}: decoder panicked: {what}")
+        });
+        let Ok(r) = r else { continue };
+        decoded += 1;
+        // Verification is the costly part: the first decoded mutants only (40, or iters / 40).
+        if verified >= (iters / 40).max(40) {
+            continue;
+        }
+        verified += 1;
+        let v = catch_unwind(AssertUnwindSafe(|| r.verify(program))).unwrap_or_else(|_| {
+            panic!("{name} seed {seed} iteration {i}: verify panicked: {what}")
+        });
+        if v.is_ok() {
+            let again = r.to_bytes().unwrap();
+            assert!(
+                again == bytes,
+                "{name} seed {seed} iteration {i}: a changed file verified: {what}"
+            );
+        }
+    }
+    println!(
+        "{name}: {iters} mutants in {:?}: {decoded} decoded, {verified} of them verified and rejected",
+        t0.elapsed()
+    );
+}
+
+#[test]
+fn mutated_proof_files_never_panic_nor_verify() {
+    let iters: usize = std::env::var("ZKRV_FUZZ_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1500);
+    let seed: u64 = std::env::var("ZKRV_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| rand::thread_rng().gen());
+    println!("proof-file fuzz: seed {seed} (ZKRV_FUZZ_SEED={seed} to replay), {iters} iterations per version");
+    let program = bundled("exitcode");
+    // Version 3: one proof; version 4: 3 segments of 64 rows (no zk: small tables, quick to verify).
+    for (name, segment_cycles) in [("v3", None), ("v4", Some(64))] {
+        let opts = ProveOptions {
+            zk: false,
+            segment_cycles,
+            ..ProveOptions::default()
+        };
+        let r = prove(&program, b"", &opts).unwrap().receipt;
+        match (&r.proof, segment_cycles) {
+            (ReceiptProof::Single(_), None) => {}
+            (ReceiptProof::Segmented { segments, .. }, Some(_)) => assert_eq!(segments.len(), 3),
+            _ => panic!("{name}: unexpected receipt form"),
+        }
+        let bytes = r.to_bytes().unwrap();
+        Receipt::from_bytes(&bytes)
+            .unwrap()
+            .verify(&program)
+            .unwrap();
+        fuzz(name, &program, &bytes, iters, seed);
+    }
+}
