@@ -38,7 +38,8 @@ impl Default for StarkConfig {
 /// mode (pinned by `crates/stark/tests/security.rs`); `Dev` is fast and below 100 bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SecurityPreset {
-    /// Blowup 4, 44 queries, 16 grinding bits: about 59 bits provable. Development and tests only.
+    /// Blowup 4, 44 queries, 16 grinding bits, FRI arity up to 8: about 59 bits provable. Development and
+    /// tests only.
     Dev,
     /// The default: blowup 8, [`SecurityPreset::fri`] queries and grinding, >= 100 bits provable.
     Bits100,
@@ -73,7 +74,9 @@ impl SecurityPreset {
         }
     }
 
-    /// The FRI parameters (docs/stark.md "Security" gives the measurements behind them).
+    /// The FRI parameters (docs/stark.md "Security" gives the measurements behind them). Every preset folds
+    /// FRI by up to 8 per layer (`log_folding_arity = 3`; by less where a lower height is rolled in,
+    /// [`crate::pcs::fri_layers`]): the smallest proofs of arity 2, 4 and 8 at the same soundness.
     pub fn fri(self) -> FriConfig {
         let (log_blowup, num_queries, query_grinding_bits) = match self {
             Self::Dev => (2, 44, 16),
@@ -85,7 +88,7 @@ impl SecurityPreset {
             num_queries,
             query_grinding_bits,
             log_final_poly_len: 2,
-            log_folding_arity: 1,
+            log_folding_arity: 3,
         }
     }
 

@@ -4,8 +4,8 @@
 //! Layout (all integers little-endian; `u32` lengths; a field element is its canonical `u64`, rejected if
 //! `>= p`; an `Ext3` is 3 field elements; a digest is 32 bytes):
 //! ```text
-//! "ZKRV" | version: u16 (= 4; 3 sent one full path per query, 2 had no zk flag and no salts, 1 also
-//!          opened a preprocessed round) | zk: u8 (0 | 1)
+//! "ZKRV" | version: u16 (= 5; 4 had FRI layers of arity 2 only, 3 sent one full path per query, 2 had no
+//!          zk flag and no salts, 1 also opened a preprocessed round) | zk: u8 (0 | 1)
 //! statement_digest: digest
 //! log_heights: len u32, then u8 each
 //! main_root: digest
@@ -17,7 +17,7 @@
 //! pcs.final_poly: len u32, Ext3 each
 //! pcs.pow_nonce: u64
 //! pcs.round_openings: len u32 { tree }      one per round (main, aux, quotient)
-//! pcs.fri_openings:   len u32 { tree }      one per FRI layer
+//! pcs.fri_openings:   len u32 { tree }      one per FRI layer (`pcs::fri_layers`: rows of 3·2^a elements)
 //! tree = rows: len u32 matrices { rows } ; salts: len u32 levels { rows } (empty unless zk) ; siblings: len u32, digests
 //! rows = len u32 { len u32, field elements }
 //! ```
@@ -34,7 +34,7 @@ use crate::merkle::{Digest, TreeOpenings};
 use crate::pcs::{OpenedValues, PcsProof};
 
 pub const MAGIC: &[u8; 4] = b"ZKRV";
-pub const VERSION: u16 = 4;
+pub const VERSION: u16 = 5;
 
 /// One proof of one execution (all tables).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +63,10 @@ pub struct Proof {
 pub enum ProofFormatError {
     #[error("bad magic (not a zkrv proof)")]
     Magic,
-    #[error("unsupported proof version {0} (expected {VERSION})")]
+    #[error(
+        "unsupported proof version {0} (this zkrv reads version {VERSION} only, whose FRI layers fold by up \
+         to 8; prove again with this zkrv)"
+    )]
     Version(u16),
     #[error("truncated: needed {needed} bytes at offset {offset}, {remaining} left")]
     Truncated {

@@ -469,7 +469,10 @@ mod tests {
 
     #[test]
     fn codeword_covers_fri_openings() {
-        let fri = crate::StarkConfig::dev().fri;
+        let fri = crate::pcs::FriConfig {
+            log_folding_arity: 1,
+            ..crate::StarkConfig::dev().fri
+        };
         assert_eq!(codeword_log_height(&fri, 8), 9);
         assert_eq!(codeword_log_height(&fri, 17), 17);
         // Arity 8: 44 (1 + 2·7 + 2^1 - 1) + 5 = 709 at lh = 9 (D = 7) > 512, 44 (1 + 2·7 + 3) + 5 = 797 <= 1024.
