@@ -1485,7 +1485,8 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
             }
         ));
     }
-    let verified = match receipt.check(&sdk_program) {
+    // The minimum was checked above (with the CLI's own message).
+    let verified = match receipt.check_with(&sdk_program, 0) {
         Ok(v) => v,
         Err(zkrv_sdk::Error::WrongProgram { .. }) => {
             return reject(format!(

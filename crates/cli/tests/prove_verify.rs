@@ -695,3 +695,28 @@ fn auto_lde_mode_respects_ulimit_v() {
         text(&verified.stderr)
     );
 }
+
+/// A malformed GPU setting (`ZKRV_GPU_MEMORY`, `ZKRV_GPU_LDE`) with `--backend auto` is a host error naming
+/// the variable (exit 2, no proof file), not a silent fall back to the CPU.
+#[test]
+fn bad_gpu_env_is_an_error_not_a_cpu_fallback() {
+    let dir = tempdir("gpuenv");
+    for (var, bad) in [("ZKRV_GPU_MEMORY", "bogus"), ("ZKRV_GPU_LDE", "Store")] {
+        let proof = dir.join("p.zkrv");
+        let out = zkrv_env(
+            &[(var, bad)],
+            &[
+                "prove",
+                &elf("exitcode"),
+                "-o",
+                proof.to_str().unwrap(),
+                "--no-zk",
+            ],
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{var}={bad}: {err}");
+        assert!(err.contains(var), "{var}={bad}: {err}");
+        assert!(!proof.exists(), "{var}={bad} left a proof file");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

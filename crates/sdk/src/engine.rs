@@ -88,6 +88,12 @@ impl Engine {
         if backend == Backend::Cpu {
             return Ok((Engine::Cpu, None));
         }
+        // A malformed GPU setting is an error, not a reason to fall back to the CPU.
+        #[cfg(feature = "cuda")]
+        {
+            zkrv_cuda::device::gpu_memory_from_env().map_err(|e| Error::Gpu(e.to_string()))?;
+            zkrv_cuda::GpuLdeMode::from_env().map_err(Error::Gpu)?;
+        }
         match open_gpu(gpu_memory) {
             Ok(e) => Ok((e, None)),
             Err(e) if backend == Backend::Auto => Ok((Engine::Cpu, Some(e))),

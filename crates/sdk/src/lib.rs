@@ -153,6 +153,10 @@ pub enum Error {
     /// [`io::OutputReader`]).
     #[error(transparent)]
     Decode(#[from] io::DecodeError),
+    /// The proof's parameters give fewer bits of provable security than the verifier requires
+    /// ([`Receipt::check_with`]).
+    #[error("the proof's parameters give {bits} bits provable, below the required {min} (prove with the default preset or `--security 128`)")]
+    TooWeak { bits: u32, min: u32 },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -437,12 +441,37 @@ impl Receipt {
     /// Checks the proof for `program`: the statement's program ID is `program.id()` and the STARK proof
     /// verifies (every segment, and that they chain: `zkrv_machine::segment::verify_run`). Does not look at
     /// the exit code (see [`Receipt::exit_code`]).
+    ///
+    /// The proof's own parameters must give at least [`DEFAULT_MIN_SECURITY`] bits provable (as `zkrv verify`
+    /// requires by default): a prover cannot pick weaker ones ([`Error::TooWeak`]). Use
+    /// [`Receipt::check_with`] to set another minimum.
     pub fn verify(&self, program: &Program) -> Result<(), Error> {
         self.check(program).map(|_| ())
     }
 
     /// [`Receipt::verify`], returning what the proof states about its length ([`Verified`]).
     pub fn check(&self, program: &Program) -> Result<Verified, Error> {
+        self.check_with(program, DEFAULT_MIN_SECURITY)
+    }
+
+    /// [`Receipt::check`] with a minimum of `min_bits` bits provable (Johnson regime, the weakest segment;
+    /// [`Receipt::security_bits`]); 0 accepts any parameters the verifier supports.
+    pub fn check_with(&self, program: &Program, min_bits: u32) -> Result<Verified, Error> {
+        if self.statement.program != program.id.0 {
+            return Err(Error::WrongProgram {
+                proof: self.program_id(),
+                program: program.id,
+            });
+        }
+        if min_bits > 0 {
+            let bits = self.security_bits(program)?;
+            if bits < min_bits {
+                return Err(Error::TooWeak {
+                    bits,
+                    min: min_bits,
+                });
+            }
+        }
         if self.statement.program != program.id.0 {
             return Err(Error::WrongProgram {
                 proof: self.program_id(),
@@ -583,6 +612,10 @@ impl Receipt {
         Ok(self.security_report(program)?.provable_bits())
     }
 }
+
+/// The bits of provable security [`Receipt::verify`] requires by default (the default of `zkrv verify
+/// --min-security`).
+pub const DEFAULT_MIN_SECURITY: u32 = 100;
 
 /// What [`prove`] returns.
 #[derive(Debug)]

@@ -257,3 +257,30 @@ fn segmented_receipts_prove_save_load_and_verify() {
         "one segment differs from the unsegmented proof"
     );
 }
+
+/// A receipt whose parameters are below 100 bits provable (the `dev` preset) is refused by
+/// `Receipt::verify` before the STARK check, as `zkrv verify` refuses it (a prover cannot pick weaker
+/// parameters); `check_with(.., 0)` skips the minimum and runs the STARK check, which fails here because the
+/// proof was made with the default parameters.
+#[test]
+fn weak_parameters_are_refused_by_default() {
+    let program = bundled("exitcode");
+    let proved = prove(&program, b"", &ProveOptions::default()).expect("proves");
+    let mut weak = proved.receipt.clone();
+    weak.config.fri = zkrv_stark::SecurityPreset::Dev.fri();
+    match weak.verify(&program) {
+        Err(Error::TooWeak { bits, min }) => {
+            assert!(bits < 100, "{bits}");
+            assert_eq!(min, zkrv_sdk::DEFAULT_MIN_SECURITY);
+        }
+        e => panic!("expected TooWeak, got {e:?}"),
+    }
+    assert!(matches!(
+        weak.check_with(&program, 0),
+        Err(Error::Invalid(_))
+    ));
+    proved
+        .receipt
+        .check_with(&program, 100)
+        .expect("the default preset meets 100 bits");
+}
