@@ -142,6 +142,39 @@ pub(crate) fn as_u64(values: &[F]) -> &[u64] {
     unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u64, values.len()) }
 }
 
+/// A trace input on the device: a host trace uploaded (counted in `stats`, origin `Uploaded`), a device
+/// trace taken as it is (origin `Resident`). Returns `(name, buffer, width, log2 height)`.
+fn device_input(
+    dev: &Device,
+    t: TraceInput<'_>,
+    stats: &mut TransferStats,
+) -> Result<(String, DeviceBuffer<u64>, usize, u32), CudaError> {
+    let name = t.name().to_string();
+    match t {
+        TraceInput::Host { trace, .. } => {
+            let log_n = trace.log_height().ok_or_else(|| {
+                CudaError::InvalidArgument(format!(
+                    "trace {name}: height {} not a power of two",
+                    trace.height()
+                ))
+            })? as u32;
+            let d = dev.upload(as_u64(&trace.values))?;
+            stats.add_h2d(STAGE_COMMIT, &name, (trace.values.len() * 8) as u64);
+            stats.set_origin(&name, TraceOrigin::Uploaded);
+            Ok((name, d, trace.width, log_n))
+        }
+        TraceInput::Device {
+            data,
+            width,
+            log_height,
+            ..
+        } => {
+            stats.set_origin(&name, TraceOrigin::Resident);
+            Ok((name, data, width, log_height))
+        }
+    }
+}
+
 /// Commits `traces` (commit order) with blowup `2^log_blowup`: LDE each on the device, then build the
 /// mixed-height Merkle tree of the LDEs. Byte-identical to `MerkleTree::new(traces.map(|t| lde_batch(t,
 /// log_blowup)))` on the CPU. Each trace buffer is dropped right after its LDE.
@@ -204,32 +237,8 @@ fn commit_lde_inner(
     let mut ldes = Vec::with_capacity(traces.len());
     let mut kept = Vec::with_capacity(traces.len());
     for t in traces {
-        let name = t.name().to_string();
-        let (d_trace, width, log_n) = match t {
-            TraceInput::Host { trace, .. } => {
-                let log_n = trace.log_height().ok_or_else(|| {
-                    CudaError::InvalidArgument(format!(
-                        "trace {name}: height {} not a power of two",
-                        trace.height()
-                    ))
-                })? as u32;
-                let d = dev.upload(as_u64(&trace.values))?;
-                stats.add_h2d(STAGE_COMMIT, &name, (trace.values.len() * 8) as u64);
-                stats.set_origin(&name, TraceOrigin::Uploaded);
-                (d, trace.width, log_n)
-            }
-            TraceInput::Device {
-                data,
-                width,
-                log_height,
-                ..
-            } => {
-                stats.set_origin(&name, TraceOrigin::Resident);
-                (data, width, log_height)
-            }
-        };
+        let (name, d_trace, width, log_n) = device_input(dev, t, &mut stats)?;
         let lde = coset_lde_batch(dev, &d_trace, log_n, width, log_blowup)?;
-        let kind = LdeKind::Stored;
         if keep {
             kept.push(Some(d_trace));
         } else {
@@ -241,7 +250,7 @@ fn commit_lde_inner(
             data: lde,
             width,
             log_height: log_n + log_blowup,
-            kind,
+            kind: LdeKind::Stored,
         });
     }
     let mut salts = Vec::new();
@@ -305,30 +314,7 @@ pub fn commit_coeffs(
     let mut stats = TransferStats::default();
     let mut ldes = Vec::with_capacity(traces.len());
     for t in traces {
-        let name = t.name().to_string();
-        let (d_trace, width, log_n) = match t {
-            TraceInput::Host { trace, .. } => {
-                let log_n = trace.log_height().ok_or_else(|| {
-                    CudaError::InvalidArgument(format!(
-                        "trace {name}: height {} not a power of two",
-                        trace.height()
-                    ))
-                })? as u32;
-                let d = dev.upload(as_u64(&trace.values))?;
-                stats.add_h2d(STAGE_COMMIT, &name, (trace.values.len() * 8) as u64);
-                stats.set_origin(&name, TraceOrigin::Uploaded);
-                (d, trace.width, log_n)
-            }
-            TraceInput::Device {
-                data,
-                width,
-                log_height,
-                ..
-            } => {
-                stats.set_origin(&name, TraceOrigin::Resident);
-                (data, width, log_height)
-            }
-        };
+        let (name, d_trace, width, log_n) = device_input(dev, t, &mut stats)?;
         if log_n + log_blowup > crate::poly::MAX_LOG_N {
             return Err(CudaError::InvalidArgument(format!(
                 "LDE size 2^{}",

@@ -620,16 +620,13 @@ pub fn quotient_values_lde(
     }
     let log_q = quotient_log_extension(air.num_quotient_chunks, log_blowup);
     let log_m = log_n + log_q;
-    for (what, l, w) in [
-        ("main", Some(main), air.width),
-        ("preprocessed", prep, air.preprocessed_width),
-        ("aux", aux, air.aux_width()),
+    let reads_prep = air.preprocessed_width > 0;
+    let reads_aux = !air.interactions.is_empty();
+    for (what, l, w, need) in [
+        ("main", Some(main), air.width, true),
+        ("preprocessed", prep, air.preprocessed_width, reads_prep),
+        ("aux", aux, air.aux_width(), reads_aux),
     ] {
-        let need = match what {
-            "preprocessed" => air.preprocessed_width > 0,
-            "aux" => !air.interactions.is_empty(),
-            _ => true,
-        };
         match l {
             Some(l) if l.width != w || l.log_height as usize != log_n + log_blowup => {
                 return Err(CudaError::InvalidArgument(format!(
@@ -662,8 +659,8 @@ pub fn quotient_values_lde(
             }
         };
         let m_blk = used(Some(main), true)?;
-        let p_blk = used(prep, air.preprocessed_width > 0)?;
-        let a_blk = used(aux, !air.interactions.is_empty())?;
+        let p_blk = used(prep, reads_prep)?;
+        let a_blk = used(aux, reads_aux)?;
         // Block b's buffer holds rows [b n, (b+1) n): its address less b n rows is "row 0".
         let base = |x: &Option<(DeviceBuffer<u64>, usize)>| {
             x.as_ref().map_or(0, |(d, w)| {
