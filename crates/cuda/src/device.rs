@@ -56,6 +56,7 @@ pub enum Program {
     TableDecode,
     TableBitwise,
     TableRegwalk,
+    TableRequests,
 }
 
 impl Program {
@@ -87,6 +88,7 @@ impl Program {
             Program::TableDecode => ("tables/decode.cu", nvrtc::TABLE_DECODE_CU),
             Program::TableBitwise => ("tables/bitwise.cu", nvrtc::TABLE_BITWISE_CU),
             Program::TableRegwalk => ("tables/regwalk.cu", nvrtc::TABLE_REGWALK_CU),
+            Program::TableRequests => ("tables/requests.cu", nvrtc::TABLE_REQUESTS_CU),
         }
     }
 }
