@@ -8,7 +8,7 @@
 //!
 //! Method (kernel file): per-chunk request counts, an exact scan of them (the Ext3 scan of `kernels/logup.cu`:
 //! counts stay far below the field prime), one small read of the totals, the requests written at their offsets;
-//! per table a stable sort by its key words ([`SortFn`], `crate::sort::stable_sort_perm`), run heads marked, one
+//! per table a stable sort by its key words (`crate::sort::stable_sort_perm`), run heads marked, one
 //! scan of (head, counter 0, counter 1), one small read of the row count, one upload struct per run. Uploads
 //! only the program's decode data and the list pointer table (H2D stage "trace-gen", table "REQUESTS"); reads
 //! back 8 counters and one u64 per deduplicated table (D2H, same key).
@@ -20,6 +20,7 @@ use zkrv_machine::tables::shift::shift_height;
 use crate::device::{Device, DeviceBuffer, KArg, Program};
 use crate::error::CudaError;
 use crate::logup::scan_ext3;
+use crate::sort::stable_sort_perm;
 use crate::stats::TransferStats;
 use crate::tables::bytewise::BytewiseRequest;
 use crate::tables::cpu32::Cpu32In;
@@ -29,11 +30,6 @@ use crate::tables::lt::LtRequest;
 use crate::tables::mul::MulRequest;
 use crate::tables::shift::ShiftRequest;
 use crate::tables::{launch_1d, DeviceCycles, FILL_BLOCK};
-
-/// A stable sort on the device: `(dev, keys, n)` -> the permutation (`n` u32) that orders elements `0..n`
-/// lexicographically by `keys[0][i], keys[1][i], ...` (`keys[0]` most significant), equal keys in index order.
-/// Production: `crate::sort::stable_sort_perm`.
-pub type SortFn = fn(&Device, &[&DeviceBuffer<u32>], usize) -> Result<DeviceBuffer<u32>, CudaError>;
 
 /// Cycles per emission chunk (one thread each).
 pub const REQ_CHUNK: usize = 64;
@@ -87,12 +83,12 @@ impl List {
 /// register walk: the host walk refuses such a record), `min_height` the smallest table height (SHIFT's padding
 /// rows make MUL checks). Errors: an ALU op the tables cannot answer (the host's "ALU op .. has no table"),
 /// a launch shape out of bounds, allocation, launch, the sort.
+/// Synchronizes (small reads) once for the totals and once per deduplicated table.
 pub fn device_requests(
     dev: &Device,
     cycles: &DeviceCycles,
     decode: &CpuDecode,
     min_height: usize,
-    sort: SortFn,
     stats: &mut TransferStats,
 ) -> Result<DeviceRequests, CudaError> {
     let n = cycles.len;
@@ -190,7 +186,6 @@ pub fn device_requests(
         dev,
         lists: &lists,
         ptrs: &d_ptrs,
-        sort,
         d2h: 0,
     };
     // 5. DVRM first: its rows' checks go to MUL and LT.
@@ -283,7 +278,6 @@ struct Dedup<'a> {
     dev: &'a Device,
     lists: &'a [List],
     ptrs: &'a DeviceBuffer<u64>,
-    sort: SortFn,
     /// Bytes read back so far.
     d2h: u64,
 }
@@ -301,7 +295,7 @@ impl Dedup<'_> {
         }
         let words = WORDS[table];
         let keys: Vec<&DeviceBuffer<u32>> = self.lists[table].arrays[..words].iter().collect();
-        let perm = (self.sort)(dev, &keys, len)?;
+        let perm = stable_sort_perm(dev, &keys, len)?;
         if perm.len() != len {
             return Err(CudaError::InvalidArgument(format!(
                 "requests: the sort of {} returned {} indices for {len} keys",
