@@ -6,7 +6,9 @@
 //! no request at all, one request of each kind, all-equal keys, all-distinct keys, the DVRM cases without
 //! checks (division by zero, signed overflow), with two smallest heights (SHIFT's padding checks). An ALU op
 //! no table answers is refused. The host emulation always runs, with a host stable sort standing in for the
-//! device sort; the GPU part prints `SKIPPED gpu_requests_match_host (GPU part): <reason>` without a device.
+//! device sort; the GPU part prints `SKIPPED gpu_requests_match_host (GPU part): <reason>` without a device, else
+//! also fills the seven tables from the resident lists and compares every cell, the lookup histogram and the POW2
+//! counters with the host fills, and the H2D bytes (the decode data and the pointer table only).
 #![cfg(feature = "cuda")]
 
 #[path = "common/fill_util.rs"]
@@ -17,21 +19,29 @@ mod host_emu;
 mod rv_programs;
 
 use rand::Rng;
-use zkrv_cuda::tables::bytewise::{bytewise_requests, BytewiseRequest};
-use zkrv_cuda::tables::cpu32::{cpu32_inputs, Cpu32In};
-use zkrv_cuda::tables::dvrm::{dvrm_upload, DvrmRequest};
-use zkrv_cuda::tables::eq::{eq_requests, EqRequest};
-use zkrv_cuda::tables::lt::{lt_requests, LtRequest};
-use zkrv_cuda::tables::mul::{mul_requests, MulRequest};
+use zkrv_cuda::tables::bytewise::{bytewise_requests, fill_bytewise_resident, BytewiseRequest};
+use zkrv_cuda::tables::cpu32::{cpu32_inputs, fill_cpu32_resident, Cpu32In};
+use zkrv_cuda::tables::dvrm::{dvrm_upload, fill_dvrm_resident, DvrmRequest};
+use zkrv_cuda::tables::eq::{eq_requests, fill_eq_resident, EqRequest};
+use zkrv_cuda::tables::lt::{fill_lt_resident, lt_requests, LtRequest};
+use zkrv_cuda::tables::mul::{fill_mul_resident, mul_requests, MulRequest};
 use zkrv_cuda::tables::requests::{device_requests, REQ_CHUNK};
-use zkrv_cuda::tables::shift::{shift_requests, ShiftRequest};
-use zkrv_cuda::tables::DeviceCycles;
+use zkrv_cuda::tables::shift::{fill_shift_resident, shift_requests, ShiftRequest};
+use zkrv_cuda::tables::{DeviceCycles, DeviceLookups};
 use zkrv_cuda::TransferStats;
 use zkrv_executor::asm::*;
 use zkrv_executor::{Program, Record};
+use zkrv_machine::tables::bitwise::Lookups;
+use zkrv_machine::tables::bytewise::bytewise_trace;
 use zkrv_machine::tables::cpu::CpuDecode;
+use zkrv_machine::tables::cpu32::cpu32_trace;
 use zkrv_machine::tables::decode::DecodeTable;
-use zkrv_machine::trace::{generate_split, DeviceFill};
+use zkrv_machine::tables::dvrm::dvrm_trace;
+use zkrv_machine::tables::eq::eq_trace;
+use zkrv_machine::tables::lt::lt_trace;
+use zkrv_machine::tables::mul::mul_trace;
+use zkrv_machine::tables::shift::{pow2_height, shift_fill};
+use zkrv_machine::trace::{generate_split, DeviceFill, FillInputs};
 use zkrv_machine::MIN_HEIGHT;
 
 /// The tables whose request lists the device builds.
@@ -43,6 +53,7 @@ const REQ_TABLES: DeviceFill = DeviceFill {
     mul: true,
     cpu32: true,
     dvrm: true,
+    pow2: true,
     ..DeviceFill::NONE
 };
 
@@ -79,10 +90,11 @@ struct Case {
     min_height: usize,
     /// The host's lists; `None`: the device must refuse the record.
     want: Option<Lists>,
+    /// The host's fill inputs (the reference fills of the GPU part).
+    inputs: Option<FillInputs>,
 }
 
-fn host_lists(dt: &DecodeTable, rec: &Record, input: &[u8], min_height: usize) -> Lists {
-    let (_, i) = generate_split(dt, rec, input, min_height, REQ_TABLES).unwrap();
+fn host_lists(i: &FillInputs) -> Lists {
     Lists {
         eq: eq_requests(&i.eq),
         lt: lt_requests(&i.lt),
@@ -96,13 +108,14 @@ fn host_lists(dt: &DecodeTable, rec: &Record, input: &[u8], min_height: usize) -
 
 fn case(name: String, p: &Program, input: &[u8], rec: Record, min_height: usize) -> Case {
     let dt = DecodeTable::new(p).unwrap();
-    let want = host_lists(&dt, &rec, input, min_height);
+    let (_, inputs) = generate_split(&dt, &rec, input, min_height, REQ_TABLES).unwrap();
     Case {
         name,
         record: rec,
         decode: CpuDecode::new(&dt).unwrap(),
         min_height,
-        want: Some(want),
+        want: Some(host_lists(&inputs)),
+        inputs: Some(inputs),
     }
 }
 
@@ -202,6 +215,7 @@ fn cases() -> Vec<Case> {
         }
     }
     bad.want = None;
+    bad.inputs = None;
     out.push(bad);
     let covered: [usize; 7] =
         out.iter()
@@ -526,6 +540,65 @@ fn gpu_part(cases: &[Case]) {
             cpu32: dev.download(&r.cpu32).unwrap(),
         };
         check(&what, want, &got);
+        // The fills from the resident lists equal the host fills (every cell, the lookup histogram, the POW2
+        // counters SHIFT counts).
+        let i = c.inputs.as_ref().unwrap();
+        let mh = c.min_height;
+        let lookups = DeviceLookups::with_counters(&dev, 0, pow2_height(mh)).unwrap();
+        let mut lk = Lookups::new();
+        let fills = [
+            (
+                "EQ",
+                eq_trace(&i.eq, mh),
+                fill_eq_resident(&dev, &r.eq, mh, &lookups),
+            ),
+            (
+                "LT",
+                lt_trace(&i.lt, mh, &mut lk),
+                fill_lt_resident(&dev, &r.lt, mh, &lookups),
+            ),
+            (
+                "BYTEWISE",
+                bytewise_trace(&i.bytewise, mh, &mut lk),
+                fill_bytewise_resident(&dev, &r.bytewise, mh, &lookups),
+            ),
+            (
+                "SHIFT",
+                shift_fill(&i.shift, mh, &mut lk),
+                fill_shift_resident(&dev, &r.shift, mh, &lookups),
+            ),
+            (
+                "MUL",
+                mul_trace(&i.mul, mh, &mut lk),
+                fill_mul_resident(&dev, &r.mul, mh, &lookups),
+            ),
+            (
+                "DVRM",
+                dvrm_trace(&i.dvrm, mh, &mut lk).0,
+                fill_dvrm_resident(&dev, &r.dvrm, mh, &lookups),
+            ),
+            (
+                "CPU32",
+                cpu32_trace(&i.cpu32, mh, &mut lk).unwrap().0,
+                fill_cpu32_resident(&dev, &r.cpu32, mh, &lookups),
+            ),
+        ];
+        for (t, want, got) in fills {
+            let got = got.unwrap_or_else(|e| panic!("{what}: {t} fill: {e}"));
+            fill_util::assert_trace_eq(
+                &format!("{what}: {t} fill"),
+                &want,
+                &dev.download(&got.data).unwrap(),
+            );
+        }
+        fill_util::assert_lookups_eq(&what, &lk, &dev.download(&lookups.counts).unwrap());
+        let pow2: Vec<u64> = dev
+            .download(&lookups.pow2)
+            .unwrap()
+            .iter()
+            .map(|&x| x as u64)
+            .collect();
+        assert_eq!(pow2, i.pow2, "{what}: POW2 counters");
         // Only the program's decode data and the list pointer table go up.
         let decode_bytes = 4 * c.decode.row_of_pc.len() + 8 * c.decode.rows.len();
         assert_eq!(
