@@ -1,10 +1,12 @@
 //! Proving with GPU trace generation (docs/gpu.md, "Trace generation"):
 //!
 //! 1. execute the program with recording (`zkrv_machine::run_for_proof`);
-//! 2. the host walk (`zkrv_machine::split_traces`): the inherently sequential parts (register and memory walks,
-//!    requests between tables, DECODE multiplicities) and the host fills of every table without a device fill;
-//!    the device-filled tables come back empty with their compact inputs (`FillInputs`);
-//! 3. device fills, one per selected table ([`DEVICE_FILLS`]): each uploads its compact inputs once and writes
+//! 2. the host walk (`zkrv_machine::split_traces`): the inherently sequential parts (memory walk, DECODE
+//!    multiplicities; the register walk and the request lists between tables unless done on the device) and the
+//!    host fills of every table without a device fill; the device-filled tables come back empty with their
+//!    compact inputs (`FillInputs`);
+//! 3. the device register walk and request lists (`DeviceFill::reg_walk`, `DeviceFill::requests`) from the
+//!    record's cycles, uploaded during the host walk; then the device fills, one per selected table ([`DEVICE_FILLS`]): each uploads its compact inputs once and writes
 //!    its main trace into a fresh device buffer, counting its BITWISE lookups into one device histogram;
 //!    (and, for DECODE and POW2 built resident, their multiplicities into device counters);
 //! 4. DECODE, POW2 and BITWISE are filled from those counters on the device, BITWISE last (plus the host
