@@ -37,6 +37,8 @@ pub mod poly;
 #[cfg(feature = "cuda")]
 pub mod quotient;
 #[cfg(feature = "cuda")]
+pub mod sort;
+#[cfg(feature = "cuda")]
 pub mod tables;
 #[cfg(feature = "cuda")]
 pub mod trace_gen;
