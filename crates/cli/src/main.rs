@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use zkrv_executor::{execute_keep_output, ExecOptions, Program, DEFAULT_MAX_CYCLES, MAX_ELF_BYTES};
-use zkrv_machine::segment::DEFAULT_SEGMENT_ROWS;
+use zkrv_machine::segment::default_segment_rows;
 use zkrv_machine::{Statement, MAX_PROVABLE_CYCLES};
 use zkrv_sdk::{proof_file, Backend, Engine};
 use zkrv_stark::backend::LdeMode;
@@ -100,12 +100,14 @@ enum Command {
         /// Prove the run in segments of N CPU rows (a power of two, at least the smallest table: 128 in
         /// zk mode, at most 2^26), each at most N - 1 cycles, chained in one proof file
         /// (docs/continuations.md). A run that fits in one segment gives the one-segment proof. Default:
-        /// one proof for a run of at most 2^26 - 1 cycles, segments of 4194304 (2^22) rows for a longer one.
+        /// one proof for a run of at most 2^26 - 1 cycles; a longer one in segments of 4194304 (2^22) rows
+        /// on a GPU, 1048576 (2^20) on the CPU (a zk segment within 16 GiB of host memory).
         #[arg(long, value_name = "N")]
         segment_cycles: Option<u64>,
-        /// CPU backend, segmented runs: segments proven at the same time (default: 2 up to 2^20 rows, else
-        /// 1; each holds one segment's prover memory).
-        #[arg(long, value_name = "K")]
+        /// CPU backend, segmented runs: segments proven at the same time (at least 1, at most the segment
+        /// count; default: 2 up to 2^19 rows, else 1; each holds one segment's prover memory). A run proven
+        /// as one proof ignores it (with a note).
+        #[arg(long, value_name = "K", value_parser = parse_segment_jobs)]
         segment_jobs: Option<usize>,
         /// GPU backend, segmented runs: the devices to prove on, one segment at a time each (a number, or
         /// `all`; default 1). A run proven as one proof uses the first.
@@ -651,6 +653,31 @@ struct ProveArgs {
     gpus: zkrv_sdk::Gpus,
 }
 
+/// `--segment-jobs K`: a positive number of segments proven at a time.
+fn parse_segment_jobs(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("0 segments at a time: give at least 1".into()),
+        Ok(k) => Ok(k),
+        Err(_) => Err(format!("{s:?} is not a number of segments (1, 2, ...)")),
+    }
+}
+
+/// The notes for options of segmented runs given to a run proven as one proof (`why`: why it is one).
+fn one_proof_notes(a: &ProveArgs, why: &str) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(k) = a.segment_jobs {
+        notes.push(format!(
+            "zkrv: note: --segment-jobs {k} has no effect: {why}, proven as one proof"
+        ));
+    }
+    if a.gpus != zkrv_sdk::Gpus::Count(1) {
+        notes.push(format!(
+            "zkrv: note: --gpus has no effect: {why}, proven as one proof on one device"
+        ));
+    }
+    notes
+}
+
 /// `--gpu-memory GIB`: a positive number of GiB, as bytes.
 fn parse_gpu_memory(s: &str) -> std::result::Result<u64, String> {
     zkrv_cuda::parse_gib(s)
@@ -819,7 +846,13 @@ fn prove(a: ProveArgs) -> Result<u8> {
     // Refuse bad destinations before the (long) proof.
     check_prove_paths(&a)?;
     remove_temp_files_on_signals()?;
-    let rows = a.segment_cycles.unwrap_or(DEFAULT_SEGMENT_ROWS);
+    LdeMode::from_env().map_err(|e| anyhow!(e))?;
+    let program = load_program(&a.elf)?;
+    let input = read_input(a.input.as_deref())?;
+    let engine = select_backend(a.backend, a.gpu_memory)?;
+    // The automatic segment size depends on the backend (2^22 rows on a GPU, 2^20 on the CPU).
+    let default_rows = default_segment_rows(engine.is_gpu());
+    let rows = a.segment_cycles.unwrap_or(default_rows);
     if a.max_cycles > zkrv_machine::segment::max_run_cycles(rows) {
         bail!(
             "--max-cycles {}: a proof holds at most 2^32 - 1 segments of {} cycles = {} cycles \
@@ -829,10 +862,6 @@ fn prove(a: ProveArgs) -> Result<u8> {
             zkrv_machine::segment::max_run_cycles(rows)
         );
     }
-    LdeMode::from_env().map_err(|e| anyhow!(e))?;
-    let program = load_program(&a.elf)?;
-    let input = read_input(a.input.as_deref())?;
-    let engine = select_backend(a.backend, a.gpu_memory)?;
     let device_base = engine.device_used();
     let config = StarkConfig {
         zk_seed: a.zk_test_seed,
@@ -847,7 +876,13 @@ fn prove(a: ProveArgs) -> Result<u8> {
                 return prove_segmented(&a, &program, &input, plan, &config, engine)
             }
             // One segment: the one-segment proof below (same bytes as without --segment-cycles).
-            _ => {}
+            _ => {
+                for note in
+                    one_proof_notes(&a, &format!("the run fits in one segment of {rows} rows"))
+                {
+                    eprintln!("{note}");
+                }
+            }
         }
     }
     let progress = Progress::new();
@@ -897,6 +932,15 @@ fn prove(a: ProveArgs) -> Result<u8> {
             // Longer than one proof holds: segments of the default size (after this closure).
             return Ok(None);
         }
+        if a.segment_cycles.is_none() {
+            let why = format!(
+                "the run ({} cycles) fits in one proof (at most 2^26 - 1 cycles without --segment-cycles)",
+                exec.cycles
+            );
+            for note in one_proof_notes(&a, &why) {
+                progress.line(&note);
+            }
+        }
         progress.guest_stderr(&exec.debug_output);
         if exec.exit_code != 0 {
             progress.line(&format!(
@@ -938,10 +982,11 @@ fn prove(a: ProveArgs) -> Result<u8> {
     let Some((cycles, statement, size, security, report)) = res? else {
         eprintln!(
             "zkrv: the run is longer than one proof holds (2^26 - 1 = {MAX_PROVABLE_CYCLES} cycles): \
-             proving it in segments of {DEFAULT_SEGMENT_ROWS} rows (--segment-cycles chooses the size; \
-             docs/continuations.md)"
+             proving it in segments of {default_rows} rows (the {} backend's default; --segment-cycles \
+             chooses the size; docs/continuations.md)",
+            if engine.is_gpu() { "GPU" } else { "CPU" }
         );
-        let plan = plan_segments(&a, &program, &input, DEFAULT_SEGMENT_ROWS, &config)?;
+        let plan = plan_segments(&a, &program, &input, default_rows, &config)?;
         return prove_segmented(&a, &program, &input, plan, &config, engine);
     };
     let total = t0.elapsed().as_secs_f64();
@@ -1104,10 +1149,11 @@ fn prove_segmented(
     }
     let gpu = engines[0].is_gpu();
     let device_base: Vec<Option<u64>> = engines.iter().map(Engine::device_used).collect();
+    // At most one worker per segment (the scheduler starts no more).
     let jobs = a
         .segment_jobs
         .unwrap_or(zkrv_sdk::default_segment_jobs(plan.segment_rows))
-        .max(1);
+        .clamp(1, n);
     eprint!("{}", String::from_utf8_lossy(&plan.debug_output));
     if plan.statement.exit_code != 0 {
         eprintln!(
@@ -1138,6 +1184,10 @@ fn prove_segmented(
     }
     if gpu && a.segment_jobs.is_some() {
         eprintln!("zkrv: note: --segment-jobs is for the CPU backend; on the GPU each device of --gpus proves one segment at a time");
+    } else if let Some(k) = a.segment_jobs.filter(|&k| k > n) {
+        eprintln!(
+            "zkrv: note: --segment-jobs {k}: the run has {n} segments, proving {n} at a time"
+        );
     }
     if !gpu && a.gpus != zkrv_sdk::Gpus::Count(1) {
         eprintln!("zkrv: note: --gpus is for the GPU backend; the CPU proves --segment-jobs segments at a time");
@@ -1164,7 +1214,7 @@ fn prove_segmented(
             input,
             &plan,
             config,
-            a.segment_jobs,
+            Some(jobs),
             lde,
             &on_done,
         )?)

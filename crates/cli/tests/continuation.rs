@@ -1,8 +1,8 @@
 //! `zkrv prove --segment-cycles` and `zkrv verify` of a multi-segment proof file (docs/continuations.md):
 //! the whole statement, per-segment progress, `--profile`/`--profile-json`/`--stats` (sums over the
 //! segments, per segment times) are printed, a file with two segments swapped or one dropped is rejected naming it,
-//! a segment size below the table minimum is refused before anything runs, and a run that fits in one
-//! segment gives the one-segment file.
+//! and a segment size below the table minimum is refused before anything runs. (A run that fits in one
+//! segment gives the one-segment file: tests/new_user.rs `segment_jobs_is_checked_noted_and_capped`.)
 
 use std::process::Command;
 use zkrv_sdk::proof_file::{decode_any, encode_segmented, Decoded};

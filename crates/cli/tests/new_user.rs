@@ -56,6 +56,17 @@ fn bundled(name: &str) -> String {
     format!("{}/../../guests/bin/{name}.elf", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Asserts a host error (exit 2) raised before proving started, whose message contains `msg`.
+fn assert_refused_early(out: &Output, msg: &str) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(msg), "expected {msg:?} in: {err}");
+    assert!(
+        !err.contains("proving "),
+        "refused only after proving started: {err}"
+    );
+}
+
 const BASE: u64 = 0x10000;
 
 /// A minimal ELF64 LE RISC-V ET_EXEC: one RWX segment with `words` at [`BASE`] (memsz 0x1000), entry there
@@ -321,11 +332,14 @@ fn prove_cycle_limit_is_the_provable_limit() {
         "{err}"
     );
     assert!(t.elapsed() < Duration::from_secs(120));
+    // (The CPU backend's default segments of 2^20 rows; 2^22 on a GPU.)
     let out = zkrv(&[
         "prove",
         s(&elf),
         "-o",
         s(&p),
+        "--backend",
+        "cpu",
         "--max-cycles",
         "18446744073709551615",
     ]);
@@ -333,7 +347,7 @@ fn prove_cycle_limit_is_the_provable_limit() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains(
-            "--max-cycles 18446744073709551615: a proof holds at most 2^32 - 1 segments of 4194303 cycles"
+            "--max-cycles 18446744073709551615: a proof holds at most 2^32 - 1 segments of 1048575 cycles"
         ),
         "{err}"
     );
@@ -345,6 +359,99 @@ fn prove_cycle_limit_is_the_provable_limit() {
     let out = zkrv(&["prove", s(&elf), "-o", s(&p), "--max-cycles", "1000"]);
     assert!(text(&out.stderr).contains("raise it with --max-cycles"));
     assert!(!p.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Finding of the issue-16 pass: a never-exiting guest in tiny segments took minutes and gigabytes before
+/// the cycle-limit error (one checkpoint kept per segment up to the limit). Now the run is executed plainly
+/// first: 2^30 cycles in segments of 128 rows (8.5 M segments before) fail with the limit and how to raise
+/// it after that pass alone (about 3 s of execution), before any proving starts, and write nothing. The
+/// time bound is a hang guard only (before: 13.5 s and 193 MB for 2^26 cycles, growing linearly).
+#[test]
+fn never_exiting_guest_in_tiny_segments_fails_fast() {
+    let dir = tempdir("spin");
+    let elf = write_elf(&dir, "loop.elf", &[jal(0, 0)]);
+    let p = dir.join("p.zkrv");
+    let t = Instant::now();
+    let out = zkrv(&[
+        "prove",
+        s(&elf),
+        "-o",
+        s(&p),
+        "--backend",
+        "cpu",
+        "--segment-cycles",
+        "128",
+        "--max-cycles",
+        "1073741824",
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cycle limit of 1073741824 instruction(s) reached")
+            && err.contains("raise it with --max-cycles"),
+        "{err}"
+    );
+    assert!(!err.contains("proving "), "proving started: {err}");
+    assert!(t.elapsed() < Duration::from_secs(300), "hang guard");
+    assert!(!p.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Findings of the issue-16 pass on `--segment-jobs`: 0 is refused by name; given to a run proven as one
+/// proof (no `--segment-cycles`, or a segment size the run fits in) it is noted as without effect (and the
+/// proof is the plain one, byte for byte); more jobs than segments are capped to the segment count, noted.
+#[test]
+fn segment_jobs_is_checked_noted_and_capped() {
+    let dir = tempdir("jobs");
+    // About 206 cycles: two segments of 128 rows (127 cycles), one of 256.
+    let mut w = vec![addi(5, 0, 100), addi(5, 5, -1), bne(5, 0, -4)];
+    ecall(&mut w, 93, 0, 0, 0);
+    let elf = write_elf(&dir, "count.elf", &w);
+    let p = dir.join("p.zkrv");
+    let prove = |extra: &[&str]| {
+        let mut args = vec!["prove", s(&elf), "-o", s(&p), "--backend", "cpu", "--no-zk"];
+        args.extend_from_slice(extra);
+        zkrv(&args)
+    };
+    let out = prove(&["--segment-cycles", "128", "--segment-jobs", "0"]);
+    assert_refused_early(&out, "0 segments at a time: give at least 1");
+    let out = prove(&["--segment-jobs", "x"]);
+    assert_refused_early(&out, "is not a number of segments");
+    // One proof: no --segment-cycles.
+    let out = prove(&["--segment-jobs", "2"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("zkrv: note: --segment-jobs 2 has no effect: the run (")
+            && err.contains("cycles) fits in one proof"),
+        "{err}"
+    );
+    let plain = std::fs::read(&p).unwrap();
+    // One proof: the run fits in one segment; the same bytes as the plain proof.
+    let out = prove(&["--segment-cycles", "256", "--segment-jobs", "3"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "zkrv: note: --segment-jobs 3 has no effect: the run fits in one segment of 256 rows"
+        ),
+        "{err}"
+    );
+    assert!(
+        std::fs::read(&p).unwrap() == plain,
+        "one segment is not the plain proof"
+    );
+    // Two segments, 8 jobs: 2 at a time.
+    let out = prove(&["--segment-cycles", "128", "--segment-jobs", "8"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("zkrv: note: --segment-jobs 8: the run has 2 segments, proving 2 at a time")
+            && err.contains("on cpu, 2 at a time"),
+        "{err}"
+    );
+    assert!(text(&out.stdout).contains("segments            2 of 128 rows"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

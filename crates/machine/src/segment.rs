@@ -821,10 +821,26 @@ pub struct RunPlan {
     pub segment_rows: u64,
 }
 
-/// The segment size (CPU rows) of a run too long for one proof when none is given (`zkrv prove` without
-/// `--segment-cycles`, `zkrv_sdk::ProveOptions::segment_cycles` `None`): 2^22 rows, the largest height
-/// whose zk proof fits in 16 GiB on the CPU (docs/cli.md) and in a 24 GB GPU's budget (docs/gpu.md).
+/// The segment size (CPU rows) on the GPU backend of a run too long for one proof when none is given
+/// (`zkrv prove` without `--segment-cycles`, `zkrv_sdk::ProveOptions::segment_cycles` `None`): 2^22 rows,
+/// whose zk proof fits a 24 GB GPU's budget with LDEs recomputed per coset block (21.1 GiB live, docs/gpu.md).
 pub const DEFAULT_SEGMENT_ROWS: u64 = 1 << 22;
+
+/// The default segment size on the CPU backend ([`DEFAULT_SEGMENT_ROWS`] is the GPU's): 2^20 rows, the
+/// largest height whose zk proof fits in 16 GiB of host memory (a sha256 segment of 2^20 rows peaks at
+/// 10.7 GiB with `ZKRV_LDE=auto`; 2^21 rows need about 21 GiB and 2^22 about 41 GiB by
+/// `ProofFootprint`'s model: docs/PERF.md "Continuations on the CPU: zk").
+pub const DEFAULT_CPU_SEGMENT_ROWS: u64 = 1 << 20;
+
+/// The default segment size of a backend: [`DEFAULT_SEGMENT_ROWS`] on a GPU, [`DEFAULT_CPU_SEGMENT_ROWS`]
+/// on the CPU.
+pub fn default_segment_rows(gpu: bool) -> u64 {
+    if gpu {
+        DEFAULT_SEGMENT_ROWS
+    } else {
+        DEFAULT_CPU_SEGMENT_ROWS
+    }
+}
 
 /// The most segments a run may have: the header's index and count are `u32`.
 pub const MAX_SEGMENTS: u64 = u32::MAX as u64;
@@ -882,7 +898,9 @@ pub fn run_id(statement: &crate::Statement, segment_rows: u64, cps: &[Checkpoint
 /// CPU rows, that is at most `segment_rows - 1` cycles each (one padding row). `segment_rows` must be a
 /// power of two, at least `min_height(config)` (the smallest table, 128 rows in zk mode) and at most
 /// 2^26 ([`PlanError::SegmentSize`] otherwise, before anything runs); `max_cycles` at most
-/// [`max_run_cycles`] ([`PlanError::RunTooLong`]).
+/// [`max_run_cycles`] ([`PlanError::RunTooLong`]). The run is executed plainly first: a run that fails
+/// (e.g. does not exit within `max_cycles`: `ExecError::CycleLimit`) is [`PlanError::Exec`] after that
+/// pass alone, in the executor's time and the guest's memory, before any checkpoint is kept.
 pub fn plan_run(
     program: &Program,
     input: &[u8],
@@ -914,6 +932,19 @@ pub fn plan_run(
             limit: max_run_cycles(segment_rows),
         });
     }
+    // A plain run first (no record, no checkpoints: the executor's speed and the guest's memory only), so
+    // that a run that fails, above all one that never exits, fails in bounded time and memory instead of
+    // after one checkpoint per segment up to `max_cycles` (2^32 cycles in segments of 128 rows would be 2^25
+    // checkpoints). A run that exits costs one more fast execution (about 0.3 s per 10^8 cycles).
+    zkrv_executor::execute_keep_output(
+        program,
+        input,
+        &zkrv_executor::ExecOptions {
+            max_cycles,
+            record: false,
+        },
+    )
+    .map_err(PlanError::Exec)?;
     let seg = zkrv_executor::execute_segmented(program, input, segment_rows - 1, max_cycles)
         .map_err(PlanError::Exec)?;
     let statement = crate::Statement {

@@ -32,7 +32,7 @@ fn program() -> Program {
     w.push(addi(5, 0, 0x55));
     w.push(sd(5, SP, -64)); // written in the first segment, read at the end
     w.push(sd(6, SP, -13)); // misaligned: crosses two cells
-    w.push(addi(8, 0, 12)); // spin 12 iterations
+    w.push(addi(8, 0, 27)); // spin 27 iterations
     w.push(addi(7, 7, 1));
     w.push(blt(7, 8, -4));
     w.push(addi(13, 0, 9)); // 9 misaligned store/load pairs
@@ -74,6 +74,51 @@ fn start_mut(s: &mut SegmentProof) -> &mut zkrv_machine::segment::Boundary {
     &mut s.header.start
 }
 
+/// The held-back-style cases are really in [`program`] cut into segments of 16 rows (15 cycles): the
+/// doubleword stored in the first segments at sp-64 is loaded back at least 5 segments later; the
+/// misaligned doubleword stored at sp-13 (two cells) is loaded in a later segment; and in the loop of
+/// misaligned store/load pairs at sp-29 some store and the load right after it lie in two segments (the
+/// store's cells cross a segment boundary before they are read).
+fn held_back_shape(program: &Program, segments: usize) {
+    let rec = execute(
+        program,
+        INPUT,
+        &ExecOptions {
+            record: true,
+            ..ExecOptions::default()
+        },
+    )
+    .unwrap()
+    .record
+    .unwrap();
+    let seg = |c: usize| c / 15;
+    let at = |word: u32| -> Vec<usize> {
+        let c: Vec<usize> = (0..rec.cycles.len())
+            .filter(|&c| rec.cycles[c].word == word)
+            .collect();
+        assert!(!c.is_empty(), "{word:#x} never runs");
+        c
+    };
+    let (w64, r64) = (at(sd(5, SP, -64))[0], at(ld(9, SP, -64))[0]);
+    assert!(
+        seg(r64) >= seg(w64) + 5,
+        "sd/ld sp-64 in segments {} / {}",
+        seg(w64),
+        seg(r64)
+    );
+    let (w13, r13) = (at(sd(6, SP, -13))[0], at(ld(10, SP, -13))[0]);
+    assert!(seg(r13) > seg(w13), "sd/ld sp-13 in segment {}", seg(w13));
+    let crossing = at(sd(15, SP, -29))
+        .into_iter()
+        .filter(|&c| rec.cycles[c + 1].word == ld(16, SP, -29) && seg(c + 1) == seg(c) + 1)
+        .count();
+    assert!(
+        crossing >= 1,
+        "no sp-29 store/load pair across a segment boundary"
+    );
+    assert_eq!(seg(rec.cycles.len() - 1) + 1, segments);
+}
+
 #[test]
 fn segmented_run_proves_verifies_and_rejects_each_tampering() {
     let program = program();
@@ -81,6 +126,7 @@ fn segmented_run_proves_verifies_and_rejects_each_tampering() {
     let plan = make_plan(&program, INPUT, 16);
     let n = plan.checkpoints.len();
     assert!(n >= 6, "{n} segments of {} cycles", full.cycles);
+    held_back_shape(&program, n);
     assert_eq!(plan.statement.output, full.public_output);
     assert_eq!(plan.statement.output.len(), 32);
     let proofs = prove_plan(&program, INPUT, &plan, &config(), 2).unwrap();
@@ -292,13 +338,32 @@ fn bad_plans_and_failed_segments_are_named() {
         }
         _ => panic!("an endless run was planned"),
     }
-    // A segment that fails to prove is named (its checkpoint lost a page).
+    // In tiny segments with a large limit it fails after the plain pass alone, keeping no checkpoint per
+    // segment (2^28 cycles in segments of 16 rows would be 2^24 checkpoints: minutes and gigabytes; the
+    // plain pass takes about a second).
+    match plan_run(&spin, b"", 16, 1 << 28, &config()) {
+        Err(PlanError::Exec(f)) => {
+            let m = f.error.to_string();
+            assert!(
+                m.contains("cycle limit of 268435456 instruction(s) reached")
+                    && m.contains("raise it with --max-cycles"),
+                "{m}"
+            );
+            assert_eq!(f.cycles, 1 << 28);
+        }
+        _ => panic!("an endless run was planned"),
+    }
+    // A segment that fails to prove is named (its checkpoint lost a page): the first after segment 0
+    // that touches memory.
     let mut p = make_plan(&program, INPUT, 16);
-    let cp = &mut p.checkpoints[2];
+    let i = (1..p.checkpoints.len())
+        .find(|&i| !p.checkpoints[i].pages.is_empty())
+        .unwrap();
+    let cp = &mut p.checkpoints[i];
     cp.pages.pop();
     cp.page_data.truncate(cp.pages.len() * 4096);
     match prove_plan(&program, INPUT, &p, &config(), 1) {
-        Err(MachineError::Segment { index: 2, .. }) => {}
+        Err(MachineError::Segment { index, .. }) => assert_eq!(index, i),
         Err(e) => panic!("{e}"),
         Ok(_) => panic!("proved a corrupted segment"),
     }

@@ -80,7 +80,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use engine::{Backend, Engine, Gpus};
-pub use zkrv_machine::segment::{SegmentDone, SegmentProof, DEFAULT_SEGMENT_ROWS};
+pub use zkrv_machine::segment::{
+    default_segment_rows, SegmentDone, SegmentProof, DEFAULT_CPU_SEGMENT_ROWS, DEFAULT_SEGMENT_ROWS,
+};
 pub use zkrv_machine::{Proof, Statement, MAX_PROVABLE_CYCLES, MAX_TOUCHED_PAGES};
 pub use zkrv_stark::backend::LdeMode;
 pub use zkrv_stark::StarkConfig;
@@ -127,6 +129,9 @@ pub enum Error {
     /// `ProveOptions::segment_cycles` is not a usable segment size (power of two, table minimum, 2^26).
     #[error("segment_cycles {rows}: {reason}")]
     SegmentSize { rows: u64, reason: String },
+    /// `ProveOptions::segment_jobs` is `Some(0)`: at least one segment must be proven at a time.
+    #[error("segment_jobs 0: at least one segment must be proven at a time")]
+    SegmentJobs,
     /// Proving failed (limits, unsupported instruction, prover error).
     #[error(transparent)]
     Machine(#[from] zkrv_machine::MachineError),
@@ -297,11 +302,13 @@ pub struct ProveOptions {
     pub max_cycles: u64,
     /// CPU rows per segment (a power of two, at least the smallest table: 128 in zk mode, at most 2^26;
     /// docs/continuations.md). `None` (default): one proof for a run of at most [`MAX_PROVABLE_CYCLES`]
-    /// cycles, segments of [`DEFAULT_SEGMENT_ROWS`] (2^22) for a longer one. `Some(n)`: segments of `n`
-    /// rows. A run that fits in one segment is the one-segment proof either way (the same bytes).
+    /// cycles; a longer one in segments of [`default_segment_rows`]: [`DEFAULT_SEGMENT_ROWS`] (2^22) on a
+    /// GPU, [`DEFAULT_CPU_SEGMENT_ROWS`] (2^20, within 16 GiB in zk mode) on the CPU. `Some(n)`: segments
+    /// of `n` rows. A run that fits in one segment is the one-segment proof either way (the same bytes).
     pub segment_cycles: Option<u64>,
-    /// CPU backend: segments proven at the same time (default: 2 up to 2^20 rows, else 1; each holds
-    /// one segment's prover memory).
+    /// CPU backend: segments proven at the same time (default [`default_segment_jobs`]: 2 up to 2^19 rows,
+    /// else 1; each holds one segment's prover memory; no more workers than segments are started).
+    /// `Some(0)` is [`Error::SegmentJobs`]. No effect on a run proven as one proof.
     pub segment_jobs: Option<usize>,
     /// GPU backend: the devices a segmented proof uses, one worker each (default 1; a one-proof run
     /// uses the first).
@@ -635,7 +642,8 @@ pub struct Proved {
 }
 
 /// Runs `program` on the private `input` and proves the run (see [`ProveOptions`]). Errors: a bad segment
-/// size or cycle limit ([`Error::SegmentSize`], [`Error::CycleLimitTooLarge`], before the guest runs),
+/// size, cycle limit or job count ([`Error::SegmentSize`], [`Error::CycleLimitTooLarge`],
+/// [`Error::SegmentJobs`], before the guest runs),
 /// the run fails or exceeds `max_cycles` ([`Error::Exec`]), exceeds what can be proven ([`Error::Machine`]
 /// with `MachineError::TooMuchMemory`), no GPU for [`Backend::Gpu`] (or fewer than [`ProveOptions::gpus`]),
 /// or a prover error (a segment's names it: `MachineError::Segment`). A run that exits with a code other
@@ -646,7 +654,13 @@ pub struct Proved {
 /// segment re-executed and proven ([`prove_segments`]).
 pub fn prove(program: &Program, input: &[u8], opts: &ProveOptions) -> Result<Proved, Error> {
     let config = opts.stark_config();
-    let rows = opts.segment_cycles.unwrap_or(DEFAULT_SEGMENT_ROWS);
+    if opts.segment_jobs == Some(0) {
+        return Err(Error::SegmentJobs);
+    }
+    let (engines, fallback) = Engine::open_gpus(opts.backend, opts.gpu_memory, opts.gpus)?;
+    let rows = opts
+        .segment_cycles
+        .unwrap_or_else(|| default_segment_rows(engines[0].is_gpu()));
     let limit = zkrv_machine::segment::max_run_cycles(rows);
     if opts.max_cycles > limit {
         return Err(Error::CycleLimitTooLarge {
@@ -655,7 +669,6 @@ pub fn prove(program: &Program, input: &[u8], opts: &ProveOptions) -> Result<Pro
             limit,
         });
     }
-    let (engines, fallback) = Engine::open_gpus(opts.backend, opts.gpu_memory, opts.gpus)?;
     // Without a segment size the run is executed first: one proof if it fits, segments if not.
     let (cycles, debug_output, plan) = match opts.segment_cycles {
         None => {
@@ -762,9 +775,10 @@ fn plan_segments(
     })
 }
 
-/// The segments a CPU engine proves at the same time by default: 2 up to 2^20 rows, else 1.
+/// The segments a CPU engine proves at the same time by default: 2 up to 2^19 rows, else 1 (a zk segment
+/// of 2^20 rows alone peaks at 10.7 GiB: two would not fit in 16 GiB).
 pub fn default_segment_jobs(segment_rows: u64) -> usize {
-    if segment_rows <= 1 << 20 {
+    if segment_rows <= 1 << 19 {
         2
     } else {
         1

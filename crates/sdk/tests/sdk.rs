@@ -86,8 +86,8 @@ fn default_proofs_are_zero_knowledge_and_round_trip() {
 #[test]
 fn options_and_inputs_are_checked() {
     let program = bundled("exitcode");
-    // More cycles than 2^32 - 1 segments hold: refused before running (the default 2^22-row segments;
-    // 128-row ones).
+    // More cycles than 2^32 - 1 segments hold: refused before running (the CPU backend's default 2^20-row
+    // segments, the GPU's 2^22-row ones where a GPU is usable; 128-row ones).
     let too_many = ProveOptions {
         max_cycles: u64::MAX,
         ..ProveOptions::default()
@@ -99,8 +99,17 @@ fn options_and_inputs_are_checked() {
             ..
         }) => assert_eq!(
             (segment_rows, limit),
-            (1 << 22, u32::MAX as u64 * ((1 << 22) - 1))
+            (1 << 20, u32::MAX as u64 * ((1 << 20) - 1))
         ),
+        e => panic!("expected CycleLimitTooLarge, got {e:?}"),
+    }
+    let on_gpu = ProveOptions {
+        backend: Backend::Gpu,
+        ..too_many.clone()
+    };
+    match prove(&program, b"", &on_gpu) {
+        Err(Error::CycleLimitTooLarge { segment_rows, .. }) => assert_eq!(segment_rows, 1 << 22),
+        Err(Error::NoGpu(why)) => eprintln!("skipped the GPU default (no usable GPU: {why})"),
         e => panic!("expected CycleLimitTooLarge, got {e:?}"),
     }
     let small = ProveOptions {
@@ -117,6 +126,16 @@ fn options_and_inputs_are_checked() {
             );
         }
         e => panic!("expected CycleLimitTooLarge, got {e:?}"),
+    }
+    // No segment at a time.
+    let zero = ProveOptions {
+        segment_jobs: Some(0),
+        segment_cycles: Some(128),
+        ..ProveOptions::default()
+    };
+    match prove(&program, b"", &zero) {
+        Err(e @ Error::SegmentJobs) => assert!(e.to_string().contains("segment_jobs 0"), "{e}"),
+        e => panic!("expected SegmentJobs, got {e:?}"),
     }
     // Above one proof's 2^26 - 1 cycles is allowed now (segments).
     assert!(ProveOptions::default().max_cycles > zkrv_sdk::MAX_PROVABLE_CYCLES);
