@@ -127,6 +127,7 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
     // (The per-table figures need the host register walk's results in the inputs: `reg_walk` off there.)
     let all = DeviceFill {
         reg_walk: false,
+        mem_walk: false,
         ..DeviceFill::ALL
     };
     let (split, walk_s) = if DEVICE_FILLS == all {
@@ -172,7 +173,7 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
             let mut run = || -> Result<f64, zkrv_cuda::CudaError> {
                 dev.synchronize()?;
                 let t0 = Instant::now();
-                let d = fill_one(dev, t, &split, None, None, &lookups, &mut stats)?;
+                let d = fill_one(dev, t, &split, None, None, None, &lookups, &mut stats)?;
                 dev.synchronize()?;
                 let s = t0.elapsed().as_secs_f64();
                 drop(d);

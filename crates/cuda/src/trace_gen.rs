@@ -36,6 +36,7 @@ use crate::backend::{CudaBackend, DeviceTrace};
 use crate::device::Device;
 use crate::error::CudaError;
 use crate::stats::{TraceOrigin, TransferStats};
+use crate::tables::memwalk::DeviceMemWalk;
 use crate::tables::regwalk::DeviceRegWalk;
 use crate::tables::{self, DeviceCycles, DeviceLookups};
 
@@ -139,6 +140,9 @@ pub struct TraceGenReport {
     pub device_fill_s: f64,
     /// The device register walk (`tables::regwalk::reg_walk`), included in `device_fill_s`.
     pub walk_s: f64,
+    /// The device memory walk (`tables::memwalk::mem_walk`, uploads of the page images included), included in
+    /// `device_fill_s`.
+    pub mem_walk_s: f64,
     /// Merging the device lookup histogram and building BITWISE.
     pub lookups_s: f64,
     /// Proving (commitments onwards).
@@ -158,13 +162,14 @@ impl fmt::Display for TraceGenReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, record upload {:.3} s overlapped, device fills {:.3} s incl. register walk {:.3} s, lookups {:.3} s), prove {:.3} s",
+            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, record upload {:.3} s overlapped, device fills {:.3} s incl. register walk {:.3} s and memory walk {:.3} s, lookups {:.3} s), prove {:.3} s",
             self.execute_s,
             self.trace_gen_s(),
             self.host_trace_s,
             self.record_upload_s,
             self.device_fill_s,
             self.walk_s,
+            self.mem_walk_s,
             self.lookups_s,
             self.prove_s
         )?;
@@ -344,18 +349,69 @@ pub fn generate_traces(
                 })
             }
         };
+        // The memory walk on the device, before the LOAD, STORE, MEMW_A, MEMW, PAGE and SYSIO fills that read it.
+        let mem = match (device.mem_walk, cycles.as_ref()) {
+            (false, _) => None,
+            (true, Some(c)) => {
+                dev.synchronize()?;
+                let start = Instant::now();
+                let rec = &split.record;
+                let decode = match split.inputs.cpu.as_ref() {
+                    Some(cpu) => std::borrow::Cow::Borrowed(&cpu.decode),
+                    None => std::borrow::Cow::Owned(zkrv_machine::tables::cpu::CpuDecode::new(
+                        &decode_table,
+                    )?),
+                };
+                let w = tables::memwalk::mem_walk(
+                    dev,
+                    c,
+                    &decode,
+                    &rec.pages,
+                    &rec.init_pages,
+                    &rec.final_pages,
+                    &split.inputs.sysio,
+                    tables::memwalk::MEM_WALK_CHUNK,
+                    &mut stats,
+                )
+                .and_then(|w| dev.synchronize().map(|_| w))
+                .map_err(|source| TraceGenError::Fill {
+                    table: "MEMWALK",
+                    source,
+                })?;
+                report.mem_walk_s = start.elapsed().as_secs_f64();
+                report.device_fill_s += report.mem_walk_s;
+                Some(w)
+            }
+            (true, None) => {
+                return Err(TraceGenError::Fill {
+                    table: "MEMWALK",
+                    source: CudaError::InvalidArgument(
+                        "the device memory walk needs the record's cycles on the device".into(),
+                    ),
+                })
+            }
+        };
         for &t in &selected {
             dev.synchronize()?;
             let start = Instant::now();
             let c = cycles
                 .as_ref()
                 .filter(|_| opts.record_path || t == table_id::CPU);
-            let fill = fill_one(dev, t, &split, c, walk.as_ref(), &lookups, &mut stats)
-                .and_then(|d| dev.synchronize().map(|_| d))
-                .map_err(|source| TraceGenError::Fill {
-                    table: TABLE_NAMES[t],
-                    source,
-                })?;
+            let fill = fill_one(
+                dev,
+                t,
+                &split,
+                c,
+                walk.as_ref(),
+                mem.as_ref(),
+                &lookups,
+                &mut stats,
+            )
+            .and_then(|d| dev.synchronize().map(|_| d))
+            .map_err(|source| TraceGenError::Fill {
+                table: TABLE_NAMES[t],
+                source,
+            })?;
             let s = start.elapsed().as_secs_f64();
             report.device_fill_s += s;
             resident[t] = Some((fill, s));
@@ -415,7 +471,7 @@ pub fn generate_traces(
 /// Whether the record's cycles are uploaded for the fills of `device` (CPU always reads them; LOAD, STORE and
 /// MEMW_A on the record path).
 fn needs_record(device: DeviceFill, record_path: bool) -> bool {
-    device.cpu || (record_path && (device.load || device.store || device.memw_a))
+    device.cpu || device.mem_walk || (record_path && (device.load || device.store || device.memw_a))
 }
 
 /// Table indices selected in `device`, in proof order.
@@ -442,7 +498,8 @@ pub fn fill_order(device: DeviceFill) -> Vec<usize> {
 
 /// Runs the device fill of table `t` from the split's inputs. With the record's cycles on the device
 /// (`cycles`), CPU reads them and LOAD, STORE, MEMW_A take the record path (`fill_*_rec`: only what the record
-/// does not hold is uploaded); without, CPU uploads them and the others upload their packed events.
+/// does not hold is uploaded); without, CPU uploads them and the others upload their packed events. With the
+/// device memory walk (`mem`), LOAD, STORE, MEMW_A, MEMW, PAGE and SYSIO read its lists and upload nothing.
 #[allow(clippy::too_many_arguments)]
 pub fn fill_one(
     dev: &Device,
@@ -450,11 +507,61 @@ pub fn fill_one(
     split: &SplitWitness,
     cycles: Option<&DeviceCycles>,
     walk: Option<&DeviceRegWalk>,
+    mem: Option<&DeviceMemWalk>,
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
     let inputs = &split.inputs;
     let min_height = inputs.min_height;
+    if let Some(m) = mem {
+        let need_cycles = || {
+            cycles.ok_or_else(|| {
+                CudaError::InvalidArgument(
+                    "a fill from the device memory walk without the record's cycles on the device"
+                        .into(),
+                )
+            })
+        };
+        match t {
+            table_id::LOAD => {
+                return tables::load::fill_load_resident(
+                    dev,
+                    need_cycles()?,
+                    &m.load_clks,
+                    min_height,
+                    lookups,
+                )
+            }
+            table_id::STORE => {
+                return tables::store::fill_store_resident(
+                    dev,
+                    need_cycles()?,
+                    &m.store_clks,
+                    min_height,
+                    lookups,
+                )
+            }
+            table_id::MEMW_A => {
+                return tables::memw_a::fill_memw_a_resident(
+                    dev,
+                    need_cycles()?,
+                    &m.memw_a,
+                    min_height,
+                    lookups,
+                )
+            }
+            table_id::MEMW => {
+                return tables::memw::fill_memw_resident(dev, &m.memw, min_height, lookups)
+            }
+            table_id::PAGE => {
+                return tables::page::fill_page_resident(dev, &m.page, min_height, lookups)
+            }
+            table_id::SYSIO => {
+                return tables::sysio::fill_sysio_resident(dev, &m.sysio, min_height, lookups)
+            }
+            _ => {}
+        }
+    }
     match t {
         table_id::CPU => {
             let cpu = inputs.cpu.as_ref().ok_or_else(|| {

@@ -59,6 +59,13 @@ fn trace_gen_options() {
             },
             "register walk",
         ),
+        (
+            DeviceFill {
+                page: false,
+                ..DeviceFill::ALL
+            },
+            "memory walk",
+        ),
     ] {
         let e = bad.check().unwrap_err().to_string();
         assert!(e.contains(what), "{e}");
@@ -90,12 +97,13 @@ fn gpu_tracegen_proofs_are_byte_identical_to_cpu() {
         let (st_cpu, proof_cpu) = prove(&p, &input, &config).unwrap();
         // (host traces, record path, device fills): the default on every guest; on the first and the largest
         // ones also the fills uploading their own inputs, all traces on the host, and LT, SYSIO and the register
-        // walk on the host with BITWISE on the device (which then adds the host fills' lookups to the device
-        // histogram; CPU and REGFILE upload the host walk's results).
+        // and memory walks on the host with BITWISE on the device (which then adds the host fills' lookups to the
+        // device histogram; CPU, REGFILE and the memory tables upload the host walks' results).
         let partial = DeviceFill {
             lt: false,
             sysio: false,
             reg_walk: false,
+            mem_walk: false,
             ..DEVICE_FILLS
         };
         let modes = if k == 0 || *g == "sort" {
