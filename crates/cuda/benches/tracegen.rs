@@ -1,4 +1,5 @@
 //! GPU trace generation figures (harness = false): per-table fill time GPU vs the host reference fill, rows/s,
+//! the device memory walk (`tables::memwalk::mem_walk`) time and its uploads,
 //! the whole trace generation GPU pipeline vs host, and end-to-end prove time with and without GPU trace
 //! generation (proof bytes compared).
 //!
@@ -14,7 +15,8 @@ use std::time::Instant;
 
 use rand::rngs::StdRng;
 use rand::{RngCore, SeedableRng};
-use zkrv_cuda::tables::DeviceLookups;
+use zkrv_cuda::tables::memwalk::{mem_walk, MEM_WALK_CHUNK};
+use zkrv_cuda::tables::{DeviceCycles, DeviceLookups};
 use zkrv_cuda::trace_gen::{fill_one, TraceGenOptions, DEVICE_FILLS};
 use zkrv_cuda::{prove_gpu_tracegen_with, CudaBackend, Device, TransferStats};
 use zkrv_executor::Program;
@@ -139,7 +141,12 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
             input: run.input.clone(),
         };
         let (_, walk_s) = secs(|| split_traces(&program, r, DEVICE_FILLS).expect("split"));
-        (split_traces(&program, run, all).expect("split"), walk_s)
+        let (split, all_s) = secs(|| split_traces(&program, run, all).expect("split"));
+        println!(
+            "host walk, register and memory walks on the host {all_s:>7.3} s   (the difference to the GPU path's \
+             host walk below is about the host memory walk)"
+        );
+        (split, walk_s)
     };
     println!("host trace gen     {host_all:>9.3} s   (all tables on the host)");
     println!("host walk (GPU path) {walk_s:>7.3} s   (walk + host fills of tables without a device fill)");
@@ -215,6 +222,9 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
         }
     }
     println!("device fills total {:>9.3} ms", gpu_total * 1e3);
+    if let Some(dev) = dev {
+        bench_mem_walk(dev, &split);
+    }
     println!(
         "(GPU ms: input uploads included; CPU includes the record's cycles, which the pipeline uploads during the \
          host walk; LOAD/STORE/MEMW_A upload packed events here, the pipeline's record path uploads less)"
@@ -281,6 +291,53 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
         "{name}: GPU and host trace generation give different proofs"
     );
     println!("proofs identical ({} bytes)", proofs[0].1.len());
+}
+
+/// The device memory walk (`tables::memwalk::mem_walk`) on the split's record: wall time between
+/// synchronizations (uploads of the page images and SYSIO rows included, the record's cycles already resident),
+/// median of 3 after a warm-up, and its host->device bytes.
+fn bench_mem_walk(dev: &Device, split: &SplitWitness) {
+    let rec = &split.record;
+    let mut stats = TransferStats::default();
+    let cycles = DeviceCycles::upload(dev, &rec.cycles, &mut stats).expect("record upload");
+    let decode = &split.inputs.cpu.as_ref().expect("CPU inputs").decode;
+    let mut h2d = 0;
+    let mut walk = || -> f64 {
+        let mut st = TransferStats::default();
+        dev.synchronize().expect("synchronize");
+        let t0 = Instant::now();
+        let w = mem_walk(
+            dev,
+            &cycles,
+            decode,
+            &rec.pages,
+            &rec.init_pages,
+            &rec.final_pages,
+            &split.inputs.sysio,
+            MEM_WALK_CHUNK,
+            &mut st,
+        )
+        .expect("device memory walk");
+        dev.synchronize().expect("synchronize");
+        let s = t0.elapsed().as_secs_f64();
+        drop(w);
+        h2d = st.stage("trace-gen").h2d;
+        s
+    };
+    walk();
+    let s = median((0..3).map(|_| walk()).collect());
+    let mem = rec
+        .cycles
+        .iter()
+        .filter(|c| c.is_load() || c.is_store())
+        .count();
+    println!(
+        "device memory walk {:>9.3} ms   ({mem} loads/stores, {} SYSIO rows, {} pages; H2D {h2d} bytes = {:.3} B/cycle)",
+        s * 1e3,
+        split.inputs.sysio.len(),
+        rec.pages.len(),
+        h2d as f64 / rec.cycles.len().max(1) as f64
+    );
 }
 
 fn has_device_fill(t: usize) -> bool {

@@ -24,7 +24,7 @@ use crate::tables::sysio::{pack_sysio, SysioIn};
 use crate::tables::{DeviceCycles, FILL_BLOCK, MAX_GRID_X};
 
 /// Cycles per thread of the walk's first two steps on the device.
-pub const MEM_WALK_CHUNK: usize = 256;
+pub const MEM_WALK_CHUNK: usize = 64;
 /// Categories counted per chunk (`MW_CATS`): items, loads, stores, in-cell accesses, crossing accesses.
 const CATS: usize = 5;
 /// Sorted items per thread of the segmented scan (`MW_SEG`).
