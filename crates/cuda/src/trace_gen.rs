@@ -77,7 +77,8 @@ pub struct TraceGenOptions {
     pub min_height: usize,
     /// Upload the record's cycles once (during the host walk) and fill CPU, LOAD, STORE and MEMW_A from
     /// them (LOAD/STORE/MEMW_A then upload only what the record does not hold); else each fill uploads its
-    /// own inputs. Default true.
+    /// own inputs. Default true. (With the device memory walk, `DeviceFill::mem_walk`, the memory tables read
+    /// the walk's resident lists either way.)
     pub record_path: bool,
 }
 
@@ -394,9 +395,10 @@ pub fn generate_traces(
         for &t in &selected {
             dev.synchronize()?;
             let start = Instant::now();
+            // (The memory walk's lists index the record's cycles: with it, the memory tables read them too.)
             let c = cycles
                 .as_ref()
-                .filter(|_| opts.record_path || t == table_id::CPU);
+                .filter(|_| opts.record_path || t == table_id::CPU || mem.is_some());
             let fill = fill_one(
                 dev,
                 t,
@@ -468,8 +470,8 @@ pub fn generate_traces(
     })
 }
 
-/// Whether the record's cycles are uploaded for the fills of `device` (CPU always reads them; LOAD, STORE and
-/// MEMW_A on the record path).
+/// Whether the record's cycles are uploaded for the fills of `device` (CPU and the memory walk always read them;
+/// LOAD, STORE and MEMW_A on the record path).
 fn needs_record(device: DeviceFill, record_path: bool) -> bool {
     device.cpu || device.mem_walk || (record_path && (device.load || device.store || device.memw_a))
 }
