@@ -162,7 +162,8 @@ fn cases() -> Vec<Case> {
         &one_cell,
         &[],
     ));
-    for g in rv_programs::GUESTS {
+    // Every guest in guests/bin (typedio too: it reads typed input through several `read`s).
+    for g in rv_programs::GUESTS.iter().copied().chain(["typedio"]) {
         let (p, input) = rv_programs::guest(g);
         let rec = rv_programs::run(&p, &input);
         let chunks = vec![r.gen_range(1..100), MEM_WALK_CHUNK];
