@@ -195,10 +195,19 @@ pub fn mem_walk(
             )?;
         }
     }
-    let scanned = dev.download(&counts)?;
-    let total = |k: usize| scanned[k * stride + n_chunks] as usize;
-    let (n_items, n_loads, n_stores, n_in, n_cross) =
-        (total(0), total(1), total(2), total(3), total(4));
+    // Only the totals come back (5 u32, one synchronization).
+    let totals = dev.alloc::<u32>(CATS)?;
+    for k in 0..CATS {
+        dev.copy_dtod(&counts, k * stride + n_chunks, &totals, k, 1)?;
+    }
+    let t = dev.download(&totals)?;
+    let (n_items, n_loads, n_stores, n_in, n_cross) = (
+        t[0] as usize,
+        t[1] as usize,
+        t[2] as usize,
+        t[3] as usize,
+        t[4] as usize,
+    );
 
     // 2. The items and the per-table lists.
     let key = dev.alloc::<u32>(n_items)?;
