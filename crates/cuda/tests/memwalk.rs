@@ -17,6 +17,8 @@ mod fill_util;
 mod host_emu;
 #[path = "common/rv_programs.rs"]
 mod rv_programs;
+#[path = "common/simt_emu.rs"]
+mod simt_emu;
 
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -119,8 +121,8 @@ fn straddle_body(r: &mut StdRng) -> Vec<u32> {
     w
 }
 
-fn cases() -> Vec<Case> {
-    let mut r = fill_util::rng("gpu_mem_walk_matches_host_walk");
+fn cases(test: &str) -> Vec<Case> {
+    let mut r = fill_util::rng(test);
     let mut out = Vec::new();
     let mut sizes = vec![5usize, 9, 255, 256, 257, 1023, 4097];
     for _ in 0..3 {
@@ -379,31 +381,13 @@ const LISTS: [&str; 6] = [
 
 #[test]
 fn gpu_mem_walk_matches_host_walk() {
-    let cases = cases();
+    let cases = cases("gpu_mem_walk_matches_host_walk");
     let mut input = Vec::new();
     let mut runs = 0u64;
     for c in &cases {
-        let sys = pack_sysio(&c.sysio).unwrap();
         for &chunk in &c.chunks {
             runs += 1;
-            for v in [
-                c.record.cycles.len() as u64,
-                chunk as u64,
-                c.decode.base_pc as u64,
-                c.decode.row_of_pc.len() as u64,
-                c.decode.rows.len() as u64,
-                sys.len() as u64,
-                c.record.pages.len() as u64,
-            ] {
-                input.extend_from_slice(&v.to_le_bytes());
-            }
-            input.extend_from_slice(bytemuck::cast_slice(&c.record.cycles));
-            input.extend_from_slice(bytemuck::cast_slice(&c.decode.row_of_pc));
-            input.extend_from_slice(bytemuck::cast_slice(&c.decode.rows));
-            input.extend(sysio_bytes(&sys));
-            input.extend_from_slice(bytemuck::cast_slice(&c.record.pages));
-            input.extend_from_slice(&c.record.init_pages);
-            input.extend_from_slice(&c.record.final_pages);
+            input.extend(case_input(c, chunk));
         }
     }
     let mut all = runs.to_le_bytes().to_vec();
@@ -423,24 +407,7 @@ fn gpu_mem_walk_matches_host_walk() {
                 let want = expected(c);
                 for &chunk in &c.chunks {
                     let what = format!("host emulation, {} (chunk {chunk})", c.name);
-                    let tot = host_emu::u64s(&out[at..at + 40]);
-                    at += 40;
-                    let err = host_emu::u32s(&out[at..at + 20]);
-                    at += 20;
-                    let sizes = [
-                        4 * tot[1] as usize,
-                        4 * tot[2] as usize,
-                        16 * tot[3] as usize,
-                        56 * tot[4] as usize,
-                        16 * c.record.pages.len() * 512,
-                        64 * c.sysio.len(),
-                    ];
-                    let mut got = Vec::new();
-                    for s in sizes {
-                        got.push(out[at..at + s].to_vec());
-                        at += s;
-                    }
-                    check(&what, c, &err, &got, &want);
+                    at = check_output(&what, c, &out, at, &want);
                 }
             }
             assert_eq!(at, out.len());
@@ -503,6 +470,54 @@ fn gpu_mem_walk_matches_host_walk() {
         }
     }
     eprintln!("gpu_mem_walk_matches_host_walk: GPU matches on {runs} walks");
+}
+
+/// The driver's input for one walk of `c` in chunks of `chunk` cycles.
+fn case_input(c: &Case, chunk: usize) -> Vec<u8> {
+    let sys = pack_sysio(&c.sysio).unwrap();
+    let mut input = Vec::new();
+    for v in [
+        c.record.cycles.len() as u64,
+        chunk as u64,
+        c.decode.base_pc as u64,
+        c.decode.row_of_pc.len() as u64,
+        c.decode.rows.len() as u64,
+        sys.len() as u64,
+        c.record.pages.len() as u64,
+    ] {
+        input.extend_from_slice(&v.to_le_bytes());
+    }
+    input.extend_from_slice(bytemuck::cast_slice(&c.record.cycles));
+    input.extend_from_slice(bytemuck::cast_slice(&c.decode.row_of_pc));
+    input.extend_from_slice(bytemuck::cast_slice(&c.decode.rows));
+    input.extend(sysio_bytes(&sys));
+    input.extend_from_slice(bytemuck::cast_slice(&c.record.pages));
+    input.extend_from_slice(&c.record.init_pages);
+    input.extend_from_slice(&c.record.final_pages);
+    input
+}
+
+/// Checks one walk's output of a driver (list sizes, error flags, the lists) at `at`; returns the end.
+fn check_output(what: &str, c: &Case, out: &[u8], mut at: usize, want: &[Vec<u8>; 6]) -> usize {
+    let tot = host_emu::u64s(&out[at..at + 40]);
+    at += 40;
+    let err = host_emu::u32s(&out[at..at + 20]);
+    at += 20;
+    let sizes = [
+        4 * tot[1] as usize,
+        4 * tot[2] as usize,
+        16 * tot[3] as usize,
+        56 * tot[4] as usize,
+        16 * c.record.pages.len() * 512,
+        64 * c.sysio.len(),
+    ];
+    let mut got = Vec::new();
+    for s in sizes {
+        got.push(out[at..at + s].to_vec());
+        at += s;
+    }
+    check(what, c, &err, &got, want);
+    at
 }
 
 fn check(what: &str, c: &Case, err: &[u32], got: &[Vec<u8>], want: &[Vec<u8>; 6]) {
@@ -592,4 +607,163 @@ fn fills_match(
         );
     }
     fill_util::assert_lookups_eq(what, &lk, &dev.download(&lookups.counts).unwrap());
+}
+
+/// `mem_walk` (crates/cuda/src/tables/memwalk.rs), launch for launch, on the SIMT emulation; input and output as
+/// [`DRIVER`].
+const SIMT_DRIVER: &str = r#"
+static void rd(void* p, size_t n) {
+    if (n && fread(p, 1, n, stdin) != n) { fprintf(stderr, "short input\n"); exit(1); }
+}
+int main() {
+    u64 ncases;
+    rd(&ncases, 8);
+    for (u64 cs = 0; cs < ncases; cs++) {
+        u64 hdr[7];
+        rd(hdr, sizeof hdr);
+        const u64 n = hdr[0], chunk = hdr[1], ndec = hdr[4], nsys = hdr[5], npages = hdr[6];
+        const u32 base = (u32)hdr[2], slots = (u32)hdr[3];
+        std::vector<CycleEvent> cyc(n + 1);
+        rd(cyc.data(), n * sizeof(CycleEvent));
+        std::vector<u32> rop(slots + 1);
+        rd(rop.data(), slots * 4ull);
+        std::vector<u64> dec(ndec + 1);
+        rd(dec.data(), ndec * 8ull);
+        std::vector<SysioIn> sys(nsys + 1);
+        rd(sys.data(), nsys * sizeof(SysioIn));
+        std::vector<u32> pages(npages + 1);
+        rd(pages.data(), npages * 4);
+        const u64 ncells = npages * MW_CELLS_PER_PAGE;
+        std::vector<u64> init(ncells + 1), fin(ncells + 1);
+        rd(init.data(), ncells * 8);
+        rd(fin.data(), ncells * 8);
+        const CycleEvent* C = cyc.data();
+        const u32* R = rop.data();
+        const u64* D = dec.data();
+        SysioIn* S = sys.data();
+        const u32* P = pages.data();
+        const u64 nchunks = n ? (n + chunk - 1) / chunk : 1, stride = nchunks + 1;
+        std::vector<u32> counts(MW_CATS * stride, 0);
+        u32* K = counts.data();
+        simt_launch(blocks(nchunks, 256), 256,
+                    [&] { memwalk_count(chunk, nchunks, C, n, R, base, slots, D, S, nsys, K); });
+        for (u32 k = 0; k < MW_CATS; k++) {
+            u32* a = K + k * stride;
+            simt_launch(1, 1024, [&] { sort_scan(a, stride); });
+        }
+        u64 tot[MW_CATS];
+        for (u32 k = 0; k < MW_CATS; k++) tot[k] = counts[k * stride + nchunks];
+        const u64 ni = tot[MW_ITEMS];
+        std::vector<std::vector<u32>> keyv(1, std::vector<u32>(ni + 1));
+        std::vector<u32> ts(ni + 1), mask(ni + 1), load_clk(tot[1] + 1), load_item(tot[1] + 1),
+            store_clk(tot[2] + 1), a_clk(tot[3] + 1), a_item(tot[3] + 1), g_clk(tot[4] + 1), g_item(tot[4] + 1),
+            sys_item(nsys + 1);
+        std::vector<u64> data(ni + 1);
+        u32 err[MW_ERRS];
+        for (u32 k = 0; k < MW_ERRS; k++) err[k] = MW_NO_ERR;
+        simt_launch(blocks(nchunks, 256), 256, [&] {
+            memwalk_emit(chunk, nchunks, C, n, R, base, slots, D, S, nsys, P, (u32)npages, K, keyv[0].data(),
+                         ts.data(), mask.data(), data.data(), load_clk.data(), load_item.data(), store_clk.data(),
+                         a_clk.data(), a_item.data(), g_clk.data(), g_item.data(), sys_item.data(), err);
+        });
+        std::vector<u32> perm(ni + 1);
+        simt_sort(keyv, ni, perm.data());
+        const u32* key = keyv[0].data();
+        std::vector<PageIn> page(ncells + 1);
+        std::vector<u64> res_old(ni + 1);
+        std::vector<u32> res_ts(ni + 1);
+        if (ncells)
+            simt_launch(blocks(ncells, 256), 256, [&] { memwalk_page_init(ncells, P, init.data(), page.data()); });
+        if (ni) {
+            const u64 nseg = (ni + MW_SEG - 1) / MW_SEG;
+            std::vector<u32> shm(nseg);
+            std::vector<u64> sd(nseg);
+            simt_launch(blocks(nseg, 256), 256, [&] {
+                memwalk_seg_summarize(nseg, ni, perm.data(), key, mask.data(), data.data(), shm.data(), sd.data());
+            });
+            simt_launch(1, 1024, [&] { memwalk_seg_scan(nseg, shm.data(), sd.data()); });
+            simt_launch(blocks(nseg, 256), 256, [&] {
+                memwalk_seg_replay(nseg, ni, perm.data(), key, ts.data(), mask.data(), data.data(), shm.data(),
+                                   sd.data(), init.data(), ncells, res_old.data(), res_ts.data(), page.data());
+            });
+        }
+        std::vector<MemwARecIn> ma(tot[3] + 1);
+        std::vector<MemwIn> mw(tot[4] + 1);
+        if (ncells)
+            simt_launch(blocks(ncells, 256), 256, [&] { memwalk_page_check(ncells, page.data(), fin.data(), err); });
+        if (tot[3])
+            simt_launch(blocks(tot[3], 256), 256, [&] {
+                memwalk_memw_a(tot[3], a_clk.data(), a_item.data(), res_old.data(), res_ts.data(), ma.data());
+            });
+        if (tot[4])
+            simt_launch(blocks(tot[4], 256), 256, [&] {
+                memwalk_memw(tot[4], C, R, base, slots, D, g_clk.data(), g_item.data(), res_old.data(),
+                             res_ts.data(), mw.data());
+            });
+        if (tot[1])
+            simt_launch(blocks(tot[1], 256), 256, [&] {
+                memwalk_loads(tot[1], C, R, base, slots, D, load_clk.data(), load_item.data(), res_old.data(), err);
+            });
+        if (nsys)
+            simt_launch(blocks(nsys, 256), 256,
+                        [&] { memwalk_sysio(nsys, sys_item.data(), res_old.data(), res_ts.data(), S, err); });
+        fwrite(tot, 8, MW_CATS, stdout);
+        fwrite(err, 4, MW_ERRS, stdout);
+        fwrite(load_clk.data(), 4, tot[1], stdout);
+        fwrite(store_clk.data(), 4, tot[2], stdout);
+        fwrite(ma.data(), sizeof(MemwARecIn), tot[3], stdout);
+        fwrite(mw.data(), sizeof(MemwIn), tot[4], stdout);
+        fwrite(page.data(), sizeof(PageIn), ncells, stdout);
+        fwrite(sys.data(), sizeof(SysioIn), nsys, stdout);
+    }
+    return 0;
+}
+"#;
+
+/// The walk's `__global__` kernels as written (with the sort's), on the host SIMT emulation, launch for launch
+/// as `mem_walk` drives them, against the host walk: the small cases of [`cases`] (random programs of a few
+/// hundred cycles, page-straddling accesses, the edge cases, the error cases), chunk `MEM_WALK_CHUNK`.
+#[test]
+fn simt_mem_walk_kernels_match_host_walk() {
+    let cases: Vec<Case> = cases("simt_mem_walk_kernels_match_host_walk")
+        .into_iter()
+        .filter(|c| {
+            let n = c.record.cycles.len();
+            (c.name.starts_with("random") && (200..=600).contains(&n))
+                || c.name.starts_with("page-straddling 0")
+                || ["no access", "one access", "many accesses to one cell"]
+                    .contains(&c.name.as_str())
+        })
+        .collect();
+    assert!(cases.len() >= 6, "{} cases", cases.len());
+    let mut input = (cases.len() as u64).to_le_bytes().to_vec();
+    for c in &cases {
+        input.extend(case_input(c, MEM_WALK_CHUNK));
+    }
+    let src = format!(
+        "{}\n{}\n{}\n{}",
+        simt_emu::SHIM,
+        zkrv_cuda::nvrtc::SORT_CU,
+        zkrv_cuda::nvrtc::TABLE_MEMWALK_CU,
+        simt_emu::SIMT_SORT
+    );
+    let Some(out) = host_emu::run("memwalk_simt", &src, SIMT_DRIVER, &input) else {
+        eprintln!("SKIPPED simt_mem_walk_kernels_match_host_walk: no C++ compiler");
+        return;
+    };
+    let mut at = 0;
+    for c in &cases {
+        at = check_output(
+            &format!("SIMT emulation, {}", c.name),
+            c,
+            &out,
+            at,
+            &expected(c),
+        );
+    }
+    assert_eq!(at, out.len());
+    eprintln!(
+        "simt_mem_walk_kernels_match_host_walk: {} walks match",
+        cases.len()
+    );
 }

@@ -20,50 +20,6 @@ const DRIVER: &str = r#"
 static void rd(void* p, size_t n) {
     if (n && fread(p, 1, n, stdin) != n) { fprintf(stderr, "short input\n"); exit(1); }
 }
-static unsigned blocks(u64 n, unsigned b) { return (unsigned)((n + b - 1) / b); }
-// stable_sort_perm (crates/cuda/src/sort.rs), launch for launch.
-static void simt_sort(std::vector<std::vector<u32>>& keys, u64 n, u32* out) {
-    const u32 words = (u32)keys.size();
-    std::vector<std::pair<u32, u32>> passes;
-    if (n >= 2 && words) {
-        std::vector<u32> bytes(words * 4 * SORT_RADIX, 0);
-        for (u32 w = 0; w < words; w++) {
-            u32* k = keys[w].data();
-            u32* c = bytes.data() + w * 4 * SORT_RADIX;
-            unsigned g = blocks(n, SORT_BLOCK);
-            if (g > 1024) g = 1024;
-            simt_launch(g, SORT_BLOCK, [&] { sort_count_bytes(k, n, c); });
-        }
-        for (u32 w = words; w-- > 0;)
-            for (u32 b = 0; b < 4; b++) {
-                bool constant = false;
-                for (u32 d = 0; d < SORT_RADIX; d++) constant |= bytes[(w * 4 + b) * SORT_RADIX + d] == n;
-                if (!constant) passes.push_back({w, 8 * b});
-            }
-    }
-    if (passes.empty()) {
-        std::vector<u32> p(n + 1);
-        if (n) simt_launch(blocks(n, SORT_BLOCK), SORT_BLOCK, [&] { sort_iota(p.data(), n); });
-        memcpy(out, p.data(), 4 * n);
-        return;
-    }
-    const u64 tiles = (n + SORT_TILE - 1) / SORT_TILE;
-    std::vector<u32> counts(SORT_RADIX * tiles), a(n), b(n);
-    u32* bufs[2] = {a.data(), b.data()};
-    int cur = -1;
-    for (auto [w, shift] : passes) {
-        const u32* key = keys[w].data();
-        const u32* in = cur < 0 ? nullptr : bufs[cur];
-        u32* o = bufs[cur < 0 ? 0 : 1 - cur];
-        u32* c = counts.data();
-        const u64 len = counts.size();
-        simt_launch((unsigned)tiles, SORT_BLOCK, [&] { sort_block_hist(key, in, n, shift, tiles, c); });
-        simt_launch(1, SORT_SCAN_BLOCK, [&] { sort_scan(c, len); });
-        simt_launch((unsigned)tiles, SORT_BLOCK, [&] { sort_scatter(key, in, n, shift, tiles, c, o); });
-        cur = cur < 0 ? 0 : 1 - cur;
-    }
-    memcpy(out, bufs[cur], 4 * n);
-}
 int main() {
     u64 nsorts;
     rd(&nsorts, 8);
@@ -153,10 +109,11 @@ fn simt_sort_and_segmented_scan_kernels_match() {
         input.extend_from_slice(bytemuck::cast_slice(&d));
     }
     let src = format!(
-        "{}\n{}\n{}",
+        "{}\n{}\n{}\n{}",
         simt_emu::SHIM,
         zkrv_cuda::nvrtc::SORT_CU,
-        zkrv_cuda::nvrtc::TABLE_MEMWALK_CU
+        zkrv_cuda::nvrtc::TABLE_MEMWALK_CU,
+        simt_emu::SIMT_SORT
     );
     let Some(out) = host_emu::run("sort_simt", &src, DRIVER, &input) else {
         eprintln!("SKIPPED simt_sort_and_segmented_scan_kernels_match: no C++ compiler");
