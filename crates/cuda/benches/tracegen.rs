@@ -1,6 +1,7 @@
 //! GPU trace generation figures (harness = false): per-table fill time GPU vs the host reference fill, rows/s,
-//! the device memory walk (`tables::memwalk::mem_walk`) time and its uploads,
-//! the whole trace generation GPU pipeline vs host, and end-to-end prove time with and without GPU trace
+//! the request lists on the device (`device_requests`) vs their share of the host walk, the device memory walk
+//! (`tables::memwalk::mem_walk`) time and its uploads vs its share of the host walk, the whole trace
+//! generation GPU pipeline vs host, and end-to-end prove time with and without GPU trace
 //! generation (proof bytes compared).
 //!
 //! `cargo bench -p zkrv-cuda --features cuda --bench tracegen -- [GUEST[:BYTES|=FILE] ...]`
@@ -16,6 +17,7 @@ use std::time::Instant;
 use rand::rngs::StdRng;
 use rand::{RngCore, SeedableRng};
 use zkrv_cuda::tables::memwalk::{mem_walk, MEM_WALK_CHUNK};
+use zkrv_cuda::tables::requests::device_requests;
 use zkrv_cuda::tables::{DeviceCycles, DeviceLookups};
 use zkrv_cuda::trace_gen::{fill_one, TraceGenOptions, DEVICE_FILLS};
 use zkrv_cuda::{prove_gpu_tracegen_with, CudaBackend, Device, TransferStats};
@@ -126,30 +128,72 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
     );
     // The split the GPU pipeline does (host walk + host fills of the tables without a device fill), and the one
     // with every fillable table left out (its inputs feed the per-table figures); one pass when they agree.
-    // (The per-table figures need the host register walk's results in the inputs: `reg_walk` off there.)
+    // (The per-table figures need the host register and memory walks' results and the host's request lists in
+    // the inputs: `reg_walk`, `mem_walk` and `requests` off there.) Also the host walk with the request lists,
+    // and with the memory walk, on the host (their shares).
     let all = DeviceFill {
         reg_walk: false,
         mem_walk: false,
+        requests: false,
         ..DeviceFill::ALL
     };
-    let (split, walk_s) = if DEVICE_FILLS == all {
-        secs(|| split_traces(&program, run, all).expect("split"))
-    } else {
-        let r = zkrv_machine::ProofRun {
-            statement: run.statement.clone(),
-            record: run.record.clone(),
-            input: run.input.clone(),
-        };
-        let (_, walk_s) = secs(|| split_traces(&program, r, DEVICE_FILLS).expect("split"));
-        let (split, all_s) = secs(|| split_traces(&program, run, all).expect("split"));
-        println!(
-            "host walk, register and memory walks on the host {all_s:>7.3} s   (the difference to the GPU path's \
-             host walk below is about the host memory walk)"
-        );
-        (split, walk_s)
+    let clone = |run: &zkrv_machine::ProofRun| zkrv_machine::ProofRun {
+        statement: run.statement.clone(),
+        record: run.record.clone(),
+        input: run.input.clone(),
     };
+    let host_requests = DeviceFill {
+        requests: false,
+        ..DEVICE_FILLS
+    };
+    let (_, walk_s) = secs(|| split_traces(&program, clone(&run), DEVICE_FILLS).expect("split"));
+    let (_, req_walk_s) =
+        secs(|| split_traces(&program, clone(&run), host_requests).expect("split"));
+    let host_mem = DeviceFill {
+        mem_walk: false,
+        ..DEVICE_FILLS
+    };
+    let (_, mem_walk_s) = secs(|| split_traces(&program, clone(&run), host_mem).expect("split"));
+    let split = split_traces(&program, run, all).expect("split");
     println!("host trace gen     {host_all:>9.3} s   (all tables on the host)");
     println!("host walk (GPU path) {walk_s:>7.3} s   (walk + host fills of tables without a device fill)");
+    println!(
+        "host walk, request lists on the host {req_walk_s:>7.3} s   (their share: {:.3} s)",
+        req_walk_s - walk_s
+    );
+    println!(
+        "host walk, memory walk on the host {mem_walk_s:>7.3} s   (its share: {:.3} s)",
+        mem_walk_s - walk_s
+    );
+    if let Some(dev) = dev {
+        // The request lists on the device (`tables::requests::device_requests`) from the resident record.
+        let decode = &split.inputs.cpu.as_ref().expect("CPU inputs").decode;
+        let mut st = TransferStats::default();
+        let cyc = DeviceCycles::upload(dev, &split.record.cycles, &mut st).expect("record upload");
+        let mut last = TransferStats::default();
+        let mut run = || -> f64 {
+            dev.synchronize().expect("sync");
+            let t0 = Instant::now();
+            let mut st = TransferStats::default();
+            let r = device_requests(dev, &cyc, decode, split.inputs.min_height, &mut st)
+                .expect("device request lists");
+            dev.synchronize().expect("sync");
+            let s = t0.elapsed().as_secs_f64();
+            drop(r);
+            last = st;
+            s
+        };
+        run();
+        let g = median((0..3).map(|_| run()).collect());
+        println!(
+            "device request lists {:>9.3} ms   ({cycles} cycles, {:.1} Mcycles/s; H2D {} bytes, D2H {} bytes; host \
+             share above)",
+            g * 1e3,
+            cycles as f64 / g.max(1e-12) / 1e6,
+            last.total_h2d(),
+            last.total_d2h()
+        );
+    }
     println!(
         "{:<9} {:>10} {:>12} {:>12} {:>12} {:>12} {:>8}",
         "table", "rows", "host ms", "host Mrow/s", "GPU ms", "GPU Mrow/s", "speedup"
@@ -180,7 +224,7 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
             let mut run = || -> Result<f64, zkrv_cuda::CudaError> {
                 dev.synchronize()?;
                 let t0 = Instant::now();
-                let d = fill_one(dev, t, &split, None, None, None, &lookups, &mut stats)?;
+                let d = fill_one(dev, t, &split, None, None, None, None, &lookups, &mut stats)?;
                 dev.synchronize()?;
                 let s = t0.elapsed().as_secs_f64();
                 drop(d);

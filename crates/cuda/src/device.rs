@@ -59,6 +59,7 @@ pub enum Program {
     TableMemwalk,
     /// `kernels/sort.cu`: stable radix sort (permutation)
     Sort,
+    TableRequests,
 }
 
 impl Program {
@@ -92,6 +93,7 @@ impl Program {
             Program::TableRegwalk => ("tables/regwalk.cu", nvrtc::TABLE_REGWALK_CU),
             Program::TableMemwalk => ("tables/memwalk.cu", nvrtc::TABLE_MEMWALK_CU),
             Program::Sort => ("sort.cu", nvrtc::SORT_CU),
+            Program::TableRequests => ("tables/requests.cu", nvrtc::TABLE_REQUESTS_CU),
         }
     }
 }

@@ -331,8 +331,10 @@ fn host_nodes_at(
 }
 
 /// Inclusive prefix sum in Ext3, in place, of the `n` elements at device address `ptr + 8 * stride * i`
-/// (3 u64 each).
-fn scan_ext3(dev: &Device, ptr: u64, stride: u64, n: u64) -> Result<(), CudaError> {
+/// (3 u64 each). Also the exact integer prefix sum of three u64 counters per element when every element and
+/// every prefix is below the Goldilocks prime (Goldilocks addition of such values is integer addition): the
+/// request lists' offsets and run lengths (`crate::tables::requests`).
+pub(crate) fn scan_ext3(dev: &Device, ptr: u64, stride: u64, n: u64) -> Result<(), CudaError> {
     if n == 0 {
         return Ok(());
     }

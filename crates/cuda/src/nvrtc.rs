@@ -55,6 +55,8 @@ pub const TABLE_REGWALK_CU: &str = include_str!("../kernels/tables/regwalk.cu");
 pub const TABLE_MEMWALK_CU: &str = include_str!("../kernels/tables/memwalk.cu");
 /// `kernels/sort.cu`: the stable LSD radix sort returning a permutation (`crate::sort`).
 pub const SORT_CU: &str = include_str!("../kernels/sort.cu");
+/// `kernels/tables/requests.cu`: the request lists of the deduplicated tables and their deduplication.
+pub const TABLE_REQUESTS_CU: &str = include_str!("../kernels/tables/requests.cu");
 /// `kernels/logup.cuh`: helpers of the generated LogUp aux row kernels (see `crate::logup`).
 pub const LOGUP_CUH: &str = include_str!("../kernels/logup.cuh");
 /// `kernels/logup.cu`: the running-sum scan of the LogUp aux trace (mirrors `zkrv_stark::logup`).
@@ -106,6 +108,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("tables/regwalk.cu", TABLE_REGWALK_CU),
     ("tables/memwalk.cu", TABLE_MEMWALK_CU),
     ("sort.cu", SORT_CU),
+    ("tables/requests.cu", TABLE_REQUESTS_CU),
 ];
 
 /// Whether `libnvrtc` can be loaded (no GPU needed).

@@ -1,10 +1,12 @@
 //! Proving with GPU trace generation (docs/gpu.md, "Trace generation"):
 //!
 //! 1. execute the program with recording (`zkrv_machine::run_for_proof`);
-//! 2. the host walk (`zkrv_machine::split_traces`): the inherently sequential parts (register and memory walks,
-//!    requests between tables, DECODE multiplicities) and the host fills of every table without a device fill;
-//!    the device-filled tables come back empty with their compact inputs (`FillInputs`);
-//! 3. device fills, one per selected table ([`DEVICE_FILLS`]): each uploads its compact inputs once and writes
+//! 2. the host walk (`zkrv_machine::split_traces`): the inherently sequential parts (memory walk, DECODE
+//!    multiplicities; the register walk and the request lists between tables unless done on the device) and the
+//!    host fills of every table without a device fill; the device-filled tables come back empty with their
+//!    compact inputs (`FillInputs`);
+//! 3. the device register walk and request lists (`DeviceFill::reg_walk`, `DeviceFill::requests`) from the
+//!    record's cycles, uploaded during the host walk; then the device fills, one per selected table ([`DEVICE_FILLS`]): each uploads its compact inputs once and writes
 //!    its main trace into a fresh device buffer, counting its BITWISE lookups into one device histogram;
 //!    (and, for DECODE and POW2 built resident, their multiplicities into device counters);
 //! 4. DECODE, POW2 and BITWISE are filled from those counters on the device, BITWISE last (plus the host
@@ -38,6 +40,7 @@ use crate::error::CudaError;
 use crate::stats::{TraceOrigin, TransferStats};
 use crate::tables::memwalk::DeviceMemWalk;
 use crate::tables::regwalk::DeviceRegWalk;
+use crate::tables::requests::{device_requests, DeviceRequests};
 use crate::tables::{self, DeviceCycles, DeviceLookups};
 
 /// Environment variable forcing host trace generation when set to anything but `0` or empty.
@@ -144,6 +147,8 @@ pub struct TraceGenReport {
     /// The device memory walk (`tables::memwalk::mem_walk`, uploads of the page images included), included in
     /// `device_fill_s`.
     pub mem_walk_s: f64,
+    /// The request lists on the device (`tables::requests::device_requests`), included in `device_fill_s`.
+    pub requests_s: f64,
     /// Merging the device lookup histogram and building BITWISE.
     pub lookups_s: f64,
     /// Proving (commitments onwards).
@@ -163,13 +168,14 @@ impl fmt::Display for TraceGenReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, record upload {:.3} s overlapped, device fills {:.3} s incl. register walk {:.3} s and memory walk {:.3} s, lookups {:.3} s), prove {:.3} s",
+            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, record upload {:.3} s overlapped, device fills {:.3} s incl. register walk {:.3} s, requests {:.3} s and memory walk {:.3} s, lookups {:.3} s), prove {:.3} s",
             self.execute_s,
             self.trace_gen_s(),
             self.host_trace_s,
             self.record_upload_s,
             self.device_fill_s,
             self.walk_s,
+            self.requests_s,
             self.mem_walk_s,
             self.lookups_s,
             self.prove_s
@@ -350,6 +356,39 @@ pub fn generate_traces(
                 })
             }
         };
+        // The request lists on the device, before the fills of the tables that read them.
+        let requests = match (device.requests, cycles.as_ref()) {
+            (false, _) => None,
+            (true, Some(c)) => {
+                dev.synchronize()?;
+                let start = Instant::now();
+                let cpu_decode;
+                let decode = match split.inputs.cpu.as_ref() {
+                    Some(cpu) => &cpu.decode,
+                    None => {
+                        cpu_decode = zkrv_machine::tables::cpu::CpuDecode::new(&decode_table)?;
+                        &cpu_decode
+                    }
+                };
+                let r = device_requests(dev, c, decode, opts.min_height, &mut stats)
+                    .and_then(|r| dev.synchronize().map(|_| r))
+                    .map_err(|source| TraceGenError::Fill {
+                        table: "REQUESTS",
+                        source,
+                    })?;
+                report.requests_s = start.elapsed().as_secs_f64();
+                report.device_fill_s += report.requests_s;
+                Some(r)
+            }
+            (true, None) => {
+                return Err(TraceGenError::Fill {
+                    table: "REQUESTS",
+                    source: CudaError::InvalidArgument(
+                        "the device request lists need the record's cycles on the device".into(),
+                    ),
+                })
+            }
+        };
         // The memory walk on the device, before the LOAD, STORE, MEMW_A, MEMW, PAGE and SYSIO fills that read it.
         let mem = match (device.mem_walk, cycles.as_ref()) {
             (false, _) => None,
@@ -357,16 +396,18 @@ pub fn generate_traces(
                 dev.synchronize()?;
                 let start = Instant::now();
                 let rec = &split.record;
+                let cpu_decode;
                 let decode = match split.inputs.cpu.as_ref() {
-                    Some(cpu) => std::borrow::Cow::Borrowed(&cpu.decode),
-                    None => std::borrow::Cow::Owned(zkrv_machine::tables::cpu::CpuDecode::new(
-                        &decode_table,
-                    )?),
+                    Some(cpu) => &cpu.decode,
+                    None => {
+                        cpu_decode = zkrv_machine::tables::cpu::CpuDecode::new(&decode_table)?;
+                        &cpu_decode
+                    }
                 };
                 let w = tables::memwalk::mem_walk(
                     dev,
                     c,
-                    &decode,
+                    decode,
                     &rec.pages,
                     &rec.init_pages,
                     &rec.final_pages,
@@ -405,6 +446,7 @@ pub fn generate_traces(
                 &split,
                 c,
                 walk.as_ref(),
+                requests.as_ref(),
                 mem.as_ref(),
                 &lookups,
                 &mut stats,
@@ -470,10 +512,13 @@ pub fn generate_traces(
     })
 }
 
-/// Whether the record's cycles are uploaded for the fills of `device` (CPU and the memory walk always read them;
-/// LOAD, STORE and MEMW_A on the record path).
+/// Whether the record's cycles are uploaded for the fills of `device` (CPU, the device request lists and the
+/// memory walk always read them; LOAD, STORE and MEMW_A on the record path).
 fn needs_record(device: DeviceFill, record_path: bool) -> bool {
-    device.cpu || device.mem_walk || (record_path && (device.load || device.store || device.memw_a))
+    device.cpu
+        || device.requests
+        || device.mem_walk
+        || (record_path && (device.load || device.store || device.memw_a))
 }
 
 /// Table indices selected in `device`, in proof order.
@@ -501,7 +546,9 @@ pub fn fill_order(device: DeviceFill) -> Vec<usize> {
 /// Runs the device fill of table `t` from the split's inputs. With the record's cycles on the device
 /// (`cycles`), CPU reads them and LOAD, STORE, MEMW_A take the record path (`fill_*_rec`: only what the record
 /// does not hold is uploaded); without, CPU uploads them and the others upload their packed events. With the
-/// device memory walk (`mem`), LOAD, STORE, MEMW_A, MEMW, PAGE and SYSIO read its lists and upload nothing.
+/// request lists on the device (`requests`, [`DeviceFill::requests`]) EQ, LT, BYTEWISE, SHIFT, MUL, CPU32 and
+/// DVRM read them; without, they upload the host's lists. With the device memory walk (`mem`), LOAD, STORE,
+/// MEMW_A, MEMW, PAGE and SYSIO read its lists and upload nothing.
 #[allow(clippy::too_many_arguments)]
 pub fn fill_one(
     dev: &Device,
@@ -509,6 +556,7 @@ pub fn fill_one(
     split: &SplitWitness,
     cycles: Option<&DeviceCycles>,
     walk: Option<&DeviceRegWalk>,
+    requests: Option<&DeviceRequests>,
     mem: Option<&DeviceMemWalk>,
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
@@ -603,18 +651,34 @@ pub fn fill_one(
                 ),
             }
         }
-        table_id::LT => tables::lt::fill_lt(dev, &inputs.lt, min_height, lookups, stats),
-        table_id::SHIFT => {
-            tables::shift::fill_shift(dev, &inputs.shift, min_height, lookups, stats)
-        }
-        table_id::BYTEWISE => {
-            tables::bytewise::fill_bytewise(dev, &inputs.bytewise, min_height, lookups, stats)
-        }
-        table_id::CPU32 => {
-            tables::cpu32::fill_cpu32(dev, &inputs.cpu32, min_height, lookups, stats)
-        }
-        table_id::DVRM => tables::dvrm::fill_dvrm(dev, &inputs.dvrm, min_height, lookups, stats),
-        table_id::EQ => tables::eq::fill_eq(dev, &inputs.eq, min_height, lookups, stats),
+        table_id::LT => match requests {
+            Some(r) => tables::lt::fill_lt_resident(dev, &r.lt, min_height, lookups),
+            None => tables::lt::fill_lt(dev, &inputs.lt, min_height, lookups, stats),
+        },
+        table_id::SHIFT => match requests {
+            Some(r) => tables::shift::fill_shift_resident(dev, &r.shift, min_height, lookups),
+            None => tables::shift::fill_shift(dev, &inputs.shift, min_height, lookups, stats),
+        },
+        table_id::BYTEWISE => match requests {
+            Some(r) => {
+                tables::bytewise::fill_bytewise_resident(dev, &r.bytewise, min_height, lookups)
+            }
+            None => {
+                tables::bytewise::fill_bytewise(dev, &inputs.bytewise, min_height, lookups, stats)
+            }
+        },
+        table_id::CPU32 => match requests {
+            Some(r) => tables::cpu32::fill_cpu32_resident(dev, &r.cpu32, min_height, lookups),
+            None => tables::cpu32::fill_cpu32(dev, &inputs.cpu32, min_height, lookups, stats),
+        },
+        table_id::DVRM => match requests {
+            Some(r) => tables::dvrm::fill_dvrm_resident(dev, &r.dvrm, min_height, lookups),
+            None => tables::dvrm::fill_dvrm(dev, &inputs.dvrm, min_height, lookups, stats),
+        },
+        table_id::EQ => match requests {
+            Some(r) => tables::eq::fill_eq_resident(dev, &r.eq, min_height, lookups),
+            None => tables::eq::fill_eq(dev, &inputs.eq, min_height, lookups, stats),
+        },
         table_id::MEMW => tables::memw::fill_memw(dev, &inputs.general, min_height, lookups, stats),
         table_id::PAGE => tables::page::fill_page(dev, &inputs.page, min_height, lookups, stats),
         table_id::INPUT => tables::input::fill_input(
@@ -625,7 +689,10 @@ pub fn fill_one(
             lookups,
             stats,
         ),
-        table_id::MUL => tables::mul::fill_mul(dev, &inputs.mul, min_height, lookups, stats),
+        table_id::MUL => match requests {
+            Some(r) => tables::mul::fill_mul_resident(dev, &r.mul, min_height, lookups),
+            None => tables::mul::fill_mul(dev, &inputs.mul, min_height, lookups, stats),
+        },
         table_id::REGFILE => match walk {
             Some(w) => tables::regfile::fill_regfile_resident(dev, &w.fin, min_height, lookups),
             None => tables::regfile::fill_regfile(dev, &inputs.regs, min_height, lookups, stats),

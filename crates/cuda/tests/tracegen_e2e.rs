@@ -66,6 +66,20 @@ fn trace_gen_options() {
             },
             "memory walk",
         ),
+        (
+            DeviceFill {
+                lt: false,
+                ..DeviceFill::ALL
+            },
+            "request lists",
+        ),
+        (
+            DeviceFill {
+                pow2: false,
+                ..DeviceFill::ALL
+            },
+            "request lists",
+        ),
     ] {
         let e = bad.check().unwrap_err().to_string();
         assert!(e.contains(what), "{e}");
@@ -97,13 +111,15 @@ fn gpu_tracegen_proofs_are_byte_identical_to_cpu() {
         let (st_cpu, proof_cpu) = prove(&p, &input, &config).unwrap();
         // (host traces, record path, device fills): the default on every guest; on the first and the largest
         // ones also the fills uploading their own inputs, all traces on the host, and LT, SYSIO and the register
-        // and memory walks on the host with BITWISE on the device (which then adds the host fills' lookups to the
-        // device histogram; CPU, REGFILE and the memory tables upload the host walks' results).
+        // walk, the memory walk and the request lists on the host with BITWISE on the device (which then adds the
+        // host fills' lookups to the device histogram; CPU, REGFILE and the memory tables upload the host walks'
+        // results, the request tables the host's lists).
         let partial = DeviceFill {
             lt: false,
             sysio: false,
             reg_walk: false,
             mem_walk: false,
+            requests: false,
             ..DEVICE_FILLS
         };
         let modes = if k == 0 || *g == "sort" {
@@ -177,6 +193,15 @@ fn gpu_tracegen_proofs_are_byte_identical_to_cpu() {
             };
             assert_eq!(resident, want, "{g}: resident tables");
             if !host_traces && device == DEVICE_FILLS {
+                // The request lists are built on the device: the request tables upload nothing.
+                for t in ["EQ", "LT", "BYTEWISE", "SHIFT", "MUL", "CPU32", "DVRM"] {
+                    let h2d = stats
+                        .bytes
+                        .get(&("trace-gen".to_string(), t.to_string()))
+                        .map_or(0, |b| b.h2d);
+                    assert_eq!(h2d, 0, "{g}: {t} fill inputs uploaded");
+                }
+                assert!(report.requests_s > 0.0, "{g}: device request lists timed");
                 // Every table resident: no main trace crosses PCIe at commit.
                 let main_h2d: u64 = report
                     .tables

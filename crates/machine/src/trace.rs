@@ -93,13 +93,15 @@ pub struct DeviceFill {
     pub memw_a: bool,
     pub shift: bool,
     /// MUL: every request (CPU, CPU32, DVRM, SHIFT's checks) is still counted on the host
-    /// ([`FillInputs::mul`]).
+    /// ([`FillInputs::mul`]) unless [`DeviceFill::requests`].
     pub mul: bool,
     /// BYTEWISE ([`FillInputs::bytewise`]).
     pub bytewise: bool,
-    /// CPU32: its inner requests (SHIFT/MUL/DVRM) are still made on the host ([`FillInputs::cpu32`]).
+    /// CPU32: its inner requests (SHIFT/MUL/DVRM) are still made on the host ([`FillInputs::cpu32`]) unless
+    /// [`DeviceFill::requests`].
     pub cpu32: bool,
-    /// DVRM: its requests of MUL and LT are still made on the host ([`FillInputs::dvrm`]).
+    /// DVRM: its requests of MUL and LT are still made on the host ([`FillInputs::dvrm`]) unless
+    /// [`DeviceFill::requests`].
     pub dvrm: bool,
     /// EQ ([`FillInputs::eq`]).
     pub eq: bool,
@@ -136,6 +138,12 @@ pub struct DeviceFill {
     /// their offsets, every other byte, `old` and `old_ts` are 0): the device walk computes the rest and
     /// checks what the host walk checks (cells inside the record's pages, the final memory, written bytes).
     pub mem_walk: bool,
+    /// The ALU request lists on the device (needs EQ, LT, BYTEWISE, SHIFT, MUL, CPU32, DVRM and POW2 on the
+    /// device): the device builds every request the CPU rows make, the request chain (CPU32 -> SHIFT/MUL/DVRM,
+    /// DVRM -> MUL/LT, SHIFT -> MUL) and the deduplicated lists from the record, so the host skips the ALU
+    /// routing of its walk and the chain, and leaves [`FillInputs::eq`], `lt`, `bytewise`, `shift`, `mul`,
+    /// `cpu32`, `dvrm` and `pow2` empty.
+    pub requests: bool,
 }
 
 impl DeviceFill {
@@ -163,6 +171,7 @@ impl DeviceFill {
         bitwise: false,
         reg_walk: false,
         mem_walk: false,
+        requests: false,
     };
 
     /// Whether `table` is selected (a table without a device fill never is).
@@ -214,6 +223,22 @@ impl DeviceFill {
                     .into(),
             ));
         }
+        if self.requests
+            && !(self.eq
+                && self.lt
+                && self.bytewise
+                && self.shift
+                && self.mul
+                && self.cpu32
+                && self.dvrm
+                && self.pow2)
+        {
+            return Err(MachineError::Internal(
+                "the request lists on the device need EQ, LT, BYTEWISE, SHIFT, MUL, CPU32, DVRM and POW2 on the \
+                 device (they read them)"
+                    .into(),
+            ));
+        }
         if self.pow2 && !self.shift {
             return Err(MachineError::Internal(
                 "POW2 on the device needs SHIFT on the device (its fill counts the POW2 rows)"
@@ -247,6 +272,7 @@ impl DeviceFill {
         bitwise: true,
         reg_walk: true,
         mem_walk: true,
+        requests: true,
     };
 }
 
@@ -435,6 +461,20 @@ fn fill_chain(
     })
 }
 
+impl Chain {
+    /// Every table of the chain left to the device, with its requests ([`DeviceFill::requests`]).
+    fn device() -> Chain {
+        Chain {
+            cpu32: empty(NUM_CPU32_COLS),
+            dvrm: empty(NUM_DVRM_COLS),
+            shift: empty(NUM_SHIFT_COLS),
+            pow2: empty(1),
+            mul: empty(NUM_MUL_COLS),
+            lt: empty(NUM_LT_COLS),
+        }
+    }
+}
+
 fn empty(width: usize) -> RowMajorMatrix {
     RowMajorMatrix::new(Vec::new(), width)
 }
@@ -574,7 +614,7 @@ pub fn generate_split_at(
         let rv1 = if fl.rr1 == 1 { ev.rs1_val } else { 0 };
         let rv2 = if fl.rr2 == 1 { ev.rs2_val } else { 0 };
         let res = cpu_result(ev, &d);
-        if fl.is_alu == 1 {
+        if fl.is_alu == 1 && !device.requests {
             let b = rv2.wrapping_add(d.imm[0] | (d.imm[1] << 32));
             match d.op {
                 alu::EQ => *eq_req.entry((rv1, b)).or_default() += 1,
@@ -967,16 +1007,20 @@ pub fn generate_split_at(
                 *slot = Some(task(&mut lk).map(|m| (m, lk)));
             });
         }
-        chain = Some(fill_chain(
-            &w_ops,
-            &mut shift_req,
-            &mut dvrm_req,
-            &mut mul_req,
-            &mut lt_req,
-            device,
-            min_height,
-            &mut lookups,
-        ));
+        chain = Some(if device.requests {
+            Ok(Chain::device())
+        } else {
+            fill_chain(
+                &w_ops,
+                &mut shift_req,
+                &mut dvrm_req,
+                &mut mul_req,
+                &mut lt_req,
+                device,
+                min_height,
+                &mut lookups,
+            )
+        });
     });
     let Chain {
         cpu32,

@@ -36,11 +36,12 @@ fn guest(name: &str) -> (Program, Vec<u8>) {
 
 const KINDS: [LookupKind; 7] = LookupKind::ALL;
 
-/// Every table left to the device, the register and memory walks on the host (their results in the fill
-/// inputs).
+/// Every table left to the device, the register and memory walks and the request lists on the host (their
+/// results in the fill inputs).
 const HOST_WALK: DeviceFill = DeviceFill {
     reg_walk: false,
     mem_walk: false,
+    requests: false,
     ..DeviceFill::ALL
 };
 
@@ -65,6 +66,18 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     // The host reference walk (with the device walk, CPU's walk and REGFILE's cells are left empty).
     let (_, on_device) = generate_split(&dt, &rec, input, min_height, DeviceFill::ALL).unwrap();
     assert!(on_device.cpu.as_ref().unwrap().walk.is_empty() && on_device.regs.is_empty());
+    // With the request lists on the device, the host makes none.
+    assert!(
+        on_device.eq.is_empty()
+            && on_device.lt.is_empty()
+            && on_device.bytewise.is_empty()
+            && on_device.shift.is_empty()
+            && on_device.mul.is_empty()
+            && on_device.cpu32.is_empty()
+            && on_device.dvrm.is_empty()
+            && on_device.pow2.is_empty(),
+        "{name}: request lists left to the device"
+    );
     let (mut split, inputs) = generate_split(&dt, &rec, input, min_height, HOST_WALK).unwrap();
     for (t, m) in [
         ("CPU", &split.cpu),

@@ -6,7 +6,8 @@
 // `rows x 25` row-major (Cpu32Cols order): row i < len is operation i (mu = 1), rows len..rows are padding
 // (ADDW 0 + 0 = 0, mu = 0). Lookups per row: RANGE16 of the low halves and MSB16 of the high halves of a_lo,
 // b_lo and t_lo, aggregated per warp. The padding rows' lookups (all at 0) are counted in one addition per kind
-// by the thread of row `len`. The inner requests (SHIFT, MUL, DVRM) are counted on the host (`cpu32_requests`).
+// by the thread of row `len`. The inner requests (SHIFT, MUL, DVRM) are made by the host (`cpu32_requests`) or
+// by requests.cu.
 #include "table_common.cuh"
 
 // Cpu32Cols offsets (CPU32_COL_*), Cpu32In and the ALU codes: layout.cuh (generated).

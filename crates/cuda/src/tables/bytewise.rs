@@ -7,10 +7,10 @@ use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::bytewise::{bytewise_height, NUM_BYTEWISE_COLS};
 
 use crate::backend::DeviceTrace;
-use crate::device::{Device, Program};
+use crate::device::{Device, DeviceBuffer, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
-use crate::tables::{fill_from_requests, DeviceLookups};
+use crate::tables::{fill_from_requests, fill_from_uploaded, DeviceLookups};
 
 /// One deduplicated BYTEWISE request as uploaded (32 bytes, the kernel's `BytewiseRequest`): `op(a, b)` with
 /// `op` the ALU code AND, OR or XOR, answering `m` ALU requests.
@@ -56,5 +56,26 @@ pub fn fill_bytewise(
         NUM_BYTEWISE_COLS,
         lookups,
         stats,
+    )
+}
+
+/// The fill from deduplicated requests in key order already on the device (`tables::requests::device_requests`): `req.len()`
+/// entries, row order; the same rows as `bytewise_trace` of the host list they equal. Uploads nothing.
+/// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
+pub fn fill_bytewise_resident(
+    dev: &Device,
+    req: &DeviceBuffer<BytewiseRequest>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+) -> Result<DeviceTrace, CudaError> {
+    fill_from_uploaded(
+        dev,
+        Program::TableBytewise,
+        "bytewise_fill",
+        "BYTEWISE",
+        req,
+        bytewise_height(req.len(), min_height),
+        NUM_BYTEWISE_COLS,
+        lookups,
     )
 }

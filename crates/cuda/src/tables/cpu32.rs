@@ -1,16 +1,17 @@
 //! CPU32 fill on the device (mirrors `zkrv_machine::tables::cpu32::cpu32_trace`, kernel
-//! `kernels/tables/cpu32.cu`). The inner requests CPU32 makes of SHIFT, MUL and DVRM stay on the host
-//! (`zkrv_machine::tables::cpu32::cpu32_requests`, called by `generate_split`).
+//! `kernels/tables/cpu32.cu`). The inner requests CPU32 makes of SHIFT, MUL and DVRM are made on the host
+//! (`zkrv_machine::tables::cpu32::cpu32_requests`, called by `generate_split`) or, with `DeviceFill::requests`,
+//! on the device with the W-op list (`tables::requests::device_requests`).
 
 use cudarc::driver::DeviceRepr;
 use zkrv_machine::bus::alu;
 use zkrv_machine::tables::cpu32::{cpu32_height, NUM_CPU32_COLS};
 
 use crate::backend::DeviceTrace;
-use crate::device::{Device, Program};
+use crate::device::{Device, DeviceBuffer, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
-use crate::tables::{fill_from_requests, DeviceLookups};
+use crate::tables::{fill_from_requests, fill_from_uploaded, DeviceLookups};
 
 /// One W operation as uploaded (24 bytes, the kernel's `Cpu32In`): `op(a, b)` with `op` the ALU code
 /// ADDW..=REMUW, a and b the 64-bit register / immediate operands.
@@ -67,5 +68,26 @@ pub fn fill_cpu32(
         NUM_CPU32_COLS,
         lookups,
         stats,
+    )
+}
+
+/// The fill from W operations in execution order already on the device (`tables::requests::device_requests`): `req.len()`
+/// entries, row order; the same rows as `cpu32_trace` of the host list they equal. Uploads nothing.
+/// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
+pub fn fill_cpu32_resident(
+    dev: &Device,
+    req: &DeviceBuffer<Cpu32In>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+) -> Result<DeviceTrace, CudaError> {
+    fill_from_uploaded(
+        dev,
+        Program::TableCpu32,
+        "cpu32_fill",
+        "CPU32",
+        req,
+        cpu32_height(req.len(), min_height),
+        NUM_CPU32_COLS,
+        lookups,
     )
 }

@@ -1,15 +1,15 @@
 //! DVRM fill on the device (mirrors `zkrv_machine::tables::dvrm::dvrm_trace`, kernel `kernels/tables/dvrm.cu`).
-//! The requests DVRM makes of MUL and LT stay on the host (`zkrv_machine::tables::dvrm::dvrm_requests`, called
-//! by `generate_split`).
+//! The requests DVRM makes of MUL and LT are made on the host (`zkrv_machine::tables::dvrm::dvrm_requests`,
+//! called by `generate_split`) or, with `DeviceFill::requests`, on the device (`tables::requests::device_requests`).
 
 use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::dvrm::{dvrm_height, DvrmRequests, NUM_DVRM_COLS};
 
 use crate::backend::DeviceTrace;
-use crate::device::{Device, Program};
+use crate::device::{Device, DeviceBuffer, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
-use crate::tables::{fill_from_requests, DeviceLookups};
+use crate::tables::{fill_from_requests, fill_from_uploaded, DeviceLookups};
 
 /// One deduplicated DVRM request as uploaded (40 bytes, the kernel's `DvrmRequest`): `n / d` (signed = 1: DIV/REM,
 /// 0: DIVU/REMU), answering `m_q` quotient and `m_r` remainder requests.
@@ -63,5 +63,26 @@ pub fn fill_dvrm(
         NUM_DVRM_COLS,
         lookups,
         stats,
+    )
+}
+
+/// The fill from deduplicated requests in key order already on the device (`tables::requests::device_requests`): `req.len()`
+/// entries, row order; the same rows as `dvrm_trace` of the host list they equal. Uploads nothing.
+/// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
+pub fn fill_dvrm_resident(
+    dev: &Device,
+    req: &DeviceBuffer<DvrmRequest>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+) -> Result<DeviceTrace, CudaError> {
+    fill_from_uploaded(
+        dev,
+        Program::TableDvrm,
+        "dvrm_fill",
+        "DVRM",
+        req,
+        dvrm_height(req.len(), min_height),
+        NUM_DVRM_COLS,
+        lookups,
     )
 }

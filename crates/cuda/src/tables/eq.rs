@@ -6,10 +6,10 @@ use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::eq::{eq_height, NUM_EQ_COLS};
 
 use crate::backend::DeviceTrace;
-use crate::device::{Device, Program};
+use crate::device::{Device, DeviceBuffer, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
-use crate::tables::{fill_from_requests, DeviceLookups};
+use crate::tables::{fill_from_requests, fill_from_uploaded, DeviceLookups};
 
 /// One deduplicated EQ request as uploaded (24 bytes, the kernel's `EqRequest`): `[a == b]`, answering `m` ALU
 /// requests.
@@ -54,5 +54,26 @@ pub fn fill_eq(
         NUM_EQ_COLS,
         lookups,
         stats,
+    )
+}
+
+/// The fill from deduplicated requests in key order already on the device (`tables::requests::device_requests`): `req.len()`
+/// entries, row order; the same rows as `eq_trace` of the host list they equal. Uploads nothing.
+/// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
+pub fn fill_eq_resident(
+    dev: &Device,
+    req: &DeviceBuffer<EqRequest>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+) -> Result<DeviceTrace, CudaError> {
+    fill_from_uploaded(
+        dev,
+        Program::TableEq,
+        "eq_fill",
+        "EQ",
+        req,
+        eq_height(req.len(), min_height),
+        NUM_EQ_COLS,
+        lookups,
     )
 }

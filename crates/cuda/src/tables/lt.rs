@@ -6,10 +6,10 @@ use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::lt::{lt_height, NUM_LT_COLS};
 
 use crate::backend::DeviceTrace;
-use crate::device::{Device, Program};
+use crate::device::{Device, DeviceBuffer, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
-use crate::tables::{fill_from_requests, DeviceLookups};
+use crate::tables::{fill_from_requests, fill_from_uploaded, DeviceLookups};
 
 /// One deduplicated LT request as uploaded (32 bytes, the kernel's `LtRequest`): `[a <s b]` (signed = 1) or
 /// `[a <u b]` (signed = 0), answering `m` ALU requests.
@@ -61,5 +61,26 @@ pub fn fill_lt(
         NUM_LT_COLS,
         lookups,
         stats,
+    )
+}
+
+/// The fill from deduplicated requests in key order already on the device (`tables::requests::device_requests`): `req.len()`
+/// entries, row order; the same rows as `lt_trace` of the host list they equal. Uploads nothing.
+/// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
+pub fn fill_lt_resident(
+    dev: &Device,
+    req: &DeviceBuffer<LtRequest>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+) -> Result<DeviceTrace, CudaError> {
+    fill_from_uploaded(
+        dev,
+        Program::TableLt,
+        "lt_fill",
+        "LT",
+        req,
+        lt_height(req.len(), min_height),
+        NUM_LT_COLS,
+        lookups,
     )
 }

@@ -26,6 +26,7 @@ pub mod mul;
 pub mod page;
 pub mod regfile;
 pub mod regwalk;
+pub mod requests;
 pub mod shift;
 pub mod store;
 pub mod sysio;

@@ -1,15 +1,15 @@
 //! MUL fill on the device (mirrors `zkrv_machine::tables::mul::mul_trace`, kernel `kernels/tables/mul.cu`).
-//! Every MUL request (CPU, CPU32, DVRM, SHIFT's checks) is counted on the host (`generate_split`); the device
-//! writes the rows.
+//! Every MUL request (CPU, CPU32, DVRM, SHIFT's checks) is counted on the host (`generate_split`) or, with
+//! `DeviceFill::requests`, on the device (`tables::requests::device_requests`); the fill writes the rows.
 
 use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::mul::{mul_height, MulRequests, NUM_MUL_COLS};
 
 use crate::backend::DeviceTrace;
-use crate::device::{Device, Program};
+use crate::device::{Device, DeviceBuffer, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
-use crate::tables::{fill_from_requests, DeviceLookups};
+use crate::tables::{fill_from_requests, fill_from_uploaded, DeviceLookups};
 
 /// One deduplicated MUL request as uploaded (40 bytes, the kernel's `MulRequest`): the product `a x b` with
 /// `signs = sa_en | sb_en << 1`, answering `m_lo` MUL and `m_hi` MULHU/MULHSU/MULH requests.
@@ -63,5 +63,26 @@ pub fn fill_mul(
         NUM_MUL_COLS,
         lookups,
         stats,
+    )
+}
+
+/// The fill from deduplicated requests in key order already on the device (`tables::requests::device_requests`): `req.len()`
+/// entries, row order; the same rows as `mul_trace` of the host list they equal. Uploads nothing.
+/// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
+pub fn fill_mul_resident(
+    dev: &Device,
+    req: &DeviceBuffer<MulRequest>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+) -> Result<DeviceTrace, CudaError> {
+    fill_from_uploaded(
+        dev,
+        Program::TableMul,
+        "mul_fill",
+        "MUL",
+        req,
+        mul_height(req.len(), min_height),
+        NUM_MUL_COLS,
+        lookups,
     )
 }

@@ -1,6 +1,7 @@
 //! SHIFT fill on the device (mirrors `zkrv_machine::tables::shift::shift_fill`, kernel
-//! `kernels/tables/shift.cu`). The requests SHIFT makes of other tables (MUL checks, POW2 counters) stay on the
-//! host (`zkrv_machine::tables::shift::shift_side_requests`, called by `generate_split`); when POW2 is built
+//! `kernels/tables/shift.cu`). The requests SHIFT makes of other tables (MUL checks, POW2 counters) are made on the
+//! host (`zkrv_machine::tables::shift::shift_side_requests`, called by `generate_split`) or, with
+//! `DeviceFill::requests`, by `tables::requests::device_requests`; when POW2 is built
 //! resident the fill also counts its POW2 requests on the device ([`DeviceLookups::pow2`], [`fill_pow2`]).
 
 use cudarc::driver::DeviceRepr;
@@ -8,7 +9,7 @@ use zkrv_machine::tables::shift::{shift_height, ShiftRequests, NUM_SHIFT_COLS};
 
 use crate::backend::DeviceTrace;
 use crate::device::KArg;
-use crate::device::{Device, Program};
+use crate::device::{Device, DeviceBuffer, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
 use crate::tables::{
@@ -60,7 +61,7 @@ pub fn fill_shift(
 ) -> Result<DeviceTrace, CudaError> {
     let rows = shift_height(requests.len(), min_height);
     crate::layout::check_width("SHIFT", NUM_SHIFT_COLS)?;
-    let cfg = launch_1d(rows as u64, NUM_SHIFT_COLS as u64, FILL_BLOCK)?;
+    launch_1d(rows as u64, NUM_SHIFT_COLS as u64, FILL_BLOCK)?;
     let count_pow2 = !lookups.pow2.is_empty();
     if count_pow2 && lookups.pow2.len() < POW2_USED_ROWS {
         return Err(CudaError::InvalidArgument(format!(
@@ -69,12 +70,34 @@ pub fn fill_shift(
         )));
     }
     let req = upload_requests(dev, "SHIFT", &shift_requests(requests), stats)?;
+    fill_shift_resident(dev, &req, min_height, lookups)
+}
+
+/// [`fill_shift`] from deduplicated requests already on the device (`tables::requests::device_requests`):
+/// `req.len()` entries in key order; counts the POW2 requests like [`fill_shift`]. Uploads nothing. Errors: as
+/// [`fill_shift`].
+pub fn fill_shift_resident(
+    dev: &Device,
+    req: &DeviceBuffer<ShiftRequest>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+) -> Result<DeviceTrace, CudaError> {
+    let rows = shift_height(req.len(), min_height);
+    crate::layout::check_width("SHIFT", NUM_SHIFT_COLS)?;
+    let cfg = launch_1d(rows as u64, NUM_SHIFT_COLS as u64, FILL_BLOCK)?;
+    let count_pow2 = !lookups.pow2.is_empty();
+    if count_pow2 && lookups.pow2.len() < POW2_USED_ROWS {
+        return Err(CudaError::InvalidArgument(format!(
+            "SHIFT fill: {} POW2 counters, at least {POW2_USED_ROWS}",
+            lookups.pow2.len()
+        )));
+    }
     let trace = fill_from_uploaded(
         dev,
         Program::TableShift,
         "shift_fill",
         "SHIFT",
-        &req,
+        req,
         rows,
         NUM_SHIFT_COLS,
         lookups,
