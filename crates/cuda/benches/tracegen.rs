@@ -1,5 +1,6 @@
 //! GPU trace generation figures (harness = false): per-table fill time GPU vs the host reference fill, rows/s,
-//! the request lists on the device (`device_requests`) vs their share of the host walk, the whole trace
+//! the request lists on the device (`device_requests`) vs their share of the host walk, the device memory walk
+//! (`tables::memwalk::mem_walk`) time and its uploads vs its share of the host walk, the whole trace
 //! generation GPU pipeline vs host, and end-to-end prove time with and without GPU trace
 //! generation (proof bytes compared).
 //!
@@ -15,6 +16,7 @@ use std::time::Instant;
 
 use rand::rngs::StdRng;
 use rand::{RngCore, SeedableRng};
+use zkrv_cuda::tables::memwalk::{mem_walk, MEM_WALK_CHUNK};
 use zkrv_cuda::tables::requests::device_requests;
 use zkrv_cuda::tables::{DeviceCycles, DeviceLookups};
 use zkrv_cuda::trace_gen::{fill_one, TraceGenOptions, DEVICE_FILLS};
@@ -126,10 +128,12 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
     );
     // The split the GPU pipeline does (host walk + host fills of the tables without a device fill), and the one
     // with every fillable table left out (its inputs feed the per-table figures); one pass when they agree.
-    // (The per-table figures need the host register walk's results and the host's request lists in the inputs:
-    // `reg_walk` and `requests` off there.) Also the host walk with the request lists on the host (their share).
+    // (The per-table figures need the host register and memory walks' results and the host's request lists in
+    // the inputs: `reg_walk`, `mem_walk` and `requests` off there.) Also the host walk with the request lists,
+    // and with the memory walk, on the host (their shares).
     let all = DeviceFill {
         reg_walk: false,
+        mem_walk: false,
         requests: false,
         ..DeviceFill::ALL
     };
@@ -145,12 +149,21 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
     let (_, walk_s) = secs(|| split_traces(&program, clone(&run), DEVICE_FILLS).expect("split"));
     let (_, req_walk_s) =
         secs(|| split_traces(&program, clone(&run), host_requests).expect("split"));
+    let host_mem = DeviceFill {
+        mem_walk: false,
+        ..DEVICE_FILLS
+    };
+    let (_, mem_walk_s) = secs(|| split_traces(&program, clone(&run), host_mem).expect("split"));
     let split = split_traces(&program, run, all).expect("split");
     println!("host trace gen     {host_all:>9.3} s   (all tables on the host)");
     println!("host walk (GPU path) {walk_s:>7.3} s   (walk + host fills of tables without a device fill)");
     println!(
         "host walk, request lists on the host {req_walk_s:>7.3} s   (their share: {:.3} s)",
         req_walk_s - walk_s
+    );
+    println!(
+        "host walk, memory walk on the host {mem_walk_s:>7.3} s   (its share: {:.3} s)",
+        mem_walk_s - walk_s
     );
     if let Some(dev) = dev {
         // The request lists on the device (`tables::requests::device_requests`) from the resident record.
@@ -211,7 +224,7 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
             let mut run = || -> Result<f64, zkrv_cuda::CudaError> {
                 dev.synchronize()?;
                 let t0 = Instant::now();
-                let d = fill_one(dev, t, &split, None, None, None, &lookups, &mut stats)?;
+                let d = fill_one(dev, t, &split, None, None, None, None, &lookups, &mut stats)?;
                 dev.synchronize()?;
                 let s = t0.elapsed().as_secs_f64();
                 drop(d);
@@ -253,6 +266,9 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
         }
     }
     println!("device fills total {:>9.3} ms", gpu_total * 1e3);
+    if let Some(dev) = dev {
+        bench_mem_walk(dev, &split);
+    }
     println!(
         "(GPU ms: input uploads included; CPU includes the record's cycles, which the pipeline uploads during the \
          host walk; LOAD/STORE/MEMW_A upload packed events here, the pipeline's record path uploads less)"
@@ -319,6 +335,53 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
         "{name}: GPU and host trace generation give different proofs"
     );
     println!("proofs identical ({} bytes)", proofs[0].1.len());
+}
+
+/// The device memory walk (`tables::memwalk::mem_walk`) on the split's record: wall time between
+/// synchronizations (uploads of the page images and SYSIO rows included, the record's cycles already resident),
+/// median of 3 after a warm-up, and its host->device bytes.
+fn bench_mem_walk(dev: &Device, split: &SplitWitness) {
+    let rec = &split.record;
+    let mut stats = TransferStats::default();
+    let cycles = DeviceCycles::upload(dev, &rec.cycles, &mut stats).expect("record upload");
+    let decode = &split.inputs.cpu.as_ref().expect("CPU inputs").decode;
+    let mut h2d = 0;
+    let mut walk = || -> f64 {
+        let mut st = TransferStats::default();
+        dev.synchronize().expect("synchronize");
+        let t0 = Instant::now();
+        let w = mem_walk(
+            dev,
+            &cycles,
+            decode,
+            &rec.pages,
+            &rec.init_pages,
+            &rec.final_pages,
+            &split.inputs.sysio,
+            MEM_WALK_CHUNK,
+            &mut st,
+        )
+        .expect("device memory walk");
+        dev.synchronize().expect("synchronize");
+        let s = t0.elapsed().as_secs_f64();
+        drop(w);
+        h2d = st.stage("trace-gen").h2d;
+        s
+    };
+    walk();
+    let s = median((0..3).map(|_| walk()).collect());
+    let mem = rec
+        .cycles
+        .iter()
+        .filter(|c| c.is_load() || c.is_store())
+        .count();
+    println!(
+        "device memory walk {:>9.3} ms   ({mem} loads/stores, {} SYSIO rows, {} pages; H2D {h2d} bytes = {:.3} B/cycle)",
+        s * 1e3,
+        split.inputs.sysio.len(),
+        rec.pages.len(),
+        h2d as f64 / rec.cycles.len().max(1) as f64
+    );
 }
 
 fn has_device_fill(t: usize) -> bool {

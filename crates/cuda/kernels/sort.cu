@@ -131,16 +131,27 @@ static void sort_emu_perm(const u32* const* keys, u32 n_words, u64 n, u32* perm)
 
 #else
 
+// Adds 1 to h[d] for every lane with `valid`, one shared atomic per distinct digit of the warp (keys cluster:
+// e.g. the high bytes of dense cell indices are the same for most keys). Every lane of the warp calls it.
+__device__ __forceinline__ void sort_hist_add(u32* h, u32 d, bool valid) {
+    const u32 peers = __match_any_sync(0xffffffffu, valid ? d : 0xffffffffu);
+    if (valid && (threadIdx.x & 31u) == (u32)(__ffs(peers) - 1)) atomicAdd(&h[d], (u32)__popc(peers));
+}
+
 // Global byte histograms of one key word (order-independent): counts[byte * 256 + digit] (4 x 256 u32,
-// zeroed by the caller); any grid of SORT_BLOCK-thread blocks (grid-stride).
+// zeroed by the caller); any grid of SORT_BLOCK-thread blocks (grid-stride, warp-uniform loop).
 extern "C" __global__ void sort_count_bytes(const u32* key, u64 n, u32* counts) {
     __shared__ u32 h[4 * SORT_RADIX];
     for (u32 j = threadIdx.x; j < 4 * SORT_RADIX; j += blockDim.x) h[j] = 0;
     __syncthreads();
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
-        const u32 k = key[i];
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    const u64 warp_first = ((u64)blockIdx.x * blockDim.x + threadIdx.x) & ~31ull;
+    for (u64 i0 = warp_first; i0 < n; i0 += stride) {
+        const u64 i = i0 + (threadIdx.x & 31u);
+        const bool valid = i < n;
+        const u32 k = valid ? key[i] : 0u;
 #pragma unroll
-        for (u32 b = 0; b < 4; b++) atomicAdd(&h[b * SORT_RADIX + ((k >> (8 * b)) & 0xffu)], 1u);
+        for (u32 b = 0; b < 4; b++) sort_hist_add(h + b * SORT_RADIX, (k >> (8 * b)) & 0xffu, valid);
     }
     __syncthreads();
     for (u32 j = threadIdx.x; j < 4 * SORT_RADIX; j += blockDim.x)
@@ -154,10 +165,11 @@ extern "C" __global__ void sort_block_hist(const u32* key, const u32* perm_in, u
     for (u32 j = threadIdx.x; j < SORT_RADIX; j += blockDim.x) h[j] = 0;
     __syncthreads();
     const u64 b = blockIdx.x;
-    const u64 end = (b + 1) * SORT_TILE < n ? (b + 1) * SORT_TILE : n;
-    for (u64 i = b * SORT_TILE + threadIdx.x; i < end; i += SORT_BLOCK) {
+    for (u32 r = 0; r < SORT_ROUNDS; r++) {
+        const u64 i = b * SORT_TILE + (u64)r * SORT_BLOCK + threadIdx.x;
+        const bool valid = i < n;
         u32 src;
-        atomicAdd(&h[sort_digit(key, perm_in, i, shift, &src)], 1u);
+        sort_hist_add(h, valid ? sort_digit(key, perm_in, i, shift, &src) : 0u, valid);
     }
     __syncthreads();
     for (u32 j = threadIdx.x; j < SORT_RADIX; j += blockDim.x) counts[(u64)j * n_tiles + b] = h[j];

@@ -56,6 +56,7 @@ pub enum Program {
     TableDecode,
     TableBitwise,
     TableRegwalk,
+    TableMemwalk,
     /// `kernels/sort.cu`: stable radix sort (permutation)
     Sort,
     TableRequests,
@@ -90,6 +91,7 @@ impl Program {
             Program::TableDecode => ("tables/decode.cu", nvrtc::TABLE_DECODE_CU),
             Program::TableBitwise => ("tables/bitwise.cu", nvrtc::TABLE_BITWISE_CU),
             Program::TableRegwalk => ("tables/regwalk.cu", nvrtc::TABLE_REGWALK_CU),
+            Program::TableMemwalk => ("tables/memwalk.cu", nvrtc::TABLE_MEMWALK_CU),
             Program::Sort => ("sort.cu", nvrtc::SORT_CU),
             Program::TableRequests => ("tables/requests.cu", nvrtc::TABLE_REQUESTS_CU),
         }

@@ -52,6 +52,7 @@ pub const TABLE_SYSIO_CU: &str = include_str!("../kernels/tables/sysio.cu");
 pub const TABLE_DECODE_CU: &str = include_str!("../kernels/tables/decode.cu");
 pub const TABLE_BITWISE_CU: &str = include_str!("../kernels/tables/bitwise.cu");
 pub const TABLE_REGWALK_CU: &str = include_str!("../kernels/tables/regwalk.cu");
+pub const TABLE_MEMWALK_CU: &str = include_str!("../kernels/tables/memwalk.cu");
 /// `kernels/sort.cu`: the stable LSD radix sort returning a permutation (`crate::sort`).
 pub const SORT_CU: &str = include_str!("../kernels/sort.cu");
 /// `kernels/tables/requests.cu`: the request lists of the deduplicated tables and their deduplication.
@@ -105,6 +106,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("tables/decode.cu", TABLE_DECODE_CU),
     ("tables/bitwise.cu", TABLE_BITWISE_CU),
     ("tables/regwalk.cu", TABLE_REGWALK_CU),
+    ("tables/memwalk.cu", TABLE_MEMWALK_CU),
     ("sort.cu", SORT_CU),
     ("tables/requests.cu", TABLE_REQUESTS_CU),
 ];

@@ -38,6 +38,7 @@ use crate::backend::{CudaBackend, DeviceTrace};
 use crate::device::Device;
 use crate::error::CudaError;
 use crate::stats::{TraceOrigin, TransferStats};
+use crate::tables::memwalk::DeviceMemWalk;
 use crate::tables::regwalk::DeviceRegWalk;
 use crate::tables::requests::{device_requests, DeviceRequests};
 use crate::tables::{self, DeviceCycles, DeviceLookups};
@@ -79,7 +80,8 @@ pub struct TraceGenOptions {
     pub min_height: usize,
     /// Upload the record's cycles once (during the host walk) and fill CPU, LOAD, STORE and MEMW_A from
     /// them (LOAD/STORE/MEMW_A then upload only what the record does not hold); else each fill uploads its
-    /// own inputs. Default true.
+    /// own inputs. Default true. (With the device memory walk, `DeviceFill::mem_walk`, the memory tables read
+    /// the walk's resident lists either way.)
     pub record_path: bool,
 }
 
@@ -142,6 +144,9 @@ pub struct TraceGenReport {
     pub device_fill_s: f64,
     /// The device register walk (`tables::regwalk::reg_walk`), included in `device_fill_s`.
     pub walk_s: f64,
+    /// The device memory walk (`tables::memwalk::mem_walk`, uploads of the page images included), included in
+    /// `device_fill_s`.
+    pub mem_walk_s: f64,
     /// The request lists on the device (`tables::requests::device_requests`), included in `device_fill_s`.
     pub requests_s: f64,
     /// Merging the device lookup histogram and building BITWISE.
@@ -163,7 +168,7 @@ impl fmt::Display for TraceGenReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, record upload {:.3} s overlapped, device fills {:.3} s incl. register walk {:.3} s and requests {:.3} s, lookups {:.3} s), prove {:.3} s",
+            "execute {:.3} s, trace gen {:.3} s (host walk/fills {:.3} s, record upload {:.3} s overlapped, device fills {:.3} s incl. register walk {:.3} s, requests {:.3} s and memory walk {:.3} s, lookups {:.3} s), prove {:.3} s",
             self.execute_s,
             self.trace_gen_s(),
             self.host_trace_s,
@@ -171,6 +176,7 @@ impl fmt::Display for TraceGenReport {
             self.device_fill_s,
             self.walk_s,
             self.requests_s,
+            self.mem_walk_s,
             self.lookups_s,
             self.prove_s
         )?;
@@ -383,12 +389,57 @@ pub fn generate_traces(
                 })
             }
         };
+        // The memory walk on the device, before the LOAD, STORE, MEMW_A, MEMW, PAGE and SYSIO fills that read it.
+        let mem = match (device.mem_walk, cycles.as_ref()) {
+            (false, _) => None,
+            (true, Some(c)) => {
+                dev.synchronize()?;
+                let start = Instant::now();
+                let rec = &split.record;
+                let cpu_decode;
+                let decode = match split.inputs.cpu.as_ref() {
+                    Some(cpu) => &cpu.decode,
+                    None => {
+                        cpu_decode = zkrv_machine::tables::cpu::CpuDecode::new(&decode_table)?;
+                        &cpu_decode
+                    }
+                };
+                let w = tables::memwalk::mem_walk(
+                    dev,
+                    c,
+                    decode,
+                    &rec.pages,
+                    &rec.init_pages,
+                    &rec.final_pages,
+                    &split.inputs.sysio,
+                    tables::memwalk::MEM_WALK_CHUNK,
+                    &mut stats,
+                )
+                .and_then(|w| dev.synchronize().map(|_| w))
+                .map_err(|source| TraceGenError::Fill {
+                    table: "MEMWALK",
+                    source,
+                })?;
+                report.mem_walk_s = start.elapsed().as_secs_f64();
+                report.device_fill_s += report.mem_walk_s;
+                Some(w)
+            }
+            (true, None) => {
+                return Err(TraceGenError::Fill {
+                    table: "MEMWALK",
+                    source: CudaError::InvalidArgument(
+                        "the device memory walk needs the record's cycles on the device".into(),
+                    ),
+                })
+            }
+        };
         for &t in &selected {
             dev.synchronize()?;
             let start = Instant::now();
+            // (The memory walk's lists index the record's cycles: with it, the memory tables read them too.)
             let c = cycles
                 .as_ref()
-                .filter(|_| opts.record_path || t == table_id::CPU);
+                .filter(|_| opts.record_path || t == table_id::CPU || mem.is_some());
             let fill = fill_one(
                 dev,
                 t,
@@ -396,6 +447,7 @@ pub fn generate_traces(
                 c,
                 walk.as_ref(),
                 requests.as_ref(),
+                mem.as_ref(),
                 &lookups,
                 &mut stats,
             )
@@ -460,10 +512,13 @@ pub fn generate_traces(
     })
 }
 
-/// Whether the record's cycles are uploaded for the fills of `device` (CPU and the device request lists always
-/// read them; LOAD, STORE and MEMW_A on the record path).
+/// Whether the record's cycles are uploaded for the fills of `device` (CPU, the device request lists and the
+/// memory walk always read them; LOAD, STORE and MEMW_A on the record path).
 fn needs_record(device: DeviceFill, record_path: bool) -> bool {
-    device.cpu || device.requests || (record_path && (device.load || device.store || device.memw_a))
+    device.cpu
+        || device.requests
+        || device.mem_walk
+        || (record_path && (device.load || device.store || device.memw_a))
 }
 
 /// Table indices selected in `device`, in proof order.
@@ -492,7 +547,8 @@ pub fn fill_order(device: DeviceFill) -> Vec<usize> {
 /// (`cycles`), CPU reads them and LOAD, STORE, MEMW_A take the record path (`fill_*_rec`: only what the record
 /// does not hold is uploaded); without, CPU uploads them and the others upload their packed events. With the
 /// request lists on the device (`requests`, [`DeviceFill::requests`]) EQ, LT, BYTEWISE, SHIFT, MUL, CPU32 and
-/// DVRM read them; without, they upload the host's lists.
+/// DVRM read them; without, they upload the host's lists. With the device memory walk (`mem`), LOAD, STORE,
+/// MEMW_A, MEMW, PAGE and SYSIO read its lists and upload nothing.
 #[allow(clippy::too_many_arguments)]
 pub fn fill_one(
     dev: &Device,
@@ -501,11 +557,61 @@ pub fn fill_one(
     cycles: Option<&DeviceCycles>,
     walk: Option<&DeviceRegWalk>,
     requests: Option<&DeviceRequests>,
+    mem: Option<&DeviceMemWalk>,
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
     let inputs = &split.inputs;
     let min_height = inputs.min_height;
+    if let Some(m) = mem {
+        let need_cycles = || {
+            cycles.ok_or_else(|| {
+                CudaError::InvalidArgument(
+                    "a fill from the device memory walk without the record's cycles on the device"
+                        .into(),
+                )
+            })
+        };
+        match t {
+            table_id::LOAD => {
+                return tables::load::fill_load_resident(
+                    dev,
+                    need_cycles()?,
+                    &m.load_clks,
+                    min_height,
+                    lookups,
+                )
+            }
+            table_id::STORE => {
+                return tables::store::fill_store_resident(
+                    dev,
+                    need_cycles()?,
+                    &m.store_clks,
+                    min_height,
+                    lookups,
+                )
+            }
+            table_id::MEMW_A => {
+                return tables::memw_a::fill_memw_a_resident(
+                    dev,
+                    need_cycles()?,
+                    &m.memw_a,
+                    min_height,
+                    lookups,
+                )
+            }
+            table_id::MEMW => {
+                return tables::memw::fill_memw_resident(dev, &m.memw, min_height, lookups)
+            }
+            table_id::PAGE => {
+                return tables::page::fill_page_resident(dev, &m.page, min_height, lookups)
+            }
+            table_id::SYSIO => {
+                return tables::sysio::fill_sysio_resident(dev, &m.sysio, min_height, lookups)
+            }
+            _ => {}
+        }
+    }
     match t {
         table_id::CPU => {
             let cpu = inputs.cpu.as_ref().ok_or_else(|| {

@@ -61,6 +61,13 @@ fn trace_gen_options() {
         ),
         (
             DeviceFill {
+                page: false,
+                ..DeviceFill::ALL
+            },
+            "memory walk",
+        ),
+        (
+            DeviceFill {
                 lt: false,
                 ..DeviceFill::ALL
             },
@@ -104,13 +111,14 @@ fn gpu_tracegen_proofs_are_byte_identical_to_cpu() {
         let (st_cpu, proof_cpu) = prove(&p, &input, &config).unwrap();
         // (host traces, record path, device fills): the default on every guest; on the first and the largest
         // ones also the fills uploading their own inputs, all traces on the host, and LT, SYSIO and the register
-        // walk and the request lists on the host with BITWISE on the device (which then adds the host fills'
-        // lookups to the device histogram; CPU and REGFILE upload the host walk's results, the request tables
-        // the host's lists).
+        // walk, the memory walk and the request lists on the host with BITWISE on the device (which then adds the
+        // host fills' lookups to the device histogram; CPU, REGFILE and the memory tables upload the host walks'
+        // results, the request tables the host's lists).
         let partial = DeviceFill {
             lt: false,
             sysio: false,
             reg_walk: false,
+            mem_walk: false,
             requests: false,
             ..DEVICE_FILLS
         };

@@ -132,6 +132,12 @@ pub struct DeviceFill {
     /// record, so [`CpuFillInputs::walk`] and [`FillInputs::regs`] are left empty (the host still walks the
     /// registers for the syscall rows and its checks).
     pub reg_walk: bool,
+    /// The memory walk on the device (needs LOAD, STORE, MEMW_A, MEMW, PAGE and SYSIO on the device): the
+    /// host skips it, so [`FillInputs::loads`], `stores`, `accesses`, `general` and `page` are left empty and
+    /// the [`SysioEventRow`]s in [`FillInputs::sysio`] carry only the transferred bytes (`new` holds them at
+    /// their offsets, every other byte, `old` and `old_ts` are 0): the device walk computes the rest and
+    /// checks what the host walk checks (cells inside the record's pages, the final memory, written bytes).
+    pub mem_walk: bool,
     /// The ALU request lists on the device (needs EQ, LT, BYTEWISE, SHIFT, MUL, CPU32, DVRM and POW2 on the
     /// device): the device builds every request the CPU rows make, the request chain (CPU32 -> SHIFT/MUL/DVRM,
     /// DVRM -> MUL/LT, SHIFT -> MUL) and the deduplicated lists from the record, so the host skips the ALU
@@ -164,6 +170,7 @@ impl DeviceFill {
         pow2: false,
         bitwise: false,
         reg_walk: false,
+        mem_walk: false,
         requests: false,
     };
 
@@ -206,6 +213,14 @@ impl DeviceFill {
         if self.reg_walk && !(self.cpu && self.regfile) {
             return Err(MachineError::Internal(
                 "the register walk on the device needs CPU and REGFILE on the device (they read it)".into(),
+            ));
+        }
+        if self.mem_walk
+            && !(self.load && self.store && self.memw_a && self.memw && self.page && self.sysio)
+        {
+            return Err(MachineError::Internal(
+                "the memory walk on the device needs LOAD, STORE, MEMW_A, MEMW, PAGE and SYSIO on the device (they read it)"
+                    .into(),
             ));
         }
         if self.requests
@@ -256,6 +271,7 @@ impl DeviceFill {
         pow2: true,
         bitwise: true,
         reg_walk: true,
+        mem_walk: true,
         requests: true,
     };
 }
@@ -617,7 +633,7 @@ pub fn generate_split_at(
                 }
             }
         }
-        if fl.is_load == 1 || fl.is_store == 1 {
+        if (fl.is_load == 1 || fl.is_store == 1) && !device.mem_walk {
             let addr = ev
                 .mem_addr()
                 .ok_or_else(|| MachineError::Internal(format!("no address at cycle {i}")))?;
@@ -762,6 +778,8 @@ pub fn generate_split_at(
                     let n = (rem as usize).min(8 - offset);
                     let (old, old_ts) = match mem.get(&cell) {
                         Some(&x) => x,
+                        // The device walk fills in the cell's bytes and timestamp.
+                        None if device.mem_walk => ([0u8; 8], 0),
                         None => (
                             init_cell(cell).ok_or_else(|| {
                                 MachineError::Internal(format!(
@@ -774,6 +792,10 @@ pub fn generate_split_at(
                     let k = (pos - row.cursor) as usize;
                     let chunk = &data[k..k + n];
                     let mut new = old;
+                    if device.mem_walk {
+                        // Only the transferred bytes (checked against the input for a read).
+                        new[offset..offset + n].copy_from_slice(chunk);
+                    }
                     if is_read {
                         new[offset..offset + n].copy_from_slice(chunk);
                         for (q, &byte) in chunk.iter().enumerate() {
@@ -785,7 +807,7 @@ pub fn generate_split_at(
                             }
                             input_uses[idx] += 1;
                         }
-                    } else if chunk != &old[offset..offset + n] {
+                    } else if !device.mem_walk && chunk != &old[offset..offset + n] {
                         return Err(MachineError::Internal(format!(
                             "write at cycle {i}: memory walk disagrees"
                         )));
@@ -802,7 +824,9 @@ pub fn generate_split_at(
                         rem,
                         old_ts,
                     });
-                    mem.insert(cell, (new, ts1));
+                    if !device.mem_walk {
+                        mem.insert(cell, (new, ts1));
+                    }
                     addr += n as u64;
                     pos += n as u64;
                     rem -= n as u64;
@@ -913,6 +937,10 @@ pub fn generate_split_at(
     tasks.push((
         "PAGE",
         Box::new(|_| {
+            if device.mem_walk {
+                // The device walk makes the final cells and checks them against the final memory.
+                return Ok(empty(NUM_PAGE_COLS));
+            }
             // PAGE: every cell of every touched page, with its final value and last-access timestamp.
             let mut cells = Vec::with_capacity(rec.pages.len() * CELLS_PER_PAGE);
             for (k, &p) in rec.pages.iter().enumerate() {

@@ -36,10 +36,11 @@ fn guest(name: &str) -> (Program, Vec<u8>) {
 
 const KINDS: [LookupKind; 7] = LookupKind::ALL;
 
-/// Every table left to the device, the register walk and the request lists on the host (their results in the
-/// fill inputs).
+/// Every table left to the device, the register and memory walks and the request lists on the host (their
+/// results in the fill inputs).
 const HOST_WALK: DeviceFill = DeviceFill {
     reg_walk: false,
+    mem_walk: false,
     requests: false,
     ..DeviceFill::ALL
 };

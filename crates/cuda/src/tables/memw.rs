@@ -110,3 +110,24 @@ pub fn fill_memw(
         stats,
     )
 }
+
+/// [`fill_memw`] from the accesses already on the device (`events`: one [`MemwIn`] per cell-crossing access,
+/// in row order; e.g. the device memory walk's, `tables::memwalk`): uploads nothing. Errors: launch shape,
+/// allocation, launch.
+pub fn fill_memw_resident(
+    dev: &Device,
+    events: &crate::device::DeviceBuffer<MemwIn>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+) -> Result<DeviceTrace, CudaError> {
+    crate::tables::fill_from_uploaded(
+        dev,
+        Program::TableMemw,
+        "memw_fill",
+        "MEMW",
+        events,
+        memw_height(events.len(), min_height),
+        NUM_MEMW_COLS,
+        lookups,
+    )
+}

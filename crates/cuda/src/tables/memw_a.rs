@@ -9,7 +9,7 @@
 use zkrv_machine::tables::memw_a::{MemwAEvent, NUM_MEMW_A_COLS, WIDTHS};
 
 use crate::backend::DeviceTrace;
-use crate::device::{Device, KArg, Program};
+use crate::device::{Device, DeviceBuffer, KArg, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
 use crate::tables::{
@@ -202,9 +202,9 @@ pub fn fill_memw_a_rec(
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
+    // Shape errors before anything is uploaded.
     let rows = event_table_height(events.len(), min_height)?;
-    crate::layout::check_width("MEMW_A", NUM_MEMW_A_COLS)?;
-    let cfg = launch_1d(rows as u64, NUM_MEMW_A_COLS as u64, FILL_BLOCK)?;
+    launch_1d(rows as u64, NUM_MEMW_A_COLS as u64, FILL_BLOCK)?;
     let packed = pack_accesses_rec(events, cycles.len)?;
     let d_events = if packed.is_empty() {
         dev.alloc::<MemwARecIn>(0)?
@@ -216,11 +216,27 @@ pub fn fill_memw_a_rec(
         "MEMW_A",
         std::mem::size_of_val(packed.as_slice()) as u64,
     );
+    fill_memw_a_resident(dev, cycles, &d_events, min_height, lookups)
+}
+
+/// [`fill_memw_a_rec`] from the accesses already on the device (`events`: one [`MemwARecIn`] per in-cell access,
+/// in row order, each clk < `cycles.len` and old_ts < 4 clk + 1; e.g. the device memory walk's list,
+/// `tables::memwalk`): uploads nothing. Errors: launch limits, allocation, launch.
+pub fn fill_memw_a_resident(
+    dev: &Device,
+    cycles: &DeviceCycles,
+    events: &DeviceBuffer<MemwARecIn>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+) -> Result<DeviceTrace, CudaError> {
+    let rows = event_table_height(events.len(), min_height)?;
+    crate::layout::check_width("MEMW_A", NUM_MEMW_A_COLS)?;
+    let cfg = launch_1d(rows as u64, NUM_MEMW_A_COLS as u64, FILL_BLOCK)?;
     let trace = alloc_trace(dev, rows, NUM_MEMW_A_COLS)?;
-    // SAFETY: `trace` holds rows x 37 u64, `d_events` holds packed.len() MemwARecIn (at least one element), each
-    // clk < the `cycles.len` cycles of `cycles.data` (4 u64 each) and old_ts < 4 clk + 1 (so the LT32 halves
-    // are lookup rows < 2^16); `lookups.counts` holds 7 x 2^16 u32; the grid covers `rows` threads and the
-    // kernel returns for row >= rows.
+    // SAFETY: `trace` holds rows x 37 u64, `events` holds events.len() <= rows MemwARecIn, each clk < the
+    // `cycles.len` cycles of `cycles.data` (4 u64 each) and old_ts < 4 clk + 1 (so the LT32 halves are lookup
+    // rows < 2^16); `lookups.counts` holds 7 x 2^16 u32; the grid covers `rows` threads and the kernel returns
+    // for row >= rows.
     unsafe {
         dev.launch(
             Program::TableMemwA,
@@ -229,8 +245,8 @@ pub fn fill_memw_a_rec(
             &[
                 KArg::U64(trace.data.ptr()),
                 KArg::U64(cycles.data.ptr()),
-                KArg::U64(d_events.ptr()),
-                KArg::U32(packed.len() as u32),
+                KArg::U64(events.ptr()),
+                KArg::U32(events.len() as u32),
                 KArg::U32(rows as u32),
                 KArg::U64(lookups.counts.ptr()),
             ],

@@ -21,6 +21,7 @@ pub mod load;
 pub mod lt;
 pub mod memw;
 pub mod memw_a;
+pub mod memwalk;
 pub mod mul;
 pub mod page;
 pub mod regfile;

@@ -68,3 +68,24 @@ pub fn fill_page(
         stats,
     )
 }
+
+/// [`fill_page`] from the final cells already on the device (`cells`: one [`PageIn`] per cell of every touched
+/// page, in page order; e.g. the device memory walk's, `tables::memwalk`): uploads nothing. Errors: launch
+/// shape, allocation, launch.
+pub fn fill_page_resident(
+    dev: &Device,
+    cells: &crate::device::DeviceBuffer<PageIn>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+) -> Result<DeviceTrace, CudaError> {
+    crate::tables::fill_from_uploaded(
+        dev,
+        Program::TablePage,
+        "page_fill",
+        "PAGE",
+        cells,
+        page_height(cells.len(), min_height),
+        NUM_PAGE_COLS,
+        lookups,
+    )
+}

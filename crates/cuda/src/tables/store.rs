@@ -8,7 +8,7 @@
 use zkrv_machine::tables::store::{StoreEvent, NUM_STORE_COLS};
 
 use crate::backend::DeviceTrace;
-use crate::device::{Device, KArg, Program};
+use crate::device::{Device, DeviceBuffer, KArg, Program};
 use crate::error::CudaError;
 use crate::stats::TransferStats;
 use crate::tables::{
@@ -144,9 +144,9 @@ pub fn fill_store_rec(
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
+    // Shape errors before anything is uploaded.
     let rows = event_table_height(events.len(), min_height)?;
-    crate::layout::check_width("STORE", NUM_STORE_COLS)?;
-    let cfg = launch_1d(rows as u64, NUM_STORE_COLS as u64, FILL_BLOCK)?;
+    launch_1d(rows as u64, NUM_STORE_COLS as u64, FILL_BLOCK)?;
     let clks = par_pack(events, |i, e| {
         clk_of(e.ts, cycles.len)
             .ok_or_else(|| bad(i, e, "ts is not 4 clk + 1 of a cycle of the record"))
@@ -157,10 +157,26 @@ pub fn fill_store_rec(
         dev.upload(&clks)?
     };
     stats.add_h2d("trace-gen", "STORE", 4 * clks.len() as u64);
+    fill_store_resident(dev, cycles, &d_clks, min_height, lookups)
+}
+
+/// [`fill_store_rec`] from the cycle indices already on the device (`clks`: one u32 per store, in row order,
+/// each < `cycles.len`; e.g. the device memory walk's list, `tables::memwalk`): uploads nothing. Errors: launch
+/// limits, allocation, launch.
+pub fn fill_store_resident(
+    dev: &Device,
+    cycles: &DeviceCycles,
+    clks: &DeviceBuffer<u32>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+) -> Result<DeviceTrace, CudaError> {
+    let rows = event_table_height(clks.len(), min_height)?;
+    crate::layout::check_width("STORE", NUM_STORE_COLS)?;
+    let cfg = launch_1d(rows as u64, NUM_STORE_COLS as u64, FILL_BLOCK)?;
     let trace = alloc_trace(dev, rows, NUM_STORE_COLS)?;
-    // SAFETY: `trace` holds rows x 20 u64, `d_clks` holds events.len() u32 (at least one element), each < the
-    // `cycles.len` cycles of `cycles.data` (4 u64 each); `lookups.counts` holds 7 x 2^16 u32 and every lookup
-    // row is < 2^16; the grid covers `rows` threads and the kernel returns for row >= rows.
+    // SAFETY: `trace` holds rows x 20 u64, `clks` holds clks.len() <= rows u32, each < the `cycles.len` cycles of
+    // `cycles.data` (4 u64 each); `lookups.counts` holds 7 x 2^16 u32 and every lookup row is < 2^16; the grid
+    // covers `rows` threads and the kernel returns for row >= rows.
     unsafe {
         dev.launch(
             Program::TableStore,
@@ -169,8 +185,8 @@ pub fn fill_store_rec(
             &[
                 KArg::U64(trace.data.ptr()),
                 KArg::U64(cycles.data.ptr()),
-                KArg::U64(d_clks.ptr()),
-                KArg::U32(events.len() as u32),
+                KArg::U64(clks.ptr()),
+                KArg::U32(clks.len() as u32),
                 KArg::U32(rows as u32),
                 KArg::U64(lookups.counts.ptr()),
             ],

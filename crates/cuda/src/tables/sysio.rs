@@ -169,3 +169,24 @@ pub fn fill_sysio(
         stats,
     )
 }
+
+/// [`fill_sysio`] from the rows already on the device (`rows`: one [`SysioIn`] per SYSIO row, in row order; e.g.
+/// the device memory walk's, `tables::memwalk`): uploads nothing. Errors: heights out of bounds, allocation,
+/// launch.
+pub fn fill_sysio_resident(
+    dev: &Device,
+    rows: &crate::device::DeviceBuffer<SysioIn>,
+    min_height: usize,
+    lookups: &DeviceLookups,
+) -> Result<DeviceTrace, CudaError> {
+    crate::tables::fill_from_uploaded(
+        dev,
+        Program::TableSysio,
+        "sysio_fill",
+        "SYSIO",
+        rows,
+        event_table_height(rows.len(), min_height)?,
+        NUM_SYSIO_COLS,
+        lookups,
+    )
+}
