@@ -2,7 +2,7 @@
 //!
 //! * `zkrv run prog.elf [--input FILE] [--max-cycles N]` executes a guest: the public output goes to stdout
 //!   (raw bytes), the guest's fd-2 debug text and a summary (exit code, cycles, speed) to stderr. Exit status:
-//!   the guest's exit code (low 8 bits) on a clean exit.
+//!   the guest's exit code on a clean exit, 255 for a code above 255 (never 0 for a non-zero code).
 //! * `zkrv prove prog.elf [--input FILE] -o proof.zkrv [--max-cycles N] [--backend auto|cpu|gpu] [--stats]
 //!   [--profile] [--profile-json FILE]` proves a run and writes the proof file atomically ([`proof_file`]
 //!   layout). The destinations are checked (distinct from each other, the ELF and the input; writable files)
@@ -103,9 +103,10 @@ enum Command {
         /// one proof for a run of at most 2^26 - 1 cycles, segments of 4194304 (2^22) rows for a longer one.
         #[arg(long, value_name = "N")]
         segment_cycles: Option<u64>,
-        /// CPU backend, segmented runs: segments proven at the same time (default: 2 up to 2^20 rows, else
-        /// 1; each holds one segment's prover memory).
-        #[arg(long, value_name = "K")]
+        /// CPU backend, segmented runs: segments proven at the same time, at least 1, at most the segment
+        /// count (default: 2 up to 2^20 rows, else 1; each holds one segment's prover memory). A run proven
+        /// as one proof ignores it (with a note).
+        #[arg(long, value_name = "K", value_parser = parse_segment_jobs)]
         segment_jobs: Option<usize>,
         /// GPU backend, segmented runs: the devices to prove on, one segment at a time each (a number, or
         /// `all`; default 1). A run proven as one proof uses the first.
@@ -328,6 +329,21 @@ fn per_sec(n: u64, secs: f64) -> String {
     }
 }
 
+/// The error of a failed guest run (`run`, `prove`), with the cycles it ran; the cycle limit's also names
+/// the flag that raises it.
+fn exec_error(elf: &Path, f: &zkrv_executor::Failure) -> anyhow::Error {
+    let hint = match f.error {
+        zkrv_executor::ExecError::CycleLimit { .. } => "; raise it with --max-cycles",
+        _ => "",
+    };
+    anyhow!(
+        "executing {} (after {} cycles): {}{hint}",
+        elf.display(),
+        f.cycles,
+        f.error
+    )
+}
+
 fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
     let program = load_program(&elf)?;
     let input = read_input(input.as_deref())?;
@@ -348,11 +364,7 @@ fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
             let _ = std::io::stdout().write_all(&f.public_output);
             let _ = std::io::stdout().flush();
             let _ = std::io::stderr().write_all(&f.debug_output);
-            return Err(anyhow::Error::new(f.error).context(format!(
-                "executing {} (after {} cycles)",
-                elf.display(),
-                f.cycles
-            )));
+            return Err(exec_error(&elf, &f));
         }
     };
     std::io::stdout()
@@ -369,7 +381,21 @@ fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
         secs,
         per_sec(exec.cycles, secs)
     );
-    Ok(exec.exit_code as u8)
+    let status = run_exit_status(exec.exit_code);
+    if u32::from(status) != exec.exit_code {
+        let _ = writeln!(
+            err,
+            "zkrv: the guest's exit code {} does not fit a process exit status (0-255): exiting with {status}",
+            exec.exit_code
+        );
+    }
+    Ok(status)
+}
+
+/// `zkrv run`'s exit status for the guest's exit code (u32): the code itself up to 255, else 255, so that
+/// a non-zero code is never a success (the low 8 bits of 256 would be 0). The full code is on stderr.
+fn run_exit_status(code: u32) -> u8 {
+    u8::try_from(code).unwrap_or(u8::MAX)
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -651,6 +677,14 @@ struct ProveArgs {
     gpus: zkrv_sdk::Gpus,
 }
 
+/// `--segment-jobs K`: a positive count.
+fn parse_segment_jobs(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(k) if k >= 1 => Ok(k),
+        _ => Err(format!("`{s}` is not a positive number of segments")),
+    }
+}
+
 /// `--gpu-memory GIB`: a positive number of GiB, as bytes.
 fn parse_gpu_memory(s: &str) -> std::result::Result<u64, String> {
     zkrv_cuda::parse_gib(s)
@@ -889,13 +923,18 @@ fn prove(a: ProveArgs) -> Result<u8> {
             Err(f) => {
                 // The guest's fd-2 text often explains the failure.
                 progress.guest_stderr(&f.debug_output);
-                return Err(anyhow!(f.error))
-                    .with_context(|| format!("executing {}", a.elf.display()));
+                return Err(exec_error(&a.elf, &f));
             }
         };
         if exec.cycles > MAX_PROVABLE_CYCLES {
             // Longer than one proof holds: segments of the default size (after this closure).
             return Ok(None);
+        }
+        if a.segment_jobs.is_some() {
+            progress.line(
+                "zkrv: note: --segment-jobs is ignored: the run is proven as one proof (it fits in one \
+                 segment; --segment-cycles sets a smaller size)",
+            );
         }
         progress.guest_stderr(&exec.debug_output);
         if exec.exit_code != 0 {
@@ -1053,7 +1092,7 @@ fn plan_segments(
     match zkrv_machine::segment::plan_run(program, input, rows, a.max_cycles, config) {
         Err(zkrv_machine::segment::PlanError::Exec(f)) => {
             eprint!("{}", String::from_utf8_lossy(&f.debug_output));
-            Err(anyhow!(f.error)).with_context(|| format!("executing {}", a.elf.display()))
+            Err(exec_error(&a.elf, &f))
         }
         Err(e) => bail!("{e}"),
         Ok(plan) => Ok(plan),
@@ -1104,10 +1143,11 @@ fn prove_segmented(
     }
     let gpu = engines[0].is_gpu();
     let device_base: Vec<Option<u64>> = engines.iter().map(Engine::device_used).collect();
+    // More workers than segments would only hold memory.
     let jobs = a
         .segment_jobs
         .unwrap_or(zkrv_sdk::default_segment_jobs(plan.segment_rows))
-        .max(1);
+        .clamp(1, n.max(1));
     eprint!("{}", String::from_utf8_lossy(&plan.debug_output));
     if plan.statement.exit_code != 0 {
         eprintln!(
@@ -1164,7 +1204,7 @@ fn prove_segmented(
             input,
             &plan,
             config,
-            a.segment_jobs,
+            Some(jobs),
             lde,
             &on_done,
         )?)
@@ -1478,11 +1518,7 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
             "the proof's parameters ({preset}) give {} bits provable, below --min-security {}{}",
             report.provable_bits(),
             a.min_security,
-            if a.min_security > 128 {
-                " (no preset reaches it: the strongest, `--security 128`, gives 128 bits)"
-            } else {
-                " (prove with `--security 100` or `--security 128`, or lower --min-security to accept it)"
-            }
+            min_security_hint(a.min_security)
         ));
     }
     // The minimum was checked above (with the CLI's own message).
@@ -1591,6 +1627,26 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
         );
     }
     Ok(if accepted { 0 } else { NONZERO_EXIT })
+}
+
+/// What to do about a proof below `--min-security BITS`: the weakest preset that meets BITS, or that none
+/// does.
+fn min_security_hint(bits: u32) -> String {
+    match SecurityPreset::weakest_meeting(bits) {
+        Some(p) => format!(
+            " (prove with `--security {}`, built for {} bits provable, or lower --min-security to accept it)",
+            p.name(),
+            p.target_bits().unwrap_or(bits)
+        ),
+        None => {
+            let top = SecurityPreset::ALL[SecurityPreset::ALL.len() - 1];
+            format!(
+                " (no preset reaches {bits} bits: the strongest, `--security {}`, gives {})",
+                top.name(),
+                top.target_bits().unwrap_or(0)
+            )
+        }
+    }
 }
 
 fn program_id(elf: PathBuf) -> Result<u8> {
