@@ -140,26 +140,43 @@ fn mutated_proof_files_never_panic_nor_verify() {
         .unwrap_or_else(|| rand::thread_rng().gen());
     println!("proof-file fuzz: seed {seed} (ZKRV_FUZZ_SEED={seed} to replay), {iters} iterations per version");
     let program = bundled("exitcode");
-    // Version 3: one proof; version 4: 3 segments of 64 rows (no zk: small tables, quick to verify).
-    for (name, segment_cycles) in [("v3", None), ("v4", Some(64))] {
-        let opts = ProveOptions {
-            zk: false,
-            segment_cycles,
-            ..ProveOptions::default()
-        };
-        let r = prove(&program, b"", &opts).unwrap().receipt;
-        match (&r.proof, segment_cycles) {
-            (ReceiptProof::Single(_), None) => {}
-            (ReceiptProof::Segmented { segments, .. }, Some(_)) => assert_eq!(segments.len(), 3),
-            _ => panic!("{name}: unexpected receipt form"),
-        }
-        let bytes = r.to_bytes().unwrap();
-        Receipt::from_bytes(&bytes)
-            .unwrap()
-            .verify(&program)
-            .unwrap();
-        fuzz(name, &program, &bytes, iters, seed);
+    for (name, _, bytes) in receipts() {
+        fuzz(name, &program, bytes, iters, seed);
     }
+}
+
+/// The files both tests mutate, proven once: version 3 (one proof) and version 4 (3 segments of 64 rows);
+/// no zk (small tables, quick to verify). Each verifies unchanged.
+fn receipts() -> &'static [(&'static str, Receipt, Vec<u8>)] {
+    static FILES: std::sync::OnceLock<Vec<(&'static str, Receipt, Vec<u8>)>> =
+        std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        let program = bundled("exitcode");
+        [("v3", None), ("v4", Some(64))]
+            .into_iter()
+            .map(|(name, segment_cycles)| {
+                let opts = ProveOptions {
+                    zk: false,
+                    segment_cycles,
+                    ..ProveOptions::default()
+                };
+                let r = prove(&program, b"", &opts).unwrap().receipt;
+                match (&r.proof, segment_cycles) {
+                    (ReceiptProof::Single(_), None) => {}
+                    (ReceiptProof::Segmented { segments, .. }, Some(_)) => {
+                        assert_eq!(segments.len(), 3)
+                    }
+                    _ => panic!("{name}: unexpected receipt form"),
+                }
+                let bytes = r.to_bytes().unwrap();
+                Receipt::from_bytes(&bytes)
+                    .unwrap()
+                    .verify(&program)
+                    .unwrap();
+                (name, r, bytes)
+            })
+            .collect()
+    })
 }
 
 /// Where the first STARK proof of a file starts (the one proof of a v3 file, segment 0's of a v4 file).
@@ -184,15 +201,9 @@ fn first_stark_offset(r: &Receipt, bytes: &[u8]) -> usize {
 #[test]
 fn tampered_headers_name_the_cause() {
     let program = bundled("exitcode");
-    for (name, segment_cycles) in [("v3", None), ("v4", Some(64))] {
-        let opts = ProveOptions {
-            zk: false,
-            segment_cycles,
-            ..ProveOptions::default()
-        };
-        let r = prove(&program, b"", &opts).unwrap().receipt;
-        let bytes = r.to_bytes().unwrap();
-        let stark = first_stark_offset(&r, &bytes);
+    for (name, r, bytes) in receipts() {
+        let (name, bytes) = (*name, bytes.clone());
+        let stark = first_stark_offset(r, &bytes);
         // STARK header: magic 4, version 2, zk 1, statement digest 32, table count 4, heights, main root 32.
         let heights = stark + 43;
         let n_tables = bytes[stark + 39] as usize;
@@ -262,10 +273,9 @@ fn tampered_headers_name_the_cause() {
         );
         // The version field: the other version is named as a corrupt field (either way round), an unknown
         // one with the versions this build reads.
-        let (found, layout) = if segment_cycles.is_some() {
-            (3, 4)
-        } else {
-            (4, 3)
+        let (found, layout) = match r.proof {
+            ReceiptProof::Segmented { .. } => (3, 4),
+            ReceiptProof::Single(_) => (4, 3),
         };
         let mut m = bytes.clone();
         m[8..12].copy_from_slice(&(found as u32).to_le_bytes());
