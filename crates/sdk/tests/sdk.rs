@@ -26,6 +26,14 @@ fn default_proofs_are_zero_knowledge_and_round_trip() {
         panic!("a 138-cycle run is one proof")
     };
     assert!(r.is_zk() && r.config.zk && proof.stark.zk);
+    // Fresh randomness per proof (not a fixed seed): a second proof of the same run commits to other
+    // masked traces, and both verify.
+    let again = prove(&program, b"", &ProveOptions::default()).expect("proves");
+    let ReceiptProof::Single(proof2) = &again.receipt.proof else {
+        panic!("one proof")
+    };
+    assert_ne!(proof.stark.main_root, proof2.stark.main_root);
+    again.receipt.verify(&program).expect("verifies");
     assert!(proved.segments.is_empty() && r.segments() == 1);
     let bytes = r.to_bytes().unwrap();
     assert_eq!(bytes[8 + 4 + 7], 1, "header zk flag");
