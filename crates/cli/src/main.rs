@@ -1192,8 +1192,15 @@ fn prove_segmented(
                 .bar
                 .set_prefix(format!("segments {}/{}", d.done, d.count));
         }
+        // Remaining time at the mean rate so far (segments are of one size; the last is shorter).
+        let eta = if d.done < d.count && d.done > 0 {
+            let left = t0.elapsed().as_secs_f64() / d.done as f64 * (d.count - d.done) as f64;
+            format!(", about {left:.0} s left")
+        } else {
+            String::new()
+        };
         progress.line(&format!(
-            "  segment {:>4} of {n} (worker {}): witness {:.3} s, prove {:.3} s  [{}/{} done]",
+            "  segment {:>4} of {n} (worker {}): witness {:.3} s, prove {:.3} s  [{}/{} done{eta}]",
             d.index, d.worker, d.witness_secs, d.prove_secs, d.done, d.count
         ));
     };
