@@ -9,9 +9,22 @@
 set -euo pipefail
 dir="${NVRTC_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/zkrv-nvrtc}"
 lib="$dir/nvidia/cu13/lib"
-# Installed once (a re-run reuses it, with no network and no pip warning about the existing target).
-[ -e "$lib/libnvrtc.so.13" ] || python3 -m pip install --quiet --disable-pip-version-check \
-    --root-user-action=ignore --target "$dir" "nvidia-cuda-nvrtc==13.0.*"
+# Installed once: a re-run that finds the library reuses it (no network, no pip). Otherwise (first run, or a
+# directory left by an interrupted or older install) pip installs into a fresh directory whose entries then
+# replace theirs in $dir (`nvidia/`, the dist-info; nothing else in $dir is touched), so pip never meets an
+# existing target (its "Target directory ... already exists" warning) and a failed install changes nothing.
+if [ ! -e "$lib/libnvrtc.so.13" ]; then
+    mkdir -p "$dir"
+    tmp=$(mktemp -d "$dir.tmp.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+        --target "$tmp" "nvidia-cuda-nvrtc==13.0.*" >&2
+    for entry in "$tmp"/* "$tmp"/.[!.]*; do
+        [ -e "$entry" ] || continue
+        rm -rf "${dir:?}/$(basename "$entry")"
+        mv "$entry" "$dir/"
+    done
+fi
 if [ ! -e "$lib/libnvrtc.so.13" ]; then
     echo "ci-nvrtc: libnvrtc.so.13 not found under $lib" >&2
     exit 1

@@ -14,6 +14,12 @@ command -v c++ >/dev/null || command -v g++ >/dev/null || command -v clang++ >/d
 # C cross toolchain for the new-guest end-to-end test (crates/cli/tests/new_user.rs: `zkrv new --lang c`,
 # built outside the checkout, run, proven, verified).
 command -v riscv64-unknown-elf-gcc >/dev/null || need_apt+=(gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf)
+# Rust guest toolchain for the same test with `--lang rust` (Debian 12's rustc-web with the library sources for
+# -Zbuild-std, and ld.lld-14), where apt has it; elsewhere that test says it skipped.
+if { [ ! -x /usr/bin/cargo ] || [ ! -x /usr/bin/rustc ] || ! command -v ld.lld-14 >/dev/null; } \
+  && apt-cache show cargo-web rust-web-src >/dev/null 2>&1; then
+  need_apt+=(rustc-web cargo-web rust-web-src lld-14)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "== installing ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

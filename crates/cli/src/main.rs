@@ -2,7 +2,7 @@
 //!
 //! * `zkrv run prog.elf [--input FILE] [--max-cycles N]` executes a guest: the public output goes to stdout
 //!   (raw bytes), the guest's fd-2 debug text and a summary (exit code, cycles, speed) to stderr. Exit status:
-//!   the guest's exit code (low 8 bits) on a clean exit.
+//!   the guest's exit code on a clean exit, 255 for a code above 255 (never 0 for a non-zero code).
 //! * `zkrv prove prog.elf [--input FILE] -o proof.zkrv [--max-cycles N] [--backend auto|cpu|gpu] [--stats]
 //!   [--profile] [--profile-json FILE]` proves a run and writes the proof file atomically ([`proof_file`]
 //!   layout). The destinations are checked (distinct from each other, the ELF and the input; writable files)
@@ -330,6 +330,21 @@ fn per_sec(n: u64, secs: f64) -> String {
     }
 }
 
+/// The error of a failed guest run (`run`, `prove`), with the cycles it ran; the cycle limit's also names
+/// the flag that raises it.
+fn exec_error(elf: &Path, f: &zkrv_executor::Failure) -> anyhow::Error {
+    let hint = match f.error {
+        zkrv_executor::ExecError::CycleLimit { .. } => "; raise it with --max-cycles",
+        _ => "",
+    };
+    anyhow!(
+        "executing {} (after {} cycles): {}{hint}",
+        elf.display(),
+        f.cycles,
+        f.error
+    )
+}
+
 fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
     let program = load_program(&elf)?;
     let input = read_input(input.as_deref())?;
@@ -350,11 +365,7 @@ fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
             let _ = std::io::stdout().write_all(&f.public_output);
             let _ = std::io::stdout().flush();
             let _ = std::io::stderr().write_all(&f.debug_output);
-            return Err(anyhow::Error::new(f.error).context(format!(
-                "executing {} (after {} cycles)",
-                elf.display(),
-                f.cycles
-            )));
+            return Err(exec_error(&elf, &f));
         }
     };
     std::io::stdout()
@@ -371,7 +382,21 @@ fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
         secs,
         per_sec(exec.cycles, secs)
     );
-    Ok(exec.exit_code as u8)
+    let status = run_exit_status(exec.exit_code);
+    if u32::from(status) != exec.exit_code {
+        let _ = writeln!(
+            err,
+            "zkrv: the guest's exit code {} does not fit a process exit status (0-255): exiting with {status}",
+            exec.exit_code
+        );
+    }
+    Ok(status)
+}
+
+/// `zkrv run`'s exit status for the guest's exit code (u32): the code itself up to 255, else 255, so that
+/// a non-zero code is never a success (the low 8 bits of 256 would be 0). The full code is on stderr.
+fn run_exit_status(code: u32) -> u8 {
+    u8::try_from(code).unwrap_or(u8::MAX)
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -924,8 +949,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
             Err(f) => {
                 // The guest's fd-2 text often explains the failure.
                 progress.guest_stderr(&f.debug_output);
-                return Err(anyhow!(f.error))
-                    .with_context(|| format!("executing {}", a.elf.display()));
+                return Err(exec_error(&a.elf, &f));
             }
         };
         if exec.cycles > MAX_PROVABLE_CYCLES {
@@ -1098,7 +1122,7 @@ fn plan_segments(
     match zkrv_machine::segment::plan_run(program, input, rows, a.max_cycles, config) {
         Err(zkrv_machine::segment::PlanError::Exec(f)) => {
             eprint!("{}", String::from_utf8_lossy(&f.debug_output));
-            Err(anyhow!(f.error)).with_context(|| format!("executing {}", a.elf.display()))
+            Err(exec_error(&a.elf, &f))
         }
         Err(e) => bail!("{e}"),
         Ok(plan) => Ok(plan),
@@ -1202,8 +1226,15 @@ fn prove_segmented(
                 .bar
                 .set_prefix(format!("segments {}/{}", d.done, d.count));
         }
+        // Remaining time at the mean rate so far (segments are of one size; the last is shorter).
+        let eta = if d.done < d.count && d.done > 0 {
+            let left = t0.elapsed().as_secs_f64() / d.done as f64 * (d.count - d.done) as f64;
+            format!(", about {left:.0} s left")
+        } else {
+            String::new()
+        };
         progress.line(&format!(
-            "  segment {:>4} of {n} (worker {}): witness {:.3} s, prove {:.3} s  [{}/{} done]",
+            "  segment {:>4} of {n} (worker {}): witness {:.3} s, prove {:.3} s  [{}/{} done{eta}]",
             d.index, d.worker, d.witness_secs, d.prove_secs, d.done, d.count
         ));
     };
@@ -1528,11 +1559,7 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
             "the proof's parameters ({preset}) give {} bits provable, below --min-security {}{}",
             report.provable_bits(),
             a.min_security,
-            if a.min_security > 128 {
-                " (no preset reaches it: the strongest, `--security 128`, gives 128 bits)"
-            } else {
-                " (prove with `--security 100` or `--security 128`, or lower --min-security to accept it)"
-            }
+            min_security_hint(a.min_security)
         ));
     }
     // The minimum was checked above (with the CLI's own message).
@@ -1641,6 +1668,26 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
         );
     }
     Ok(if accepted { 0 } else { NONZERO_EXIT })
+}
+
+/// What to do about a proof below `--min-security BITS`: the weakest preset that meets BITS, or that none
+/// does.
+fn min_security_hint(bits: u32) -> String {
+    match SecurityPreset::weakest_meeting(bits) {
+        Some(p) => format!(
+            " (prove with `--security {}`, built for {} bits provable, or lower --min-security to accept it)",
+            p.name(),
+            p.target_bits().unwrap_or(bits)
+        ),
+        None => {
+            let top = SecurityPreset::ALL[SecurityPreset::ALL.len() - 1];
+            format!(
+                " (no preset reaches {bits} bits: the strongest, `--security {}`, gives {})",
+                top.name(),
+                top.target_bits().unwrap_or(0)
+            )
+        }
+    }
 }
 
 fn program_id(elf: PathBuf) -> Result<u8> {

@@ -20,6 +20,10 @@ const C_HEADER: &str = include_str!("../../../guests/c/runtime/zkrv.h");
 const C_CRT0: &str = include_str!("../../../guests/c/runtime/crt0.S");
 const C_SYSCALLS: &str = include_str!("../../../guests/c/runtime/syscalls.c");
 const RUST_RUNTIME: &str = include_str!("../../../guests/rust/runtime/src/lib.rs");
+const RUST_RUNTIME_TYPED: &str = include_str!("../../../guests/rust/runtime/src/typed.rs");
+/// The runtime's manifest (its `serde` feature and dependencies); the workspace-inherited fields are filled
+/// in by [`runtime_manifest`].
+const RUST_RUNTIME_MANIFEST: &str = include_str!("../../../guests/rust/runtime/Cargo.toml");
 const RUST_CARGO_CONFIG: &str = include_str!("../../../guests/rust/.cargo/config.toml");
 
 const DOCS: &str = "guests/README.md (\"Your own guest\") and docs/abi.md of the zkrv repository";
@@ -66,18 +70,32 @@ fi
 echo "built NAME.elf"
 "#;
 
-const RUST_MAIN: &str = r#"//! A zkrv guest (docs/abi.md): reads n (u64) from the private input, writes sum(1..=n) (u64) to the
-//! public output, a debug line to fd 2, and exits 0 (returning from main). A panic exits 101.
+const RUST_MAIN: &str = r#"//! A zkrv guest (docs/abi.md): reads a typed `Job` from the private input, commits the sum 1 + ... + n
+//! (a `u64`) to the public output, writes a debug line to fd 2, and exits 0 (returning from main). A panic
+//! exits 101.
+//!
+//! Typed I/O (docs/abi.md "Typed I/O"): `zkrv_guest::read::<T>()` and `zkrv_guest::commit(&v)` take any
+//! serde type, one frame each (a u32 LE length, then the value's postcard bytes). A Rust host writes the
+//! input with `zkrv_sdk::io::Input::new().write(&job)` and reads the output with
+//! `receipt.output_value::<u64>()`. Fixed-width helpers (`read_u64`, `write_u64`, `read_bytes`, ...) exist too.
 #![no_std]
 #![no_main]
 
+use serde::Deserialize;
+
 zkrv_guest::entry!(main);
 
+/// The private input (the host's type need only match it in the serde data model).
+#[derive(Deserialize)]
+struct Job {
+    n: u64,
+}
+
 fn main() {
-    let n = zkrv_guest::read_u64(10);
-    let sum: u64 = (1..=n).sum();
+    let job: Job = zkrv_guest::read();
+    let sum: u64 = (1..=job.n).sum();
     zkrv_guest::debug("summed\n");
-    zkrv_guest::write_u64(sum);
+    zkrv_guest::commit(&sum);
 }
 "#;
 
@@ -88,7 +106,10 @@ edition = "2021"
 publish = false
 
 [dependencies]
-zkrv-guest = { path = "zkrv-guest" }
+# Feature `serde`: typed I/O (`zkrv_guest::read::<T>()`, `zkrv_guest::commit(&v)`). serde and postcard come
+# from crates.io (fetched on the first build).
+zkrv-guest = { path = "zkrv-guest", features = ["serde"] }
+serde = { version = "1", default-features = false, features = ["alloc", "derive"] }
 
 # A standalone workspace (not part of any enclosing one).
 [workspace]
@@ -104,13 +125,22 @@ debug = false
 panic = "abort"
 "#;
 
-const RUST_RUNTIME_CARGO: &str = r#"[package]
-name = "zkrv-guest"
-description = "Minimal no_std runtime for zkrv guests (copied by `zkrv new`)"
-version = "0.1.0"
-edition = "2021"
-publish = false
-"#;
+/// The runtime's manifest for a standalone copy: the fields it inherits from the guests' workspace
+/// (guests/rust/Cargo.toml) written out.
+fn runtime_manifest() -> String {
+    RUST_RUNTIME_MANIFEST
+        .lines()
+        .map(|l| match l.trim() {
+            "version.workspace = true" => "version = \"0.1.0\"",
+            "edition.workspace = true" => "edition = \"2021\"",
+            "license.workspace = true" => "license = \"MIT OR Apache-2.0\"",
+            "publish.workspace = true" => "publish = false",
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
 
 const RUST_BUILD: &str = r#"#!/bin/sh
 # Builds NAME.elf (RV64IM, target riscv64im-unknown-none-elf, -Zbuild-std; docs/abi.md). Needs Debian's
@@ -130,6 +160,7 @@ rm -f target/riscv64im-unknown-none-elf/release/NAME
 if ! CARGO_TARGET_DIR="$(pwd)/target" RUSTC="$DEB_RUSTC" RUSTC_BOOTSTRAP=1 RUSTFLAGS="-C link-arg=-T$(pwd)/link.ld -C link-arg=-znorelro" \
     "$DEB_CARGO" build --release -q; then
     echo "error: the build failed. \"can't find crate for core\": the library sources are missing (rust-web-src);" >&2
+    echo "\"failed to get serde\" / \"no matching package\": crates.io could not be reached (serde and postcard are fetched once);" >&2
     echo "\"undefined symbol: __tls_base\" or \"_start\": link.ld was not used. See README.md and docs/abi.md." >&2
     exit 1
 fi
@@ -145,25 +176,71 @@ Build (one command; the toolchain is named in build.sh and below):
 sh build.sh                                  # -> NAME.elf
 ```
 
-Run, prove and verify (the input is n = 100 as a u64, little-endian):
+Run, prove and verify with n = 100 (INPUT_NOTE):
 
 ```sh
-printf '\144\0\0\0\0\0\0\0' > input.bin
-zkrv run NAME.elf --input input.bin | od -An -tu8      # 5050
+INPUT_CMD
+zkrv run NAME.elf --input input.bin | OUTPUT_CMD
 zkrv program-id NAME.elf                             # the ID to publish before proving
 zkrv prove NAME.elf --input input.bin -o NAME.zkrv   # zero-knowledge by default
 zkrv verify NAME.zkrv NAME.elf                       # exit 0: valid, exit code 0
 zkrv verify --json NAME.zkrv NAME.elf                # the statement in full, for scripts
 ```
 
+From a Rust host (crate `zkrv-sdk` of the zkrv repository):
+
+```rust
+HOST_CODE
+```
+
 Toolchain (Debian 12): TOOLCHAIN
 
 Layout: `src/` your code; `zkrv/` (C) or `zkrv-guest/` (Rust) the runtime: entry point, system calls
-(private input on fd 0, public output on fd 1, debug text on fd 2), typed helpers (`zkrv_read_u64`,
-`zkrv_read_bytes`, `zkrv_write_u64`, `zkrv_write_bytes`, ...; Rust: `read_u64`, `read_bytes`, `write_u64`,
-`write_bytes`, ...), a 1 MiB heap; `link.ld` the memory layout. The rules a guest must follow (RV64IM only,
-the address space, what is proven, the memory and cycle limits of a proof) are in DOCS.
+(private input on fd 0, public output on fd 1, debug text on fd 2), HELPERS, a 1 MiB heap; `link.ld` the
+memory layout. The rules a guest must follow (RV64IM only, the address space, what is proven, the memory and
+cycle limits of a proof) are in DOCS.
 "#;
+
+/// The language-specific parts of the README: the input encoding, the commands that write the input and
+/// show the output, the host code, the I/O helpers.
+struct ReadmeParts {
+    input_note: &'static str,
+    input_cmd: &'static str,
+    output_cmd: &'static str,
+    host_code: &'static str,
+    helpers: &'static str,
+}
+
+const C_README: ReadmeParts = ReadmeParts {
+    input_note: "n is a u64, little-endian, read with `zkrv_read_u64`; the sum is written with `zkrv_write_u64`",
+    input_cmd: r"printf '\144\0\0\0\0\0\0\0' > input.bin             # n = 100 as a u64 LE",
+    output_cmd: "od -An -tu8    # 5050",
+    host_code: r#"let program = zkrv_sdk::Program::load("NAME.elf")?;
+let input = zkrv_sdk::io::Input::new().write_u64(100).into_bytes();
+let proved = zkrv_sdk::prove(&program, &input, &zkrv_sdk::ProveOptions::default())?;
+proved.receipt.verify(&program)?;
+assert_eq!(proved.receipt.output_reader().read_u64()?, 5050);"#,
+    helpers: "fixed-width helpers (`zkrv_read_u64`, `zkrv_read_i64`, `zkrv_read_u32`, `zkrv_read_bytes`, \
+              `zkrv_write_u64`, `zkrv_write_bytes`, ...; docs/abi.md \"Typed I/O\")",
+};
+
+const RUST_README: ReadmeParts = ReadmeParts {
+    input_note: "the input is `Job { n: 100 }` as a typed frame: a u32 LE length, 1, then postcard's varint \
+                 100; the output is the frame of the u64 5050, `02 00 00 00 ba 27`",
+    input_cmd: r"printf '\1\0\0\0\144' > input.bin                    # Job { n: 100 }",
+    output_cmd: "od -An -tx1    # 02 00 00 00 ba 27",
+    host_code: r#"#[derive(serde::Serialize)]
+struct Job { n: u64 }
+
+let program = zkrv_sdk::Program::load("NAME.elf")?;
+let input = zkrv_sdk::io::Input::new().write(&Job { n: 100 })?.into_bytes();
+let proved = zkrv_sdk::prove(&program, &input, &zkrv_sdk::ProveOptions::default())?;
+proved.receipt.verify(&program)?;
+assert_eq!(proved.receipt.output_value::<u64>()?, 5050);"#,
+    helpers: "typed I/O (`zkrv_guest::read::<T>()`, `zkrv_guest::commit(&v)` for any serde type) and \
+              fixed-width helpers (`read_u64`, `write_u64`, `read_bytes`, `write_bytes`, ...; docs/abi.md \
+              \"Typed I/O\")",
+};
 
 /// Creates the project directory `dir` (which must not exist) for a guest named after its last component.
 pub fn create(dir: &Path, lang: Lang) -> Result<()> {
@@ -206,7 +283,17 @@ pub fn create(dir: &Path, lang: Lang) -> Result<()> {
              RUSTC_BOOTSTRAP=1 for -Zbuild-std.",
         ),
     };
-    let readme = fill(README)
+    let parts = match lang {
+        Lang::C => &C_README,
+        Lang::Rust => &RUST_README,
+    };
+    let readme = README
+        .replace("INPUT_NOTE", parts.input_note)
+        .replace("INPUT_CMD", parts.input_cmd)
+        .replace("OUTPUT_CMD", parts.output_cmd)
+        .replace("HOST_CODE", parts.host_code)
+        .replace("HELPERS", parts.helpers)
+        .replace("NAME", name)
         .replace("LANG", lang_name)
         .replace("TOOLCHAIN", toolchain)
         .replace("DOCS", DOCS);
@@ -226,8 +313,9 @@ pub fn create(dir: &Path, lang: Lang) -> Result<()> {
             ("Cargo.toml", fill(RUST_CARGO)),
             (".cargo/config.toml", RUST_CARGO_CONFIG.to_string()),
             ("src/main.rs", RUST_MAIN.to_string()),
-            ("zkrv-guest/Cargo.toml", RUST_RUNTIME_CARGO.to_string()),
+            ("zkrv-guest/Cargo.toml", runtime_manifest()),
             ("zkrv-guest/src/lib.rs", RUST_RUNTIME.to_string()),
+            ("zkrv-guest/src/typed.rs", RUST_RUNTIME_TYPED.to_string()),
             ("link.ld", LINK_LD.to_string()),
         ],
     };

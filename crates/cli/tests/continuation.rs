@@ -44,7 +44,7 @@ fn segmented_prove_verify_and_rejections() {
         "--backend",
         "cpu",
         "--segment-jobs",
-        "2",
+        "5",
         "--profile",
         "--stats",
         "--profile-json",
@@ -54,9 +54,16 @@ fn segmented_prove_verify_and_rejections() {
     let se = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{se}");
     assert!(so.contains("segments            3 of 4096 rows"), "{so}");
-    // Progress: one line per segment, done / total.
+    // --segment-jobs above the segment count is capped to it.
+    assert!(se.contains("cpu, 3 at a time"), "{se}");
+    // Progress: one line per segment, done / total, and the time left until the last.
     for k in 1..=3 {
-        assert!(se.contains(&format!("[{k}/3 done]")), "{se}");
+        let line = if k < 3 {
+            format!("[{k}/3 done, about ")
+        } else {
+            "[3/3 done]".to_string()
+        };
+        assert!(se.contains(&line), "{se}");
     }
     // --stats, --profile, --profile-json of a segmented run: sums over the segments and per segment.
     assert!(so.contains("--stats: CPU backend"), "{so}");
@@ -156,12 +163,57 @@ fn segmented_prove_verify_and_rejections() {
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(err.contains(want), "{err}");
     }
+    // The version field set to 3 (one proof) on this version-4 file: named as a corrupt version field,
+    // not as a bad magic or a malformed proof.
+    let q = dir.join("v3.zkrv");
+    let mut v = bytes.clone();
+    v[8..12].copy_from_slice(&3u32.to_le_bytes());
+    std::fs::write(&q, &v).unwrap();
+    let out = zkrv(&["verify", q.to_str().unwrap(), &elf]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "the version field says 3 (one proof), but the file is laid out as version 4 (segments)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("magic"), "{err}");
     // A truncated file.
     let q = dir.join("t.zkrv");
     std::fs::write(&q, &bytes[..bytes.len() - 100]).unwrap();
     let out = zkrv(&["verify", q.to_str().unwrap(), &elf]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
 
+    // --segment-jobs takes a count of at least 1; a run proven as one proof says it ignores it.
+    let out = zkrv(&["prove", &elf, "-o", ps, "--segment-jobs", "0"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("0 segments at a time: give at least 1"),
+        "{err}"
+    );
+    let one = dir.join("one.zkrv");
+    let out = zkrv(&[
+        "prove",
+        &format!("{GUESTS}/bin/exitcode.elf"),
+        "-o",
+        one.to_str().unwrap(),
+        "--no-zk",
+        "--security",
+        "dev",
+        "--backend",
+        "cpu",
+        "--segment-jobs",
+        "2",
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("--segment-jobs 2 has no effect: the run (")
+            && err.contains("proven as one proof"),
+        "{err}"
+    );
     // --gpus takes a count of at least 1 or `all`.
     let out = zkrv(&["prove", &elf, "-o", ps, "--gpus", "0"]);
     let err = text(&out.stderr);

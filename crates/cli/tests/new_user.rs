@@ -355,9 +355,22 @@ fn prove_cycle_limit_is_the_provable_limit() {
         !err.contains(" on cpu"),
         "refused only after proving started: {err}"
     );
-    // A smaller limit still says how to raise it.
-    let out = zkrv(&["prove", s(&elf), "-o", s(&p), "--max-cycles", "1000"]);
-    assert!(text(&out.stderr).contains("raise it with --max-cycles"));
+    // A smaller limit names the limit, the cycles run and how to raise it, as `run` does.
+    for cmd in ["prove", "run"] {
+        let mut args = vec![cmd, s(&elf), "--max-cycles", "1000"];
+        if cmd == "prove" {
+            args.extend(["-o", s(&p)]);
+        }
+        let out = zkrv(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(
+                "(after 1000 cycles): cycle limit of 1000 instruction(s) reached without an exit"
+            ) && err.contains("raise it with --max-cycles"),
+            "{cmd}: {err}"
+        );
+    }
     assert!(!p.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -455,6 +468,36 @@ fn segment_jobs_is_checked_noted_and_capped() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `zkrv run`'s exit status for a guest exit code that does not fit 8 bits: 255, never the low 8 bits (256
+/// would exit 0, a success); the full code is on stderr. Codes up to 255 are the status itself.
+#[test]
+fn run_exit_status_never_hides_a_nonzero_exit_code() {
+    let dir = tempdir("exit256");
+    for (code, status) in [
+        (0i64, 0),
+        (1, 1),
+        (255, 255),
+        (256, 255),
+        (512, 255),
+        (257, 255),
+        (4_294_967_295, 255),
+    ] {
+        let mut w = Vec::new();
+        ecall(&mut w, 93, code, 0, 0);
+        let elf = write_elf(&dir, &format!("exit{code}.elf"), &w);
+        let out = zkrv(&["run", s(&elf)]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(status), "exit({code}): {err}");
+        assert!(err.contains(&format!("exit code {code} after")), "{err}");
+        assert_eq!(
+            err.contains("does not fit a process exit status"),
+            code > 255,
+            "exit({code}): {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn temp_files(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
@@ -536,8 +579,8 @@ fn new_guest_end_to_end(lang: &str, tools: &[&str]) {
     let missing: Vec<&str> = tools.iter().copied().filter(|t| !have(t)).collect();
     if !missing.is_empty() {
         eprintln!(
-            "SKIPPED new {lang} guest end to end: {} not installed (scripts/install-guest-toolchains.sh \
-             installs them; scripts/test.sh does not)",
+            "SKIPPED new {lang} guest end to end: {} not installed (scripts/test.sh installs them where apt \
+             has them, as scripts/install-guest-toolchains.sh does)",
             missing.join(", ")
         );
         return;
@@ -560,11 +603,42 @@ fn new_guest_end_to_end(lang: &str, tools: &[&str]) {
         text(&built.stderr)
     );
     let elf = g.join("hello.elf");
-    let input = dir.join("input.bin");
-    std::fs::write(&input, 100u64.to_le_bytes()).unwrap();
+    // The input as the README writes it (its `printf ... > input.bin` line): n = 100, a u64 LE for C, a
+    // typed frame of `Job { n: 100 }` for Rust (the SDK's encoding of it).
+    let readme = std::fs::read_to_string(g.join("README.md")).unwrap();
+    let printf = readme
+        .lines()
+        .find(|l| l.starts_with("printf "))
+        .expect("the README writes the input with printf");
+    let made = Command::new("sh")
+        .args(["-c", printf])
+        .current_dir(&g)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{printf}: {}", text(&made.stderr));
+    let input = g.join("input.bin");
+    let (want_input, want_output) = if lang == "rust" {
+        let framed = |v: u64| zkrv_sdk::io::Input::new().write(&v).unwrap().into_bytes();
+        (framed(100), framed(5050))
+    } else {
+        (
+            100u64.to_le_bytes().to_vec(),
+            5050u64.to_le_bytes().to_vec(),
+        )
+    };
+    assert_eq!(std::fs::read(&input).unwrap(), want_input, "{printf}");
     let run = zkrv(&["run", s(&elf), "--input", s(&input)]);
     assert!(run.status.success(), "{}", text(&run.stderr));
-    assert_eq!(run.stdout, 5050u64.to_le_bytes());
+    assert_eq!(run.stdout, want_output);
+    if lang == "rust" {
+        assert!(
+            readme.contains("02 00 00 00 ba 27") && want_output == [2, 0, 0, 0, 0xba, 0x27],
+            "the README shows the output frame"
+        );
+        // The guest uses the typed API (`read::<T>()`, `commit(&v)`).
+        let main = std::fs::read_to_string(g.join("src/main.rs")).unwrap();
+        assert!(main.contains("zkrv_guest::read()") && main.contains("zkrv_guest::commit(&sum)"));
+    }
     let id = text(&zkrv(&["program-id", s(&elf)]).stdout)
         .trim()
         .to_string();
@@ -588,7 +662,8 @@ fn new_guest_end_to_end(lang: &str, tools: &[&str]) {
     assert_eq!(j["accepted"], true);
     assert_eq!(j["zero_knowledge"], true);
     assert_eq!(j["program_id"].as_str().unwrap(), id);
-    assert_eq!(j["output_hex"], "ba13000000000000");
+    let hex: String = want_output.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(j["output_hex"].as_str().unwrap(), hex);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

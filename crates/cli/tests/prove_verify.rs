@@ -150,6 +150,27 @@ fn prove_then_verify() {
         "128",
     ]);
     assert_rejected(&out, "100 bits provable, below --min-security 128");
+    // The hint names a preset that meets the minimum asked for (101: the 128-bit one), or says none does.
+    for (min, hint) in [
+        (
+            "101",
+            "below --min-security 101 (prove with `--security 128`, built for 128 bits provable",
+        ),
+        (
+            "129",
+            "below --min-security 129 (no preset reaches 129 bits: the strongest, `--security 128`",
+        ),
+    ] {
+        let out = zkrv(&[
+            "verify",
+            path.to_str().unwrap(),
+            &elf("exitcode"),
+            "--min-security",
+            min,
+        ]);
+        assert_rejected(&out, hint);
+        assert!(!text(&out.stderr).contains("--security 100"), "{min}");
+    }
 }
 
 /// `--security dev` proofs say they are below 100 bits; `verify` refuses them by default with a clear message
@@ -393,8 +414,27 @@ fn verify_rejects_other_files_and_versions() {
     t[8] = 99; // format version
     assert_rejected(
         &verify_bytes("version", &t, "exitcode"),
-        "format version 99",
+        "format version 99, but this zkrv reads versions 3 (one proof) and 4 (segments) only",
     );
+    // The other version's number on this version-3 file: the version field is named, not the layout.
+    let mut t = b.clone();
+    t[8] = 4;
+    assert_rejected(
+        &verify_bytes("version4", &t, "exitcode"),
+        "the version field says 4 (segments), but the file is laid out as version 3 (one proof)",
+    );
+    // Tampered table heights (the STARK proof's header): read by the security estimate before
+    // verification, and named with the table, not an "internal error". Offsets: the statement section
+    // at 20, the proof section after it: page count u64, pages u32 each, then the STARK proof's magic 4,
+    // version 2, zk 1, statement digest 32, table count 4, heights.
+    let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap()) as usize;
+    let proof = 28 + u64_at(20) + 8;
+    let heights = proof + 8 + 4 * u64_at(proof) + 43;
+    let mut t = b.clone();
+    t[heights] ^= 0x80;
+    let out = verify_bytes("heights", &t, "exitcode");
+    assert_rejected(&out, "malformed proof: table `CPU` has a height of 2^");
+    assert!(!text(&out.stderr).contains("internal"));
     let mut t = b.clone();
     t.push(0);
     assert_rejected(&verify_bytes("trailing", &t, "exitcode"), "trailing bytes");

@@ -153,10 +153,9 @@ pub enum ExecError {
         /// The fd (a0).
         fd: u64,
     },
-    /// `max_cycles` instructions ran without an exit.
-    #[error(
-        "cycle limit of {limit} instruction(s) reached (pc {pc:#x}); raise it with --max-cycles"
-    )]
+    /// `max_cycles` instructions ran without an exit. (The caller names how to raise the limit: the
+    /// CLI's `--max-cycles`, the SDK's `ProveOptions::max_cycles`.)
+    #[error("cycle limit of {limit} instruction(s) reached without an exit (next pc {pc:#x})")]
     CycleLimit {
         /// The limit.
         limit: u64,

@@ -124,21 +124,32 @@ impl Proof {
 
     /// Parses [`Proof::to_bytes`]; never panics.
     pub fn from_bytes(bytes: &[u8]) -> Result<Proof, VerifyError> {
-        let bad = |m: &str| VerifyError::Format(m.to_string());
-        let n = bytes.get(..8).ok_or_else(|| bad("truncated page count"))?;
-        let n = u64::from_le_bytes(n.try_into().map_err(|_| bad("page count"))?);
+        let bad = VerifyError::Format;
+        let n = bytes.get(..8).ok_or_else(|| {
+            bad(format!(
+                "truncated: the page count takes 8 bytes, {} present",
+                bytes.len()
+            ))
+        })?;
+        let n = u64::from_le_bytes([n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]]);
+        let body = &bytes[8..];
         let len = usize::try_from(n)
             .ok()
             .and_then(|n| n.checked_mul(4))
-            .ok_or_else(|| bad("page count"))?;
-        let body = bytes.get(8..).ok_or_else(|| bad("truncated"))?;
-        let list = body.get(..len).ok_or_else(|| bad("truncated page list"))?;
+            .filter(|&len| len <= body.len())
+            .ok_or_else(|| {
+                bad(format!(
+                    "page count {n} (4 bytes each) is more than the {} bytes that follow can hold",
+                    body.len()
+                ))
+            })?;
+        let list = &body[..len];
         let pages = list
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
         let stark = zkrv_stark::Proof::from_bytes(&body[len..])
-            .map_err(|e| VerifyError::Format(e.to_string()))?;
+            .map_err(|e| VerifyError::Format(format!("STARK proof: {e}")))?;
         Ok(Proof { pages, stark })
     }
 }
@@ -177,6 +188,10 @@ pub enum MachineError {
     /// The prover's error (shown once: not also reported as this error's source).
     #[error("prover: {0}")]
     Prove(ProveError),
+    /// A proof whose table count or heights do not fit the machine (found before verifying it, e.g. by
+    /// [`proof_security`]): a malformed or tampered proof.
+    #[error("malformed proof: {0}")]
+    ProofShape(String),
     #[error("internal error: {0}")]
     Internal(String),
     /// Proving segment `index` of `count` failed (docs/continuations.md).
@@ -879,21 +894,36 @@ pub fn proof_security(
     config: &StarkConfig,
 ) -> Result<zkrv_stark::security::SecurityReport, MachineError> {
     let airs = compiled_airs(program, config)?;
-    if proof.stark.log_heights.len() != airs.len() {
-        return Err(MachineError::Internal(format!(
-            "the proof has {} tables, the machine {}",
-            proof.stark.log_heights.len(),
+    check_heights(&airs, &proof.stark.log_heights)?;
+    let shape = zkrv_stark::security::ProofShape::of_proof(&airs, &proof.stark);
+    Ok(config.security(&shape))
+}
+
+/// Checks that a proof's table heights (`log_heights`, in table order) are one per table of `airs`, each
+/// at most `2^MAX_LOG_HEIGHT` rows: [`MachineError::ProofShape`] naming the table otherwise.
+pub(crate) fn check_heights(
+    airs: &[zkrv_stark::air::CompiledAir],
+    log_heights: &[u8],
+) -> Result<(), MachineError> {
+    if log_heights.len() != airs.len() {
+        return Err(MachineError::ProofShape(format!(
+            "the proof has {} table heights, the machine {} tables",
+            log_heights.len(),
             airs.len()
         )));
     }
     let max = zkrv_stark::logup::MAX_LOG_HEIGHT;
-    if let Some(&h) = proof.stark.log_heights.iter().find(|&&h| h as usize > max) {
-        return Err(MachineError::Internal(format!(
-            "the proof has a table of 2^{h} rows, more than 2^{max}"
+    if let Some((air, &h)) = airs
+        .iter()
+        .zip(log_heights)
+        .find(|(_, &h)| h as usize > max)
+    {
+        return Err(MachineError::ProofShape(format!(
+            "table `{}` has a height of 2^{h} rows, more than the 2^{max} a table may have",
+            air.name
         )));
     }
-    let shape = zkrv_stark::security::ProofShape::of_proof(&airs, &proof.stark);
-    Ok(config.security(&shape))
+    Ok(())
 }
 
 /// The security of proofs under `config` whose tables all have `2^log_height` rows (the worst case of

@@ -314,7 +314,7 @@ impl SegmentProof {
             writes.push((c, r.u64("write value").map_err(bad)?));
         }
         let stark = zkrv_stark::Proof::from_bytes(&bytes[r.pos..])
-            .map_err(|e| VerifyError::Format(e.to_string()))?;
+            .map_err(|e| VerifyError::Format(format!("STARK proof: {e}")))?;
         Ok(SegmentProof {
             header,
             pages,
@@ -1490,14 +1490,7 @@ pub fn segment_security(
     let machine = Machine::with(&proof.header.air_params());
     let airs = zkrv_stark::air::compile_for(&machine.airs(), config)
         .map_err(|e| MachineError::Internal(e.to_string()))?;
-    let max = zkrv_stark::logup::MAX_LOG_HEIGHT;
-    if proof.stark.log_heights.len() != airs.len()
-        || proof.stark.log_heights.iter().any(|&h| h as usize > max)
-    {
-        return Err(MachineError::Internal(
-            "the segment's table heights do not fit the machine".into(),
-        ));
-    }
+    crate::check_heights(&airs, &proof.stark.log_heights)?;
     let shape = zkrv_stark::security::ProofShape::of_proof(&airs, &proof.stark);
     Ok(config.security(&shape))
 }

@@ -10,7 +10,8 @@
 //!   ([`io::Input::write_u64`], [`io::Input::write_bytes`], ..., for C guests' `zkrv_read_u64`, ...); the
 //!   encodings are docs/abi.md "Typed I/O".
 //! * [`prove`] runs the guest on the private input and proves the run with [`ProveOptions`]: zero knowledge
-//!   **on** by default, backend CPU / GPU / auto, cycle limit, LDE memory mode, segment size. It returns a
+//!   **on** by default, security preset (100 bits by default), backend CPU / GPU / auto, cycle limit, LDE
+//!   memory mode, segment size. It returns a
 //!   [`Receipt`] (statement + proof + the STARK parameters) and what the run printed to fd 2. A run longer
 //!   than one proof holds ([`MAX_PROVABLE_CYCLES`]), or any run with [`ProveOptions::segment_cycles`], is
 //!   proven in **segments** chained in one receipt ([`ReceiptProof::Segmented`], docs/continuations.md;
@@ -85,7 +86,7 @@ pub use zkrv_machine::segment::{
 };
 pub use zkrv_machine::{Proof, Statement, MAX_PROVABLE_CYCLES, MAX_TOUCHED_PAGES};
 pub use zkrv_stark::backend::LdeMode;
-pub use zkrv_stark::StarkConfig;
+pub use zkrv_stark::{SecurityPreset, StarkConfig};
 
 /// Largest ELF file [`Program::load`] reads (256 MiB, the executor's limit).
 pub const MAX_ELF_BYTES: u64 = zkrv_executor::MAX_ELF_BYTES;
@@ -110,8 +111,8 @@ pub enum Error {
     },
     #[error("bad ELF: {0}")]
     Elf(#[from] zkrv_executor::ElfError),
-    /// The guest did not run to its `exit`.
-    #[error("execution failed after {cycles} cycles: {error}")]
+    /// The guest did not run to its `exit`. A cycle limit names the option that raises it.
+    #[error("execution failed after {cycles} cycles: {error}{}", exec_hint(error))]
     Exec {
         error: zkrv_executor::ExecError,
         cycles: u64,
@@ -160,10 +161,35 @@ pub enum Error {
     Decode(#[from] io::DecodeError),
     /// The proof's parameters give fewer bits of provable security than the verifier requires
     /// ([`Receipt::check_with`]).
-    #[error("the proof's parameters give {bits} bits provable, below the required {min} (prove with the default preset or `--security 128`)")]
+    #[error("the proof's parameters give {bits} bits provable, below the required {min}{}", too_weak_hint(*min))]
     TooWeak { bits: u32, min: u32 },
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// How to raise the limit an [`Error::Exec`] hit (the SDK's names, not the CLI's flags).
+fn exec_hint(e: &zkrv_executor::ExecError) -> &'static str {
+    match e {
+        zkrv_executor::ExecError::CycleLimit { .. } => {
+            "; raise it with `ProveOptions::max_cycles` (`Program::execute`: its `max_cycles` argument)"
+        }
+        _ => "",
+    }
+}
+
+/// The remedy for [`Error::TooWeak`]: the weakest preset that meets `min` bits, or that none does.
+fn too_weak_hint(min: u32) -> String {
+    match SecurityPreset::weakest_meeting(min) {
+        Some(p) => format!(
+            " (prove with `ProveOptions::security` = `SecurityPreset::{p:?}`, built for {} bits provable, or \
+             accept fewer bits with `Receipt::check_with`)",
+            p.target_bits().unwrap_or(min)
+        ),
+        None => format!(
+            " (no preset reaches {min} bits: the strongest, `SecurityPreset::Bits128`, gives 128; accept fewer \
+             bits with `Receipt::check_with`)"
+        ),
+    }
 }
 
 /// A program ID: `zkrv_machine::program_commitment` of the program, 32 bytes; shown as 64 lowercase hex
@@ -293,6 +319,9 @@ pub struct ProveOptions {
     /// Zero knowledge (default `true`): the proof reveals nothing about the private input beyond the
     /// statement and the table heights. `false` gives smaller, faster proofs that leak (docs/stark.md).
     pub zk: bool,
+    /// Security preset (default [`SecurityPreset::Bits100`], >= 100 bits provable; `Bits128` for 128 bits,
+    /// `Dev` for fast proofs below 100 bits that [`Receipt::verify`] refuses). docs/stark.md "Security".
+    pub security: SecurityPreset,
     /// Prover backend (default [`Backend::Cpu`]; [`Backend::Gpu`] and [`Backend::Auto`] use the GPU only
     /// with this crate's `cuda` feature).
     pub backend: Backend,
@@ -328,6 +357,7 @@ impl Default for ProveOptions {
     fn default() -> Self {
         ProveOptions {
             zk: true,
+            security: SecurityPreset::Bits100,
             backend: Backend::Cpu,
             max_cycles: zkrv_executor::DEFAULT_MAX_CYCLES,
             segment_cycles: None,
@@ -341,15 +371,11 @@ impl Default for ProveOptions {
 }
 
 impl ProveOptions {
-    /// The STARK configuration these options prove with: this build's parameters, zk or not.
+    /// The STARK configuration these options prove with: the preset's parameters, zk or not.
     pub fn stark_config(&self) -> StarkConfig {
-        if self.zk {
-            StarkConfig {
-                zk_seed: self.zk_test_seed,
-                ..StarkConfig::default_zk()
-            }
-        } else {
-            StarkConfig::default()
+        StarkConfig {
+            zk_seed: if self.zk { self.zk_test_seed } else { None },
+            ..self.security.config(self.zk)
         }
     }
 }

@@ -10,7 +10,9 @@
 //! | 8 + s | statement length s (u64), then `zkrv_machine::Statement::to_bytes` (program commitment 32, exit code u32, output length u64, output) |
 //! | 8 + p | proof length p (u64), then `zkrv_machine::Proof::to_bytes` |
 //!
-//! Nothing may follow. [`decode`] never panics: every malformed input is a [`FileError`].
+//! Version 4 (segments, [`VERSION_SEGMENTED`]) has the same header and statement, then the segments.
+//! Nothing may follow. [`decode_any`] never panics: every malformed input is a [`FileError`] naming the
+//! field at fault.
 
 use thiserror::Error;
 use zkrv_machine::segment::SegmentProof;
@@ -46,15 +48,54 @@ pub enum Decoded {
     },
 }
 
+/// What a format version holds ("one proof", "segments"), for messages.
+fn version_kind(v: u32) -> &'static str {
+    match v {
+        VERSION => "one proof",
+        VERSION_SEGMENTED => "segments",
+        _ => "unknown",
+    }
+}
+
 /// Why a file is not a readable zkrv proof.
 #[derive(Debug, Error)]
 pub enum FileError {
     #[error("not a zkrv proof file (no `ZKRVPRF` magic at the start)")]
     NotZkrv,
-    #[error("proof file format version {found}, but this zkrv reads version {VERSION} only")]
+    #[error(
+        "proof file format version {found}, but this zkrv reads versions {VERSION} (one proof) and \
+         {VERSION_SEGMENTED} (segments) only"
+    )]
     Version { found: u32 },
+    /// The version field names one of the versions this build reads, but the file is laid out as the
+    /// other one: the version field is corrupt (or was edited).
+    #[error(
+        "the version field says {found} ({}), but the file is laid out as version {layout} ({}): its \
+         version field is corrupt",
+        version_kind(*found),
+        version_kind(*layout)
+    )]
+    VersionMismatch { found: u32, layout: u32 },
     #[error("truncated proof file: {0} is cut short")]
     Truncated(&'static str),
+    /// A section's length field exceeds the bytes that follow it.
+    #[error(
+        "{what} length field says {len} bytes, but {remaining} bytes follow (a truncated file or a \
+         corrupt length)"
+    )]
+    Length {
+        what: &'static str,
+        len: u64,
+        remaining: usize,
+    },
+    /// A version-4 segment count the rest of the file cannot hold (each segment takes at least its 8-byte
+    /// length).
+    #[error(
+        "segment count {count} needs at least {} bytes, but {remaining} bytes follow (a truncated file or \
+         a corrupt count)",
+        count.saturating_mul(8)
+    )]
+    SegmentCount { count: u64, remaining: usize },
     #[error("{0} trailing bytes after the proof")]
     Trailing(usize),
     #[error("malformed statement: {0}")]
@@ -162,22 +203,76 @@ pub fn encode_segmented(
     Ok(v)
 }
 
-/// Parses a proof file of version 3 (one segment, as [`decode`]) or 4 (segments). Never panics.
+/// The format version of `bytes` after checking the magic: [`VERSION`] or [`VERSION_SEGMENTED`], else
+/// an error ([`FileError::NotZkrv`], [`FileError::Truncated`], [`FileError::Version`]).
+fn read_version(bytes: &[u8]) -> Result<u32, FileError> {
+    if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+        // A prefix of the magic is a truncated proof file, anything else is some other file.
+        if !bytes.is_empty() && MAGIC.starts_with(bytes) {
+            return Err(FileError::Truncated("magic"));
+        }
+        return Err(FileError::NotZkrv);
+    }
+    let v = bytes
+        .get(MAGIC.len()..MAGIC.len() + 4)
+        .ok_or(FileError::Truncated("version"))?;
+    let found = u32::from_le_bytes([v[0], v[1], v[2], v[3]]);
+    if found != VERSION && found != VERSION_SEGMENTED {
+        return Err(FileError::Version { found });
+    }
+    Ok(found)
+}
+
+/// Parses a proof file of version 3 (one proof) or 4 (segments). Never panics.
+///
+/// A file whose version field names one version but whose contents are laid out as the other (the field
+/// was changed) is [`FileError::VersionMismatch`], whichever way round.
 pub fn decode_any(bytes: &[u8]) -> Result<Decoded, FileError> {
-    let version = (bytes.len() >= 12 && bytes[..MAGIC.len()] == MAGIC)
-        .then(|| u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]));
-    if version != Some(VERSION_SEGMENTED) {
-        return decode(bytes).map(|(statement, proof, config)| Decoded::Single {
+    let version = read_version(bytes)?;
+    let res = decode_as(bytes, version);
+    if res.is_err() {
+        let other = if version == VERSION {
+            VERSION_SEGMENTED
+        } else {
+            VERSION
+        };
+        if decode_as(bytes, other).is_ok() {
+            return Err(FileError::VersionMismatch {
+                found: version,
+                layout: other,
+            });
+        }
+    }
+    res
+}
+
+/// Parses the bytes after the magic and version field as a file of `version` (3 or 4).
+fn decode_as(bytes: &[u8], version: u32) -> Result<Decoded, FileError> {
+    let mut r = Reader {
+        rest: bytes.get(MAGIC.len() + 4..).unwrap_or_default(),
+    };
+    let mut p = [0u8; 8];
+    p.copy_from_slice(r.take(8, "STARK parameters")?);
+    let config = checked_params(&p)?;
+    let statement = parse_statement(r.section("statement")?)?;
+    if version == VERSION {
+        let proof =
+            Proof::from_bytes(r.section("proof")?).map_err(|e| FileError::Proof(e.to_string()))?;
+        if !r.rest.is_empty() {
+            return Err(FileError::Trailing(r.rest.len()));
+        }
+        if proof.stark.zk != config.zk {
+            return Err(FileError::ZkFlag {
+                header: config.zk,
+                proof: proof.stark.zk,
+            });
+        }
+        return Ok(Decoded::Single {
             statement,
             proof,
             config,
         });
     }
-    let mut r = Reader { rest: &bytes[12..] };
-    let mut p = [0u8; 8];
-    p.copy_from_slice(r.take(8, "STARK parameters")?);
-    let config = checked_params(&p)?;
-    let statement = parse_statement(r.section("statement")?)?;
     let segment_rows = r.u64("segment rows")?;
     let count = r.u64("segment count")?;
     if count < 2 {
@@ -186,9 +281,12 @@ pub fn decode_any(bytes: &[u8]) -> Result<Decoded, FileError> {
              version-3 file)"
         )));
     }
-    // Each segment takes at least its 8-byte length: a count the rest cannot hold is a truncation.
+    // Each segment takes at least its 8-byte length.
     if count > (r.rest.len() / 8) as u64 {
-        return Err(FileError::Truncated("segments"));
+        return Err(FileError::SegmentCount {
+            count,
+            remaining: r.rest.len(),
+        });
     }
     let mut segments = Vec::with_capacity(count as usize);
     for i in 0..count {
@@ -254,11 +352,17 @@ impl<'a> Reader<'a> {
         Ok(u64::from_le_bytes(a))
     }
 
-    /// A length-prefixed section.
+    /// A length-prefixed section: a length the rest cannot hold is [`FileError::Length`].
     fn section(&mut self, what: &'static str) -> Result<&'a [u8], FileError> {
-        let n = self.u64(what)?;
-        let n = usize::try_from(n).map_err(|_| FileError::Truncated(what))?;
-        self.take(n, what)
+        let len = self.u64(what)?;
+        match usize::try_from(len) {
+            Ok(n) if n <= self.rest.len() => self.take(n, what),
+            _ => Err(FileError::Length {
+                what,
+                len,
+                remaining: self.rest.len(),
+            }),
+        }
     }
 }
 
@@ -287,43 +391,6 @@ fn parse_statement(b: &[u8]) -> Result<Statement, FileError> {
     })
 }
 
-/// Parses a proof file whose STARK parameters are those of one of the presets
-/// ([`zkrv_stark::SecurityPreset`], either zk mode); returns them as the configuration to verify with
-/// (the caller decides whether the preset's level is enough). Never panics.
-pub fn decode(bytes: &[u8]) -> Result<(Statement, Proof, StarkConfig), FileError> {
-    if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
-        // A prefix of the magic is a truncated proof file, anything else is some other file.
-        if !bytes.is_empty() && MAGIC.starts_with(bytes) {
-            return Err(FileError::Truncated("magic"));
-        }
-        return Err(FileError::NotZkrv);
-    }
-    let mut r = Reader {
-        rest: &bytes[MAGIC.len()..],
-    };
-    let v = r.take(4, "version")?;
-    let found = u32::from_le_bytes([v[0], v[1], v[2], v[3]]);
-    if found != VERSION {
-        return Err(FileError::Version { found });
-    }
-    let mut p = [0u8; 8];
-    p.copy_from_slice(r.take(8, "STARK parameters")?);
-    let config = checked_params(&p)?;
-    let statement = parse_statement(r.section("statement")?)?;
-    let proof =
-        Proof::from_bytes(r.section("proof")?).map_err(|e| FileError::Proof(e.to_string()))?;
-    if !r.rest.is_empty() {
-        return Err(FileError::Trailing(r.rest.len()));
-    }
-    if proof.stark.zk != config.zk {
-        return Err(FileError::ZkFlag {
-            header: config.zk,
-            proof: proof.stark.zk,
-        });
-    }
-    Ok((statement, proof, config))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,32 +398,48 @@ mod tests {
     #[test]
     fn header_errors() {
         let c = StarkConfig::default();
-        assert!(matches!(decode(b""), Err(FileError::NotZkrv)));
-        assert!(matches!(decode(b"\x7fELF...."), Err(FileError::NotZkrv)));
-        assert!(matches!(decode(b"ZKRV"), Err(FileError::Truncated(_))));
+        assert!(matches!(decode_any(b""), Err(FileError::NotZkrv)));
+        assert!(matches!(
+            decode_any(b"\x7fELF...."),
+            Err(FileError::NotZkrv)
+        ));
+        assert!(matches!(decode_any(b"ZKRV"), Err(FileError::Truncated(_))));
         let mut v = MAGIC.to_vec();
         v.extend_from_slice(&7u32.to_le_bytes());
-        assert!(matches!(decode(&v), Err(FileError::Version { found: 7 })));
+        assert!(matches!(
+            decode_any(&v),
+            Err(FileError::Version { found: 7 })
+        ));
         let mut v = MAGIC.to_vec();
         v.extend_from_slice(&VERSION.to_le_bytes());
         v.extend_from_slice(&params_bytes(&c).unwrap());
-        assert!(matches!(decode(&v), Err(FileError::Truncated(_))));
-        // A huge section length is a truncation, not an allocation.
+        assert!(matches!(decode_any(&v), Err(FileError::Truncated(_))));
+        // A huge section length is named (not allocated).
         v.extend_from_slice(&u64::MAX.to_le_bytes());
-        assert!(matches!(decode(&v), Err(FileError::Truncated(_))));
+        assert!(matches!(
+            decode_any(&v),
+            Err(FileError::Length {
+                what: "statement",
+                len: u64::MAX,
+                remaining: 0
+            })
+        ));
         let mut weak = c.clone();
         weak.fri.num_queries = 1;
         let mut v = MAGIC.to_vec();
         v.extend_from_slice(&VERSION.to_le_bytes());
         v.extend_from_slice(&params_bytes(&weak).unwrap());
-        assert!(matches!(decode(&v), Err(FileError::Params { .. })));
+        assert!(matches!(decode_any(&v), Err(FileError::Params { .. })));
         // A zero-knowledge byte other than 0 or 1 is named as such (not as unknown parameters).
         let mut v = MAGIC.to_vec();
         v.extend_from_slice(&VERSION.to_le_bytes());
         let mut p = params_bytes(&c).unwrap();
         p[7] = 2;
         v.extend_from_slice(&p);
-        let e = decode(&v).err().map(|e| e.to_string()).unwrap_or_default();
+        let e = decode_any(&v)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.contains("zero-knowledge flag 2"), "{e}");
     }
 

@@ -140,24 +140,164 @@ fn mutated_proof_files_never_panic_nor_verify() {
         .unwrap_or_else(|| rand::thread_rng().gen());
     println!("proof-file fuzz: seed {seed} (ZKRV_FUZZ_SEED={seed} to replay), {iters} iterations per version");
     let program = bundled("exitcode");
-    // Version 3: one proof; version 4: 3 segments of 64 rows (no zk: small tables, quick to verify).
-    for (name, segment_cycles) in [("v3", None), ("v4", Some(64))] {
-        let opts = ProveOptions {
-            zk: false,
-            segment_cycles,
-            ..ProveOptions::default()
-        };
-        let r = prove(&program, b"", &opts).unwrap().receipt;
-        match (&r.proof, segment_cycles) {
-            (ReceiptProof::Single(_), None) => {}
-            (ReceiptProof::Segmented { segments, .. }, Some(_)) => assert_eq!(segments.len(), 3),
-            _ => panic!("{name}: unexpected receipt form"),
+    for (name, _, bytes) in receipts() {
+        fuzz(name, &program, bytes, iters, seed);
+    }
+}
+
+/// The files both tests mutate, proven once: version 3 (one proof) and version 4 (3 segments of 64 rows);
+/// no zk (small tables, quick to verify). Each verifies unchanged.
+fn receipts() -> &'static [(&'static str, Receipt, Vec<u8>)] {
+    static FILES: std::sync::OnceLock<Vec<(&'static str, Receipt, Vec<u8>)>> =
+        std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        let program = bundled("exitcode");
+        [("v3", None), ("v4", Some(64))]
+            .into_iter()
+            .map(|(name, segment_cycles)| {
+                let opts = ProveOptions {
+                    zk: false,
+                    segment_cycles,
+                    ..ProveOptions::default()
+                };
+                let r = prove(&program, b"", &opts).unwrap().receipt;
+                match (&r.proof, segment_cycles) {
+                    (ReceiptProof::Single(_), None) => {}
+                    (ReceiptProof::Segmented { segments, .. }, Some(_)) => {
+                        assert_eq!(segments.len(), 3)
+                    }
+                    _ => panic!("{name}: unexpected receipt form"),
+                }
+                let bytes = r.to_bytes().unwrap();
+                Receipt::from_bytes(&bytes)
+                    .unwrap()
+                    .verify(&program)
+                    .unwrap();
+                (name, r, bytes)
+            })
+            .collect()
+    })
+}
+
+/// Where the first STARK proof of a file starts (the one proof of a v3 file, segment 0's of a v4 file).
+fn first_stark_offset(r: &Receipt, bytes: &[u8]) -> usize {
+    match &r.proof {
+        ReceiptProof::Single(p) => bytes.len() - p.stark.to_bytes().len(),
+        ReceiptProof::Segmented { segments, .. } => {
+            // magic, version, parameters, statement section, segment rows, count, segment 0's length.
+            let seg0 = 20 + 8 + r.statement.to_bytes().len() + 8 + 8 + 8;
+            seg0 + segments[0].to_bytes().len() - segments[0].stark.to_bytes().len()
         }
-        let bytes = r.to_bytes().unwrap();
-        Receipt::from_bytes(&bytes)
+    }
+}
+
+/// Every way a tampered header is rejected names its cause: each byte of the file header, the statement,
+/// the length/count fields, the page list or segment header (v4: its boundaries sampled) and the first
+/// STARK proof's header (through its table heights and main root) flipped three ways, and the file cut at
+/// each of those offsets, for a v3 and a v4 file. No message is an "internal error": decoding, the
+/// security estimate (which reads the table heights before verification) and, for the table-height bytes,
+/// verification all name the field. The version field set to the other version, or to an unknown one, is
+/// named as such.
+#[test]
+fn tampered_headers_name_the_cause() {
+    let program = bundled("exitcode");
+    for (name, r, bytes) in receipts() {
+        let (name, bytes) = (*name, bytes.clone());
+        let stark = first_stark_offset(r, &bytes);
+        // STARK header: magic 4, version 2, zk 1, statement digest 32, table count 4, heights, main root 32.
+        let heights = stark + 43;
+        let n_tables = bytes[stark + 39] as usize;
+        let end = heights + n_tables + 32;
+        let t0 = std::time::Instant::now();
+        let (mut rejected, mut verified) = (0, 0);
+        let mut check = |what: String, m: &[u8], verify: bool| {
+            let msg = match Receipt::from_bytes(m) {
+                Err(e) => e.to_string(),
+                Ok(d) => match d.security_report(&program) {
+                    Err(e) => e.to_string(),
+                    Ok(_) if verify => {
+                        verified += 1;
+                        match d.check_with(&program, 0) {
+                            Err(e) => e.to_string(),
+                            Ok(_) => panic!("{name} {what}: a changed header verified"),
+                        }
+                    }
+                    Ok(_) => return,
+                },
+            };
+            rejected += 1;
+            assert!(
+                !msg.contains("internal") && !msg.is_empty(),
+                "{name} {what}: {msg}"
+            );
+        };
+        // v4: segment 0's boundaries (registers, cursors), page list and writes are sampled (every 16th
+        // byte): they decode, and the security estimate of each mutant compiles every segment's AIRs.
+        let dense = match &r.proof {
+            ReceiptProof::Single(_) => stark,
+            ReceiptProof::Segmented { .. } => 20 + 8 + r.statement.to_bytes().len() + 24 + 56,
+        };
+        let offsets: Vec<usize> = (0..end)
+            .filter(|&i| i < dense || i >= stark || i % 16 == 0)
+            .collect();
+        for &i in &offsets {
+            for x in [0x01u8, 0x80, 0xff] {
+                let mut m = bytes.clone();
+                m[i] ^= x;
+                check(
+                    format!("byte {i} ^ {x:#x}"),
+                    &m,
+                    (heights..heights + n_tables).contains(&i),
+                );
+            }
+            check(format!("cut at {i}"), &bytes[..i], false);
+        }
+        println!(
+            "{name}: {} of {end} header bytes, {rejected} rejections ({verified} verified) in {:?}",
+            offsets.len(),
+            t0.elapsed()
+        );
+        // A table height above 2^26 is named with its table (the security estimate reads it first).
+        let mut m = bytes.clone();
+        m[heights] = 200;
+        let e = Receipt::from_bytes(&m)
             .unwrap()
-            .verify(&program)
-            .unwrap();
-        fuzz(name, &program, &bytes, iters, seed);
+            .security_report(&program)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(
+                "malformed proof: table `CPU` has a height of 2^200 rows, more than the 2^26"
+            ),
+            "{name}: {e}"
+        );
+        // The version field: the other version is named as a corrupt field (either way round), an unknown
+        // one with the versions this build reads.
+        let (found, layout) = match r.proof {
+            ReceiptProof::Segmented { .. } => (3, 4),
+            ReceiptProof::Single(_) => (4, 3),
+        };
+        let mut m = bytes.clone();
+        m[8..12].copy_from_slice(&(found as u32).to_le_bytes());
+        let e = Receipt::from_bytes(&m).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("the version field says {found}"))
+                && e.contains(&format!("laid out as version {layout}")),
+            "{name}: {e}"
+        );
+        m[8..12].copy_from_slice(&7u32.to_le_bytes());
+        let e = Receipt::from_bytes(&m).unwrap_err().to_string();
+        assert!(
+            e.contains("version 7, but this zkrv reads versions 3 (one proof) and 4 (segments)"),
+            "{name}: {e}"
+        );
+        // A statement length beyond the file names the field.
+        let mut m = bytes.clone();
+        m[20..28].copy_from_slice(&u64::MAX.to_le_bytes());
+        let e = Receipt::from_bytes(&m).unwrap_err().to_string();
+        assert!(
+            e.contains("statement length field says 18446744073709551615 bytes"),
+            "{name}: {e}"
+        );
     }
 }

@@ -4,6 +4,7 @@
 
 use zkrv_sdk::{
     prove, Backend, Engine, Error, Gpus, Program, ProgramId, ProveOptions, Receipt, ReceiptProof,
+    SecurityPreset,
 };
 
 fn bundled(name: &str) -> Program {
@@ -25,6 +26,14 @@ fn default_proofs_are_zero_knowledge_and_round_trip() {
         panic!("a 138-cycle run is one proof")
     };
     assert!(r.is_zk() && r.config.zk && proof.stark.zk);
+    // Fresh randomness per proof (not a fixed seed): a second proof of the same run commits to other
+    // masked traces, and both verify.
+    let again = prove(&program, b"", &ProveOptions::default()).expect("proves");
+    let ReceiptProof::Single(proof2) = &again.receipt.proof else {
+        panic!("one proof")
+    };
+    assert_ne!(proof.stark.main_root, proof2.stark.main_root);
+    again.receipt.verify(&program).expect("verifies");
     assert!(proved.segments.is_empty() && r.segments() == 1);
     let bytes = r.to_bytes().unwrap();
     assert_eq!(bytes[8 + 4 + 7], 1, "header zk flag");
@@ -166,9 +175,19 @@ fn options_and_inputs_are_checked() {
         ..ProveOptions::default()
     };
     match prove(&program, b"", &short) {
-        Err(Error::Exec { cycles, error, .. }) => {
-            assert_eq!(cycles, 10);
+        Err(e @ Error::Exec { .. }) => {
+            let Error::Exec { cycles, error, .. } = &e else {
+                unreachable!()
+            };
+            assert_eq!(*cycles, 10);
             assert!(error.to_string().contains("cycle limit of 10"));
+            // The SDK names its own option, not the CLI's flag.
+            let msg = e.to_string();
+            assert!(
+                msg.contains("raise it with `ProveOptions::max_cycles`"),
+                "{msg}"
+            );
+            assert!(!msg.contains("--max-cycles"), "{msg}");
         }
         e => panic!("expected Exec, got {e:?}"),
     }
@@ -302,4 +321,44 @@ fn weak_parameters_are_refused_by_default() {
         .receipt
         .check_with(&program, 100)
         .expect("the default preset meets 100 bits");
+    // The remedy named is a preset that meets the minimum asked for, or none: 101 needs the 128-bit preset,
+    // 129 none.
+    let e = weak.verify(&program).unwrap_err().to_string();
+    assert!(
+        e.contains("`SecurityPreset::Bits100`, built for 100 bits"),
+        "{e}"
+    );
+    match proved.receipt.check_with(&program, 101) {
+        Err(
+            e @ Error::TooWeak {
+                bits: 100,
+                min: 101,
+            },
+        ) => {
+            let e = e.to_string();
+            assert!(
+                e.contains("`SecurityPreset::Bits128`, built for 128 bits"),
+                "{e}"
+            );
+            assert!(!e.contains("--security"), "{e}");
+        }
+        e => panic!("expected TooWeak, got {e:?}"),
+    }
+    let e = proved
+        .receipt
+        .check_with(&program, 129)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no preset reaches 129 bits"), "{e}");
+    // ... and `ProveOptions::security` proves with it.
+    let strong = ProveOptions {
+        security: SecurityPreset::Bits128,
+        zk: false,
+        ..ProveOptions::default()
+    };
+    let r = prove(&program, b"", &strong).expect("proves").receipt;
+    assert_eq!(SecurityPreset::of(&r.config), Some(SecurityPreset::Bits128));
+    let r = Receipt::from_bytes(&r.to_bytes().unwrap()).unwrap();
+    r.check_with(&program, 128)
+        .expect("the 128-bit preset meets 128 bits");
 }

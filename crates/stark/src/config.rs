@@ -74,6 +74,14 @@ impl SecurityPreset {
         }
     }
 
+    /// The weakest preset built to meet `bits` bits provable ([`SecurityPreset::target_bits`]): the 100-bit
+    /// preset up to 100, the 128-bit one from 101 to 128; `None` above 128 (no preset reaches it).
+    pub fn weakest_meeting(bits: u32) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.target_bits().is_some_and(|t| t >= bits))
+    }
+
     /// The FRI parameters (docs/stark.md "Security" gives the measurements behind them). Every preset folds
     /// FRI by up to 8 per layer (`log_folding_arity = 3`; by less where a lower height is rolled in,
     /// [`crate::pcs::fri_layers`]): the smallest proofs of arity 2, 4 and 8 at the same soundness.

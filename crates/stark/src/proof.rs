@@ -61,7 +61,7 @@ pub struct Proof {
 /// Why bytes are not a proof.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum ProofFormatError {
-    #[error("bad magic (not a zkrv proof)")]
+    #[error("bad magic (the STARK proof does not start with `ZKRV`)")]
     Magic,
     #[error(
         "unsupported proof version {0} (this zkrv reads version {VERSION} only, whose FRI layers fold by up \
@@ -84,8 +84,13 @@ pub enum ProofFormatError {
     },
     #[error("non-canonical field element at offset {0}")]
     NonCanonical(usize),
-    #[error("bad flag byte {value} at offset {offset}")]
-    Flag { offset: usize, value: u8 },
+    #[error("bad {field} flag byte {value} at offset {offset} (0 or 1)")]
+    Flag {
+        /// The flag's name (`zk`, `aux root`).
+        field: &'static str,
+        offset: usize,
+        value: u8,
+    },
     #[error("{0} trailing bytes")]
     Trailing(usize),
 }
@@ -242,12 +247,16 @@ impl<'a> Reader<'a> {
         let n = self.len(12)?;
         (0..n).map(|_| self.tree()).collect()
     }
-    fn flag(&mut self) -> Result<bool, ProofFormatError> {
+    fn flag(&mut self, field: &'static str) -> Result<bool, ProofFormatError> {
         let offset = self.pos;
         match self.u8()? {
             0 => Ok(false),
             1 => Ok(true),
-            value => Err(ProofFormatError::Flag { offset, value }),
+            value => Err(ProofFormatError::Flag {
+                field,
+                offset,
+                value,
+            }),
         }
     }
 }
@@ -304,12 +313,12 @@ impl Proof {
         if v != VERSION {
             return Err(ProofFormatError::Version(v));
         }
-        let zk = r.flag()?;
+        let zk = r.flag("zk")?;
         let statement_digest = r.digest()?;
         let n = r.len(1)?;
         let log_heights = r.take(n)?.to_vec();
         let main_root = r.digest()?;
-        let aux_root = match r.flag()? {
+        let aux_root = match r.flag("aux root")? {
             false => None,
             true => Some(r.digest()?),
         };
