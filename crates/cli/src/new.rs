@@ -20,6 +20,7 @@ const C_HEADER: &str = include_str!("../../../guests/c/runtime/zkrv.h");
 const C_CRT0: &str = include_str!("../../../guests/c/runtime/crt0.S");
 const C_SYSCALLS: &str = include_str!("../../../guests/c/runtime/syscalls.c");
 const RUST_RUNTIME: &str = include_str!("../../../guests/rust/runtime/src/lib.rs");
+const RUST_RUNTIME_TYPED: &str = include_str!("../../../guests/rust/runtime/src/typed.rs");
 const RUST_CARGO_CONFIG: &str = include_str!("../../../guests/rust/.cargo/config.toml");
 
 const DOCS: &str = "guests/README.md (\"Your own guest\") and docs/abi.md of the zkrv repository";
@@ -258,6 +259,7 @@ pub fn create(dir: &Path, lang: Lang) -> Result<()> {
             ("src/main.rs", RUST_MAIN.to_string()),
             ("zkrv-guest/Cargo.toml", rust_runtime_cargo()),
             ("zkrv-guest/src/lib.rs", RUST_RUNTIME.to_string()),
+            ("zkrv-guest/src/typed.rs", RUST_RUNTIME_TYPED.to_string()),
             ("link.ld", LINK_LD.to_string()),
         ],
     };

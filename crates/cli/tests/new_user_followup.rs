@@ -414,8 +414,22 @@ fn new_rust_project_can_enable_typed_io() {
         manifest.contains(r#"serde = ["dep:serde", "dep:postcard"]"#),
         "{manifest}"
     );
-    // Every feature the runtime's source tests is declared.
+    // Every feature the runtime's source tests is declared; every module it declares is copied.
     let lib = std::fs::read_to_string(g.join("zkrv-guest/src/lib.rs")).unwrap();
+    for line in lib.lines() {
+        if let Some(m) = line
+            .trim()
+            .strip_prefix("pub mod ")
+            .or(line.trim().strip_prefix("mod "))
+        {
+            if let Some(name) = m.strip_suffix(';') {
+                assert!(
+                    g.join(format!("zkrv-guest/src/{name}.rs")).is_file(),
+                    "module {name} of the runtime not copied"
+                );
+            }
+        }
+    }
     for part in lib.split("feature = \"").skip(1) {
         let feature = part.split('"').next().unwrap();
         assert!(
