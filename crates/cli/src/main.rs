@@ -15,7 +15,8 @@
 //!   project ([`new`]).
 //!
 //! Exit status 2: a host error (unreadable file, bad ELF, execution or proving error, no GPU for
-//! `--backend gpu`).
+//! `--backend gpu`). A stdout pipe whose reader has gone (`| head -1`) ends zkrv by SIGPIPE, quietly, as
+//! Unix tools do (docs/cli.md, "Closed stdout").
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};

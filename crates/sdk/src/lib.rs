@@ -14,7 +14,8 @@
 //!   [`Receipt`] (statement + proof + the STARK parameters) and what the run printed to fd 2. A run longer
 //!   than one proof holds ([`MAX_PROVABLE_CYCLES`]), or any run with [`ProveOptions::segment_cycles`], is
 //!   proven in **segments** chained in one receipt ([`ReceiptProof::Segmented`], docs/continuations.md;
-//!   the segment boundaries are public).
+//!   the segment boundaries are public, memory written before a boundary included, which may hold the
+//!   private input: such a receipt is zero-knowledge only within each segment).
 //! * [`Receipt::to_bytes`] / [`Receipt::from_bytes`] / [`Receipt::save`] / [`Receipt::load`]: the `.zkrv`
 //!   proof file ([`proof_file`], the format `zkrv prove` writes and `zkrv verify` reads).
 //! * [`Receipt::verify`] checks a receipt against a program; [`Receipt::exit_code`] and
@@ -685,7 +686,9 @@ impl Receipt {
     }
 
     /// Whether the proof is zero-knowledge (the mode; a `zk_test_seed` proof is in zk mode too). A
-    /// segmented proof is zero-knowledge per segment: its boundaries are public.
+    /// segmented proof is zero-knowledge only within each segment: its boundaries are public, including
+    /// the value of every memory cell written before a boundary (which may hold the private input) and
+    /// the registers there (docs/continuations.md, "Zero knowledge").
     pub fn is_zk(&self) -> bool {
         self.config.zk
     }
