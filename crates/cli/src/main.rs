@@ -832,11 +832,13 @@ fn security(preset: SecurityPreset, no_zk: bool, log_height: Option<usize>) -> R
 fn prove(a: ProveArgs) -> Result<u8> {
     // Refuse bad destinations before the (long) proof.
     check_prove_paths(&a)?;
+    // The segment size before the cycle limit, which is counted in segments of `rows - 1` cycles.
+    if let Some(rows) = a.segment_cycles {
+        zkrv_machine::segment::check_segment_rows(rows, &a.security.config(!a.no_zk))
+            .map_err(|reason| anyhow!("--segment-cycles {rows}: {reason}"))?;
+    }
     remove_temp_files_on_signals()?;
     let rows = a.segment_cycles.unwrap_or(DEFAULT_SEGMENT_ROWS);
-    // The segment size first: the cycle limit is counted in segments of `rows - 1` cycles.
-    zkrv_machine::segment::check_segment_rows(rows, &a.security.config(!a.no_zk))
-        .map_err(|reason| anyhow!("--segment-cycles {rows}: {reason}"))?;
     if a.max_cycles > zkrv_machine::segment::max_run_cycles(rows) {
         bail!(
             "--max-cycles {}: a proof holds at most 2^32 - 1 segments of {} cycles = {} cycles \

@@ -20,7 +20,6 @@ const C_HEADER: &str = include_str!("../../../guests/c/runtime/zkrv.h");
 const C_CRT0: &str = include_str!("../../../guests/c/runtime/crt0.S");
 const C_SYSCALLS: &str = include_str!("../../../guests/c/runtime/syscalls.c");
 const RUST_RUNTIME: &str = include_str!("../../../guests/rust/runtime/src/lib.rs");
-const RUST_RUNTIME_TYPED: &str = include_str!("../../../guests/rust/runtime/src/typed.rs");
 const RUST_CARGO_CONFIG: &str = include_str!("../../../guests/rust/.cargo/config.toml");
 
 const DOCS: &str = "guests/README.md (\"Your own guest\") and docs/abi.md of the zkrv repository";
@@ -89,9 +88,6 @@ edition = "2021"
 publish = false
 
 [dependencies]
-# Typed I/O (`zkrv_guest::read::<T>()`, `zkrv_guest::commit(&v)`; docs/abi.md "Typed I/O"): add
-# `features = ["serde"]` here, and serde for your types:
-# serde = { version = "1", default-features = false, features = ["alloc", "derive"] }
 zkrv-guest = { path = "zkrv-guest" }
 
 # A standalone workspace (not part of any enclosing one).
@@ -108,40 +104,13 @@ debug = false
 panic = "abort"
 "#;
 
-const RUST_RUNTIME_MANIFEST: &str = include_str!("../../../guests/rust/runtime/Cargo.toml");
-const RUST_GUESTS_WORKSPACE: &str = include_str!("../../../guests/rust/Cargo.toml");
-
-/// The runtime's Cargo.toml in a new project: the repository's (`guests/rust/runtime/Cargo.toml`, with its
-/// `serde` feature and the optional serde and postcard dependencies of typed I/O), each field it inherits
-/// from the guests' workspace (`version.workspace = true`, ...) written out with the workspace's value.
-fn rust_runtime_cargo() -> String {
-    let inherited = |key: &str| {
-        let mut in_package = false;
-        for line in RUST_GUESTS_WORKSPACE.lines() {
-            let l = line.trim();
-            if l.starts_with('[') {
-                in_package = l == "[workspace.package]";
-            } else if in_package {
-                if let Some((k, v)) = l.split_once('=') {
-                    if k.trim() == key {
-                        return Some(format!("{key} = {}", v.trim()));
-                    }
-                }
-            }
-        }
-        None
-    };
-    let mut out = String::new();
-    for line in RUST_RUNTIME_MANIFEST.lines() {
-        let field = line
-            .trim()
-            .strip_suffix(".workspace = true")
-            .and_then(inherited);
-        out += field.as_deref().unwrap_or(line);
-        out.push('\n');
-    }
-    out
-}
+const RUST_RUNTIME_CARGO: &str = r#"[package]
+name = "zkrv-guest"
+description = "Minimal no_std runtime for zkrv guests (copied by `zkrv new`)"
+version = "0.1.0"
+edition = "2021"
+publish = false
+"#;
 
 const RUST_BUILD: &str = r#"#!/bin/sh
 # Builds NAME.elf (RV64IM, target riscv64im-unknown-none-elf, -Zbuild-std; docs/abi.md). Needs Debian's
@@ -257,9 +226,8 @@ pub fn create(dir: &Path, lang: Lang) -> Result<()> {
             ("Cargo.toml", fill(RUST_CARGO)),
             (".cargo/config.toml", RUST_CARGO_CONFIG.to_string()),
             ("src/main.rs", RUST_MAIN.to_string()),
-            ("zkrv-guest/Cargo.toml", rust_runtime_cargo()),
+            ("zkrv-guest/Cargo.toml", RUST_RUNTIME_CARGO.to_string()),
             ("zkrv-guest/src/lib.rs", RUST_RUNTIME.to_string()),
-            ("zkrv-guest/src/typed.rs", RUST_RUNTIME_TYPED.to_string()),
             ("link.ld", LINK_LD.to_string()),
         ],
     };

@@ -907,8 +907,7 @@ pub fn check_segment_rows(segment_rows: u64, config: &StarkConfig) -> Result<(),
 /// CPU rows, that is at most `segment_rows - 1` cycles each (one padding row). `segment_rows` must be a
 /// power of two, at least `min_height(config)` (the smallest table, 128 rows in zk mode) and at most
 /// 2^26 ([`PlanError::SegmentSize`] otherwise, before anything runs); `max_cycles` at most
-/// [`max_run_cycles`] ([`PlanError::RunTooLong`]). A `read`/`write` the prover cannot prove is
-/// [`PlanError::Unprovable`].
+/// [`max_run_cycles`] ([`PlanError::RunTooLong`]).
 pub fn plan_run(
     program: &Program,
     input: &[u8],

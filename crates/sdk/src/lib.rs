@@ -777,11 +777,13 @@ pub struct Proved {
 /// `segment_cycles`); else the run is executed once more in recording mode, cut at checkpoints and every
 /// segment re-executed and proven ([`prove_segments`]).
 pub fn prove(program: &Program, input: &[u8], opts: &ProveOptions) -> Result<Proved, Error> {
+    // The segment size first: the cycle limit below is counted in segments of `rows - 1` cycles.
+    if let Some(rows) = opts.segment_cycles {
+        zkrv_machine::segment::check_segment_rows(rows, &opts.stark_config())
+            .map_err(|reason| Error::SegmentSize { rows, reason })?;
+    }
     let config = opts.stark_config();
     let rows = opts.segment_cycles.unwrap_or(DEFAULT_SEGMENT_ROWS);
-    // The size first: the cycle limit below is counted in segments of `rows - 1` cycles.
-    zkrv_machine::segment::check_segment_rows(rows, &config)
-        .map_err(|reason| Error::SegmentSize { rows, reason })?;
     let limit = zkrv_machine::segment::max_run_cycles(rows);
     if opts.max_cycles > limit {
         return Err(Error::CycleLimitTooLarge {
