@@ -177,6 +177,44 @@ pub enum Error {
     Internal(String),
 }
 
+/// A program ID: `zkrv_machine::program_commitment` of the program, 32 bytes; shown as 64 lowercase hex
+/// digits.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProgramId(pub [u8; 32]);
+
+impl ProgramId {
+    /// Parses 64 hex digits (either case); `None` otherwise.
+    pub fn from_hex(s: &str) -> Option<ProgramId> {
+        let b = s.as_bytes();
+        if b.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (i, pair) in b.chunks_exact(2).enumerate() {
+            let d = |c: u8| (c as char).to_digit(16);
+            out[i] = (d(pair[0])? * 16 + d(pair[1])?) as u8;
+        }
+        Some(ProgramId(out))
+    }
+}
+
+impl fmt::Display for ProgramId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&hex(&self.0))
+    }
+}
+
+impl fmt::Debug for ProgramId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ProgramId({self})")
+    }
+}
+
+/// Lowercase hex of `b`.
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
 /// Why [`check_output_path`] refuses a path.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum OutputPathError {
@@ -284,44 +322,6 @@ pub fn check_input_path(path: &Path, what: &'static str) -> Result<(), Error> {
         path: path.to_path_buf(),
         kind,
     })
-}
-
-/// A program ID: `zkrv_machine::program_commitment` of the program, 32 bytes; shown as 64 lowercase hex
-/// digits.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ProgramId(pub [u8; 32]);
-
-impl ProgramId {
-    /// Parses 64 hex digits (either case); `None` otherwise.
-    pub fn from_hex(s: &str) -> Option<ProgramId> {
-        let b = s.as_bytes();
-        if b.len() != 64 {
-            return None;
-        }
-        let mut out = [0u8; 32];
-        for (i, pair) in b.chunks_exact(2).enumerate() {
-            let d = |c: u8| (c as char).to_digit(16);
-            out[i] = (d(pair[0])? * 16 + d(pair[1])?) as u8;
-        }
-        Some(ProgramId(out))
-    }
-}
-
-impl fmt::Display for ProgramId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&hex(&self.0))
-    }
-}
-
-impl fmt::Debug for ProgramId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ProgramId({self})")
-    }
-}
-
-/// Lowercase hex of `b`.
-pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// Reads at most `limit` bytes of `path`: a larger or endless file (`/dev/zero`) is an error after
