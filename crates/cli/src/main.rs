@@ -15,7 +15,8 @@
 //!   project ([`new`]).
 //!
 //! Exit status 2: a host error (unreadable file, bad ELF, execution or proving error, no GPU for
-//! `--backend gpu`).
+//! `--backend gpu`). A stdout pipe whose reader has gone (`| head -1`) ends zkrv by SIGPIPE, quietly, as
+//! Unix tools do (docs/cli.md, "Closed stdout").
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -219,10 +220,21 @@ fn parse_log_height(s: &str) -> Result<usize, String> {
 }
 
 /// Reads at most `limit` bytes of `path` (`what` names it in errors): a larger or endless file (e.g.
-/// `/dev/zero`) is an error after reading `limit + 1` bytes, not an unbounded allocation.
-fn read_capped(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
+/// `/dev/zero`) is an error after reading `limit + 1` bytes, not an unbounded allocation; a FIFO or a
+/// socket is refused before it is opened (`zkrv_sdk::check_input_path`: opening a FIFO waits for a writer).
+fn read_capped(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>> {
     use std::io::Read;
     let ctx = || format!("reading {what} {}", path.display());
+    if !is_stdin_itself(path) {
+        zkrv_sdk::check_input_path(path, what).map_err(|e| {
+            let stdin = if what == "input" {
+                ", or pipe it to stdin with `--input -` (e.g. `cat FIFO | zkrv run ... --input -`)"
+            } else {
+                ""
+            };
+            anyhow!("{e}; give a regular file{stdin}")
+        })?;
+    }
     let f = std::fs::File::open(path).with_context(ctx)?;
     if let Ok(m) = f.metadata() {
         if m.is_dir() {
@@ -421,6 +433,26 @@ fn select_backend(arg: BackendArg, gpu_memory: Option<u64>) -> Result<Engine> {
     }
 }
 
+/// Ends the process as Unix tools do by default when the reader of their stdout has gone away
+/// (`zkrv verify proof.zkrv prog.elf | head -1`): killed by SIGPIPE (a shell shows status 141), without a
+/// message. Rust ignores SIGPIPE, so a write to the closed pipe fails with EPIPE (errno 32) instead; this
+/// restores the default action and raises the signal. Whatever the command had done before (a proof file
+/// written, a proof verified) is done; only the rest of its output is lost.
+fn die_of_closed_stdout() -> ! {
+    use signal_hook::consts::SIGPIPE;
+    let _ = signal_hook::low_level::emulate_default_handler(SIGPIPE);
+    std::process::exit(128 + SIGPIPE)
+}
+
+/// Whether `e` is a write to stdout that failed because its reader is gone (EPIPE): `run`'s output.
+fn is_closed_stdout(e: &anyhow::Error) -> bool {
+    e.to_string().starts_with("writing stdout")
+        && e.chain().any(|c| {
+            c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        })
+}
+
 /// Runs `f`, turning a panic (e.g. a device failure inside a backend method that cannot return an error)
 /// into an error.
 fn no_panic<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -435,6 +467,9 @@ fn no_panic<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
             // `println!` panics when stdout is closed or full (`| head`, `> /dev/full`): that is an output
             // error, not a prover failure (a proof file is complete by the time the summary is printed).
             if let Some(io) = msg.strip_prefix("failed printing to stdout: ") {
+                if io.contains("(os error 32)") {
+                    die_of_closed_stdout();
+                }
                 return Err(anyhow!("writing stdout: {io}"));
             }
             Err(anyhow!("{what} failed: {msg}"))
@@ -529,9 +564,6 @@ fn peak_host_bytes() -> Option<u64> {
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
-
-/// Longest file name (one path component) most filesystems accept, in bytes (Linux NAME_MAX).
-const MAX_FILE_NAME: usize = 255;
 
 /// Installs handlers for SIGINT, SIGTERM and SIGHUP (remove the temporary files of
 /// `zkrv_sdk::write_atomic` being written, then die of the signal as the default action would) and
@@ -737,40 +769,22 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Checks, before the (long) proof, that `path` (`what`: `-o`, `--profile-json`) can be written: not a
-/// directory, in an existing directory where a file can be created (a temporary file is created and removed).
+/// Checks, before the (long) proof, that `path` (`what`: `-o`, `--profile-json`) can be written:
+/// `zkrv_sdk::check_output_path` (not a directory nor ending in `/`, not an existing symbolic link, device,
+/// FIFO or socket, a name of at most 255 bytes, an existing directory), and a file can be created in its
+/// directory (a temporary file is created and removed).
 fn check_writable(path: &Path, what: &str) -> Result<()> {
     let shown = path.display();
-    if path.is_dir() || path.file_name().is_none() {
-        bail!("{what} {shown}: is a directory, expected a file path");
-    }
-    if let Ok(m) = std::fs::symlink_metadata(path) {
-        let kind = m.file_type();
-        if kind.is_symlink() {
-            bail!("{what} {shown}: is a symbolic link; zkrv replaces its output atomically, give the path of a regular file");
-        }
-        if !kind.is_file() {
-            bail!("{what} {shown}: exists and is not a regular file (a device, FIFO or socket); refusing to replace it");
-        }
-    }
-    if let Some(name) = path.file_name() {
-        if name.len() > MAX_FILE_NAME {
-            bail!(
-                "{what} {shown}: file name of {} bytes is longer than {MAX_FILE_NAME} bytes",
-                name.len()
-            );
-        }
+    // The SDK's checks (one definition: `Receipt::save` and `write_atomic` make the same ones).
+    match zkrv_sdk::check_output_path(path) {
+        Err(zkrv_sdk::Error::OutputPath { reason, .. }) => bail!("{what} {shown}: {reason}"),
+        Err(e) => return Err(e.into()),
+        Ok(()) => {}
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    if !dir.is_dir() {
-        bail!(
-            "{what} {shown}: cannot write: directory {} does not exist",
-            dir.display()
-        );
-    }
     let probe = dir.join(format!(".zkrv-write-check.{}.tmp", std::process::id()));
     std::fs::OpenOptions::new()
         .write(true)
@@ -870,6 +884,11 @@ fn security(preset: SecurityPreset, no_zk: bool, log_height: Option<usize>) -> R
 fn prove(a: ProveArgs) -> Result<u8> {
     // Refuse bad destinations before the (long) proof.
     check_prove_paths(&a)?;
+    // The segment size before the cycle limit, which is counted in segments of `rows - 1` cycles.
+    if let Some(rows) = a.segment_cycles {
+        zkrv_machine::segment::check_segment_rows(rows, &a.security.config(!a.no_zk))
+            .map_err(|reason| anyhow!("--segment-cycles {rows}: {reason}"))?;
+    }
     remove_temp_files_on_signals()?;
     LdeMode::from_env().map_err(|e| anyhow!(e))?;
     let program = load_program(&a.elf)?;
@@ -1203,6 +1222,9 @@ fn prove_segmented(
         plan.cycles,
         zk_mode(config.zk && a.zk_test_seed.is_none())
     );
+    if config.zk {
+        eprintln!("{SEGMENTED_ZK_WARNING}");
+    }
     if a.cpu_trace && gpu {
         eprintln!("zkrv: note: --cpu-trace: segments always generate their traces on the host");
     }
@@ -1278,10 +1300,7 @@ fn prove_segmented(
     if config.zk && a.zk_test_seed.is_some() {
         println!("zero knowledge      no (--zk-test-seed: zk mode with public randomness)");
     } else {
-        println!(
-            "zero knowledge      {} (per segment; the boundaries are public)",
-            yes_no(config.zk)
-        );
+        println!("zero knowledge      {}", zk_segmented(config.zk));
     }
     println!(
         "prove time          {prove_secs:.3} s ({} cycles/s)",
@@ -1464,6 +1483,24 @@ fn yes_no(b: bool) -> &'static str {
     }
 }
 
+/// The `zero knowledge` line of a segmented proof (prove and verify): each segment is a zk proof, but its
+/// boundary is public, memory included (docs/continuations.md, "Zero knowledge").
+fn zk_segmented(zk: bool) -> &'static str {
+    if zk {
+        "only within each segment: the memory written before each segment boundary (which may include \
+         the private input) and the registers at the boundaries are public in this proof"
+    } else {
+        yes_no(false)
+    }
+}
+
+/// The warning `prove` prints on stderr for a segmented proof.
+const SEGMENTED_ZK_WARNING: &str = "zkrv: warning: a segmented proof is zero-knowledge only within each \
+    segment: the memory written before each segment boundary (which may include the private input) and the \
+    registers, pc and I/O cursors at every boundary are public in the proof file (docs/continuations.md, \
+    \"Zero knowledge\"); a run of at most 2^26 - 1 cycles proven without --segment-cycles is one proof that \
+    reveals none of it";
+
 fn zk_mode(zk: bool) -> &'static str {
     if zk {
         "zero-knowledge"
@@ -1587,10 +1624,7 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
         security += " (the weakest segment)";
     }
     let zk = if segmented {
-        format!(
-            "{} (per segment; the boundaries are public)",
-            yes_no(config.zk)
-        )
+        zk_segmented(config.zk).to_string()
     } else {
         yes_no(config.zk).to_string()
     };
@@ -1759,6 +1793,7 @@ fn main() -> ExitCode {
     });
     match res {
         Ok(code) => ExitCode::from(code),
+        Err(e) if is_closed_stdout(&e) => die_of_closed_stdout(),
         Err(e) => {
             eprintln!("zkrv: error: {e:#}");
             ExitCode::from(HOST_ERROR)

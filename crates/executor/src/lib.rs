@@ -32,7 +32,10 @@ pub use decode::{decode, Inst, Op};
 pub use elf::{ElfError, Program, Segment, MAX_ELF_BYTES, MAX_EXEC_SPAN, MAX_SEGMENTS};
 pub use exec::{div, divu, divuw, divw, mulh, mulhsu, mulhu, rem, remu, remuw, remw};
 pub use record::{CycleEvent, Record, SyscallEvent};
-pub use segment::{execute_segment, execute_segmented, Checkpoint, SegmentRun, SegmentedExecution};
+pub use segment::{
+    execute_segment, execute_segmented, execute_segmented_checked, Checkpoint, SegmentRun,
+    SegmentedExecution,
+};
 pub use vm::Vm;
 
 /// Lowest valid guest address (below it: the unmapped guard page).

@@ -77,13 +77,37 @@ pub fn execute_segmented(
     segment_cycles: u64,
     max_cycles: u64,
 ) -> Result<SegmentedExecution, Failure> {
+    match execute_segmented_checked(program, input, segment_cycles, max_cycles, &mut |_, _| {
+        Ok::<(), std::convert::Infallible>(())
+    }) {
+        Ok(r) => r,
+        Err(never) => match never {},
+    }
+}
+
+/// [`execute_segmented`], calling `check(checkpoint, record)` after each segment with the segment's
+/// record (its cycle events, indexed from 0 in the segment, and its syscall events, whose `cycle` counts
+/// from the start of the run); the first error `check` returns stops the run and is the outer `Err`. A
+/// prover uses it to refuse a run it cannot prove before proving any segment.
+pub fn execute_segmented_checked<E>(
+    program: &Program,
+    input: &[u8],
+    segment_cycles: u64,
+    max_cycles: u64,
+    check: &mut dyn FnMut(&Checkpoint, &Record) -> Result<(), E>,
+) -> Result<Result<SegmentedExecution, Failure>, E> {
     let seg = segment_cycles.max(1);
-    let mut m = Machine::new(program, input).map_err(|error| Failure {
-        error,
-        public_output: Vec::new(),
-        debug_output: Vec::new(),
-        cycles: 0,
-    })?;
+    let mut m = match Machine::new(program, input) {
+        Ok(m) => m,
+        Err(error) => {
+            return Ok(Err(Failure {
+                error,
+                public_output: Vec::new(),
+                debug_output: Vec::new(),
+                cycles: 0,
+            }))
+        }
+    };
     let mut checkpoints = Vec::new();
     loop {
         let (pc, regs, input_pos, input_ended, output_len, cycle_base) = (
@@ -101,12 +125,12 @@ pub fn execute_segmented(
             Ok(code) => Some(code),
             Err(ExecError::CycleLimit { .. }) if limit < max_cycles => None,
             Err(error) => {
-                return Err(Failure {
+                return Ok(Err(Failure {
                     error,
                     public_output: std::mem::take(&mut m.public_output),
                     debug_output: std::mem::take(&mut m.debug_output),
                     cycles: m.cycles,
-                })
+                }))
             }
         };
         let mut rec = Record::default();
@@ -123,8 +147,11 @@ pub fn execute_segmented(
             pages: rec.pages,
             page_data: rec.init_pages,
         });
+        if let Some(cp) = checkpoints.last() {
+            check(cp, &r.record)?;
+        }
         if let Some(exit_code) = exit {
-            return Ok(SegmentedExecution {
+            return Ok(Ok(SegmentedExecution {
                 execution: Execution {
                     public_output: m.public_output,
                     exit_code,
@@ -133,7 +160,7 @@ pub fn execute_segmented(
                     record: None,
                 },
                 checkpoints,
-            });
+            }));
         }
     }
 }

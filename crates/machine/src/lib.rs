@@ -185,6 +185,21 @@ pub enum MachineError {
         /// `max_pages * 4096`.
         max_bytes: u64,
     },
+    /// A `read`/`write` ECALL whose a1 (buffer) or a2 (length) is 2^32 or more: the executor runs it (a
+    /// zero-length transfer succeeds whatever a1 is), the SYSCALL table cannot prove it (docs/abi.md,
+    /// "System calls"). `cycle` is the run's cycle index of the ECALL.
+    #[error("the `{call}` ECALL at cycle {cycle} (pc {pc:#x}) has {register} = {value:#x}; proving needs \
+             a1 (buffer) and a2 (length) of `read` and `write` below 2^32 (docs/abi.md, \"System calls\"; \
+             `zkrv run` executes it)")]
+    SyscallArgument {
+        cycle: u64,
+        pc: u32,
+        /// `read` or `write`.
+        call: &'static str,
+        /// `a1 (buffer)` or `a2 (length)`.
+        register: &'static str,
+        value: u64,
+    },
     /// The prover's error (shown once: not also reported as this error's source).
     #[error("prover: {0}")]
     Prove(ProveError),
@@ -522,14 +537,66 @@ pub fn check_touched_pages(pages: usize) -> Result<(), MachineError> {
 }
 
 /// Checks that a record (a run or a segment) is provable: at most [`MAX_TOUCHED_PAGES`] touched pages
-/// ([`MachineError::TooMuchMemory`]) and only provable instructions ([`MachineError::Unsupported`]).
+/// ([`MachineError::TooMuchMemory`]), only provable instructions ([`MachineError::Unsupported`]) and
+/// `read`/`write` arguments below 2^32 ([`MachineError::SyscallArgument`]). Cycles are named as the record
+/// counts them ([`check_provable_at`] for a segment's).
 pub fn check_provable(rec: &zkrv_executor::Record) -> Result<(), MachineError> {
+    check_provable_at(rec, 0)
+}
+
+/// [`check_provable`] of a record whose first cycle is the run's cycle `cycle_base` (a segment's record,
+/// re-executed from its checkpoint: its own cycle indices start at 0), so that errors name the run's cycle.
+pub fn check_provable_at(rec: &zkrv_executor::Record, cycle_base: u64) -> Result<(), MachineError> {
     check_touched_pages(rec.pages.len())?;
     for ev in &rec.cycles {
         let op = decode(ev.word).map(|i| i.op).unwrap_or(Op::Illegal);
         let known = op != Op::Ecall || matches!(ev.rs1_val, 93 | 94 | 64 | 63);
         if !supported(op) || !known {
             return Err(MachineError::Unsupported { pc: ev.pc, op });
+        }
+    }
+    check_syscall_args(rec, 0, cycle_base)
+}
+
+/// [`MachineError::SyscallArgument`] for the first `read`/`write` of `rec` whose a1 or a2 is 2^32 or more:
+/// the SYSCALL table holds a1 and a2 as two 32-bit words with the high one constrained to 0 (docs/tables.md
+/// §6.18). `event_base` is the cycle number the record's syscall events count from for its cycle events
+/// (`SyscallEvent::cycle - event_base` indexes `rec.cycles`: 0 for a re-executed record, the segment's
+/// first cycle for the first pass of a segmented run); `cycle_base` is added to that index in the error.
+pub(crate) fn check_syscall_args(
+    rec: &zkrv_executor::Record,
+    event_base: u64,
+    cycle_base: u64,
+) -> Result<(), MachineError> {
+    use tables::sysio::{SYS_READ, SYS_WRITE};
+    for sc in &rec.syscalls {
+        let call = match sc.num {
+            SYS_READ => "read",
+            SYS_WRITE => "write",
+            _ => continue,
+        };
+        let bad = [("a1 (buffer)", sc.args[1]), ("a2 (length)", sc.args[2])]
+            .into_iter()
+            .find(|&(_, v)| v >> 32 != 0);
+        if let Some((register, value)) = bad {
+            let local = sc.cycle.wrapping_sub(event_base);
+            let pc = usize::try_from(local)
+                .ok()
+                .and_then(|i| rec.cycles.get(i))
+                .map(|ev| ev.pc)
+                .ok_or_else(|| {
+                    MachineError::Internal(format!(
+                        "no cycle event for the ECALL at cycle {}",
+                        sc.cycle
+                    ))
+                })?;
+            return Err(MachineError::SyscallArgument {
+                cycle: cycle_base.saturating_add(local),
+                pc,
+                call,
+                register,
+                value,
+            });
         }
     }
     Ok(())

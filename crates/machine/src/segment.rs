@@ -29,8 +29,8 @@ use crate::tables::input::EofRule;
 use crate::tables::page::CELLS_PER_PAGE;
 use crate::trace::{self, TraceStart};
 use crate::{
-    check_page_list, check_provable, min_height, program_commitment, AirParams, Machine,
-    MachineError, VerifyError,
+    check_page_list, check_provable_at, check_syscall_args, min_height, program_commitment,
+    AirParams, Machine, MachineError, VerifyError,
 };
 
 /// Domain separator of a segment's statement bytes.
@@ -221,8 +221,7 @@ impl SegmentHeader {
         };
         if from > to || to > output.len() as u64 {
             return Err(format!(
-                "segment {} writes output bytes [{from}, {to}), but the public output has {} bytes",
-                self.index,
+                "it writes output bytes [{from}, {to}), but the public output has {} bytes",
                 output.len()
             ));
         }
@@ -230,18 +229,16 @@ impl SegmentHeader {
     }
 
     /// Checks what the header alone must satisfy: x0 = 0 at both ends, cursors that do not go back, an
-    /// input that does not reopen, pcs below 2^31.
+    /// input that does not reopen, pcs below 2^31. The reason does not repeat the segment's index: the
+    /// callers name it (`segment 3: x0 is 0x1 at its end`, `bad segment: ...`).
     pub fn check(&self) -> Result<(), String> {
         let i = self.index;
         let check_b = |b: &Boundary, which: &str| {
             if b.regs[0] != 0 {
-                return Err(format!(
-                    "segment {i}: x0 is {:#x} at its {which}",
-                    b.regs[0]
-                ));
+                return Err(format!("x0 is {:#x} at its {which}", b.regs[0]));
             }
             if b.pc as u64 >= zkrv_executor::GUEST_MEM_END || !b.pc.is_multiple_of(4) {
-                return Err(format!("segment {i}: bad pc {:#x} at its {which}", b.pc));
+                return Err(format!("bad pc {:#x} at its {which}", b.pc));
             }
             Ok(())
         };
@@ -251,15 +248,15 @@ impl SegmentHeader {
             if e.input_cursor < self.start.input_cursor
                 || e.output_cursor < self.start.output_cursor
             {
-                return Err(format!("segment {i}: a cursor goes back"));
+                return Err("an I/O cursor goes back".into());
             }
             if self.start.input_ended && !e.input_ended {
-                return Err(format!("segment {i}: the input ended before it, not after"));
+                return Err("the input ended before it, not after".into());
             }
         }
         if self.index >= self.count {
             return Err(format!(
-                "segment index {i} of a run of {} segments",
+                "its index {i} is not below the run's {} segments",
                 self.count
             ));
         }
@@ -521,7 +518,7 @@ pub fn segment_witness(
     config: &StarkConfig,
 ) -> Result<SegmentWitness, MachineError> {
     let run = execute_segment(program, input, cp)?;
-    check_provable(&run.record)?;
+    check_provable_at(&run.record, cp.cycle_base)?;
     let pc32 = |pc: u64| {
         u32::try_from(pc).map_err(|_| MachineError::Internal(format!("pc {pc:#x} >= 2^32")))
     };
@@ -779,7 +776,10 @@ pub enum ChainError {
         found: u64,
         expected: u64,
     },
-    #[error("segment {index} claims {cycles} cycles, more than its CPU table of 2^{log_height} rows holds")]
+    /// A segment runs at least one cycle.
+    #[error("segment {index} claims 0 cycles; a segment runs at least 1")]
+    NoCycles { index: u32 },
+    #[error("segment {index} claims {cycles} cycles, more than its CPU table of 2^{log_height} rows holds ({} at most: one padding row)", (1u64 << (*log_height).min(63)) - 1)]
     Cycles {
         index: u32,
         cycles: u64,
@@ -793,7 +793,7 @@ pub enum ChainError {
     ExitCode { statement: u32, segment: u32 },
     #[error("the run's segment size {rows} is not a power of two in 2..=2^26")]
     SegmentSize { rows: u64 },
-    #[error("segment {index} has {cycles} cycles, but the run is cut into segments of {rows} rows ({} cycles each, the last at most that)", rows - 1)]
+    #[error("segment {index} has {cycles} cycles, but the run is cut into segments of {rows} rows ({} cycles each, the last at most that)", rows.saturating_sub(1))]
     SegmentRows { index: u32, cycles: u64, rows: u64 },
     #[error("segment {index}: {reason}")]
     Bad { index: u32, reason: String },
@@ -857,7 +857,7 @@ pub enum PlanError {
     #[error("--segment-cycles {rows}: {reason}")]
     SegmentSize { rows: u64, reason: String },
     /// The cycle limit allows more segments than a proof holds ([`max_run_cycles`]).
-    #[error("--max-cycles {max_cycles}: a run in segments of {rows} rows holds at most 2^32 - 1 segments of {} cycles = {limit} cycles", rows - 1)]
+    #[error("--max-cycles {max_cycles}: a run in segments of {rows} rows holds at most 2^32 - 1 segments of {} cycles = {limit} cycles", rows.saturating_sub(1))]
     RunTooLong {
         max_cycles: u64,
         rows: u64,
@@ -865,6 +865,10 @@ pub enum PlanError {
     },
     #[error("{}", .0.error)]
     Exec(zkrv_executor::Failure),
+    /// The run executes but cannot be proven (found in the first pass, before any segment is proven):
+    /// a `read`/`write` argument of 2^32 or more ([`MachineError::SyscallArgument`]).
+    #[error(transparent)]
+    Unprovable(MachineError),
 }
 
 /// The identifier of a run: Keccak-256 of `"zkrv-run-v1" || statement bytes || segment_rows || count ||
@@ -894,6 +898,27 @@ pub fn run_id(statement: &crate::Statement, segment_rows: u64, cps: &[Checkpoint
     out
 }
 
+/// Checks a segment size of `segment_rows` CPU rows under `config`: a power of two, at least
+/// `min_height(config)` (the smallest table: 128 rows in zk mode) and at most 2^26 (the tallest table).
+/// The error is the reason (e.g. "must be a power of two"), for the caller to prefix with the size; check
+/// it before anything that divides by or subtracts from the size (`segment_rows - 1` cycles per segment).
+pub fn check_segment_rows(segment_rows: u64, config: &StarkConfig) -> Result<(), String> {
+    let min = min_height(config) as u64;
+    if !segment_rows.is_power_of_two() {
+        return Err("must be a power of two".into());
+    }
+    if segment_rows < min {
+        return Err(format!(
+            "smaller than the smallest table ({min} rows under these parameters: a segment's CPU \
+             table cannot be shorter)"
+        ));
+    }
+    if segment_rows > 1 << zkrv_stark::logup::MAX_LOG_HEIGHT {
+        return Err("larger than 2^26, the tallest table".into());
+    }
+    Ok(())
+}
+
 /// Runs `program` on `input` (at most `max_cycles` cycles) and cuts it into segments of `segment_rows`
 /// CPU rows, that is at most `segment_rows - 1` cycles each (one padding row). `segment_rows` must be a
 /// power of two, at least `min_height(config)` (the smallest table, 128 rows in zk mode) and at most
@@ -908,23 +933,10 @@ pub fn plan_run(
     max_cycles: u64,
     config: &StarkConfig,
 ) -> Result<RunPlan, PlanError> {
-    let min = min_height(config) as u64;
-    let bad = |reason: String| PlanError::SegmentSize {
+    check_segment_rows(segment_rows, config).map_err(|reason| PlanError::SegmentSize {
         rows: segment_rows,
         reason,
-    };
-    if !segment_rows.is_power_of_two() {
-        return Err(bad("must be a power of two".into()));
-    }
-    if segment_rows < min {
-        return Err(bad(format!(
-            "smaller than the smallest table ({min} rows under these parameters: a segment's CPU \
-             table cannot be shorter)"
-        )));
-    }
-    if segment_rows > 1 << zkrv_stark::logup::MAX_LOG_HEIGHT {
-        return Err(bad("larger than 2^26, the tallest table".into()));
-    }
+    })?;
     if max_cycles > max_run_cycles(segment_rows) {
         return Err(PlanError::RunTooLong {
             max_cycles,
@@ -945,8 +957,18 @@ pub fn plan_run(
         },
     )
     .map_err(PlanError::Exec)?;
-    let seg = zkrv_executor::execute_segmented(program, input, segment_rows - 1, max_cycles)
-        .map_err(PlanError::Exec)?;
+    // The first pass checks each segment's syscall arguments as it goes (the rest of `check_provable`
+    // runs per segment when its witness is built), so that an unprovable run is refused before any
+    // segment is proven.
+    let seg = zkrv_executor::execute_segmented_checked(
+        program,
+        input,
+        segment_rows - 1,
+        max_cycles,
+        &mut |cp, rec| check_syscall_args(rec, cp.cycle_base, cp.cycle_base),
+    )
+    .map_err(PlanError::Unprovable)?
+    .map_err(PlanError::Exec)?;
     let statement = crate::Statement {
         program: program_commitment(program),
         exit_code: seg.execution.exit_code,
@@ -1377,7 +1399,10 @@ pub fn verify_run(
             .copied()
             .unwrap_or(0) as usize;
         let rows = 1u64.checked_shl(log_h as u32).unwrap_or(u64::MAX);
-        if h.cycles == 0 || h.cycles >= rows {
+        if h.cycles == 0 {
+            return Err(chain(ChainError::NoCycles { index: h.index }));
+        }
+        if h.cycles >= rows {
             return Err(chain(ChainError::Cycles {
                 index: h.index,
                 cycles: h.cycles,

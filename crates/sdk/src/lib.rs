@@ -15,7 +15,8 @@
 //!   [`Receipt`] (statement + proof + the STARK parameters) and what the run printed to fd 2. A run longer
 //!   than one proof holds ([`MAX_PROVABLE_CYCLES`]), or any run with [`ProveOptions::segment_cycles`], is
 //!   proven in **segments** chained in one receipt ([`ReceiptProof::Segmented`], docs/continuations.md;
-//!   the segment boundaries are public).
+//!   the segment boundaries are public, memory written before a boundary included, which may hold the
+//!   private input: such a receipt is zero-knowledge only within each segment).
 //! * [`Receipt::to_bytes`] / [`Receipt::from_bytes`] / [`Receipt::save`] / [`Receipt::load`]: the `.zkrv`
 //!   proof file ([`proof_file`], the format `zkrv prove` writes and `zkrv verify` reads).
 //! * [`Receipt::verify`] checks a receipt against a program; [`Receipt::exit_code`] and
@@ -121,7 +122,7 @@ pub enum Error {
     },
     /// `ProveOptions::max_cycles` above what one proof file can hold: 2^32 - 1 segments of
     /// `segment_rows - 1` cycles (`zkrv_machine::segment::max_run_cycles`); refused before the guest runs.
-    #[error("max_cycles {max_cycles}: a proof holds at most 2^32 - 1 segments of {} cycles = {limit} cycles (segments of {segment_rows} rows)", segment_rows - 1)]
+    #[error("max_cycles {max_cycles}: a proof holds at most 2^32 - 1 segments of {} cycles = {limit} cycles (segments of {segment_rows} rows)", segment_rows.saturating_sub(1))]
     CycleLimitTooLarge {
         max_cycles: u64,
         segment_rows: u64,
@@ -163,6 +164,21 @@ pub enum Error {
     /// ([`Receipt::check_with`]).
     #[error("the proof's parameters give {bits} bits provable, below the required {min}{}", too_weak_hint(*min))]
     TooWeak { bits: u32, min: u32 },
+    /// A path [`Receipt::save`] / [`write_atomic`] refuses to write ([`check_output_path`]); nothing was
+    /// written and the path is untouched.
+    #[error("cannot write {}: {reason}", .path.display())]
+    OutputPath {
+        path: PathBuf,
+        reason: OutputPathError,
+    },
+    /// A path that is not a regular file or a character device (a FIFO or a socket), refused before it is
+    /// opened: opening a FIFO blocks until something writes to it ([`check_input_path`]).
+    #[error("{what} {} is a {kind}, not a file: opening it would wait for a writer, reading it may never end", .path.display())]
+    NotAFile {
+        what: &'static str,
+        path: PathBuf,
+        kind: &'static str,
+    },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -230,8 +246,118 @@ pub fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// Why [`check_output_path`] refuses a path.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OutputPathError {
+    /// An existing directory, or a path without a file name (`.`, `..`, `/`).
+    #[error("is a directory, expected a file path")]
+    Directory,
+    /// The path ends in `/`: it names a directory, which the rename of an atomic write cannot create.
+    #[error("ends in `/`, which names a directory; expected a file path (drop the trailing `/`)")]
+    TrailingSlash,
+    /// An existing symbolic link (dangling or not): the atomic rename would replace the link, not write
+    /// to its target.
+    #[error(
+        "is a symbolic link; zkrv replaces its output atomically, give the path of a regular file"
+    )]
+    Symlink,
+    /// An existing device, FIFO or socket: the rename would replace it with a regular file.
+    #[error("exists and is not a regular file (a device, FIFO or socket); refusing to replace it")]
+    NotRegularFile,
+    /// A last component longer than [`MAX_FILE_NAME`] bytes.
+    #[error("file name of {len} bytes is longer than {MAX_FILE_NAME} bytes")]
+    NameTooLong { len: usize },
+    /// The directory the file would be in does not exist (or is not a directory).
+    #[error("cannot write: directory {} does not exist", .dir.display())]
+    NoDirectory { dir: PathBuf },
+}
+
+/// Longest file name (one path component) most filesystems accept, in bytes (Linux `NAME_MAX`).
+pub const MAX_FILE_NAME: usize = 255;
+
+/// The checks every output path passes before anything is written ([`write_atomic`], [`Receipt::save`],
+/// the `zkrv` CLI's `-o`, `--profile-json`, `--output-file`; docs/cli.md "Output paths"): not a directory
+/// and not ending in `/`; if it exists, a regular file (not a symbolic link, device, FIFO or socket, which
+/// the atomic rename would replace); a file name of at most [`MAX_FILE_NAME`] bytes; in an existing
+/// directory. Looks at the path only (creates nothing). Errors: [`Error::OutputPath`].
+pub fn check_output_path(path: &Path) -> Result<(), Error> {
+    use std::os::unix::ffi::OsStrExt;
+    let refuse = |reason| {
+        Err(Error::OutputPath {
+            path: path.to_path_buf(),
+            reason,
+        })
+    };
+    if path.file_name().is_none() || path.is_dir() {
+        return refuse(OutputPathError::Directory);
+    }
+    if path.as_os_str().as_bytes().ends_with(b"/") {
+        return refuse(OutputPathError::TrailingSlash);
+    }
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        let kind = m.file_type();
+        if kind.is_symlink() {
+            return refuse(OutputPathError::Symlink);
+        }
+        if !kind.is_file() {
+            return refuse(OutputPathError::NotRegularFile);
+        }
+    }
+    if let Some(name) = path.file_name() {
+        if name.len() > MAX_FILE_NAME {
+            return refuse(OutputPathError::NameTooLong { len: name.len() });
+        }
+    }
+    let dir = output_dir(path);
+    if !dir.is_dir() {
+        return refuse(OutputPathError::NoDirectory { dir });
+    }
+    Ok(())
+}
+
+/// The directory an output file `path` is written in (`.` for a bare file name).
+fn output_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Refuses, before it is opened, an input path (`what`: "ELF", "proof file", ...) that is a FIFO or a
+/// socket ([`Error::NotAFile`]): opening a FIFO blocks until a writer opens it, reading one may never end.
+/// A path that is this process's own stdin (`/dev/stdin`, `/proc/self/fd/0`) or another of its open file
+/// descriptors (`/dev/fd/N`, `/proc/self/fd/N`: a shell's `<(command)`) is allowed: it is open already.
+/// Regular files and character devices (`/dev/zero`: read through the size cap) pass; a path that does not
+/// exist passes too (opening it gives the error).
+pub fn check_input_path(path: &Path, what: &'static str) -> Result<(), Error> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(m) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let t = m.file_type();
+    let kind = if t.is_fifo() {
+        "FIFO (named pipe)"
+    } else if t.is_socket() {
+        "socket"
+    } else {
+        return Ok(());
+    };
+    let open_fd = ["/dev/stdin", "/dev/fd/", "/proc/self/fd/"]
+        .iter()
+        .any(|p| path.starts_with(p));
+    if open_fd {
+        return Ok(());
+    }
+    Err(Error::NotAFile {
+        what,
+        path: path.to_path_buf(),
+        kind,
+    })
+}
+
 /// Reads at most `limit` bytes of `path`: a larger or endless file (`/dev/zero`) is an error after
-/// `limit + 1` bytes, not an unbounded allocation.
+/// `limit + 1` bytes, not an unbounded allocation; a FIFO or socket is refused before it is opened
+/// ([`check_input_path`]).
 pub fn read_capped(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, Error> {
     use std::io::Read;
     let io = |error| Error::Io {
@@ -239,6 +365,7 @@ pub fn read_capped(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8
         path: path.to_path_buf(),
         error,
     };
+    check_input_path(path, what)?;
     let f = std::fs::File::open(path).map_err(io)?;
     if f.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(io(std::io::Error::other("it is a directory")));
@@ -466,8 +593,11 @@ impl Receipt {
     }
 
     /// Writes the `.zkrv` file atomically (a temporary file `.zkrv.<pid>.<nonce>.tmp` beside `path`, then a
-    /// rename; on any error the temporary file is removed and `path` is untouched).
+    /// rename; on any error the temporary file is removed and `path` is untouched). `path` must be a
+    /// regular file or not exist ([`check_output_path`]: a symbolic link, a device, a FIFO or a path
+    /// ending in `/` is an [`Error::OutputPath`], checked before the proof is encoded).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        check_output_path(path.as_ref())?;
         write_atomic(path.as_ref(), &self.to_bytes()?)
     }
 
@@ -589,7 +719,9 @@ impl Receipt {
     }
 
     /// Whether the proof is zero-knowledge (the mode; a `zk_test_seed` proof is in zk mode too). A
-    /// segmented proof is zero-knowledge per segment: its boundaries are public.
+    /// segmented proof is zero-knowledge only within each segment: its boundaries are public, including
+    /// the value of every memory cell written before a boundary (which may hold the private input) and
+    /// the registers there (docs/continuations.md, "Zero knowledge").
     pub fn is_zk(&self) -> bool {
         self.config.zk
     }
@@ -679,6 +811,11 @@ pub struct Proved {
 /// `segment_cycles`); else the run is executed once more in recording mode, cut at checkpoints and every
 /// segment re-executed and proven ([`prove_segments`]).
 pub fn prove(program: &Program, input: &[u8], opts: &ProveOptions) -> Result<Proved, Error> {
+    // The segment size first: the cycle limit below is counted in segments of `rows - 1` cycles.
+    if let Some(rows) = opts.segment_cycles {
+        zkrv_machine::segment::check_segment_rows(rows, &opts.stark_config())
+            .map_err(|reason| Error::SegmentSize { rows, reason })?;
+    }
     let config = opts.stark_config();
     if opts.segment_jobs == Some(0) {
         return Err(Error::SegmentJobs);
@@ -797,6 +934,7 @@ fn plan_segments(
                 cycles: f.cycles,
                 debug_output: f.debug_output,
             },
+            PlanError::Unprovable(e) => Error::Machine(e),
         }
     })
 }
@@ -887,8 +1025,9 @@ fn test_write_pause() {
 
 /// Writes `bytes` to `path` atomically: a temporary file `.zkrv.<pid>.<nonce>.tmp` in the same directory
 /// (listed by [`temp_files_in_progress`] while it exists), fsync, rename, fsync of the directory (best
-/// effort). On any error (e.g. `EFBIG` past `ulimit -f`, `ENOSPC`) the temporary file is removed and `path`
-/// is untouched.
+/// effort). A path [`check_output_path`] refuses (a directory, a trailing `/`, a symbolic link, a device,
+/// FIFO or socket, ...) is an [`Error::OutputPath`] before anything is written. On any error (e.g. `EFBIG`
+/// past `ulimit -f`, `ENOSPC`) the temporary file is removed and `path` is untouched.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     use std::io::Write;
     let err = |error| Error::Io {
@@ -896,17 +1035,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         path: path.to_path_buf(),
         error,
     };
-    let other = |m: String| err(std::io::Error::other(m));
-    if path.file_name().is_none() || path.is_dir() {
-        return Err(other("it is a directory, expected a file path".into()));
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !dir.is_dir() {
-        return Err(other(format!("directory {} does not exist", dir.display())));
-    }
+    check_output_path(path)?;
+    let dir = output_dir(path);
     let nonce = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
