@@ -3,6 +3,7 @@
 //! segment boundaries, input read to its end), and each tampering with the segment list or the chain is
 //! rejected with its own error.
 
+use std::time::{Duration, Instant};
 use zkrv_executor::asm::*;
 use zkrv_executor::{execute, ExecOptions, Program};
 use zkrv_machine::segment::{
@@ -441,10 +442,22 @@ fn scheduler_spreads_segments_over_workers() {
     // A failure in segment 2 (of 2 workers): named, and the run stops handing out segments.
     for pipelined in [false, true] {
         let calls = AtomicUsize::new(0);
+        let failed = std::sync::atomic::AtomicBool::new(false);
         let prove = |_: usize, w: SegmentWitness| {
             calls.fetch_add(1, Ordering::Relaxed);
             if w.header.index == 2 {
+                failed.store(true, Ordering::Release);
                 return Err(MachineError::Internal("injected".into()));
+            }
+            // Segments after the failing one wait for it to be proven (segments are handed out in order,
+            // so it is already in a worker's hands): on a loaded machine a slow worker could otherwise reach
+            // segment 2 only after the others proved every segment, and nothing would be left to stop.
+            let t = Instant::now();
+            while w.header.index > 2
+                && !failed.load(Ordering::Acquire)
+                && t.elapsed() < Duration::from_secs(20)
+            {
+                std::thread::sleep(Duration::from_millis(1));
             }
             stub(w)
         };
