@@ -1,19 +1,11 @@
 //! `zkrv run` end to end on the prebuilt guests (skipped when guests/bin is absent).
 
-use std::process::Command;
-
-const GUESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../guests/bin");
-
-fn zkrv(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_zkrv"))
-        .args(args)
-        .output()
-        .expect("zkrv runs")
-}
+mod common;
+use common::*;
 
 #[test]
 fn run_prints_output_and_exits_with_guest_code() {
-    let elf = format!("{GUESTS}/exitcode.elf");
+    let elf = bundled("exitcode");
     if !std::path::Path::new(&elf).exists() {
         eprintln!("skipping: {elf} not built");
         return;
@@ -30,7 +22,7 @@ fn run_prints_output_and_exits_with_guest_code() {
 
 #[test]
 fn run_with_input_file() {
-    let elf = format!("{GUESTS}/fibonacci.elf");
+    let elf = bundled("fibonacci");
     if !std::path::Path::new(&elf).exists() {
         eprintln!("skipping: {elf} not built");
         return;
@@ -54,7 +46,7 @@ fn host_errors_exit_2() {
     let _ = std::fs::remove_file(&not_elf);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("64-byte ELF64 header"));
-    let elf = format!("{GUESTS}/sort.elf");
+    let elf = bundled("sort");
     if std::path::Path::new(&elf).exists() {
         let out = zkrv(&["run", &elf, "--max-cycles", "100"]);
         assert_eq!(out.status.code(), Some(2));
@@ -91,7 +83,7 @@ fn gpu_memory_flag_is_validated() {
 /// new-user pass: it used to replace the proof with the public output).
 #[test]
 fn verify_output_file_refuses_its_inputs() {
-    let elf = format!("{GUESTS}/fibonacci.elf");
+    let elf = bundled("fibonacci");
     if !std::path::Path::new(&elf).exists() {
         eprintln!("skipping: {elf} not built");
         return;
@@ -147,12 +139,12 @@ fn verify_output_file_refuses_its_inputs() {
 #[test]
 fn input_dev_stdin_reads_stdin_without_a_note() {
     use std::io::Write;
-    let elf = format!("{GUESTS}/fibonacci.elf");
+    let elf = bundled("fibonacci");
     if !std::path::Path::new(&elf).exists() || !std::path::Path::new("/dev/stdin").exists() {
         eprintln!("skipping: {elf} or /dev/stdin missing");
         return;
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_zkrv"))
+    let mut child = zkrv_bin()
         .args(["run", &elf, "--input", "/dev/stdin"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -4,21 +4,12 @@
 //! and a segment size below the table minimum is refused before anything runs. (A run that fits in one
 //! segment gives the one-segment file: tests/new_user.rs `segment_jobs_is_checked_noted_and_capped`.)
 
-use std::process::Command;
 use zkrv_sdk::proof_file::{decode_any, encode_segmented, Decoded};
 
 const GUESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../guests");
 
-fn zkrv(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_zkrv"))
-        .args(args)
-        .output()
-        .expect("zkrv runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::*;
 
 #[test]
 fn segmented_prove_verify_and_rejections() {

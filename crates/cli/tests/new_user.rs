@@ -5,18 +5,15 @@
 //! The guests are tiny hand-assembled ELFs (proofs with `--no-zk` to keep the suite fast) and the bundled
 //! `exitcode` guest.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use zkrv_executor::asm::*;
 
-fn zkrv_bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_zkrv"))
-}
-
-fn zkrv(args: &[&str]) -> Output {
-    zkrv_bin().args(args).output().expect("zkrv runs")
-}
+mod common;
+use common::*;
+// `s` is also the S-type encoder of `asm::*`: here it is the path helper.
+use common::s;
 
 /// Runs zkrv with `stdin` as its standard input.
 fn zkrv_stdin(args: &[&str], stdin: &[u8]) -> Output {
@@ -35,80 +32,6 @@ fn zkrv_stdin(args: &[&str], stdin: &[u8]) -> Output {
         r => r.expect("write stdin"),
     }
     child.wait_with_output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("zkrv-new-user-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn bundled(name: &str) -> String {
-    format!("{}/../../guests/bin/{name}.elf", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Asserts a host error (exit 2) raised before proving started, whose message contains `msg`.
-fn assert_refused_early(out: &Output, msg: &str) {
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains(msg), "expected {msg:?} in: {err}");
-    assert!(
-        !err.contains("proving "),
-        "refused only after proving started: {err}"
-    );
-}
-
-const BASE: u64 = 0x10000;
-
-/// A minimal ELF64 LE RISC-V ET_EXEC: one RWX segment with `words` at [`BASE`] (memsz 0x1000), entry there
-/// (the same layout as tests/findings.rs).
-fn elf_bytes(words: &[u32]) -> Vec<u8> {
-    let data: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let mut out = Vec::new();
-    out.extend_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-    out.extend_from_slice(&2u16.to_le_bytes()); // ET_EXEC
-    out.extend_from_slice(&243u16.to_le_bytes()); // EM_RISCV
-    out.extend_from_slice(&1u32.to_le_bytes());
-    out.extend_from_slice(&BASE.to_le_bytes()); // entry
-    out.extend_from_slice(&64u64.to_le_bytes()); // phoff
-    out.extend_from_slice(&0u64.to_le_bytes()); // shoff
-    out.extend_from_slice(&0u32.to_le_bytes());
-    for v in [64u16, 56, 1, 64, 0, 0] {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    out.extend_from_slice(&1u32.to_le_bytes()); // PT_LOAD
-    out.extend_from_slice(&7u32.to_le_bytes()); // RWX
-    out.extend_from_slice(&120u64.to_le_bytes()); // offset
-    out.extend_from_slice(&BASE.to_le_bytes());
-    out.extend_from_slice(&BASE.to_le_bytes());
-    out.extend_from_slice(&(data.len() as u64).to_le_bytes());
-    out.extend_from_slice(&0x1000u64.to_le_bytes());
-    out.extend_from_slice(&0x1000u64.to_le_bytes());
-    out.extend_from_slice(&data);
-    out
-}
-
-fn write_elf(dir: &Path, name: &str, words: &[u32]) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, elf_bytes(words)).unwrap();
-    p
-}
-
-fn ecall(w: &mut Vec<u32>, num: i64, a0: i64, a1: i64, a2: i64) {
-    w.extend(li(10, a0));
-    w.extend(li(11, a1));
-    w.extend(li(12, a2));
-    w.extend(li(17, num));
-    w.push(ECALL);
 }
 
 /// Reads up to 16 bytes of input to 0x11000, writes them to the public output, exits 0.

@@ -6,30 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-const GUESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../guests/bin");
-
-fn zkrv(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zkrv"))
-        .args(args)
-        .output()
-        .expect("zkrv runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// A fresh directory under the system temp dir.
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("zkrv-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn elf(name: &str) -> String {
-    format!("{GUESTS}/{name}.elf")
-}
+mod common;
+use common::*;
 
 /// The shared proof of `exitcode` (path to the proof file, prove's output).
 fn fixture() -> &'static (PathBuf, Output) {
@@ -40,7 +18,7 @@ fn fixture() -> &'static (PathBuf, Output) {
         let json = dir.join("profile.json");
         let out = zkrv(&[
             "prove",
-            &elf("exitcode"),
+            &bundled("exitcode"),
             "-o",
             proof.to_str().unwrap(),
             "--backend",
@@ -69,7 +47,7 @@ fn verify_bytes(tag: &str, bytes: &[u8], elf_name: &str) -> Output {
         "verify",
         "--any-exit-code",
         p.to_str().unwrap(),
-        &elf(elf_name),
+        &bundled(elf_name),
     ]);
     let _ = std::fs::remove_dir_all(&dir);
     out
@@ -133,7 +111,7 @@ fn prove_then_verify() {
         "verify",
         "--any-exit-code",
         path.to_str().unwrap(),
-        &elf("exitcode"),
+        &bundled("exitcode"),
     ]);
     let so = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -145,7 +123,7 @@ fn prove_then_verify() {
     let out = zkrv(&[
         "verify",
         path.to_str().unwrap(),
-        &elf("exitcode"),
+        &bundled("exitcode"),
         "--min-security",
         "128",
     ]);
@@ -164,7 +142,7 @@ fn prove_then_verify() {
         let out = zkrv(&[
             "verify",
             path.to_str().unwrap(),
-            &elf("exitcode"),
+            &bundled("exitcode"),
             "--min-security",
             min,
         ]);
@@ -182,7 +160,7 @@ fn dev_preset_is_refused_below_min_security() {
     let p = proof.to_str().unwrap();
     let out = zkrv(&[
         "prove",
-        &elf("exitcode"),
+        &bundled("exitcode"),
         "-o",
         p,
         "--security",
@@ -208,7 +186,7 @@ fn dev_preset_is_refused_below_min_security() {
     ] {
         assert!(so.contains(row), "missing {row}: {so}");
     }
-    let out = zkrv(&["verify", p, &elf("exitcode")]);
+    let out = zkrv(&["verify", p, &bundled("exitcode")]);
     assert_rejected(
         &out,
         "the proof's parameters (dev preset (below 100 bits)) give 59 bits provable, below --min-security 100",
@@ -216,7 +194,7 @@ fn dev_preset_is_refused_below_min_security() {
     let out = zkrv(&[
         "verify",
         p,
-        &elf("exitcode"),
+        &bundled("exitcode"),
         "--min-security",
         "0",
         "--any-exit-code",
@@ -276,7 +254,7 @@ fn zk_by_default_and_no_zk_on_request() {
     let again = dir.join("again.zkrv");
     let out = zkrv(&[
         "prove",
-        &elf("exitcode"),
+        &bundled("exitcode"),
         "-o",
         plain.to_str().unwrap(),
         "--backend",
@@ -291,7 +269,7 @@ fn zk_by_default_and_no_zk_on_request() {
         "verify",
         "--any-exit-code",
         plain.to_str().unwrap(),
-        &elf("exitcode"),
+        &bundled("exitcode"),
     ]);
     let so = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -304,7 +282,7 @@ fn zk_by_default_and_no_zk_on_request() {
 
     let out = zkrv(&[
         "prove",
-        &elf("exitcode"),
+        &bundled("exitcode"),
         "-o",
         again.to_str().unwrap(),
         "--backend",
@@ -317,7 +295,7 @@ fn zk_by_default_and_no_zk_on_request() {
         "verify",
         "--any-exit-code",
         again.to_str().unwrap(),
-        &elf("exitcode"),
+        &bundled("exitcode"),
     ]);
     let so = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -329,7 +307,7 @@ fn zk_by_default_and_no_zk_on_request() {
     for p in [&s1, &s2] {
         let out = zkrv(&[
             "prove",
-            &elf("exitcode"),
+            &bundled("exitcode"),
             "-o",
             p.to_str().unwrap(),
             "--backend",
@@ -345,7 +323,7 @@ fn zk_by_default_and_no_zk_on_request() {
         "verify",
         "--any-exit-code",
         s1.to_str().unwrap(),
-        &elf("exitcode"),
+        &bundled("exitcode"),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 
@@ -401,7 +379,7 @@ fn verify_rejects_other_program() {
 fn verify_rejects_other_files_and_versions() {
     let b = proof_bytes();
     // An ELF is not a proof file.
-    let not_proof = std::fs::read(elf("exitcode")).unwrap();
+    let not_proof = std::fs::read(bundled("exitcode")).unwrap();
     assert_rejected(
         &verify_bytes("notzkrv", &not_proof, "exitcode"),
         "not a zkrv proof file",
@@ -445,7 +423,7 @@ fn verify_rejects_other_files_and_versions() {
 
 #[test]
 fn verify_missing_file_is_a_host_error() {
-    let out = zkrv(&["verify", "/nonexistent/p.zkrv", &elf("exitcode")]);
+    let out = zkrv(&["verify", "/nonexistent/p.zkrv", &bundled("exitcode")]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(
@@ -458,7 +436,12 @@ fn verify_missing_file_is_a_host_error() {
 fn prove_into_missing_directory_fails_cleanly() {
     let dir = tempdir("nodir");
     let target = dir.join("missing").join("p.zkrv");
-    let out = zkrv(&["prove", &elf("exitcode"), "-o", target.to_str().unwrap()]);
+    let out = zkrv(&[
+        "prove",
+        &bundled("exitcode"),
+        "-o",
+        target.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(err.contains("does not exist"), "{err}");
@@ -492,7 +475,7 @@ fn backend_gpu_without_gpu_is_a_clear_error() {
     let target = dir.join("p.zkrv");
     let out = zkrv(&[
         "prove",
-        &elf("exitcode"),
+        &bundled("exitcode"),
         "-o",
         target.to_str().unwrap(),
         "--backend",
@@ -519,7 +502,7 @@ fn prove_verify_fibonacci_with_input() {
     );
     let out = zkrv(&[
         "prove",
-        &elf("fibonacci"),
+        &bundled("fibonacci"),
         "--input",
         input,
         "-o",
@@ -528,7 +511,7 @@ fn prove_verify_fibonacci_with_input() {
         "cpu",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let out = zkrv(&["verify", proof.to_str().unwrap(), &elf("fibonacci")]);
+    let out = zkrv(&["verify", proof.to_str().unwrap(), &bundled("fibonacci")]);
     let _ = std::fs::remove_dir_all(&dir);
     let so = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -543,7 +526,7 @@ fn prove_verify_fibonacci_with_input() {
 }
 
 fn zkrv_env(env: &[(&str, &str)], args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zkrv"))
+    zkrv_bin()
         .envs(env.iter().copied())
         .args(args)
         .output()
@@ -561,7 +544,7 @@ fn zkrv_lde_env_selects_the_lde_mode() {
             &[("ZKRV_LDE", mode)],
             &[
                 "prove",
-                &elf("exitcode"),
+                &bundled("exitcode"),
                 "-o",
                 proof.to_str().unwrap(),
                 "--backend",
@@ -596,7 +579,7 @@ fn zkrv_lde_env_selects_the_lde_mode() {
         "verify",
         "--any-exit-code",
         p_rec.to_str().unwrap(),
-        &elf("exitcode"),
+        &bundled("exitcode"),
     ]);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -616,11 +599,11 @@ fn zkrv_lde_non_utf8_is_refused() {
     use std::os::unix::ffi::OsStrExt;
     let dir = tempdir("lde-nonutf8");
     let proof = dir.join("p.zkrv");
-    let out = Command::new(env!("CARGO_BIN_EXE_zkrv"))
+    let out = zkrv_bin()
         .env("ZKRV_LDE", OsStr::from_bytes(b"st\xffore"))
         .args([
             "prove",
-            &elf("exitcode"),
+            &bundled("exitcode"),
             "-o",
             proof.to_str().unwrap(),
             "--backend",
@@ -644,12 +627,12 @@ fn zkrv_lde_non_utf8_is_refused() {
 fn stdout_write_failure_is_reported_as_such() {
     let (proof, _) = fixture();
     let full = || std::fs::File::create("/dev/full").expect("/dev/full");
-    let out = Command::new(env!("CARGO_BIN_EXE_zkrv"))
+    let out = zkrv_bin()
         .args([
             "verify",
             "--any-exit-code",
             proof.to_str().unwrap(),
-            &elf("exitcode"),
+            &bundled("exitcode"),
         ])
         .stdout(full())
         .output()
@@ -660,10 +643,10 @@ fn stdout_write_failure_is_reported_as_such() {
     assert!(!err.contains("failed:"), "{err}");
     let dir = tempdir("devfull");
     let p = dir.join("p.zkrv");
-    let out = Command::new(env!("CARGO_BIN_EXE_zkrv"))
+    let out = zkrv_bin()
         .args([
             "prove",
-            &elf("exitcode"),
+            &bundled("exitcode"),
             "-o",
             p.to_str().unwrap(),
             "--no-zk",
@@ -677,7 +660,7 @@ fn stdout_write_failure_is_reported_as_such() {
         "verify",
         "--any-exit-code",
         p.to_str().unwrap(),
-        &elf("exitcode"),
+        &bundled("exitcode"),
     ]);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -697,8 +680,11 @@ fn stdout_write_failure_is_reported_as_such() {
 fn auto_lde_mode_respects_ulimit_v() {
     let dir = tempdir("ulimit");
     let bin = env!("CARGO_BIN_EXE_zkrv");
-    let sort = elf("sort");
-    let input = format!("{GUESTS}/../inputs/sort.bin");
+    let sort = bundled("sort");
+    let input = format!(
+        "{}/../../guests/inputs/sort.bin",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let prove = |name: &str, limit: &str| {
         let p = dir.join(name);
         let out = Command::new("sh")
@@ -747,7 +733,7 @@ fn bad_gpu_env_is_an_error_not_a_cpu_fallback() {
             &[(var, bad)],
             &[
                 "prove",
-                &elf("exitcode"),
+                &bundled("exitcode"),
                 "-o",
                 proof.to_str().unwrap(),
                 "--no-zk",
