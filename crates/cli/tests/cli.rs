@@ -144,13 +144,10 @@ fn input_dev_stdin_reads_stdin_without_a_note() {
         eprintln!("skipping: {elf} or /dev/stdin missing");
         return;
     }
-    let mut child = zkrv_bin()
-        .args(["run", &elf, "--input", "/dev/stdin"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("zkrv runs");
+    let mut child = spawn_zkrv(
+        &["run", &elf, "--input", "/dev/stdin"],
+        std::process::Stdio::piped(),
+    );
     // zkrv may finish reading before the write returns; a closed pipe is fine.
     let _ = child.stdin.take().unwrap().write_all(&10u64.to_le_bytes());
     let out = child.wait_with_output().unwrap();

@@ -18,13 +18,7 @@ use common::s;
 /// Runs zkrv with `stdin` as its standard input.
 fn zkrv_stdin(args: &[&str], stdin: &[u8]) -> Output {
     use std::io::Write;
-    let mut child = zkrv_bin()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("zkrv runs");
+    let mut child = spawn_zkrv(args, Stdio::piped());
     // A zkrv that does not read its stdin (e.g. `run` without `--input -`) may exit before the write:
     // a broken pipe is then the expected outcome, not a failure.
     match child.stdin.take().unwrap().write_all(stdin) {

@@ -35,13 +35,7 @@ fn assert_refused_before_stage_2(out: &Output, msg: &str) {
 
 /// Runs zkrv, killing it (its own child, by handle) if it has not exited after `secs`.
 fn zkrv_within(args: &[&str], secs: u64) -> Output {
-    let mut child = zkrv_bin()
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("zkrv runs");
+    let mut child = spawn_zkrv(args, Stdio::null());
     let t = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if t.elapsed() > Duration::from_secs(secs) {

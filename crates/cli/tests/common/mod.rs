@@ -3,7 +3,7 @@
 //! Not every test file uses every helper, hence the `#[allow(dead_code)]`s.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use zkrv_executor::asm::{li, ECALL};
 
 /// A `Command` for the `zkrv` binary built with these tests.
@@ -16,6 +16,19 @@ pub fn zkrv_bin() -> Command {
 #[allow(dead_code)]
 pub fn zkrv(args: &[&str]) -> Output {
     zkrv_bin().args(args).output().expect("zkrv runs")
+}
+
+/// Starts `zkrv args` with `stdin` as its standard input and stdout, stderr piped (read them with
+/// `wait_with_output`).
+#[allow(dead_code)]
+pub fn spawn_zkrv(args: &[&str], stdin: Stdio) -> Child {
+    zkrv_bin()
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("zkrv runs")
 }
 
 /// `b` as text (invalid UTF-8 replaced).
