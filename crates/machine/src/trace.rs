@@ -37,6 +37,9 @@ use crate::tables::sysio::{
 };
 use crate::MachineError;
 
+/// The ECALL instruction word.
+const ECALL_WORD: u32 = 0x0000_0073;
+
 /// Main traces of the slice's tables, natural row order.
 pub struct Traces {
     /// CPU: `n x 44`, n = next power of two > cycles.
@@ -608,7 +611,9 @@ pub fn generate_split_at(
         decode_counts[row_idx] += 1;
         let d = *cpu_decode.fields(row_idx);
         let fl = d.flags;
-        let op = decode(ev.word).map(|x| x.op).unwrap_or(Op::Illegal);
+        // ECALL is exactly this word (RISC-V unprivileged ISA, "Environment Call"); the full decode is only
+        // needed for the host memory walk's load kind.
+        let is_ecall = ev.word == ECALL_WORD;
         let ts = 4 * i as u64;
 
         let rv1 = if fl.rr1 == 1 { ev.rs1_val } else { 0 };
@@ -681,7 +686,10 @@ pub fn generate_split_at(
                     base: rv1,
                     imm,
                     width_idx,
-                    unsigned: matches!(op, Op::Lbu | Op::Lhu | Op::Lwu),
+                    unsigned: matches!(
+                        decode(ev.word).map(|x| x.op),
+                        Ok(Op::Lbu | Op::Lhu | Op::Lwu)
+                    ),
                     v: u64::from_le_bytes(v),
                     r: ev.rd_val,
                 });
@@ -719,7 +727,7 @@ pub fn generate_split_at(
                 mem.insert(cell + h as u64, (bytes, mts));
             }
         }
-        if op == Op::Ecall && !(ev.rs1_val == 93 || ev.rs1_val == 94) {
+        if is_ecall && !(ev.rs1_val == 93 || ev.rs1_val == 94) {
             let sc = rec
                 .syscalls
                 .get(ecalls)
@@ -728,7 +736,10 @@ pub fn generate_split_at(
             let ok =
                 (sc.num == SYS_WRITE && (fd == 1 || fd == 2)) || (sc.num == SYS_READ && fd == 0);
             if !ok {
-                return Err(MachineError::Unsupported { pc: ev.pc, op });
+                return Err(MachineError::Unsupported {
+                    pc: ev.pc,
+                    op: Op::Ecall,
+                });
             }
             let ts1 = ts + 1;
             let (buf, len) = (sc.args[1], sc.args[2]);
@@ -834,7 +845,7 @@ pub fn generate_split_at(
             }
             syscall_rows.push(row);
         }
-        if op == Op::Ecall {
+        if is_ecall {
             ecalls += 1;
         }
 
