@@ -77,6 +77,20 @@ pub const MAX_PROVABLE_CYCLES: u64 = (1 << zkrv_stark::logup::MAX_LOG_HEIGHT) - 
 /// [`run_for_proof`] right after execution, before any trace is allocated (docs/abi.md, "Memory limit").
 pub const MAX_TOUCHED_PAGES: usize = (1 << zkrv_stark::logup::MAX_LOG_HEIGHT) / CELLS_PER_PAGE;
 
+/// Longest public output a proof can carry, in bytes: the executor refuses a run that writes more than
+/// `zkrv_executor::MAX_OUTPUT` (256 MiB) to fd 1 in total (docs/abi.md), whether it is proven as one proof
+/// or in segments (the SYSIO table, one row per 8-byte cell and at most 2^26 rows, could hold 512 MiB).
+/// A verifier refuses a longer statement output before any work ([`VerifyError::OutputTooLong`]).
+pub const MAX_PUBLIC_OUTPUT: u64 = zkrv_executor::MAX_OUTPUT;
+
+/// [`VerifyError::OutputTooLong`] when `len` exceeds [`MAX_PUBLIC_OUTPUT`].
+pub fn check_output_len(len: u64) -> Result<(), VerifyError> {
+    if len > MAX_PUBLIC_OUTPUT {
+        return Err(VerifyError::OutputTooLong { len });
+    }
+    Ok(())
+}
+
 /// What a proof proves: the program (by commitment) ran on some private input, wrote `output` to the
 /// public output and exited with `exit_code`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -229,6 +243,12 @@ impl From<ProveError> for MachineError {
 pub enum VerifyError {
     #[error("the statement is for another program")]
     WrongProgram,
+    /// The statement claims a public output longer than any provable run writes ([`MAX_PUBLIC_OUTPUT`]).
+    #[error(
+        "the statement claims {len} bytes of public output, more than any provable run writes \
+         (MAX_PUBLIC_OUTPUT = MAX_OUTPUT = {MAX_PUBLIC_OUTPUT} bytes, docs/abi.md)"
+    )]
+    OutputTooLong { len: u64 },
     #[error("bad program: {0}")]
     BadProgram(String),
     #[error("bad page list: {0}")]
@@ -915,6 +935,7 @@ pub fn verify(
     proof: &Proof,
     config: &StarkConfig,
 ) -> Result<(), VerifyError> {
+    check_output_len(statement.output.len() as u64)?;
     if statement.program != program_commitment(program) {
         return Err(VerifyError::WrongProgram);
     }

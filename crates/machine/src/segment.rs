@@ -712,6 +712,7 @@ pub fn verify_segment(
     chunk: &[u8],
     config: &StarkConfig,
 ) -> Result<(), VerifyError> {
+    crate::check_output_len(chunk.len() as u64)?;
     let s = setup(
         program,
         &proof.header,
@@ -1296,6 +1297,7 @@ pub fn verify_run(
 ) -> Result<RunSummary, VerifyError> {
     use std::collections::HashMap;
     let chain = |e: ChainError| VerifyError::Chain(Box::new(e));
+    crate::check_output_len(statement.output.len() as u64)?;
     if statement.program != program_commitment(program) {
         return Err(VerifyError::WrongProgram);
     }
