@@ -261,7 +261,21 @@ fn read_capped(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// `-` means stdin only for `--input`: refused (with `hint`) for the other paths, rather than read from or
+/// written to a file named `-`.
+fn refuse_dash(p: &Path, what: &str, hint: &str) -> Result<()> {
+    if is_stdin(p) {
+        bail!("{what} `-`: `-` means stdin only for --input; {hint}");
+    }
+    Ok(())
+}
+
 fn load_program(elf: &Path) -> Result<Program> {
+    refuse_dash(
+        elf,
+        "the guest ELF",
+        "give the ELF's path (/dev/stdin reads it from stdin)",
+    )?;
     let bytes = read_capped(elf, MAX_ELF_BYTES, "ELF")?;
     Program::from_elf(&bytes).with_context(|| format!("loading {}", elf.display()))
 }
@@ -803,6 +817,11 @@ fn check_writable(path: &Path, what: &str) -> Result<()> {
 /// The checks of `prove` that need no proof: distinct output paths, writable destinations.
 fn check_prove_paths(a: &ProveArgs) -> Result<()> {
     let out = &a.output;
+    refuse_dash(
+        out,
+        "-o",
+        "a proof is written to a file (atomically): give its path",
+    )?;
     if same_file(out, &a.elf) {
         bail!(
             "-o {} is the guest ELF: refusing to overwrite it",
@@ -862,7 +881,18 @@ fn security_line(r: &zkrv_stark::security::SecurityReport, config: &StarkConfig)
 /// `zkrv security`: the round-by-round table of a preset with every table at `2^log_height` rows.
 fn security(preset: SecurityPreset, no_zk: bool, log_height: Option<usize>) -> Result<u8> {
     let config = preset.config(!no_zk);
-    let lh = log_height.unwrap_or(zkrv_stark::logup::MAX_LOG_HEIGHT);
+    let mut lh = log_height.unwrap_or(zkrv_stark::logup::MAX_LOG_HEIGHT);
+    // No proof of this preset has a table below its smallest height (zk: `2 * queries + 2` rows rounded up
+    // to a power of two): show that height instead of one no proof has.
+    let min_lh = zkrv_machine::min_height(&config).trailing_zeros() as usize;
+    if lh < min_lh {
+        eprintln!(
+            "zkrv: note: --log-height {lh}: every table of a {} proof at this preset has at least 2^{min_lh} \
+             rows; showing 2^{min_lh}",
+            if config.zk { "zk" } else { "--no-zk" }
+        );
+        lh = min_lh;
+    }
     // The table shapes do not depend on the program: a one-instruction one (exit) stands for all.
     let exit = [0x0000_0073u32];
     let program = Program::from_words(0x1000, &exit).context("building the reference program")?;
@@ -1544,6 +1574,30 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
         }
         Ok(REJECTED)
     };
+    refuse_dash(
+        &a.proof,
+        "the proof file",
+        "give its path (/dev/stdin reads it from stdin)",
+    )?;
+    refuse_dash(
+        &a.elf,
+        "the guest ELF",
+        "give the ELF's path (/dev/stdin reads it from stdin)",
+    )?;
+    if let Some(p) = &a.expect_output {
+        refuse_dash(
+            p,
+            "--expect-output",
+            "give a file's path (/dev/stdin reads it from stdin)",
+        )?;
+    }
+    if let Some(p) = &a.output_file {
+        refuse_dash(
+            p,
+            "--output-file",
+            "give a file's path (the output is also printed, and is in --json's output_hex)",
+        )?;
+    }
     let bytes = read_capped(&a.proof, MAX_PROOF_BYTES, "proof file")?;
     if bytes.starts_with(b"\x7fELF") {
         // Checked before loading the ELF argument, so that swapped arguments get this hint.
@@ -1639,7 +1693,11 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
             "output_hex": hex(&statement.output),
             "output_len": statement.output.len(),
             "expected_output_matches": expected.as_ref().map(|_| mismatch.is_none()),
-            "zero_knowledge": config.zk,
+            // A segmented proof publishes its boundaries (memory written before each, possibly the
+            // private input): zero knowledge of the whole run only for one zk proof.
+            "zero_knowledge": config.zk && !segmented,
+            "segments_zero_knowledge": config.zk,
+            "boundaries_public": segmented,
             "cycles_at_most": verified.cycles_at_most,
             "segments": verified.segments,
             "security": {"provable_bits": prov, "regime": "Johnson, BCHKS25", "line": security},

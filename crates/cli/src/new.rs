@@ -242,6 +242,27 @@ assert_eq!(proved.receipt.output_value::<u64>()?, 5050);"#,
               \"Typed I/O\")",
 };
 
+/// Names a Rust guest cannot take (compared with `-` read as `_`, as cargo names the crate), and why: the
+/// project's own packages (the runtime copy and the template's dependencies) and the libraries built with
+/// `-Zbuild-std`.
+const RUST_RESERVED: &[(&str, &str)] = &[
+    (
+        "zkrv_guest",
+        "the project holds the runtime package zkrv-guest (two packages of one name cannot build)",
+    ),
+    ("serde", "the template depends on the serde package"),
+    ("postcard", "the runtime depends on the postcard package"),
+    ("std", "it is a Rust built-in library"),
+    ("core", "it is a Rust built-in library"),
+    ("alloc", "it is a Rust built-in library"),
+    ("test", "it is a Rust built-in library"),
+    ("proc_macro", "it is a Rust built-in library"),
+    (
+        "compiler_builtins",
+        "it is a library built with -Zbuild-std",
+    ),
+];
+
 /// Creates the project directory `dir` (which must not exist) for a guest named after its last component.
 pub fn create(dir: &Path, lang: Lang) -> Result<()> {
     // `foo/` and `./foo` name the same directory as `foo` (and print as it).
@@ -258,10 +279,28 @@ pub fn create(dir: &Path, lang: Lang) -> Result<()> {
     if !valid {
         bail!("zkrv new: guest name {name:?}: use lowercase letters, digits, '_' and '-', starting with a letter");
     }
+    if lang == Lang::Rust {
+        let crate_name = name.replace('-', "_");
+        if let Some(why) = RUST_RESERVED
+            .iter()
+            .find(|(n, _)| *n == crate_name)
+            .map(|(_, why)| why)
+        {
+            bail!(
+                "zkrv new: guest name {name:?} cannot be used for a Rust guest: {why}; choose another name"
+            );
+        }
+    }
     if std::fs::symlink_metadata(dir).is_ok() {
         bail!("zkrv new: {} already exists", dir.display());
     }
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if parent.exists() && !parent.is_dir() {
+            bail!(
+                "zkrv new: {} is not a directory (the new project's parent must be one)",
+                parent.display()
+            );
+        }
         if !parent.is_dir() {
             bail!(
                 "zkrv new: the parent directory {} does not exist (create it first)",

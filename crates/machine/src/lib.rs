@@ -77,6 +77,20 @@ pub const MAX_PROVABLE_CYCLES: u64 = (1 << zkrv_stark::logup::MAX_LOG_HEIGHT) - 
 /// [`run_for_proof`] right after execution, before any trace is allocated (docs/abi.md, "Memory limit").
 pub const MAX_TOUCHED_PAGES: usize = (1 << zkrv_stark::logup::MAX_LOG_HEIGHT) / CELLS_PER_PAGE;
 
+/// Longest public output a proof can carry, in bytes: the executor refuses a run that writes more than
+/// `zkrv_executor::MAX_OUTPUT` (256 MiB) to fd 1 in total (docs/abi.md), whether it is proven as one proof
+/// or in segments (the SYSIO table, one row per 8-byte cell and at most 2^26 rows, could hold 512 MiB).
+/// A verifier refuses a longer statement output before any work ([`VerifyError::OutputTooLong`]).
+pub const MAX_PUBLIC_OUTPUT: u64 = zkrv_executor::MAX_OUTPUT;
+
+/// [`VerifyError::OutputTooLong`] when `len` exceeds [`MAX_PUBLIC_OUTPUT`].
+pub fn check_output_len(len: u64) -> Result<(), VerifyError> {
+    if len > MAX_PUBLIC_OUTPUT {
+        return Err(VerifyError::OutputTooLong { len });
+    }
+    Ok(())
+}
+
 /// What a proof proves: the program (by commitment) ran on some private input, wrote `output` to the
 /// public output and exited with `exit_code`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -229,6 +243,12 @@ impl From<ProveError> for MachineError {
 pub enum VerifyError {
     #[error("the statement is for another program")]
     WrongProgram,
+    /// The statement claims a public output longer than any provable run writes ([`MAX_PUBLIC_OUTPUT`]).
+    #[error(
+        "the statement claims {len} bytes of public output, more than any provable run writes \
+         (MAX_PUBLIC_OUTPUT = MAX_OUTPUT = {MAX_PUBLIC_OUTPUT} bytes, docs/abi.md)"
+    )]
+    OutputTooLong { len: u64 },
     #[error("bad program: {0}")]
     BadProgram(String),
     #[error("bad page list: {0}")]
@@ -432,6 +452,48 @@ pub fn memory_init_interactions(
 /// `OUTPUT[i, byte_i]` and the exit code (received).
 /// Memory init tokens come separately ([`memory_init_interactions`]).
 pub fn public_interactions(statement: &Statement) -> Vec<PublicInteraction> {
+    let mut v = register_init_interactions();
+    for (i, &byte) in statement.output.iter().enumerate() {
+        v.push(PublicInteraction {
+            bus: bus::OUTPUT,
+            values: vec![F::from_u64(i as u64), F::from_u64(byte as u64)],
+            multiplicity: F::ONE,
+            direction: Direction::Receive,
+        });
+    }
+    v.push(halt_interaction(statement.exit_code));
+    v
+}
+
+/// [`public_interactions`] followed by `tail`, with the output bytes kept as bytes (the verifier's form:
+/// memory linear in the output with a constant of one byte; the same interactions, transcript and sum).
+pub fn public_source<'a>(
+    statement: &'a Statement,
+    tail: Vec<PublicInteraction>,
+) -> zkrv_stark::logup::PublicWithBytes<'a> {
+    let mut t = vec![halt_interaction(statement.exit_code)];
+    t.extend(tail);
+    zkrv_stark::logup::PublicWithBytes {
+        head: register_init_interactions(),
+        bytes_bus: bus::OUTPUT,
+        start: 0,
+        bytes: &statement.output,
+        direction: Direction::Receive,
+        tail: t,
+    }
+}
+
+fn halt_interaction(exit_code: u32) -> PublicInteraction {
+    PublicInteraction {
+        bus: bus::HALT,
+        values: vec![F::from_u64(exit_code as u64)],
+        multiplicity: F::ONE,
+        direction: Direction::Receive,
+    }
+}
+
+/// The initial register tokens of a whole run (sent): every register 0 but sp (`STACK_TOP`).
+fn register_init_interactions() -> Vec<PublicInteraction> {
     let mut v = Vec::new();
     for r in 0..bus::NUM_REG_CELLS as u64 {
         let init = if r == 2 { zkrv_executor::STACK_TOP } else { 0 };
@@ -443,20 +505,6 @@ pub fn public_interactions(statement: &Statement) -> Vec<PublicInteraction> {
             direction: Direction::Send,
         });
     }
-    for (i, &byte) in statement.output.iter().enumerate() {
-        v.push(PublicInteraction {
-            bus: bus::OUTPUT,
-            values: vec![F::from_u64(i as u64), F::from_u64(byte as u64)],
-            multiplicity: F::ONE,
-            direction: Direction::Receive,
-        });
-    }
-    v.push(PublicInteraction {
-        bus: bus::HALT,
-        values: vec![F::from_u64(statement.exit_code as u64)],
-        multiplicity: F::ONE,
-        direction: Direction::Receive,
-    });
     v
 }
 
@@ -915,6 +963,7 @@ pub fn verify(
     proof: &Proof,
     config: &StarkConfig,
 ) -> Result<(), VerifyError> {
+    check_output_len(statement.output.len() as u64)?;
     if statement.program != program_commitment(program) {
         return Err(VerifyError::WrongProgram);
     }
@@ -927,8 +976,10 @@ pub fn verify(
     drop(s_decode);
     let pre = preprocess(&airs, prep_traces).map_err(|e| VerifyError::Preprocess(e.to_string()))?;
     let s_public = span("public interactions");
-    let mut public = public_interactions(statement);
-    public.extend(memory_init_interactions(program, &proof.pages).map_err(VerifyError::BadPages)?);
+    let public = public_source(
+        statement,
+        memory_init_interactions(program, &proof.pages).map_err(VerifyError::BadPages)?,
+    );
     drop(s_public);
     let _s = span("STARK verify");
     zkrv_stark::verify(

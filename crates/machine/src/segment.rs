@@ -392,6 +392,18 @@ pub fn segment_public(
     init: &[u64],
     writes: &[(u32, u64)],
 ) -> Result<Vec<PublicInteraction>, String> {
+    Ok(segment_public_source(header, chunk, pages, init, writes)?.to_vec())
+}
+
+/// [`segment_public`] with the output bytes kept as bytes (the verifier's form: the same interactions,
+/// transcript and sum, in memory linear in `chunk` with a constant of one byte).
+pub fn segment_public_source<'a>(
+    header: &SegmentHeader,
+    chunk: &'a [u8],
+    pages: &[u32],
+    init: &[u64],
+    writes: &[(u32, u64)],
+) -> Result<zkrv_stark::logup::PublicWithBytes<'a>, String> {
     check_page_list(pages)?;
     if init.len() != pages.len() * CELLS_PER_PAGE {
         return Err(format!(
@@ -400,19 +412,16 @@ pub fn segment_public(
             pages.len()
         ));
     }
-    let mut v = Vec::with_capacity(2 * init.len() + 80 + chunk.len());
+    let mut head = Vec::with_capacity(40);
     for (r, x) in header.start.reg_cells().iter().enumerate() {
         let [lo, hi] = words(*x);
-        v.push(token(
+        head.push(token(
             bus::REG_TOKEN,
             vec![r as u64, 0, lo, hi],
             Direction::Send,
         ));
     }
-    for (k, &byte) in chunk.iter().enumerate() {
-        let i = header.start.output_cursor + k as u64;
-        v.push(token(bus::OUTPUT, vec![i, byte as u64], Direction::Receive));
-    }
+    let mut v = Vec::with_capacity(2 * init.len() + 40);
     if let SegmentEnd::Exit(code) = header.end {
         v.push(token(bus::HALT, vec![code as u64], Direction::Receive));
     }
@@ -453,7 +462,14 @@ pub fn segment_public(
     } else if !writes.is_empty() {
         return Err("the last segment publishes no writes".into());
     }
-    Ok(v)
+    Ok(zkrv_stark::logup::PublicWithBytes {
+        head,
+        bytes_bus: bus::OUTPUT,
+        start: header.start.output_cursor,
+        bytes: chunk,
+        direction: Direction::Receive,
+        tail: v,
+    })
 }
 
 fn tables_input_eof() -> u64 {
@@ -607,25 +623,25 @@ pub fn segment_witness(
 }
 
 /// The AIRs, preprocessed data and public interactions of a segment, as both sides build them.
-struct SegmentSetup {
+struct SegmentSetup<'a> {
     machine: Machine,
     pre: zkrv_stark::PreprocessedData,
-    public: Vec<PublicInteraction>,
+    public: zkrv_stark::logup::PublicWithBytes<'a>,
     statement: Vec<u8>,
 }
 
-fn setup(
+fn setup<'a>(
     program: &Program,
     header: &SegmentHeader,
-    chunk: &[u8],
+    chunk: &'a [u8],
     pages: &[u32],
     init: &[u64],
     writes: &[(u32, u64)],
     config: &StarkConfig,
-) -> Result<SegmentSetup, VerifyError> {
+) -> Result<SegmentSetup<'a>, VerifyError> {
     header.check().map_err(VerifyError::BadSegment)?;
-    let public =
-        segment_public(header, chunk, pages, init, writes).map_err(VerifyError::BadSegment)?;
+    let public = segment_public_source(header, chunk, pages, init, writes)
+        .map_err(VerifyError::BadSegment)?;
     let decode_table =
         DecodeTable::new(program).map_err(|e| VerifyError::BadProgram(e.to_string()))?;
     let machine = Machine::with(&header.air_params());
@@ -663,7 +679,7 @@ pub fn check_segment(
         &compiled,
         &w.traces,
         &s.pre.traces,
-        &s.public,
+        &s.public.to_vec(),
         config.log_max_multiplicity,
     )
 }
@@ -690,7 +706,7 @@ pub fn prove_segment_with<B: zkrv_stark::backend::ProverBackend>(
         &s.machine.airs(),
         &s.pre,
         traces,
-        &s.public,
+        &s.public.to_vec(),
         &s.statement,
     )?;
     Ok(SegmentProof {
@@ -712,6 +728,7 @@ pub fn verify_segment(
     chunk: &[u8],
     config: &StarkConfig,
 ) -> Result<(), VerifyError> {
+    crate::check_output_len(chunk.len() as u64)?;
     let s = setup(
         program,
         &proof.header,
@@ -1296,6 +1313,7 @@ pub fn verify_run(
 ) -> Result<RunSummary, VerifyError> {
     use std::collections::HashMap;
     let chain = |e: ChainError| VerifyError::Chain(Box::new(e));
+    crate::check_output_len(statement.output.len() as u64)?;
     if statement.program != program_commitment(program) {
         return Err(VerifyError::WrongProgram);
     }

@@ -377,6 +377,13 @@ fn parse_statement(b: &[u8]) -> Result<Statement, FileError> {
     let mut l = [0u8; 8];
     l.copy_from_slice(&b[36..44]);
     let len = u64::from_le_bytes(l);
+    if len > zkrv_machine::MAX_PUBLIC_OUTPUT {
+        return Err(bad(&format!(
+            "output length field says {len} bytes, more than any provable run writes (at most \
+             MAX_OUTPUT = {} bytes in total, one proof or all segments, docs/abi.md)",
+            zkrv_machine::MAX_PUBLIC_OUTPUT
+        )));
+    }
     let output = &b[44..];
     if output.len() as u64 != len {
         return Err(bad(&format!(

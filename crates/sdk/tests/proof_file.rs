@@ -301,3 +301,38 @@ fn tampered_headers_name_the_cause() {
         );
     }
 }
+
+/// A statement claiming a public output longer than any provable run writes (`MAX_PUBLIC_OUTPUT`, the
+/// ABI's `MAX_OUTPUT`) is refused before any work proportional to it: in a file (v3 and v4, the length
+/// field alone set, no bytes behind it) at parse time, and in memory (a lazily zeroed buffer, never
+/// touched) by the verifier, each naming the bound.
+#[test]
+fn output_longer_than_provable_is_refused_up_front() {
+    let program = bundled("exitcode");
+    let over = zkrv_machine::MAX_PUBLIC_OUTPUT + 1;
+    for (name, r, bytes) in receipts() {
+        // magic + version + parameters (20), statement length (8), program (32), exit code (4).
+        let field = 20 + 8 + 36;
+        assert_eq!(
+            bytes[field..field + 8],
+            (r.statement.output.len() as u64).to_le_bytes(),
+            "{name}: the output length field is where this test expects it"
+        );
+        let mut m = bytes.clone();
+        m[field..field + 8].copy_from_slice(&over.to_le_bytes());
+        let e = Receipt::from_bytes(&m).err().map(|e| e.to_string());
+        let e = e.unwrap_or_default();
+        assert!(
+            e.contains(&over.to_string()) && e.contains("MAX_OUTPUT"),
+            "{name}: {e}"
+        );
+        let mut big = r.clone();
+        big.statement.output = vec![0u8; over as usize];
+        let e = big.verify(&program).err().map(|e| e.to_string());
+        let e = e.unwrap_or_default();
+        assert!(
+            e.contains(&over.to_string()) && e.contains("MAX_OUTPUT"),
+            "{name}: {e}"
+        );
+    }
+}

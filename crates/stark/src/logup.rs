@@ -125,6 +125,105 @@ pub struct PublicInteraction {
     pub direction: Direction,
 }
 
+/// A borrowed public interaction (what a [`PublicSource`] yields).
+#[derive(Clone, Copy, Debug)]
+pub struct PublicRef<'a> {
+    pub bus: u32,
+    pub values: &'a [F],
+    pub multiplicity: F,
+    pub direction: Direction,
+}
+
+/// The public interactions of a statement, in order, read in passes (the transcript, the multiplicity
+/// budget, the public LogUp sum), so that a long run of them need not be one heap value each.
+pub trait PublicSource: Sync {
+    /// Number of interactions.
+    fn count(&self) -> usize;
+    /// Calls `f` on each interaction, in order.
+    fn for_each(&self, f: &mut dyn FnMut(PublicRef<'_>));
+}
+
+impl PublicSource for [PublicInteraction] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn for_each(&self, f: &mut dyn FnMut(PublicRef<'_>)) {
+        for p in self {
+            f(PublicRef {
+                bus: p.bus,
+                values: &p.values,
+                multiplicity: p.multiplicity,
+                direction: p.direction,
+            });
+        }
+    }
+}
+
+impl<const N: usize> PublicSource for [PublicInteraction; N] {
+    fn count(&self) -> usize {
+        N
+    }
+    fn for_each(&self, f: &mut dyn FnMut(PublicRef<'_>)) {
+        self.as_slice().for_each(f)
+    }
+}
+
+impl PublicSource for Vec<PublicInteraction> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn for_each(&self, f: &mut dyn FnMut(PublicRef<'_>)) {
+        self.as_slice().for_each(f)
+    }
+}
+
+/// Public interactions with a run of byte tuples in the middle, in this order: `head`, then for each
+/// `i < bytes.len()` the interaction `(bytes_bus, [start + i, bytes[i]], multiplicity 1, direction)`, then
+/// `tail`. The same interactions as the expanded list (same transcript, same sums) in memory linear in
+/// `bytes.len()` with a constant of one byte (e.g. a statement's public output).
+pub struct PublicWithBytes<'a> {
+    pub head: Vec<PublicInteraction>,
+    pub bytes_bus: u32,
+    pub start: u64,
+    pub bytes: &'a [u8],
+    pub direction: Direction,
+    pub tail: Vec<PublicInteraction>,
+}
+
+impl PublicWithBytes<'_> {
+    /// The expanded list (one [`PublicInteraction`] per byte), e.g. for the prover and the debug checker.
+    pub fn to_vec(&self) -> Vec<PublicInteraction> {
+        let mut v = Vec::with_capacity(self.count());
+        self.for_each(&mut |p| {
+            v.push(PublicInteraction {
+                bus: p.bus,
+                values: p.values.to_vec(),
+                multiplicity: p.multiplicity,
+                direction: p.direction,
+            })
+        });
+        v
+    }
+}
+
+impl PublicSource for PublicWithBytes<'_> {
+    fn count(&self) -> usize {
+        self.head.len() + self.bytes.len() + self.tail.len()
+    }
+    fn for_each(&self, f: &mut dyn FnMut(PublicRef<'_>)) {
+        self.head.for_each(f);
+        for (i, &b) in self.bytes.iter().enumerate() {
+            f(PublicRef {
+                bus: self.bytes_bus,
+                values: &[F::from_u64(self.start + i as u64), F::from_u64(b as u64)],
+                multiplicity: F::ONE,
+                direction: self.direction,
+            });
+        }
+        self.tail.for_each(f);
+    }
+}
+
 /// How a table's interactions are batched into term columns.
 #[derive(Clone, Debug, Default)]
 pub struct LogupLayout {
@@ -693,38 +792,69 @@ pub fn build_aux_trace(
 }
 
 /// Sum of the public contributions `±m / fp` (`Err` names a public interaction with a zero fingerprint).
-pub fn public_sum(public: &[PublicInteraction], ch: &LogupChallenges) -> Result<Ext3, LogupError> {
-    // Montgomery batch inversion of the fingerprints (one Ext3 inversion in all).
-    let fps: Vec<Ext3> = public
-        .iter()
-        .map(|p| ch.fingerprint(p.bus, p.values.iter().copied()))
-        .collect();
-    if let Some(index) = fps.iter().position(|f| f.is_zero()) {
-        return Err(LogupError::ZeroPublicFingerprint { index });
-    }
-    let mut prefix = Vec::with_capacity(fps.len());
-    let mut acc = Ext3::ONE;
-    for &f in &fps {
-        prefix.push(acc);
-        acc *= f;
-    }
-    let mut inv = acc
-        .try_inverse()
-        .ok_or(LogupError::ZeroPublicFingerprint { index: 0 })?;
+/// Montgomery batch inversion in chunks of [`PUBLIC_SUM_CHUNK`] interactions (one Ext3 inversion each), so
+/// the memory does not grow with the number of interactions; the sum is exact, whatever the chunking.
+pub fn public_sum<P: PublicSource + ?Sized>(
+    public: &P,
+    ch: &LogupChallenges,
+) -> Result<Ext3, LogupError> {
     let mut sum = Ext3::ZERO;
-    for (i, p) in public.iter().enumerate().rev() {
-        sum += signed(p.multiplicity, p.direction) * (prefix[i] * inv);
-        inv *= fps[i];
+    let mut fps: Vec<Ext3> = Vec::with_capacity(PUBLIC_SUM_CHUNK);
+    let mut signs: Vec<Ext3> = Vec::with_capacity(PUBLIC_SUM_CHUNK);
+    let mut prefix: Vec<Ext3> = Vec::with_capacity(PUBLIC_SUM_CHUNK);
+    let mut done = 0usize;
+    let mut err = None;
+    let mut flush =
+        |fps: &mut Vec<Ext3>, signs: &mut Vec<Ext3>, done: &mut usize| -> Result<(), LogupError> {
+            if let Some(i) = fps.iter().position(|f| f.is_zero()) {
+                return Err(LogupError::ZeroPublicFingerprint { index: *done + i });
+            }
+            prefix.clear();
+            let mut acc = Ext3::ONE;
+            for &f in fps.iter() {
+                prefix.push(acc);
+                acc *= f;
+            }
+            let mut inv = acc
+                .try_inverse()
+                .ok_or(LogupError::ZeroPublicFingerprint { index: *done })?;
+            for i in (0..fps.len()).rev() {
+                sum += signs[i] * (prefix[i] * inv);
+                inv *= fps[i];
+            }
+            *done += fps.len();
+            fps.clear();
+            signs.clear();
+            Ok(())
+        };
+    public.for_each(&mut |p| {
+        if err.is_some() {
+            return;
+        }
+        fps.push(ch.fingerprint(p.bus, p.values.iter().copied()));
+        signs.push(signed(p.multiplicity, p.direction));
+        if fps.len() == PUBLIC_SUM_CHUNK {
+            if let Err(e) = flush(&mut fps, &mut signs, &mut done) {
+                err = Some(e);
+            }
+        }
+    });
+    if let Some(e) = err {
+        return Err(e);
     }
+    flush(&mut fps, &mut signs, &mut done)?;
     Ok(sum)
 }
+
+/// Interactions per batch inversion of [`public_sum`].
+pub const PUBLIC_SUM_CHUNK: usize = 4096;
 
 /// The no-wrap condition: every height is at most `2^MAX_LOG_HEIGHT`, every public multiplicity is below
 /// `2^log_max_multiplicity`, and `sum_t 2^log_height_t * n_interactions_t * 2^log_max_multiplicity
 /// + sum_public m < p` (computed without overflow). `tables` lists `(log_height, n_interactions)`.
-pub fn multiplicity_budget_ok(
+pub fn multiplicity_budget_ok<P: PublicSource + ?Sized>(
     tables: &[(usize, usize)],
-    public: &[PublicInteraction],
+    public: &P,
     log_max_multiplicity: u32,
 ) -> bool {
     let mut total: u128 = 0;
@@ -734,21 +864,24 @@ pub fn multiplicity_budget_ok(
         }
         total += ((k as u128) << log_h) << log_max_multiplicity;
     }
-    for p in public {
+    let mut ok = true;
+    public.for_each(&mut |p| {
         let m = p.multiplicity.as_canonical_u64();
         if m >> log_max_multiplicity != 0 {
-            return false;
+            ok = false;
         }
         total += m as u128;
-    }
-    total < P as u128
+    });
+    ok && total < P as u128
 }
 
 /// Longest interaction tuple over all tables and public interactions.
-pub fn max_tuple_len(airs: &[CompiledAir], public: &[PublicInteraction]) -> usize {
-    airs.iter()
+pub fn max_tuple_len<P: PublicSource + ?Sized>(airs: &[CompiledAir], public: &P) -> usize {
+    let mut m = airs
+        .iter()
         .flat_map(|a| a.interactions.iter().map(|i| i.values.len()))
-        .chain(public.iter().map(|p| p.values.len()))
         .max()
-        .unwrap_or(0)
+        .unwrap_or(0);
+    public.for_each(&mut |p| m = m.max(p.values.len()));
+    m
 }

@@ -4,7 +4,7 @@
 use crate::air::CompiledAir;
 use crate::config::StarkConfig;
 use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
-use crate::logup::PublicInteraction;
+use crate::logup::PublicSource;
 use crate::merkle::{keccak256, Digest};
 use crate::poly::domain_generator;
 use crate::transcript::Transcript;
@@ -12,27 +12,36 @@ use crate::transcript::Transcript;
 /// Transcript label of this protocol version.
 pub const PROTOCOL_LABEL: &[u8] = b"zkrv-stark-v3";
 
-fn encode_public(public: &[PublicInteraction], out: &mut Vec<u8>) {
-    out.extend((public.len() as u64).to_le_bytes());
-    for p in public {
-        out.extend(p.bus.to_le_bytes());
-        out.push(p.direction.to_u8());
-        out.extend(crate::field::f_to_le_bytes(p.multiplicity));
-        out.extend((p.values.len() as u64).to_le_bytes());
-        for v in &p.values {
-            out.extend(crate::field::f_to_le_bytes(*v));
+/// The encoding of the public interactions, fed to `out` in pieces (one interaction at a time, so that
+/// the bytes of a long run of them are never held at once): `le8(count)`, then per interaction
+/// `le4(bus) || direction (1) || multiplicity (8) || le8(values.len()) || values (8 each)`.
+fn encode_public<P: PublicSource + ?Sized>(public: &P, out: &mut dyn FnMut(&[u8])) {
+    out(&(public.count() as u64).to_le_bytes());
+    let mut buf = Vec::with_capacity(64);
+    public.for_each(&mut |p| {
+        buf.clear();
+        buf.extend(p.bus.to_le_bytes());
+        buf.push(p.direction.to_u8());
+        buf.extend(crate::field::f_to_le_bytes(p.multiplicity));
+        buf.extend((p.values.len() as u64).to_le_bytes());
+        for v in p.values {
+            buf.extend(crate::field::f_to_le_bytes(*v));
         }
-    }
+        out(&buf);
+    });
 }
 
 /// `Keccak256(le8(len) || statement || public interactions)`, carried in the proof so that a verifier given
 /// a different statement fails with a specific error before anything else.
-pub fn statement_digest(statement: &[u8], public: &[PublicInteraction]) -> Digest {
-    let mut buf = Vec::with_capacity(16 + statement.len());
-    buf.extend((statement.len() as u64).to_le_bytes());
-    buf.extend(statement);
-    encode_public(public, &mut buf);
-    keccak256(&buf)
+pub fn statement_digest<P: PublicSource + ?Sized>(statement: &[u8], public: &P) -> Digest {
+    use tiny_keccak::{Hasher, Keccak};
+    let mut h = Keccak::v256();
+    h.update(&(statement.len() as u64).to_le_bytes());
+    h.update(statement);
+    encode_public(public, &mut |b| h.update(b));
+    let mut out = [0u8; 32];
+    h.finalize(&mut out);
+    out
 }
 
 /// Keccak-256 of the compiled AIRs, in order: for each table its name, widths, every circuit node (tag and
@@ -95,19 +104,17 @@ pub fn air_digest(airs: &[CompiledAir]) -> Digest {
 
 /// Start the transcript: label, statement bytes, public interactions, configuration, every table's
 /// name, widths and log height, and the [`air_digest`] of the tables.
-pub fn start_transcript(
+pub fn start_transcript<P: PublicSource + ?Sized>(
     config: &StarkConfig,
     airs: &[CompiledAir],
     log_heights: &[usize],
-    public: &[PublicInteraction],
+    public: &P,
     statement: &[u8],
 ) -> Transcript {
     let mut t = Transcript::new(PROTOCOL_LABEL);
     t.observe_u64(statement.len() as u64);
     t.observe_bytes(statement);
-    let mut buf = Vec::new();
-    encode_public(public, &mut buf);
-    t.observe_bytes(&buf);
+    encode_public(public, &mut |b| t.observe_bytes(b));
     config.observe(&mut t);
     t.observe_u64(airs.len() as u64);
     for (air, &lh) in airs.iter().zip(log_heights) {

@@ -32,12 +32,24 @@ const TAG_ABSORB: u8 = 0x01;
 const TAG_SQUEEZE: u8 = 0x02;
 const TAG_GRIND: u8 = 0x03;
 
-/// A Fiat-Shamir transcript. Cloning forks it.
-#[derive(Clone, Debug)]
+/// A Fiat-Shamir transcript. Cloning forks it. `pending` is kept as a running hash already fed
+/// `0x01 || state` (the same digest as hashing the bytes at the flush, in memory independent of their
+/// number); `None` while nothing is pending.
+#[derive(Clone)]
 pub struct Transcript {
     state: Digest,
-    pending: Vec<u8>,
+    pending: Option<Keccak>,
     counter: u64,
+}
+
+impl std::fmt::Debug for Transcript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transcript")
+            .field("state", &self.state)
+            .field("pending", &self.pending.is_some())
+            .field("counter", &self.counter)
+            .finish()
+    }
 }
 
 fn keccak_parts(parts: &[&[u8]]) -> Digest {
@@ -72,14 +84,25 @@ impl Transcript {
         let len = (protocol_label.len() as u64).to_le_bytes();
         Self {
             state: keccak_parts(&[b"zkrv-transcript-v1", &len, protocol_label]),
-            pending: Vec::new(),
+            pending: None,
             counter: 0,
         }
     }
 
     /// Append raw bytes (no length prefix; callers observe fixed-shape data or a length first).
     pub fn observe_bytes(&mut self, bytes: &[u8]) {
-        self.pending.extend_from_slice(bytes);
+        if bytes.is_empty() {
+            return;
+        }
+        let state = self.state;
+        self.pending
+            .get_or_insert_with(|| {
+                let mut h = Keccak::v256();
+                h.update(&[TAG_ABSORB]);
+                h.update(&state);
+                h
+            })
+            .update(bytes);
     }
 
     /// Append `le8(x)`.
@@ -108,9 +131,8 @@ impl Transcript {
 
     /// Absorb pending bytes into the state (see module doc) and return the state.
     pub fn flush(&mut self) -> Digest {
-        if !self.pending.is_empty() {
-            self.state = keccak_parts(&[&[TAG_ABSORB], &self.state, &self.pending]);
-            self.pending.clear();
+        if let Some(h) = self.pending.take() {
+            h.finalize(&mut self.state);
             self.counter = 0;
         }
         self.state

@@ -9,7 +9,7 @@ use crate::air::{compile_for, Air, AirError, CompiledAir};
 use crate::config::StarkConfig;
 use crate::field::{Ext3, PrimeCharacteristicRing, F};
 use crate::logup::{
-    max_tuple_len, multiplicity_budget_ok, public_sum, LogupChallenges, PublicInteraction,
+    max_tuple_len, multiplicity_budget_ok, public_sum, LogupChallenges, PublicSource,
     MAX_LOG_HEIGHT, MIN_LOG_HEIGHT,
 };
 use crate::merkle::MatrixDims;
@@ -103,11 +103,11 @@ fn ext_column(v: &[Ext3], c: usize) -> Ext3 {
 }
 
 /// Verify serialized proof bytes.
-pub fn verify_bytes(
+pub fn verify_bytes<P: PublicSource + ?Sized>(
     config: &StarkConfig,
     airs: &[&dyn Air],
     preprocessed: &PreprocessedData,
-    public: &[PublicInteraction],
+    public: &P,
     statement: &[u8],
     proof_bytes: &[u8],
 ) -> Result<(), VerifyError> {
@@ -142,11 +142,11 @@ fn check_round_shape(
 
 /// Verify a proof against the tables, the preprocessed traces (rebuilt by the caller from trusted data; see
 /// [`crate::preprocessed`]), the public interactions and the statement bytes.
-pub fn verify(
+pub fn verify<P: PublicSource + ?Sized>(
     config: &StarkConfig,
     airs: &[&dyn Air],
     preprocessed: &PreprocessedData,
-    public: &[PublicInteraction],
+    public: &P,
     statement: &[u8],
     proof: &Proof,
 ) -> Result<(), VerifyError> {
@@ -156,11 +156,11 @@ pub fn verify(
 /// [`verify`], returning what the verifier sampled: the `num_queries` query indices in the largest LDE
 /// domain (`q < 2^Lmax`; round tree `r` is opened at `q >> (Lmax - Lt_r)`), e.g. for tests that play an
 /// attacker who reads the openings.
-pub fn verify_queries(
+pub fn verify_queries<P: PublicSource + ?Sized>(
     config: &StarkConfig,
     airs: &[&dyn Air],
     preprocessed: &PreprocessedData,
-    public: &[PublicInteraction],
+    public: &P,
     statement: &[u8],
     proof: &Proof,
 ) -> Result<Vec<usize>, VerifyError> {

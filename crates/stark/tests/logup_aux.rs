@@ -127,3 +127,57 @@ fn multiplicity_budget() {
         32
     ));
 }
+
+/// The compact public form (`PublicWithBytes`: a run of byte tuples kept as bytes) is the expanded list:
+/// same count, statement digest, transcript, budget and public LogUp sum, with more bytes than one batch
+/// inversion chunk (the sum is chunked) and a sum checked against a per-interaction inversion.
+#[test]
+fn public_bytes_form_equals_the_expanded_list() {
+    use zkrv_stark::logup::{PublicSource, PublicWithBytes, PUBLIC_SUM_CHUNK};
+    use zkrv_stark::statement::statement_digest;
+    let one = |bus: u32, values: &[u64], direction| PublicInteraction {
+        bus,
+        values: values.iter().map(|&v| F::from_u64(v)).collect(),
+        multiplicity: F::ONE,
+        direction,
+    };
+    let bytes: Vec<u8> = (0..PUBLIC_SUM_CHUNK * 2 + 77)
+        .map(|i| (i * 37 % 251) as u8)
+        .collect();
+    let compact = PublicWithBytes {
+        head: vec![one(1, &[1, 2, 3, 4], Direction::Send)],
+        bytes_bus: 11,
+        start: 5,
+        bytes: &bytes,
+        direction: Direction::Receive,
+        tail: vec![
+            one(9, &[7], Direction::Receive),
+            one(3, &[8, 9], Direction::Send),
+        ],
+    };
+    let list = compact.to_vec();
+    assert_eq!(list.len(), bytes.len() + 3);
+    assert_eq!(compact.count(), list.len());
+    assert_eq!(list[1], one(11, &[5, bytes[0] as u64], Direction::Receive));
+    assert_eq!(list[list.len() - 2], one(9, &[7], Direction::Receive));
+    let ch = challenges();
+    let naive = list.iter().fold(Ext3::ZERO, |acc, p| {
+        let fp = ch.fingerprint(p.bus, p.values.iter().copied());
+        let inv = fp.try_inverse().unwrap();
+        match p.direction {
+            Direction::Send => acc + inv,
+            Direction::Receive => acc - inv,
+        }
+    });
+    assert_eq!(public_sum(&compact, &ch).unwrap(), naive);
+    assert_eq!(public_sum(&list, &ch).unwrap(), naive);
+    assert_eq!(
+        statement_digest(b"st", &compact),
+        statement_digest(b"st", &list)
+    );
+    assert!(multiplicity_budget_ok(&[(10, 3)], &compact, 20));
+    assert_eq!(
+        multiplicity_budget_ok(&[(MAX_LOG_HEIGHT, 1 << 10)], &compact, 28),
+        multiplicity_budget_ok(&[(MAX_LOG_HEIGHT, 1 << 10)], &list, 28)
+    );
+}
