@@ -30,7 +30,7 @@ use tiny_keccak::{Hasher, Keccak};
 use zkrv_executor::{decode, execute, ExecError, ExecOptions, Op, Program};
 use zkrv_stark::air::{Air, Direction};
 use zkrv_stark::field::{PrimeCharacteristicRing, F};
-use zkrv_stark::logup::PublicInteraction;
+use zkrv_stark::logup::{PublicInteraction, PublicSource};
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::profile::span;
 use zkrv_stark::{preprocess, ProveError, StarkConfig};
@@ -405,47 +405,66 @@ pub fn check_page_list(pages: &[u32]) -> Result<(), String> {
 
 /// The memory init tokens (docs/tables.md §3.2): `MEM_TOKEN[cell, 0, init_lo, init_hi]` sent for every cell
 /// of every page, the initial bytes taken from the program. Refuses a page list that is not strictly
-/// increasing, not page-aligned or outside the guest space `[0x1000, 2^31)`.
+/// increasing, not page-aligned or outside the guest space `[0x1000, 2^31)`. The expanded form of
+/// [`MemoryInit`] (one heap value per cell: the prover's and the debug checker's).
 pub fn memory_init_interactions(
     program: &Program,
     pages: &[u32],
 ) -> Result<Vec<PublicInteraction>, String> {
-    let mut v = Vec::with_capacity(pages.len() * CELLS_PER_PAGE);
-    let mut prev: Option<u32> = None;
-    let mut buf = vec![0u8; 4096];
-    for &p in pages {
-        if p % 4096 != 0
-            || (p as u64) < zkrv_executor::GUEST_MEM_START
-            || p as u64 >= zkrv_executor::GUEST_MEM_END
-        {
-            return Err(format!(
-                "page {p:#x} is not an aligned page of the guest space"
-            ));
-        }
-        if prev.is_some_and(|q| q >= p) {
-            return Err(format!("page list is not strictly increasing at {p:#x}"));
-        }
-        prev = Some(p);
-        program.initial_bytes(p as u64, &mut buf);
-        for (j, cell_bytes) in buf.chunks_exact(8).enumerate() {
-            let lo =
-                u32::from_le_bytes([cell_bytes[0], cell_bytes[1], cell_bytes[2], cell_bytes[3]]);
-            let hi =
-                u32::from_le_bytes([cell_bytes[4], cell_bytes[5], cell_bytes[6], cell_bytes[7]]);
-            v.push(PublicInteraction {
-                bus: bus::MEM_TOKEN,
-                values: vec![
-                    F::from_u64(p as u64 / 8 + j as u64),
-                    F::ZERO,
-                    F::from_u64(lo as u64),
-                    F::from_u64(hi as u64),
-                ],
-                multiplicity: F::ONE,
-                direction: Direction::Send,
-            });
+    Ok(MemoryInit::new(program, pages)?.expand())
+}
+
+/// The memory init tokens of [`memory_init_interactions`] produced on the fly, page by page, from the page
+/// list and the program's initial bytes (the verifier's form: the same interactions, in the same order,
+/// hence the same transcript and public LogUp sum, in memory independent of the number of pages).
+pub struct MemoryInit<'a> {
+    program: &'a Program,
+    pages: &'a [u32],
+}
+
+impl<'a> MemoryInit<'a> {
+    /// Checks the page list ([`check_page_list`]).
+    pub fn new(program: &'a Program, pages: &'a [u32]) -> Result<Self, String> {
+        check_page_list(pages)?;
+        Ok(MemoryInit { program, pages })
+    }
+}
+
+impl zkrv_stark::logup::PublicSource for MemoryInit<'_> {
+    fn count(&self) -> usize {
+        self.pages.len() * CELLS_PER_PAGE
+    }
+    fn for_each(&self, f: &mut dyn FnMut(zkrv_stark::logup::PublicRef<'_>)) {
+        let mut buf = [0u8; 4096];
+        for &p in self.pages {
+            self.program.initial_bytes(p as u64, &mut buf);
+            for (j, cell_bytes) in buf.chunks_exact(8).enumerate() {
+                let lo = u32::from_le_bytes([
+                    cell_bytes[0],
+                    cell_bytes[1],
+                    cell_bytes[2],
+                    cell_bytes[3],
+                ]);
+                let hi = u32::from_le_bytes([
+                    cell_bytes[4],
+                    cell_bytes[5],
+                    cell_bytes[6],
+                    cell_bytes[7],
+                ]);
+                f(zkrv_stark::logup::PublicRef {
+                    bus: bus::MEM_TOKEN,
+                    values: &[
+                        F::from_u64(p as u64 / 8 + j as u64),
+                        F::ZERO,
+                        F::from_u64(lo as u64),
+                        F::from_u64(hi as u64),
+                    ],
+                    multiplicity: F::ONE,
+                    direction: Direction::Send,
+                });
+            }
         }
     }
-    Ok(v)
 }
 
 /// The public interactions of a statement: the initial register tokens (sent), the public output bytes
@@ -976,9 +995,9 @@ pub fn verify(
     drop(s_decode);
     let pre = preprocess(&airs, prep_traces).map_err(|e| VerifyError::Preprocess(e.to_string()))?;
     let s_public = span("public interactions");
-    let public = public_source(
-        statement,
-        memory_init_interactions(program, &proof.pages).map_err(VerifyError::BadPages)?,
+    let public = (
+        public_source(statement, Vec::new()),
+        MemoryInit::new(program, &proof.pages).map_err(VerifyError::BadPages)?,
     );
     drop(s_public);
     let _s = span("STARK verify");

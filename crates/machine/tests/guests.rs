@@ -222,3 +222,93 @@ fn every_guest_proves_in_zk_with_the_128_bit_preset() {
         assert!(proof.stark.log_heights.iter().all(|&h| h >= 8), "{name}");
     }
 }
+
+/// The verifier's compact memory init form ([`zkrv_machine::MemoryInit`], tokens made on the fly from the
+/// page list and the ELF) is the expanded list: the same count, tokens (checked against tokens built here
+/// cell by cell from the ELF's initial bytes), statement digest and public LogUp sum (checked against a
+/// per-interaction inversion), over more interactions than one batch inversion chunk; a bad page list is
+/// refused with the same error.
+#[test]
+fn memory_init_form_equals_the_expanded_list() {
+    use zkrv_machine::{memory_init_interactions, public_interactions, public_source, MemoryInit};
+    use zkrv_stark::air::Direction;
+    use zkrv_stark::field::{Ext3, PrimeCharacteristicRing, F};
+    use zkrv_stark::logup::{
+        public_sum, LogupChallenges, PublicInteraction, PublicSource, PUBLIC_SUM_CHUNK,
+    };
+    use zkrv_stark::statement::statement_digest;
+    let program = guest("fibonacci");
+    // Code/data pages of the ELF (0x10000..), then zero pages far above: more than one sum chunk.
+    let mut pages: Vec<u32> = (0..12).map(|k| 0x10000 + k * 4096).collect();
+    pages.extend((0..6).map(|k| 0x4000_0000 + k * 4096));
+    assert!(pages.len() * 512 > 2 * PUBLIC_SUM_CHUNK);
+    let mut expected = Vec::new();
+    let mut nonzero = 0;
+    let mut page = vec![0u8; 4096];
+    for &p in &pages {
+        program.initial_bytes(p as u64, &mut page);
+        for j in 0..512 {
+            let cell = u64::from_le_bytes(page[8 * j..8 * j + 8].try_into().unwrap());
+            nonzero += (cell != 0) as usize;
+            expected.push(PublicInteraction {
+                bus: zkrv_machine::bus::MEM_TOKEN,
+                values: vec![
+                    F::from_u64(p as u64 / 8 + j as u64),
+                    F::ZERO,
+                    F::from_u64(cell & 0xffff_ffff),
+                    F::from_u64(cell >> 32),
+                ],
+                multiplicity: F::ONE,
+                direction: Direction::Send,
+            });
+        }
+    }
+    assert!(
+        nonzero > 10,
+        "the pages hold the ELF's bytes ({nonzero} nonzero cells)"
+    );
+    let compact = MemoryInit::new(&program, &pages).unwrap();
+    assert_eq!(compact.count(), pages.len() * 512);
+    assert_eq!(compact.expand(), expected);
+    assert_eq!(
+        memory_init_interactions(&program, &pages).unwrap(),
+        expected
+    );
+
+    // The whole verifier source (statement part, then the pages) against the prover's list.
+    let statement = Statement {
+        program: zkrv_machine::program_commitment(&program),
+        exit_code: 3,
+        output: b"out".to_vec(),
+    };
+    let full = (public_source(&statement, Vec::new()), compact);
+    let mut list = public_interactions(&statement);
+    list.extend(expected);
+    assert_eq!(full.count(), list.len());
+    assert_eq!(full.expand(), list);
+    assert_eq!(
+        statement_digest(b"st", &full),
+        statement_digest(b"st", &list)
+    );
+    let ch = LogupChallenges::new(
+        Ext3::from_u64s([12345, 678, 9]),
+        Ext3::from_u64s([31, 41, 59]),
+        4,
+    );
+    let naive = list.iter().fold(Ext3::ZERO, |acc, p| {
+        let inv = ch
+            .fingerprint(p.bus, p.values.iter().copied())
+            .try_inverse()
+            .unwrap();
+        match p.direction {
+            Direction::Send => acc + inv,
+            Direction::Receive => acc - inv,
+        }
+    });
+    assert_eq!(public_sum(&full, &ch).unwrap(), naive);
+
+    for bad in [vec![0x10000, 0x10000], vec![0x10001], vec![0x8000_0000]] {
+        let e = MemoryInit::new(&program, &bad).err().unwrap();
+        assert_eq!(Err(e), memory_init_interactions(&program, &bad));
+    }
+}

@@ -141,6 +141,30 @@ pub trait PublicSource: Sync {
     fn count(&self) -> usize;
     /// Calls `f` on each interaction, in order.
     fn for_each(&self, f: &mut dyn FnMut(PublicRef<'_>));
+    /// The expanded list (one heap [`PublicInteraction`] each), e.g. for the prover and the debug checker.
+    fn expand(&self) -> Vec<PublicInteraction> {
+        let mut v = Vec::with_capacity(self.count());
+        self.for_each(&mut |p| {
+            v.push(PublicInteraction {
+                bus: p.bus,
+                values: p.values.to_vec(),
+                multiplicity: p.multiplicity,
+                direction: p.direction,
+            })
+        });
+        v
+    }
+}
+
+/// `a`'s interactions, then `b`'s.
+impl<A: PublicSource, B: PublicSource> PublicSource for (A, B) {
+    fn count(&self) -> usize {
+        self.0.count() + self.1.count()
+    }
+    fn for_each(&self, f: &mut dyn FnMut(PublicRef<'_>)) {
+        self.0.for_each(f);
+        self.1.for_each(f);
+    }
 }
 
 impl PublicSource for [PublicInteraction] {
@@ -193,16 +217,7 @@ pub struct PublicWithBytes<'a> {
 impl PublicWithBytes<'_> {
     /// The expanded list (one [`PublicInteraction`] per byte), e.g. for the prover and the debug checker.
     pub fn to_vec(&self) -> Vec<PublicInteraction> {
-        let mut v = Vec::with_capacity(self.count());
-        self.for_each(&mut |p| {
-            v.push(PublicInteraction {
-                bus: p.bus,
-                values: p.values.to_vec(),
-                multiplicity: p.multiplicity,
-                direction: p.direction,
-            })
-        });
-        v
+        self.expand()
     }
 }
 
