@@ -356,20 +356,26 @@ pub fn generate_traces(
                 })
             }
         };
+        // The program's decode data, read by the request lists and the memory walk: the CPU fill's when it has
+        // one, else built once here.
+        let cpu_decode;
+        let decode = match split.inputs.cpu.as_ref() {
+            Some(cpu) => &cpu.decode,
+            None => {
+                cpu_decode = if device.requests || device.mem_walk {
+                    zkrv_machine::tables::cpu::CpuDecode::new(&decode_table)?
+                } else {
+                    zkrv_machine::tables::cpu::CpuDecode::default()
+                };
+                &cpu_decode
+            }
+        };
         // The request lists on the device, before the fills of the tables that read them.
         let requests = match (device.requests, cycles.as_ref()) {
             (false, _) => None,
             (true, Some(c)) => {
                 dev.synchronize()?;
                 let start = Instant::now();
-                let cpu_decode;
-                let decode = match split.inputs.cpu.as_ref() {
-                    Some(cpu) => &cpu.decode,
-                    None => {
-                        cpu_decode = zkrv_machine::tables::cpu::CpuDecode::new(&decode_table)?;
-                        &cpu_decode
-                    }
-                };
                 let r = device_requests(dev, c, decode, opts.min_height, &mut stats)
                     .and_then(|r| dev.synchronize().map(|_| r))
                     .map_err(|source| TraceGenError::Fill {
@@ -396,14 +402,6 @@ pub fn generate_traces(
                 dev.synchronize()?;
                 let start = Instant::now();
                 let rec = &split.record;
-                let cpu_decode;
-                let decode = match split.inputs.cpu.as_ref() {
-                    Some(cpu) => &cpu.decode,
-                    None => {
-                        cpu_decode = zkrv_machine::tables::cpu::CpuDecode::new(&decode_table)?;
-                        &cpu_decode
-                    }
-                };
                 let w = tables::memwalk::mem_walk(
                     dev,
                     c,
