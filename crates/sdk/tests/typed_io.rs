@@ -103,7 +103,10 @@ fn random_record(rng: &mut Rng) -> Record {
         ),
         blob: (rng.next() % 2 == 1)
             .then(|| (0..rng.next() % 600).map(|_| rng.next() as u8).collect()),
-        float: f64::from_bits(rng.next()),
+        // Any bit pattern but a NaN (NaN != NaN would fail the round-trip comparison about once in 2^11 records).
+        float: Some(f64::from_bits(rng.next()))
+            .filter(|f| !f.is_nan())
+            .unwrap_or(-0.0),
     }
 }
 
