@@ -107,10 +107,7 @@ fn segmented_prove_verify_and_rejections() {
         so.contains("proof OK") && so.contains("segments            3"),
         "{so}"
     );
-    assert!(
-        so.contains("cycles              10972 (at most 12285)"),
-        "{so}"
-    );
+    assert!(so.contains("cycles              10972 (proven)"), "{so}");
     let out = zkrv(&["verify", ps, &elf, "--min-security", "50", "--json"]);
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(

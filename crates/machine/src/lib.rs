@@ -303,6 +303,10 @@ pub struct AirParams {
     pub input_first: u64,
     /// Where INPUT may hold the end-of-input row.
     pub eof: tables::input::EofRule,
+    /// `Some(n)`: the CPU table has exactly `n >= 1` real rows (a segment: its last real row, the one that
+    /// pauses or halts, has `clk = n - 1`; docs/continuations.md §4). `None`: a whole run, whose cycle count
+    /// is not part of its statement (the table height bounds it).
+    pub cycles: Option<u64>,
 }
 
 impl AirParams {
@@ -315,6 +319,7 @@ impl AirParams {
             end_pc: None,
             input_first: 0,
             eof: tables::input::EofRule::Any,
+            cycles: None,
         })
     }
 }
@@ -326,6 +331,7 @@ fn air(table: Table, p: &AirParams) -> Box<dyn Air> {
         Table::Cpu => Box::new(CpuAir {
             entry: p.entry,
             end_pc: p.end_pc,
+            cycles: p.cycles,
         }),
         Table::Decode => Box::new(DecodeAir),
         Table::Bitwise => Box::new(BitwiseAir),

@@ -133,8 +133,9 @@ pub struct SegmentHeader {
     pub run_id: [u8; 32],
     /// Cycles before the segment.
     pub cycle_base: u64,
-    /// Cycles of the segment as the prover counts them (at most the CPU table height minus one: the
-    /// circuit bounds the count by the height, it does not fix it).
+    /// Cycles of the segment: proven, not claimed. The CPU table's real rows are exactly rows
+    /// `0..cycles` (its first row is real, the row that pauses or halts has `clk = cycles - 1`: the
+    /// `AirParams::cycles` constraints), so `1 <= cycles < ` the CPU table height.
     pub cycles: u64,
     /// State at the start.
     pub start: Boundary,
@@ -200,6 +201,7 @@ impl SegmentHeader {
             end_pc,
             input_first: self.start.input_cursor,
             eof,
+            cycles: Some(self.cycles),
         }
     }
 
@@ -261,6 +263,43 @@ impl SegmentHeader {
             ));
         }
         Ok(())
+    }
+}
+
+/// Where a segment's boundary pc is not an instruction of the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BadPc {
+    /// "start" or "end".
+    pub which: &'static str,
+    pub pc: u32,
+}
+
+impl SegmentHeader {
+    /// Checks that the start pc and, if the segment pauses, the end pc are instructions of the program:
+    /// each has a DECODE row (a supported RV64IM instruction, 4-aligned, in an executable segment). The
+    /// circuit binds the start pc the same way (the CPU's first row is real, so its DECODE lookup hits a
+    /// real entry at the start pc); the end pc is the next segment's start pc.
+    pub fn check_pcs(&self, decode: &DecodeTable) -> Result<(), BadPc> {
+        let ok = |which, pc: u32| match decode.row_of(pc) {
+            Some(_) => Ok(()),
+            None => Err(BadPc { which, pc }),
+        };
+        ok("start", self.start.pc)?;
+        if let SegmentEnd::Pause(e) = &self.end {
+            ok("end", e.pc)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for BadPc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "its {} pc {:#x} is not an instruction of the program (no supported RV64IM instruction of \
+             an executable segment there)",
+            self.which, self.pc
+        )
     }
 }
 
@@ -604,11 +643,13 @@ pub fn segment_witness(
         trace::DeviceFill::NONE,
     )?;
     let (mut traces, pages) = traces.into_table_order();
-    if let SegmentEnd::Pause(b) = &header.end {
+    if let (SegmentEnd::Pause(b), Some(row)) = (&header.end, run.record.cycles.len().checked_sub(1))
+    {
         // The fill ends the last real row at pc + 4 (a whole run ends with the halting ECALL there); a
         // paused segment goes on at its end pc. (A device fill must do the same: docs/continuations.md.)
+        // A checkpoint of 0 cycles (only a crafted one) has no real row to patch.
         let cpu = &mut traces[Table::Cpu.index()];
-        let (w, row) = (cpu.width, run.record.cycles.len() - 1);
+        let w = cpu.width;
         CpuCols::from_row_mut(&mut cpu.values[row * w..(row + 1) * w]).next_pc =
             F::from_u64(b.pc as u64);
     }
@@ -640,14 +681,41 @@ fn setup<'a>(
     config: &StarkConfig,
 ) -> Result<SegmentSetup<'a>, VerifyError> {
     header.check().map_err(VerifyError::BadSegment)?;
-    let public = segment_public_source(header, chunk, pages, init, writes)
-        .map_err(VerifyError::BadSegment)?;
     let decode_table =
         DecodeTable::new(program).map_err(|e| VerifyError::BadProgram(e.to_string()))?;
+    header
+        .check_pcs(&decode_table)
+        .map_err(|e| VerifyError::BadSegment(e.to_string()))?;
+    setup_circuit(
+        program,
+        &decode_table,
+        header,
+        chunk,
+        pages,
+        init,
+        writes,
+        config,
+    )
+}
+
+/// [`setup`] without the header checks: the circuit alone.
+#[allow(clippy::too_many_arguments)]
+fn setup_circuit<'a>(
+    program: &Program,
+    decode_table: &DecodeTable,
+    header: &SegmentHeader,
+    chunk: &'a [u8],
+    pages: &[u32],
+    init: &[u64],
+    writes: &[(u32, u64)],
+    config: &StarkConfig,
+) -> Result<SegmentSetup<'a>, VerifyError> {
+    let public = segment_public_source(header, chunk, pages, init, writes)
+        .map_err(VerifyError::BadSegment)?;
     let machine = Machine::with(&header.air_params());
     let pre = preprocess(
         &machine.airs(),
-        machine.preprocessed(&decode_table, min_height(config)),
+        machine.preprocessed(decode_table, min_height(config)),
     )
     .map_err(|e| VerifyError::Preprocess(e.to_string()))?;
     Ok(SegmentSetup {
@@ -684,15 +752,89 @@ pub fn check_segment(
     )
 }
 
-/// Proves a segment witness on `backend`.
+/// Every violation of a segment witness's circuit ([`zkrv_stark::check::violations`]: each failing
+/// constraint once, each out-of-range multiplicity once, then the unbalanced buses), without the verifier's
+/// header checks ([`SegmentHeader::check`], [`SegmentHeader::check_pcs`]). Empty iff the witness satisfies
+/// the segment's AIRs and balances with its public interactions. For tests that show a crafted witness
+/// breaks exactly the constraints they target (crates/machine/tests/forged_segments.rs).
+pub fn segment_violations(
+    program: &Program,
+    w: &SegmentWitness,
+    config: &StarkConfig,
+) -> Result<Vec<zkrv_stark::check::CheckError>, zkrv_stark::check::CheckError> {
+    let shape = |reason: String| zkrv_stark::check::CheckError::Shape {
+        table: "segment".into(),
+        reason,
+    };
+    let decode_table = DecodeTable::new(program).map_err(|e| shape(e.to_string()))?;
+    let s = setup_circuit(
+        program,
+        &decode_table,
+        &w.header,
+        &w.output,
+        &w.pages,
+        &w.init,
+        &w.writes,
+        config,
+    )
+    .map_err(|e| shape(e.to_string()))?;
+    let compiled = zkrv_stark::air::compile_for(&s.machine.airs(), config)
+        .map_err(|e| shape(e.to_string()))?;
+    zkrv_stark::check::violations(
+        &compiled,
+        &w.traces,
+        &s.pre.traces,
+        &s.public.to_vec(),
+        config.log_max_multiplicity,
+    )
+}
+
+/// Proves a segment witness on `backend`. Refuses a header that fails the verifier's own checks
+/// ([`SegmentHeader::check`], [`SegmentHeader::check_pcs`]) before proving.
 pub fn prove_segment_with<B: zkrv_stark::backend::ProverBackend>(
     backend: &B,
     program: &Program,
     w: SegmentWitness,
     config: &StarkConfig,
 ) -> Result<SegmentProof, MachineError> {
-    let s = setup(
-        program, &w.header, &w.output, &w.pages, &w.init, &w.writes, config,
+    let bad = |e: String| MachineError::Internal(format!("bad segment: {e}"));
+    w.header.check().map_err(bad)?;
+    let decode_table = DecodeTable::new(program)?;
+    w.header
+        .check_pcs(&decode_table)
+        .map_err(|e| bad(e.to_string()))?;
+    prove_circuit(backend, program, &decode_table, w, config)
+}
+
+/// [`prove_segment_with`] without the header checks: proves whatever witness and header it is given (a
+/// STARK proof of a witness that breaks a constraint does not verify). The malicious prover of
+/// crates/machine/tests/forged_segments.rs: soundness rests on the verifier alone.
+pub fn prove_segment_unchecked<B: zkrv_stark::backend::ProverBackend>(
+    backend: &B,
+    program: &Program,
+    w: SegmentWitness,
+    config: &StarkConfig,
+) -> Result<SegmentProof, MachineError> {
+    let decode_table = DecodeTable::new(program)?;
+    prove_circuit(backend, program, &decode_table, w, config)
+}
+
+fn prove_circuit<B: zkrv_stark::backend::ProverBackend>(
+    backend: &B,
+    program: &Program,
+    decode_table: &DecodeTable,
+    w: SegmentWitness,
+    config: &StarkConfig,
+) -> Result<SegmentProof, MachineError> {
+    let s = setup_circuit(
+        program,
+        decode_table,
+        &w.header,
+        &w.output,
+        &w.pages,
+        &w.init,
+        &w.writes,
+        config,
     )
     .map_err(|e| MachineError::Internal(e.to_string()))?;
     let traces = w
@@ -771,8 +913,9 @@ pub enum ChainError {
     Missing { index: u32 },
     #[error("segments out of order: position {position} holds segment {index}")]
     OutOfOrder { position: usize, index: u32 },
-    #[error("segment {index} belongs to another run (its run id differs from segment 0's)")]
-    MixedRuns { index: u32 },
+    /// A segment whose run id is not [`run_id`] of this statement, segment size and count.
+    #[error("segment {index} belongs to another run: its run id is not this run's (the statement's program, exit code and output, the segment size and the segment count)")]
+    RunId { index: u32 },
     #[error("segment 0 does not start from the program's initial state: {field} is {found}, expected {expected}")]
     NotInitial {
         field: String,
@@ -796,6 +939,9 @@ pub enum ChainError {
     /// A segment runs at least one cycle.
     #[error("segment {index} claims 0 cycles; a segment runs at least 1")]
     NoCycles { index: u32 },
+    /// A boundary pc that is no instruction of the program ([`SegmentHeader::check_pcs`]).
+    #[error("segment {index}: {pc}")]
+    Pc { index: u32, pc: BadPc },
     #[error("segment {index} claims {cycles} cycles, more than its CPU table of 2^{log_height} rows holds ({} at most: one padding row)", (1u64 << (*log_height).min(63)) - 1)]
     Cycles {
         index: u32,
@@ -888,28 +1034,18 @@ pub enum PlanError {
     Unprovable(MachineError),
 }
 
-/// The identifier of a run: Keccak-256 of `"zkrv-run-v1" || statement bytes || segment_rows || count ||
-/// per segment (cycle_base, cycles, pc, registers, input cursor, input ended, output length)`. Every
-/// segment of the run carries it, so that segments of two runs are told apart by name (their boundaries
-/// and memory are what soundness rests on).
-pub fn run_id(statement: &crate::Statement, segment_rows: u64, cps: &[Checkpoint]) -> [u8; 32] {
+/// The identifier of a run: Keccak-256 of `"zkrv-run-v2" || statement bytes || segment_rows (u64 LE) ||
+/// count (u64 LE)`, all of which the verifier knows: [`verify_run`] recomputes it and refuses a segment
+/// that carries another ([`ChainError::RunId`]). Every segment's statement binds it, so a segment proven
+/// for another statement (program, exit code, output), segment size or segment count is named as such;
+/// soundness does not rest on it (docs/continuations.md §4: the boundaries and memory do).
+pub fn run_id(statement: &crate::Statement, segment_rows: u64, count: u64) -> [u8; 32] {
     use tiny_keccak::{Hasher, Keccak};
     let mut h = Keccak::v256();
-    h.update(b"zkrv-run-v1");
+    h.update(b"zkrv-run-v2");
     h.update(&statement.to_bytes());
     h.update(&segment_rows.to_le_bytes());
-    h.update(&(cps.len() as u64).to_le_bytes());
-    for c in cps {
-        for x in [c.cycle_base, c.cycles, c.pc] {
-            h.update(&x.to_le_bytes());
-        }
-        for r in &c.regs {
-            h.update(&r.to_le_bytes());
-        }
-        h.update(&c.input_pos.to_le_bytes());
-        h.update(&[c.input_ended as u8]);
-        h.update(&c.output_len.to_le_bytes());
-    }
+    h.update(&count.to_le_bytes());
     let mut out = [0u8; 32];
     h.finalize(&mut out);
     out
@@ -992,7 +1128,7 @@ pub fn plan_run(
         output: seg.execution.public_output,
     };
     Ok(RunPlan {
-        run_id: run_id(&statement, segment_rows, &seg.checkpoints),
+        run_id: run_id(&statement, segment_rows, seg.checkpoints.len() as u64),
         statement,
         checkpoints: seg.checkpoints,
         cycles: seg.execution.cycles,
@@ -1233,7 +1369,7 @@ where
 #[derive(Clone, Debug)]
 pub struct RunSummary {
     pub segments: usize,
-    /// Cycles as the segments count them (each bounded by its CPU table).
+    /// Cycles of the run: the sum of the segments' cycles, each proven by its CPU table (`AirParams::cycles`).
     pub cycles: u64,
     /// Sum over the segments of `2^h - 1`, `h` their CPU table's log height: what the proof bounds.
     pub cycles_at_most: u64,
@@ -1354,17 +1490,12 @@ pub fn verify_run(
             }));
         }
     }
-    let run = segments[0].header.run_id;
-    if let Some(s) = segments.iter().find(|s| s.header.run_id != run) {
-        return Err(chain(ChainError::MixedRuns {
-            index: s.header.index,
-        }));
-    }
     if !segment_rows.is_power_of_two()
         || !(2..=1 << zkrv_stark::logup::MAX_LOG_HEIGHT).contains(&segment_rows)
     {
         return Err(chain(ChainError::SegmentSize { rows: segment_rows }));
     }
+    let decode = DecodeTable::new(program).map_err(|e| VerifyError::BadProgram(e.to_string()))?;
     let init = Boundary::initial(program).map_err(VerifyError::BadProgram)?;
     let first = &segments[0].header.start;
     if first != &init {
@@ -1403,6 +1534,8 @@ pub fn verify_run(
                 reason,
             })
         })?;
+        h.check_pcs(&decode)
+            .map_err(|pc| chain(ChainError::Pc { index: h.index, pc }))?;
         if h.cycle_base != cycles {
             return Err(chain(ChainError::CycleBase {
                 index: h.index,
@@ -1441,10 +1574,7 @@ pub fn verify_run(
         cycles = cycles.saturating_add(h.cycles);
         at_most = at_most.saturating_add(rows - 1);
         match (&h.end, last) {
-            (SegmentEnd::Pause(end), false) => {
-                compare_boundary(h.index, h.index + 1, end, &segments[i + 1].header.start)
-                    .map_err(chain)?
-            }
+            (SegmentEnd::Pause(_), false) => {}
             (SegmentEnd::Pause(_), true) => {
                 return Err(chain(ChainError::NoExit { index: h.index }))
             }
@@ -1458,6 +1588,25 @@ pub fn verify_run(
                 }))
             }
             (SegmentEnd::Exit(_), true) => {}
+        }
+    }
+    // The run id is recomputed, not trusted (after the per-segment checks, so that an edited segment size
+    // is named as such: it is in the run id too).
+    let run = run_id(statement, segment_rows, n as u64);
+    if let Some(s) = segments.iter().find(|s| s.header.run_id != run) {
+        return Err(chain(ChainError::RunId {
+            index: s.header.index,
+        }));
+    }
+    for w in segments.windows(2) {
+        if let SegmentEnd::Pause(end) = &w[0].header.end {
+            compare_boundary(
+                w[0].header.index,
+                w[1].header.index,
+                end,
+                &w[1].header.start,
+            )
+            .map_err(chain)?;
         }
     }
     // The memory each segment starts from: the ELF image, overwritten by the published writes so far.

@@ -245,9 +245,10 @@ fn segmented_run_proves_verifies_and_rejects_each_tampering() {
     // The output or exit code of the statement changed.
     let mut s2 = st.clone();
     s2.output[0] ^= 1;
+    // (The run id is recomputed from the statement: every segment names another run.)
     assert!(matches!(
         chain_err(verify(&proofs, &s2)),
-        ChainError::Segment { .. }
+        ChainError::RunId { index: 0 }
     ));
     let mut s2 = st.clone();
     s2.exit_code = 3;
@@ -287,14 +288,14 @@ fn segmented_run_proves_verifies_and_rejects_each_tampering() {
     t[k] = seg_b;
     assert!(matches!(
         chain_err(verify(&t, &st)),
-        ChainError::MixedRuns { index } if index as usize == k
+        ChainError::RunId { index } if index as usize == k
     ));
 
     // A run whose last segment does not exit: the prover proves the first 3 segments as a run of 3.
     let truncated = RunPlan {
         checkpoints: plan.checkpoints[..3].to_vec(),
         statement: plan.statement.clone(),
-        run_id: plan.run_id,
+        run_id: zkrv_machine::segment::run_id(&plan.statement, 16, 3),
         cycles: 0,
         debug_output: Vec::new(),
         segment_rows: 16,

@@ -535,7 +535,8 @@ pub struct Receipt {
 pub struct Verified {
     /// Segments (1 for a one-proof receipt).
     pub segments: usize,
-    /// Cycles as the segments count them (`None` for one proof: its statement does not count them).
+    /// Cycles of the run, proven: each segment's CPU table has exactly its header's count of real rows
+    /// (docs/continuations.md §4). `None` for one proof: its statement does not count them.
     pub cycles: Option<u64>,
     /// What the proof bounds the cycles by: `2^h - 1` per proof, `h` its CPU table's log height, summed.
     pub cycles_at_most: u64,

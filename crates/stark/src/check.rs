@@ -113,7 +113,8 @@ fn add_contribution(map: &mut TupleMap, bus: u32, tuple: Vec<u64>, m: i128, sour
 
 /// Check all tables: shapes, every constraint on every row, multiplicity bounds, then bus balance (with the
 /// public interactions). `traces[t]` is the `n_t x width_t` natural-order trace of table `t`;
-/// `preprocessed[t]` its preprocessed trace (`None` iff the preprocessed width is 0).
+/// `preprocessed[t]` its preprocessed trace (`None` iff the preprocessed width is 0). The error is the
+/// first finding of [`violations`].
 pub fn check_traces<M: Borrow<RowMajorMatrix>>(
     airs: &[CompiledAir],
     traces: &[M],
@@ -121,6 +122,28 @@ pub fn check_traces<M: Borrow<RowMajorMatrix>>(
     public: &[PublicInteraction],
     log_max_multiplicity: u32,
 ) -> Result<(), CheckError> {
+    match violations(airs, traces, preprocessed, public, log_max_multiplicity)?
+        .into_iter()
+        .next()
+    {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Everything [`check_traces`] can find, not only the first: per table, in row order, every failing
+/// constraint (each constraint reported once, at its first failing row) and every interaction whose
+/// multiplicity is out of range (once per interaction), then one [`CheckError::BusImbalance`] listing the
+/// unbalanced buses. Empty iff the traces are a valid witness. A shape error is the `Err`. For tests that
+/// show a crafted witness breaks exactly the constraints they target.
+pub fn violations<M: Borrow<RowMajorMatrix>>(
+    airs: &[CompiledAir],
+    traces: &[M],
+    preprocessed: &[Option<RowMajorMatrix>],
+    public: &[PublicInteraction],
+    log_max_multiplicity: u32,
+) -> Result<Vec<CheckError>, CheckError> {
+    let mut found = Vec::new();
     let mut tuples: TupleMap = BTreeMap::new();
     for (t, air) in airs.iter().enumerate() {
         let shape = |reason: String| CheckError::Shape {
@@ -153,15 +176,20 @@ pub fn check_traces<M: Borrow<RowMajorMatrix>>(
             }
             _ => {}
         }
-        // Per row: the first failing constraint, and the interaction tuples.
-        type RowResult = (Option<(usize, u64)>, Vec<(Vec<u64>, u64)>);
+        // Per row: the failing constraints, and the interaction tuples.
+        type RowResult = (Vec<(usize, u64)>, Vec<(Vec<u64>, u64)>);
         let rows: Vec<RowResult> =
             with_trace_rows(main, prep, Vec::new, |nodes: &mut Vec<F>, _, row| {
                 air.circuit.eval(row, nodes);
-                let fail = air.constraints.iter().enumerate().find_map(|(i, c)| {
-                    let v = nodes[c.node as usize].as_canonical_u64();
-                    (v != 0).then_some((i, v))
-                });
+                let fails = air
+                    .constraints
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, c)| {
+                        let v = nodes[c.node as usize].as_canonical_u64();
+                        (v != 0).then_some((i, v))
+                    })
+                    .collect();
                 let its = air
                     .interactions
                     .iter()
@@ -175,29 +203,36 @@ pub fn check_traces<M: Borrow<RowMajorMatrix>>(
                         )
                     })
                     .collect();
-                (fail, its)
+                (fails, its)
             });
-        for (row, (fail, its)) in rows.into_iter().enumerate() {
-            if let Some((index, value)) = fail {
-                return Err(CheckError::Constraint {
-                    table: air.name.clone(),
-                    row,
-                    constraint: air.constraints[index].name.clone(),
-                    index,
-                    value,
-                });
+        let mut constraint_seen = vec![false; air.constraints.len()];
+        let mut interaction_seen = vec![false; air.interactions.len()];
+        for (row, (fails, its)) in rows.into_iter().enumerate() {
+            for (index, value) in fails {
+                if !std::mem::replace(&mut constraint_seen[index], true) {
+                    found.push(CheckError::Constraint {
+                        table: air.name.clone(),
+                        row,
+                        constraint: air.constraints[index].name.clone(),
+                        index,
+                        value,
+                    });
+                }
             }
             for (k, (tuple, m)) in its.into_iter().enumerate() {
                 let it = &air.interactions[k];
                 if m >> log_max_multiplicity != 0 {
-                    return Err(CheckError::Multiplicity {
-                        table: air.name.clone(),
-                        row,
-                        interaction: k,
-                        bus: it.bus,
-                        value: m,
-                        bits: log_max_multiplicity,
-                    });
+                    if !std::mem::replace(&mut interaction_seen[k], true) {
+                        found.push(CheckError::Multiplicity {
+                            table: air.name.clone(),
+                            row,
+                            interaction: k,
+                            bus: it.bus,
+                            value: m,
+                            bits: log_max_multiplicity,
+                        });
+                    }
+                    continue;
                 }
                 if m == 0 {
                     continue;
@@ -226,7 +261,7 @@ pub fn check_traces<M: Borrow<RowMajorMatrix>>(
     let mut bad = tuples.into_iter().filter(|(_, e)| e.0 != 0);
     if let Some(((bus, tuple), (net, contributions, truncated))) = bad.next() {
         let rest: Vec<(u32, Vec<u64>, i128)> = bad.map(|((b, t), e)| (b, t, e.0)).collect();
-        return Err(CheckError::BusImbalance {
+        found.push(CheckError::BusImbalance {
             bus,
             tuple,
             net,
@@ -236,5 +271,5 @@ pub fn check_traces<M: Borrow<RowMajorMatrix>>(
             more: rest.into_iter().take(MAX_REPORTED).collect(),
         });
     }
-    Ok(())
+    Ok(found)
 }

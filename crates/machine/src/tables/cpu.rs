@@ -122,6 +122,10 @@ pub struct CpuAir {
     /// pauses instead (docs/continuations.md): its last real row goes on at `pc`, the next segment's
     /// first pc, and no row halts (the segment has no public HALT receive).
     pub end_pc: Option<u32>,
+    /// `Some(n)`: the table has exactly `n` real rows, rows `0..n` (a segment, whose statement states its
+    /// cycles): the row that pauses (`end_pc` set) or halts has `clk = n - 1`. `None`: unconstrained (a
+    /// whole run).
+    pub cycles: Option<u64>,
 }
 
 impl Air for CpuAir {
@@ -297,8 +301,30 @@ impl Air for CpuAir {
             "halt and padding are followed by padding",
             tr * (f.is_pad.clone() + &l.is_halt) * (one() - &n.dec.flags.is_pad),
         );
+        // The last real row is row `cycles - 1` (`clk` = row index): the row that pauses (real, followed by
+        // padding) or halts. There is exactly one such row: the first row is real, real rows are followed by
+        // real rows until the pause or the halt, and padding by padding.
+        if let Some(cycles) = self.cycles {
+            let last_clk = Expr::Const(F::from_u64(cycles) - F::ONE);
+            match self.end_pc {
+                None => b.assert_zero(
+                    "the halt is the segment's last cycle",
+                    l.is_halt.clone() * (l.clk.clone() - &last_clk),
+                ),
+                Some(_) => b.assert_zero(
+                    "the pause is the segment's last cycle",
+                    (one() - &f.is_pad - &l.is_halt)
+                        * &n.dec.flags.is_pad
+                        * (l.clk.clone() - &last_clk),
+                ),
+            }
+        }
         let first = b.is_first_row();
         b.assert_zero("first clk", first.clone() * &l.clk);
+        // A real first row: its DECODE lookup hits an instruction of the program (the padding entry is the
+        // only one with `is_pad = 1`), so the start pc is one, and a segment cannot be all padding (whose
+        // pause constraint would be vacuous: docs/continuations.md §4).
+        b.assert_zero("first row is real", first.clone() * &f.is_pad);
         b.assert_zero("entry pc", first * (l.pc.clone() - c(self.entry as u64)));
         let last = b.is_last_row();
         b.assert_zero("last row is padding", last * (one() - &f.is_pad));
