@@ -21,7 +21,7 @@ prove() {
   local name=$1 elf=$2 input=$3 rows=$4 backend=$5; shift 5
   local t0; t0=$(date +%s.%N)
   if ! $Z prove "guests/bin/$elf.elf" --input "$input" -o "/tmp/$name.zkrv" --segment-cycles "$rows" \
-      --backend "$backend" --zk-test-seed 1 --profile --stats "$@" >"$OUT/$name.log" 2>&1; then
+      --backend "$backend" --zk-test-seed 1 --public-segment-boundaries --profile --stats "$@" >"$OUT/$name.log" 2>&1; then
     echo "$name: prove FAILED"; tail -5 "$OUT/$name.log"; fail=1; return
   fi
   echo "$name: $(grep -m1 '^segments' "$OUT/$name.log"), $(awk "BEGIN{print $(date +%s.%N)-$t0}") s"
@@ -56,7 +56,7 @@ else
   head -c 1100000 /dev/zero > /tmp/zeros.bin
   t0=$(date +%s.%N)
   if $Z prove guests/bin/sha256.elf --input /tmp/zeros.bin -o /tmp/long.zkrv --backend gpu --gpus all \
-      --profile --profile-json "$OUT/long.json" >"$OUT/long.log" 2>&1; then
+      --public-segment-boundaries --profile --profile-json "$OUT/long.json" >"$OUT/long.log" 2>&1; then
     echo "long: $(grep -m1 '^segments' "$OUT/long.log"), $(awk "BEGIN{print $(date +%s.%N)-$t0}") s"
     grep -E "longer than one proof|^segment +worker|^[0-9]+ +[0-9]+ |peak|prove time" "$OUT/long.log"
     verifies long sha256

@@ -151,6 +151,13 @@ enum Command {
         /// needed and available.
         #[arg(long, value_name = "GIB", value_parser = parse_gpu_memory)]
         gpu_memory: Option<u64>,
+        /// Zero-knowledge runs proven in segments: accept that every segment boundary becomes public in
+        /// the proof file (the registers, pc and I/O cursors at each boundary and every memory cell
+        /// written before it, which may hold the private input; docs/continuations.md "Zero knowledge").
+        /// Without it such a run is refused before any segment is proven. --no-zk runs and runs proven as
+        /// one proof need no flag.
+        #[arg(long)]
+        public_segment_boundaries: bool,
     },
     /// Verify a proof file against a guest ELF; prints the public output and exit code.
     Verify(VerifyArgs),
@@ -722,6 +729,7 @@ struct ProveArgs {
     segment_cycles: Option<u64>,
     segment_jobs: Option<usize>,
     gpus: zkrv_sdk::Gpus,
+    public_segment_boundaries: bool,
 }
 
 /// `--segment-jobs K`: a positive number of segments proven at a time.
@@ -1210,6 +1218,19 @@ fn prove_segmented(
     engine: Engine,
 ) -> Result<u8> {
     let n = plan.checkpoints.len();
+    if config.zk && !a.public_segment_boundaries {
+        bail!(
+            "{} needs {n} segments of {} rows ({} cycles), and a segmented proof makes every segment \
+             boundary public: the registers, pc and I/O cursors at each boundary and every memory cell \
+             written before it, which may hold the private input (docs/continuations.md \"Zero \
+             knowledge\"). Pass --public-segment-boundaries to accept that; or prove with --no-zk (no zero \
+             knowledge at all); or prove it as one zero-knowledge proof: a run of at most 2^26 - 1 cycles \
+             without --segment-cycles (fewer cycles), or a --segment-cycles it fits in",
+            a.elf.display(),
+            plan.segment_rows,
+            plan.cycles
+        );
+    }
     let mut engines = vec![engine];
     if engines[0].is_gpu() {
         let want = a.gpus.resolve().map_err(|e| anyhow!("--gpus: {e}"))?;
@@ -1819,6 +1840,7 @@ fn main() -> ExitCode {
             segment_cycles,
             segment_jobs,
             gpus,
+            public_segment_boundaries,
         } => prove(ProveArgs {
             elf,
             input,
@@ -1837,6 +1859,7 @@ fn main() -> ExitCode {
             segment_cycles,
             segment_jobs,
             gpus,
+            public_segment_boundaries,
         }),
         Command::Verify(a) => verify(a),
         Command::ProgramId { elf } => program_id(elf),

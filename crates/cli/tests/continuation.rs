@@ -1,7 +1,8 @@
 //! `zkrv prove --segment-cycles` and `zkrv verify` of a multi-segment proof file (docs/continuations.md):
 //! the whole statement, per-segment progress, `--profile`/`--profile-json`/`--stats` (sums over the
 //! segments, per segment times) are printed, a file with two segments swapped or one dropped is rejected naming it,
-//! and a segment size below the table minimum is refused before anything runs. (A run that fits in one
+//! a segment size below the table minimum is refused before anything runs, and a zero-knowledge run that
+//! needs segments only with `--public-segment-boundaries`. (A run that fits in one
 //! segment gives the one-segment file: tests/new_user.rs `segment_jobs_is_checked_noted_and_capped`.)
 
 use zkrv_sdk::proof_file::{decode_any, encode_segmented, Decoded};
@@ -215,5 +216,74 @@ fn segmented_prove_verify_and_rejections() {
         err.contains("smaller than the smallest table (128 rows"),
         "{err}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Privacy (issue 24): a zero-knowledge run that needs segments publishes every boundary (registers and
+/// the memory written before it), so `prove` refuses it without `--public-segment-boundaries`, after the
+/// execution pass and before any segment is proven, naming the flag and the alternatives, and writes
+/// nothing; with the flag it proves (zk segments, boundaries public); `--no-zk` needs no flag; a zk run
+/// that fits in one segment needs none either.
+#[test]
+fn zk_segments_need_public_segment_boundaries() {
+    let dir = tempdir("pubbound");
+    let elf = format!("{GUESTS}/bin/exitcode.elf");
+    let p = dir.join("p.zkrv");
+    let prove = |extra: &[&str]| {
+        let mut args = vec![
+            "prove",
+            elf.as_str(),
+            "-o",
+            s(&p),
+            "--security",
+            "dev",
+            "--backend",
+            "cpu",
+        ];
+        args.extend_from_slice(extra);
+        zkrv(&args)
+    };
+    let out = prove(&["--segment-cycles", "128"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for want in [
+        "exitcode.elf needs 2 segments of 128 rows (138 cycles)",
+        "every memory cell written before it, which may hold the private input",
+        "Pass --public-segment-boundaries to accept that",
+        "or prove with --no-zk",
+        "or prove it as one zero-knowledge proof",
+    ] {
+        assert!(err.contains(want), "{want:?} not in {err}");
+    }
+    assert!(!err.contains("segment    0"), "a segment was proven: {err}");
+    assert!(!p.exists(), "nothing is written");
+    // With the flag: proven, and verify says the boundaries are public.
+    let out = prove(&["--segment-cycles", "128", "--public-segment-boundaries"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(text(&out.stdout).contains("segments            2 of 128 rows"));
+    let out = zkrv(&[
+        "verify",
+        s(&p),
+        &elf,
+        "--json",
+        "--any-exit-code",
+        "--min-security",
+        "50",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["boundaries_public"], true, "{j}");
+    assert_eq!(j["segments_zero_knowledge"], true, "{j}");
+    assert_eq!(j["zero_knowledge"], false, "{j}");
+    // --no-zk: no flag needed.
+    let out = prove(&["--segment-cycles", "128", "--no-zk"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(text(&out.stdout).contains("segments            2 of 128 rows"));
+    // One zk segment: no flag needed (the one-segment proof).
+    let out = prove(&["--segment-cycles", "256"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(&std::fs::read(&p).unwrap()[8..12], &3u32.to_le_bytes());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -159,6 +159,7 @@ fn segmented_zk_label_says_written_memory_is_public() {
         s(&p),
         "--segment-cycles",
         "128",
+        "--public-segment-boundaries",
         "--security",
         "dev",
         "--backend",

@@ -48,7 +48,13 @@ fn verify_json(dir: &Path, proof: &str, elf: &str) -> serde_json::Value {
 fn verify_json_zero_knowledge_is_false_for_segmented_proofs() {
     let Some(elf) = exitcode_elf() else { return };
     let d = scratch("json");
-    for (name, extra) in [("one", &[][..]), ("seg", &["--segment-cycles", "128"][..])] {
+    for (name, extra) in [
+        ("one", &[][..]),
+        (
+            "seg",
+            &["--segment-cycles", "128", "--public-segment-boundaries"][..],
+        ),
+    ] {
         let proof = format!("{name}.zkrv");
         let mut args = vec![
             "prove",

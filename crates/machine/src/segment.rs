@@ -434,97 +434,228 @@ pub fn segment_public(
     Ok(segment_public_source(header, chunk, pages, init, writes)?.to_vec())
 }
 
-/// [`segment_public`] with the output bytes kept as bytes (the verifier's form: the same interactions,
-/// transcript and sum, in memory linear in `chunk` with a constant of one byte).
+/// [`segment_public`] read in passes, without one heap value per interaction: the output bytes kept as
+/// bytes and the memory tokens made on the fly from `init` and `writes` (the same interactions, transcript
+/// and sum).
 pub fn segment_public_source<'a>(
     header: &SegmentHeader,
     chunk: &'a [u8],
-    pages: &[u32],
-    init: &[u64],
-    writes: &[(u32, u64)],
-) -> Result<zkrv_stark::logup::PublicWithBytes<'a>, String> {
-    check_page_list(pages)?;
-    if init.len() != pages.len() * CELLS_PER_PAGE {
+    pages: &'a [u32],
+    init: &'a [u64],
+    writes: &'a [(u32, u64)],
+) -> Result<SegmentPublic<'a>, String> {
+    if init.len() != pages.len().saturating_mul(CELLS_PER_PAGE) {
+        check_page_list(pages)?;
         return Err(format!(
             "{} initial cell values for {} pages",
             init.len(),
             pages.len()
         ));
     }
-    let mut head = Vec::with_capacity(40);
-    for (r, x) in header.start.reg_cells().iter().enumerate() {
-        let [lo, hi] = words(*x);
-        head.push(token(
-            bus::REG_TOKEN,
-            vec![r as u64, 0, lo, hi],
-            Direction::Send,
-        ));
+    SegmentPublic::new(
+        header,
+        chunk,
+        pages,
+        writes,
+        Cells::Expanded { init, writes },
+    )
+}
+
+/// Where the cell values of a segment's memory tokens come from.
+#[derive(Clone, Copy)]
+enum Cells<'a> {
+    /// `pages.len() x 512` start values and the segment's writes (the prover's, [`verify_segment`]'s).
+    Expanded {
+        init: &'a [u64],
+        writes: &'a [(u32, u64)],
+    },
+    /// Segment `segment` of a run: the ELF image overwritten by the run's published writes
+    /// ([`RunImage`]; the verifier's, [`verify_run`]'s).
+    Image {
+        program: &'a Program,
+        image: &'a RunImage,
+        segment: u32,
+    },
+}
+
+impl Cells<'_> {
+    /// Calls `f(cell, value)` for the 512 cells of every page of `pages` in order, with the values at the
+    /// segment's start (`end`: false) or at its end (`end`: true, the start values with the writes applied).
+    fn for_each(&self, pages: &[u32], end: bool, f: &mut dyn FnMut(u64, u64)) {
+        match *self {
+            Cells::Expanded { init, writes } => {
+                let mut w = writes.iter().peekable();
+                for (k, &p) in pages.iter().enumerate() {
+                    let first = p as u64 / 8;
+                    let values = &init[k * CELLS_PER_PAGE..(k + 1) * CELLS_PER_PAGE];
+                    for (j, &x) in values.iter().enumerate() {
+                        let cell = first + j as u64;
+                        let mut x = x;
+                        if end {
+                            if let Some(&(_, v)) = w.next_if(|&&(c, _)| c as u64 == cell) {
+                                x = v;
+                            }
+                        }
+                        f(cell, x);
+                    }
+                }
+            }
+            Cells::Image {
+                program,
+                image,
+                segment,
+            } => {
+                // The start values are what segments `< segment` wrote; the end values add its own writes.
+                let before = if end { segment + 1 } else { segment };
+                let mut page = [0u8; 4096];
+                for &p in pages {
+                    program.initial_bytes(p as u64, &mut page);
+                    let first = p / 8;
+                    let written = image.page(first);
+                    let mut i = 0;
+                    for (j, b) in page.chunks_exact(8).enumerate() {
+                        let cell = first + j as u32;
+                        let mut x = u64::from_le_bytes(b.try_into().unwrap_or_default());
+                        if written.get(i).is_some_and(|e| e.cell == cell) {
+                            // The writes of this cell, by segment index: the last one before `before`.
+                            let n = written[i..].partition_point(|e| e.cell == cell);
+                            let g = &written[i..i + n];
+                            let k = g.partition_point(|e| e.segment < before);
+                            if k > 0 {
+                                x = g[k - 1].value;
+                            }
+                            i += n;
+                        }
+                        f(cell as u64, x);
+                    }
+                }
+            }
+        }
     }
-    let mut v = Vec::with_capacity(2 * init.len() + 40);
-    if let SegmentEnd::Exit(code) = header.end {
-        v.push(token(bus::HALT, vec![code as u64], Direction::Receive));
-    }
-    if header.start.input_ended {
-        v.push(token(
-            bus::INPUT,
-            vec![header.start.input_cursor, tables_input_eof()],
-            Direction::Send,
-        ));
-    }
-    let cell_of = |i: usize| pages[i / CELLS_PER_PAGE] as u64 / 8 + (i % CELLS_PER_PAGE) as u64;
-    for (i, &x) in init.iter().enumerate() {
-        let [lo, hi] = words(x);
-        v.push(token(
-            bus::MEM_TOKEN,
-            vec![cell_of(i), 0, lo, hi],
-            Direction::Send,
-        ));
-    }
-    if let SegmentEnd::Pause(end) = &header.end {
-        for (r, x) in end.reg_cells().iter().enumerate() {
+}
+
+/// The public interactions of one segment ([`segment_public`]'s, in its order) as a
+/// [`zkrv_stark::logup::PublicSource`]: the registers, output bytes, exit and end-of-input tokens held,
+/// the `2 x 512` memory tokens per page made on the fly, so that its memory does not grow with the pages
+/// listed (the verifier's form; [`Self::to_vec`] expands it for the prover and the debug checker).
+pub struct SegmentPublic<'a> {
+    /// Register init tokens, output bytes, the exit code and the end-of-input row.
+    head: zkrv_stark::logup::PublicWithBytes<'a>,
+    pages: &'a [u32],
+    cells: Cells<'a>,
+    /// The final register tokens of a segment that pauses (`None`: the last segment, no final tokens).
+    end_regs: Option<Vec<PublicInteraction>>,
+}
+
+impl<'a> SegmentPublic<'a> {
+    /// Checks the page list and the writes (strictly increasing cells of `pages`; none in the last
+    /// segment) and builds the head.
+    fn new(
+        header: &SegmentHeader,
+        chunk: &'a [u8],
+        pages: &'a [u32],
+        writes: &[(u32, u64)],
+        cells: Cells<'a>,
+    ) -> Result<Self, String> {
+        check_page_list(pages)?;
+        check_writes(pages, writes)?;
+        let mut head = Vec::with_capacity(bus::NUM_REG_CELLS);
+        for (r, x) in header.start.reg_cells().iter().enumerate() {
             let [lo, hi] = words(*x);
-            v.push(token(
-                bus::REG_FINAL,
-                vec![r as u64, lo, hi],
-                Direction::Receive,
+            head.push(token(
+                bus::REG_TOKEN,
+                vec![r as u64, 0, lo, hi],
+                Direction::Send,
             ));
         }
-        let fin = apply_writes(pages, init, writes)?;
-        for (i, &x) in fin.iter().enumerate() {
-            let [lo, hi] = words(x);
-            v.push(token(
-                bus::MEM_FINAL,
-                vec![cell_of(i), lo, hi],
-                Direction::Receive,
+        let mut tail = Vec::with_capacity(2);
+        if let SegmentEnd::Exit(code) = header.end {
+            tail.push(token(bus::HALT, vec![code as u64], Direction::Receive));
+        }
+        if header.start.input_ended {
+            tail.push(token(
+                bus::INPUT,
+                vec![header.start.input_cursor, tables_input_eof()],
+                Direction::Send,
             ));
         }
-    } else if !writes.is_empty() {
-        return Err("the last segment publishes no writes".into());
+        let end_regs = match &header.end {
+            SegmentEnd::Pause(end) => Some(
+                end.reg_cells()
+                    .iter()
+                    .enumerate()
+                    .map(|(r, x)| {
+                        let [lo, hi] = words(*x);
+                        token(bus::REG_FINAL, vec![r as u64, lo, hi], Direction::Receive)
+                    })
+                    .collect(),
+            ),
+            SegmentEnd::Exit(_) if !writes.is_empty() => {
+                return Err("the last segment publishes no writes".into())
+            }
+            SegmentEnd::Exit(_) => None,
+        };
+        Ok(SegmentPublic {
+            head: zkrv_stark::logup::PublicWithBytes {
+                head,
+                bytes_bus: bus::OUTPUT,
+                start: header.start.output_cursor,
+                bytes: chunk,
+                direction: Direction::Receive,
+                tail,
+            },
+            pages,
+            cells,
+            end_regs,
+        })
     }
-    Ok(zkrv_stark::logup::PublicWithBytes {
-        head,
-        bytes_bus: bus::OUTPUT,
-        start: header.start.output_cursor,
-        bytes: chunk,
-        direction: Direction::Receive,
-        tail: v,
-    })
+
+    /// The expanded list (one [`PublicInteraction`] each), e.g. for the prover and the debug checker.
+    pub fn to_vec(&self) -> Vec<PublicInteraction> {
+        zkrv_stark::logup::PublicSource::expand(self)
+    }
+}
+
+impl zkrv_stark::logup::PublicSource for SegmentPublic<'_> {
+    fn count(&self) -> usize {
+        let cells = self.pages.len() * CELLS_PER_PAGE;
+        self.head.count() + cells + self.end_regs.as_ref().map_or(0, |regs| regs.len() + cells)
+    }
+    fn for_each(&self, f: &mut dyn FnMut(zkrv_stark::logup::PublicRef<'_>)) {
+        use zkrv_stark::logup::PublicRef;
+        self.head.for_each(f);
+        self.cells.for_each(self.pages, false, &mut |cell, x| {
+            let [lo, hi] = words(x);
+            f(PublicRef {
+                bus: bus::MEM_TOKEN,
+                values: &[F::from_u64(cell), F::ZERO, F::from_u64(lo), F::from_u64(hi)],
+                multiplicity: F::ONE,
+                direction: Direction::Send,
+            })
+        });
+        if let Some(regs) = &self.end_regs {
+            regs.for_each(f);
+            self.cells.for_each(self.pages, true, &mut |cell, x| {
+                let [lo, hi] = words(x);
+                f(PublicRef {
+                    bus: bus::MEM_FINAL,
+                    values: &[F::from_u64(cell), F::from_u64(lo), F::from_u64(hi)],
+                    multiplicity: F::ONE,
+                    direction: Direction::Receive,
+                })
+            });
+        }
+    }
 }
 
 fn tables_input_eof() -> u64 {
     crate::tables::sysio::INPUT_EOF
 }
 
-/// `init` (the cells of `pages`) with `writes` applied; errors if the writes are not strictly increasing
-/// cells of `pages`.
-pub fn apply_writes(
-    pages: &[u32],
-    init: &[u64],
-    writes: &[(u32, u64)],
-) -> Result<Vec<u64>, String> {
-    let mut fin = init.to_vec();
+/// Checks that `writes` are strictly increasing cells of `pages` (a sorted page list).
+pub fn check_writes(pages: &[u32], writes: &[(u32, u64)]) -> Result<(), String> {
     let mut prev: Option<u32> = None;
-    for &(cell, x) in writes {
+    for &(cell, _) in writes {
         if prev.is_some_and(|p| p >= cell) {
             return Err(format!(
                 "writes are not strictly increasing at cell {cell:#x}"
@@ -532,12 +663,78 @@ pub fn apply_writes(
         }
         prev = Some(cell);
         let page = (cell as u64 * 8 / 4096 * 4096) as u32;
-        let k = pages
+        pages
             .binary_search(&page)
             .map_err(|_| format!("write to cell {cell:#x} outside the segment's pages"))?;
-        fin[k * CELLS_PER_PAGE + (cell as usize % CELLS_PER_PAGE)] = x;
+    }
+    Ok(())
+}
+
+/// `init` (the cells of `pages`) with `writes` applied; errors if the writes are not strictly increasing
+/// cells of `pages` ([`check_writes`]).
+pub fn apply_writes(
+    pages: &[u32],
+    init: &[u64],
+    writes: &[(u32, u64)],
+) -> Result<Vec<u64>, String> {
+    check_writes(pages, writes)?;
+    if init.len() != pages.len().saturating_mul(CELLS_PER_PAGE) {
+        return Err(format!(
+            "{} initial cell values for {} pages",
+            init.len(),
+            pages.len()
+        ));
+    }
+    let mut fin = init.to_vec();
+    for &(cell, x) in writes {
+        let page = (cell as u64 * 8 / 4096 * 4096) as u32;
+        if let Ok(k) = pages.binary_search(&page) {
+            fin[k * CELLS_PER_PAGE + (cell as usize % CELLS_PER_PAGE)] = x;
+        }
     }
     Ok(fin)
+}
+
+/// One published write of a run, as [`RunImage`] keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Written {
+    cell: u32,
+    /// The index of the segment whose end value it is.
+    segment: u32,
+    value: u64,
+}
+
+/// The memory a run's segments start from, as the verifier derives it (docs/continuations.md §4, 2): the
+/// ELF image overwritten by the published writes of the segments before. Only the written cells are held
+/// (16 bytes each, sorted by cell then segment: 12 bytes each in the file); every other cell is read from
+/// the ELF when its token is made. Shared by the segments verified in parallel: no per-segment copy.
+pub struct RunImage {
+    written: Vec<Written>,
+}
+
+impl RunImage {
+    /// Every segment's writes (each list strictly increasing: [`check_writes`]), in segment order.
+    fn new<'w>(writes: impl Iterator<Item = &'w [(u32, u64)]> + Clone) -> RunImage {
+        let mut written = Vec::with_capacity(writes.clone().map(<[_]>::len).sum());
+        for (i, list) in writes.enumerate() {
+            written.extend(list.iter().map(|&(cell, value)| Written {
+                cell,
+                segment: i as u32,
+                value,
+            }));
+        }
+        written.sort_unstable_by_key(|w| (w.cell, w.segment));
+        RunImage { written }
+    }
+
+    /// The writes to the 512 cells from `first`, in order.
+    fn page(&self, first: u32) -> &[Written] {
+        let a = self.written.partition_point(|w| w.cell < first);
+        let b = self
+            .written
+            .partition_point(|w| (w.cell as u64) < first as u64 + 512);
+        &self.written[a..b.max(a)]
+    }
 }
 
 /// Everything the prover commits to for one segment. Exposed so that tests can tamper with it.
@@ -667,17 +864,14 @@ pub fn segment_witness(
 struct SegmentSetup<'a> {
     machine: Machine,
     pre: zkrv_stark::PreprocessedData,
-    public: zkrv_stark::logup::PublicWithBytes<'a>,
+    public: SegmentPublic<'a>,
     statement: Vec<u8>,
 }
 
 fn setup<'a>(
     program: &Program,
     header: &SegmentHeader,
-    chunk: &'a [u8],
-    pages: &[u32],
-    init: &[u64],
-    writes: &[(u32, u64)],
+    public: impl FnOnce() -> Result<SegmentPublic<'a>, String>,
     config: &StarkConfig,
 ) -> Result<SegmentSetup<'a>, VerifyError> {
     header.check().map_err(VerifyError::BadSegment)?;
@@ -686,32 +880,18 @@ fn setup<'a>(
     header
         .check_pcs(&decode_table)
         .map_err(|e| VerifyError::BadSegment(e.to_string()))?;
-    setup_circuit(
-        program,
-        &decode_table,
-        header,
-        chunk,
-        pages,
-        init,
-        writes,
-        config,
-    )
+    setup_circuit(program, &decode_table, header, public, config)
 }
 
 /// [`setup`] without the header checks: the circuit alone.
-#[allow(clippy::too_many_arguments)]
 fn setup_circuit<'a>(
     program: &Program,
     decode_table: &DecodeTable,
     header: &SegmentHeader,
-    chunk: &'a [u8],
-    pages: &[u32],
-    init: &[u64],
-    writes: &[(u32, u64)],
+    public: impl FnOnce() -> Result<SegmentPublic<'a>, String>,
     config: &StarkConfig,
 ) -> Result<SegmentSetup<'a>, VerifyError> {
-    let public = segment_public_source(header, chunk, pages, init, writes)
-        .map_err(VerifyError::BadSegment)?;
+    let public = public().map_err(VerifyError::BadSegment)?;
     let machine = Machine::with(&header.air_params());
     let pre = preprocess(
         &machine.airs(),
@@ -738,7 +918,10 @@ pub fn check_segment(
         reason,
     };
     let s = setup(
-        program, &w.header, &w.output, &w.pages, &w.init, &w.writes, config,
+        program,
+        &w.header,
+        || segment_public_source(&w.header, &w.output, &w.pages, &w.init, &w.writes),
+        config,
     )
     .map_err(|e| shape(e.to_string()))?;
     let compiled = zkrv_stark::air::compile_for(&s.machine.airs(), config)
@@ -771,10 +954,7 @@ pub fn segment_violations(
         program,
         &decode_table,
         &w.header,
-        &w.output,
-        &w.pages,
-        &w.init,
-        &w.writes,
+        || segment_public_source(&w.header, &w.output, &w.pages, &w.init, &w.writes),
         config,
     )
     .map_err(|e| shape(e.to_string()))?;
@@ -830,10 +1010,7 @@ fn prove_circuit<B: zkrv_stark::backend::ProverBackend>(
         program,
         decode_table,
         &w.header,
-        &w.output,
-        &w.pages,
-        &w.init,
-        &w.writes,
+        || segment_public_source(&w.header, &w.output, &w.pages, &w.init, &w.writes),
         config,
     )
     .map_err(|e| MachineError::Internal(e.to_string()))?;
@@ -870,16 +1047,47 @@ pub fn verify_segment(
     chunk: &[u8],
     config: &StarkConfig,
 ) -> Result<(), VerifyError> {
-    crate::check_output_len(chunk.len() as u64)?;
-    let s = setup(
+    verify_segment_from(
         program,
-        &proof.header,
+        proof,
+        || segment_public_source(&proof.header, chunk, &proof.pages, init, &proof.writes),
         chunk,
-        &proof.pages,
-        init,
-        &proof.writes,
         config,
-    )?;
+    )
+}
+
+/// [`verify_segment`] of segment `proof.header.index` of a run, its memory read from `image` (the run's
+/// published writes) and the ELF on the fly.
+fn verify_run_segment(
+    program: &Program,
+    proof: &SegmentProof,
+    image: &RunImage,
+    chunk: &[u8],
+    config: &StarkConfig,
+) -> Result<(), VerifyError> {
+    let cells = Cells::Image {
+        program,
+        image,
+        segment: proof.header.index,
+    };
+    verify_segment_from(
+        program,
+        proof,
+        || SegmentPublic::new(&proof.header, chunk, &proof.pages, &proof.writes, cells),
+        chunk,
+        config,
+    )
+}
+
+fn verify_segment_from<'a>(
+    program: &Program,
+    proof: &SegmentProof,
+    public: impl FnOnce() -> Result<SegmentPublic<'a>, String>,
+    chunk: &[u8],
+    config: &StarkConfig,
+) -> Result<(), VerifyError> {
+    crate::check_output_len(chunk.len() as u64)?;
+    let s = setup(program, &proof.header, public, config)?;
     zkrv_stark::verify(
         config,
         &s.machine.airs(),
@@ -1609,10 +1817,8 @@ pub fn verify_run(
             .map_err(chain)?;
         }
     }
-    // The memory each segment starts from: the ELF image, overwritten by the published writes so far.
-    let mut image: HashMap<u32, Vec<u64>> = HashMap::new();
-    let mut inits: Vec<Vec<u64>> = Vec::with_capacity(n);
-    let mut page_buf = vec![0u8; 4096];
+    // The memory each segment starts from: the ELF image, overwritten by the published writes so far
+    // (only the written cells are held; the tokens are made on the fly while each segment is verified).
     for s in segments {
         let bad = |reason: String| {
             chain(ChainError::Bad {
@@ -1621,26 +1827,9 @@ pub fn verify_run(
             })
         };
         check_page_list(&s.pages).map_err(bad)?;
-        let mut init = Vec::with_capacity(s.pages.len() * CELLS_PER_PAGE);
-        for &p in &s.pages {
-            match image.get(&p) {
-                Some(cells) => init.extend_from_slice(cells),
-                None => {
-                    program.initial_bytes(p as u64, &mut page_buf);
-                    init.extend(cells(&page_buf));
-                }
-            }
-        }
-        let fin = apply_writes(&s.pages, &init, &s.writes).map_err(bad)?;
-        for (k, &p) in s.pages.iter().enumerate() {
-            image.insert(
-                p,
-                fin[k * CELLS_PER_PAGE..(k + 1) * CELLS_PER_PAGE].to_vec(),
-            );
-        }
-        inits.push(init);
+        check_writes(&s.pages, &s.writes).map_err(bad)?;
     }
-    drop(image);
+    let image = RunImage::new(segments.iter().map(|s| s.writes.as_slice()));
     let mut chunks = Vec::with_capacity(n);
     for s in segments {
         chunks.push(s.header.output_chunk(&statement.output).map_err(|reason| {
@@ -1653,10 +1842,9 @@ pub fn verify_run(
     use rayon::prelude::*;
     segments
         .par_iter()
-        .zip(inits.par_iter())
         .zip(chunks.par_iter())
-        .map(|((s, init), chunk)| {
-            verify_segment(program, s, init, chunk, config).map_err(|e| {
+        .map(|(s, chunk)| {
+            verify_run_segment(program, s, &image, chunk, config).map_err(|e| {
                 chain(ChainError::Segment {
                     index: s.header.index,
                     source: Box::new(e),
@@ -1685,4 +1873,97 @@ pub fn segment_security(
     crate::check_heights(&airs, &proof.stark.log_heights)?;
     let shape = zkrv_stark::security::ProofShape::of_proof(&airs, &proof.stark);
     Ok(config.security(&shape))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The verifier's on-the-fly memory tokens of each segment of a run ([`Cells::Image`] over one
+    /// [`RunImage`]) are the expanded ones the verifier built before (a map of 4 KiB pages: the ELF image
+    /// overwritten by the earlier segments' writes, `init` per segment, [`apply_writes`] for the final
+    /// values), cell for cell, on ELF pages and zero pages, over segments that rewrite the same cells, list
+    /// pages they do not write and skip pages others wrote.
+    #[test]
+    fn run_image_cells_equal_the_expanded_image() {
+        let path = format!(
+            "{}/../../guests/bin/fibonacci.elf",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let program = Program::from_elf(&std::fs::read(path).unwrap()).unwrap();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        let pool: Vec<u32> = (0..6)
+            .map(|k| 0x10000 + k * 4096)
+            .chain((0..4).map(|k| 0x7fff_0000 + k * 4096))
+            .collect();
+        // (pages, writes) per segment.
+        type Run = (Vec<u32>, Vec<(u32, u64)>);
+        let mut runs: Vec<Run> = Vec::new();
+        for _ in 0..7 {
+            let pages: Vec<u32> = pool.iter().copied().filter(|_| next() % 3 != 0).collect();
+            let mut writes: Vec<(u32, u64)> = Vec::new();
+            for &p in &pages {
+                for j in 0..512u32 {
+                    // Dense at the page start (the same cells rewritten run after run), sparse after.
+                    if (j < 16 && next() % 2 == 0) || next() % 40 == 0 {
+                        writes.push((p / 8 + j, next() << 20 | next()));
+                    }
+                }
+            }
+            runs.push((pages, writes));
+        }
+        let image = RunImage::new(runs.iter().map(|(_, w)| w.as_slice()));
+        let mut expanded: std::collections::HashMap<u32, Vec<u64>> = Default::default();
+        let mut buf = vec![0u8; 4096];
+        let mut nonzero = 0;
+        for (i, (pages, writes)) in runs.iter().enumerate() {
+            let mut init = Vec::new();
+            for &p in pages {
+                match expanded.get(&p) {
+                    Some(c) => init.extend_from_slice(c),
+                    None => {
+                        program.initial_bytes(p as u64, &mut buf);
+                        init.extend(cells(&buf));
+                    }
+                }
+            }
+            let fin = apply_writes(pages, &init, writes).unwrap();
+            nonzero += init.iter().filter(|&&x| x != 0).count();
+            let cells_of = |c: Cells<'_>, end: bool| {
+                let mut v = Vec::new();
+                c.for_each(pages, end, &mut |cell, x| v.push((cell, x)));
+                v
+            };
+            let with_cells = |values: &[u64]| -> Vec<(u64, u64)> {
+                values
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &x)| (pages[k / 512] as u64 / 8 + (k % 512) as u64, x))
+                    .collect()
+            };
+            let run = Cells::Image {
+                program: &program,
+                image: &image,
+                segment: i as u32,
+            };
+            assert_eq!(cells_of(run, false), with_cells(&init), "segment {i} init");
+            assert_eq!(cells_of(run, true), with_cells(&fin), "segment {i} final");
+            let flat = Cells::Expanded {
+                init: &init,
+                writes,
+            };
+            assert_eq!(cells_of(flat, false), with_cells(&init), "segment {i} init");
+            assert_eq!(cells_of(flat, true), with_cells(&fin), "segment {i} final");
+            for (k, &p) in pages.iter().enumerate() {
+                expanded.insert(p, fin[k * 512..(k + 1) * 512].to_vec());
+            }
+        }
+        assert!(nonzero > 1000, "ELF bytes and earlier writes: {nonzero}");
+    }
 }

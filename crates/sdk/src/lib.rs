@@ -16,7 +16,8 @@
 //!   than one proof holds ([`MAX_PROVABLE_CYCLES`]), or any run with [`ProveOptions::segment_cycles`], is
 //!   proven in **segments** chained in one receipt ([`ReceiptProof::Segmented`], docs/continuations.md;
 //!   the segment boundaries are public, memory written before a boundary included, which may hold the
-//!   private input: such a receipt is zero-knowledge only within each segment).
+//!   private input: such a receipt is zero-knowledge only within each segment, so a zk run that needs
+//!   segments is refused unless [`ProveOptions::public_segment_boundaries`] accepts that).
 //! * [`Receipt::to_bytes`] / [`Receipt::from_bytes`] / [`Receipt::save`] / [`Receipt::load`]: the `.zkrv`
 //!   proof file ([`proof_file`], the format `zkrv prove` writes and `zkrv verify` reads).
 //! * [`Receipt::verify`] checks a receipt against a program; [`Receipt::exit_code`] and
@@ -134,6 +135,18 @@ pub enum Error {
     /// `ProveOptions::segment_jobs` is `Some(0)`: at least one segment must be proven at a time.
     #[error("segment_jobs 0: at least one segment must be proven at a time")]
     SegmentJobs,
+    /// A zero-knowledge run that needs more than one segment, without
+    /// [`ProveOptions::public_segment_boundaries`]: refused after the first (execution) pass, before any
+    /// segment is proven, because a segmented proof publishes every segment boundary (docs/continuations.md
+    /// "Zero knowledge").
+    #[error(
+        "the run needs {segments} segments of {segment_rows} rows, and a segmented proof makes every \
+         segment boundary public: the registers, pc and I/O cursors at each boundary and every memory cell \
+         written before it, which may hold the private input (docs/continuations.md \"Zero knowledge\"); \
+         set ProveOptions::public_segment_boundaries to accept that, or prove with zk: false, or in one \
+         segment (a run of at most 2^26 - 1 cycles without segment_cycles, or a segment_cycles it fits in)"
+    )]
+    PublicSegmentBoundaries { segments: usize, segment_rows: u64 },
     /// Proving failed (limits, unsupported instruction, prover error).
     #[error(transparent)]
     Machine(#[from] zkrv_machine::MachineError),
@@ -478,6 +491,12 @@ pub struct ProveOptions {
     /// GPU backend: cap the device-memory budget at this many bytes (default: the device's free memory,
     /// capped by `ZKRV_GPU_MEMORY` in GiB). A proof that does not fit fails before it starts.
     pub gpu_memory: Option<u64>,
+    /// Zero-knowledge runs that need more than one segment: accept that every segment boundary becomes
+    /// public (the registers, pc and I/O cursors at each boundary and every memory cell written before it,
+    /// which may hold the private input; docs/continuations.md "Zero knowledge"). Default `false`: such a
+    /// run is refused with [`Error::PublicSegmentBoundaries`] before any segment is proven. No effect with
+    /// `zk: false` or on a run proven as one proof (as the CLI's `--public-segment-boundaries`).
+    pub public_segment_boundaries: bool,
 }
 
 impl Default for ProveOptions {
@@ -493,6 +512,7 @@ impl Default for ProveOptions {
             lde_mode: LdeMode::Auto,
             zk_test_seed: None,
             gpu_memory: None,
+            public_segment_boundaries: false,
         }
     }
 }
@@ -802,7 +822,9 @@ pub struct Proved {
 
 /// Runs `program` on the private `input` and proves the run (see [`ProveOptions`]). Errors: a bad segment
 /// size, cycle limit or job count ([`Error::SegmentSize`], [`Error::CycleLimitTooLarge`],
-/// [`Error::SegmentJobs`], before the guest runs),
+/// [`Error::SegmentJobs`], before the guest runs), a zero-knowledge run that needs segments without
+/// [`ProveOptions::public_segment_boundaries`] ([`Error::PublicSegmentBoundaries`], before any segment is
+/// proven),
 /// the run fails or exceeds `max_cycles` ([`Error::Exec`]), exceeds what can be proven ([`Error::Machine`]
 /// with `MachineError::TooMuchMemory`), no GPU for [`Backend::Gpu`] (or fewer than [`ProveOptions::gpus`]),
 /// or a prover error (a segment's names it: `MachineError::Segment`). A run that exits with a code other
@@ -855,6 +877,12 @@ pub fn prove(program: &Program, input: &[u8], opts: &ProveOptions) -> Result<Pro
         k => format!("{k} x {}", engine.name()),
     };
     if let Some(plan) = plan.filter(|p| p.checkpoints.len() > 1) {
+        if config.zk && !opts.public_segment_boundaries {
+            return Err(Error::PublicSegmentBoundaries {
+                segments: plan.checkpoints.len(),
+                segment_rows: plan.segment_rows,
+            });
+        }
         let (segments, dones) = prove_segments(
             &engines,
             &program.inner,

@@ -229,6 +229,7 @@ fn segmented_receipts_prove_save_load_and_verify() {
     let opts = ProveOptions {
         segment_cycles: Some(128),
         zk_test_seed: Some(7),
+        public_segment_boundaries: true,
         ..ProveOptions::default()
     };
     let proved = prove(&program, b"", &opts).expect("proves in segments");
@@ -275,7 +276,8 @@ fn segmented_receipts_prove_save_load_and_verify() {
         ),
         e => panic!("expected Invalid, got {e:?}"),
     }
-    // Segments of 256 rows hold the run: the one-segment proof, the same bytes as without the option.
+    // Segments of 256 rows hold the run: the one-segment proof, the same bytes as without the option
+    // (and a zk proof of one segment needs no `public_segment_boundaries`).
     let one = |segment_cycles| {
         let o = ProveOptions {
             segment_cycles,
@@ -294,6 +296,54 @@ fn segmented_receipts_prove_save_load_and_verify() {
         a == one(None),
         "one segment differs from the unsegmented proof"
     );
+}
+
+/// Privacy (issue 24): a zero-knowledge run that needs segments publishes its boundaries, so it is refused
+/// without `ProveOptions::public_segment_boundaries` (after the execution pass, before any segment is
+/// proven: no proof time), the error naming the option and the alternatives; `zk: false` needs no option.
+/// (Accepted with it: `segmented_receipts_prove_save_load_and_verify`; one segment needs none: ditto.)
+#[test]
+fn zk_segmented_runs_need_public_segment_boundaries() {
+    let program = bundled("exitcode");
+    let opts = ProveOptions {
+        segment_cycles: Some(128),
+        ..ProveOptions::default()
+    };
+    let t = std::time::Instant::now();
+    match prove(&program, b"", &opts) {
+        Err(
+            e @ Error::PublicSegmentBoundaries {
+                segments: 2,
+                segment_rows: 128,
+            },
+        ) => {
+            let m = e.to_string();
+            for want in [
+                "the run needs 2 segments of 128 rows",
+                "every memory cell written before it, which may hold the private input",
+                "set ProveOptions::public_segment_boundaries to accept that",
+                "or prove with zk: false",
+                "or in one segment",
+            ] {
+                assert!(m.contains(want), "{want:?} not in {m}");
+            }
+        }
+        other => panic!("expected PublicSegmentBoundaries, got {other:?}"),
+    }
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(20),
+        "refused before proving"
+    );
+    let no_zk = ProveOptions {
+        zk: false,
+        ..opts.clone()
+    };
+    let r = prove(&program, b"", &no_zk)
+        .expect("--no-zk needs no option")
+        .receipt;
+    assert_eq!(r.segments(), 2);
+    assert!(!r.is_zk());
+    r.verify(&program).unwrap();
 }
 
 /// A receipt whose parameters are below 100 bits provable (the `dev` preset) is refused by
