@@ -720,13 +720,17 @@ pub fn prove_segment_with<B: zkrv_stark::backend::ProverBackend>(
 /// Verifies one segment's proof given what the verifier derives itself: `init`, the values of the cells of
 /// `proof.pages` at the segment's start (`pages.len() x 512`), and `chunk`, the public output bytes it
 /// writes ([`SegmentHeader::output_chunk`]). The chaining between segments is the caller's
-/// (`zkrv_machine::continuation`).
+/// (`zkrv_machine::continuation`). `min_bits`: the least provable security accepted, in bits (Johnson
+/// regime, BCHKS25, for this segment's heights and batch: [`segment_security`]); below it
+/// `VerifyError::Stark(zkrv_stark::VerifyError::WeakParameters { .. })`; 0 accepts any parameters the
+/// PCS runs with.
 pub fn verify_segment(
     program: &Program,
     proof: &SegmentProof,
     init: &[u64],
     chunk: &[u8],
     config: &StarkConfig,
+    min_bits: u32,
 ) -> Result<(), VerifyError> {
     crate::check_output_len(chunk.len() as u64)?;
     let s = setup(
@@ -740,6 +744,7 @@ pub fn verify_segment(
     )?;
     zkrv_stark::verify(
         config,
+        min_bits,
         &s.machine.airs(),
         &s.pre,
         &s.public,
@@ -1303,13 +1308,16 @@ fn compare_boundary(
 /// at most that, only the last exits, with the statement's exit code, the output is the concatenation of
 /// the segments'), then
 /// every segment's STARK proof against the memory the verifier derives (the ELF image overwritten by the
-/// earlier segments' published writes), in parallel.
+/// earlier segments' published writes), in parallel. `min_bits` as in [`verify_segment`], for every
+/// segment (a segment below it: `ChainError::Segment` with `WeakParameters`, see
+/// [`VerifyError::weak_parameters`]).
 pub fn verify_run(
     program: &Program,
     statement: &crate::Statement,
     segment_rows: u64,
     segments: &[SegmentProof],
     config: &StarkConfig,
+    min_bits: u32,
 ) -> Result<RunSummary, VerifyError> {
     use std::collections::HashMap;
     let chain = |e: ChainError| VerifyError::Chain(Box::new(e));
@@ -1507,7 +1515,7 @@ pub fn verify_run(
         .zip(inits.par_iter())
         .zip(chunks.par_iter())
         .map(|((s, init), chunk)| {
-            verify_segment(program, s, init, chunk, config).map_err(|e| {
+            verify_segment(program, s, init, chunk, config, min_bits).map_err(|e| {
                 chain(ChainError::Segment {
                     index: s.header.index,
                     source: Box::new(e),
