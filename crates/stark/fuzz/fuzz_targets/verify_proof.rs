@@ -68,7 +68,8 @@ fuzz_target!(|data: &[u8]| {
         b
     };
     let r = verify_bytes(
-        &c.config, 0,
+        &c.config,
+        0,
         &proto_common::airs(),
         &c.pre,
         &c.fx.public,
