@@ -268,7 +268,7 @@ fn prove_zkrv(
     let dt = t0.elapsed().as_secs_f64();
     let bytes = proof.to_bytes();
     if verify {
-        zkrv_stark::verifier::verify_bytes(config, &airs, &pre, &[], statement, &bytes)
+        zkrv_stark::verifier::verify_bytes(config, 0, &airs, &pre, &[], statement, &bytes)
             .map_err(|e| format!("zkrv verify: {e}"))?;
     }
     Ok((dt, bytes.len()))

@@ -916,6 +916,18 @@ fn security(preset: SecurityPreset, no_zk: bool, log_height: Option<usize>) -> R
     );
     print!("{r}");
     println!("security            {}", r.summary());
+    // The margin: the weakest round before flooring (and the hash cap) over the preset's level.
+    match preset.target_bits() {
+        Some(t) => println!(
+            "margin              {:+.2} bits over {t} (weakest round {:.2} bits, not floored)",
+            r.margin_bits(t),
+            r.provable_round_bits()
+        ),
+        None => println!(
+            "margin              none: the dev preset has no level (weakest round {:.2} bits)",
+            r.provable_round_bits()
+        ),
+    }
     Ok(0)
 }
 
@@ -1655,28 +1667,18 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
     let (statement, config) = (&receipt.statement, &receipt.config);
     let segmented = matches!(receipt.proof, zkrv_sdk::ReceiptProof::Segmented { .. });
     let sdk_program = zkrv_sdk::Program::from_inner(program);
-    // The level of the proof's own parameters (the weakest segment's), before the (costlier)
-    // verification.
-    let report = match no_panic("estimating the security", || {
-        receipt
-            .security_report(&sdk_program)
-            .context("estimating the proof's security")
-    }) {
-        Ok(r) => r,
-        Err(e) => return reject(format!("{e:#}")),
-    };
-    if report.provable_bits() < a.min_security {
-        let preset = SecurityPreset::of(config).map_or("unknown".to_string(), |p| p.to_string());
-        return reject(format!(
-            "the proof's parameters ({preset}) give {} bits provable, below --min-security {}{}",
-            report.provable_bits(),
-            a.min_security,
-            min_security_hint(a.min_security)
-        ));
-    }
-    // The minimum was checked above (with the CLI's own message).
-    let verified = match receipt.check_with(&sdk_program, 0) {
+    // The verifier refuses parameters below the minimum itself (`zkrv_stark::verify`, for every segment).
+    let verified = match receipt.check_with(&sdk_program, a.min_security) {
         Ok(v) => v,
+        Err(zkrv_sdk::Error::TooWeak { bits, min }) => {
+            let preset =
+                SecurityPreset::of(config).map_or("unknown".to_string(), |p| p.to_string());
+            return reject(format!(
+                "the proof's parameters ({preset}) give {bits} bits provable, below --min-security \
+                 {min}{}",
+                min_security_hint(min)
+            ));
+        }
         Err(zkrv_sdk::Error::WrongProgram { .. }) => {
             return reject(format!(
                 "the proof is for another program (its program ID is not that of {})",
@@ -1685,6 +1687,15 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
         }
         Err(zkrv_sdk::Error::Invalid(e)) => return reject(format!("invalid proof: {e}")),
         Err(e) => return reject(e.to_string()),
+    };
+    // The level of the proof's own parameters (the weakest segment's), for the report.
+    let report = match no_panic("estimating the security", || {
+        receipt
+            .security_report(&sdk_program)
+            .context("estimating the proof's security")
+    }) {
+        Ok(r) => r,
+        Err(e) => return reject(format!("{e:#}")),
     };
     if let Some(o) = &a.output_file {
         write_atomic(o, &statement.output)?;

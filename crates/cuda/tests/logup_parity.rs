@@ -657,7 +657,7 @@ fn gpu_guest_proofs_match_cpu() {
         )
         .unwrap();
         assert_eq!(gpu.to_bytes(), cpu.to_bytes(), "{name}: GPU proof differs");
-        zkrv_machine::verify(&program, &st, &gpu, &config).unwrap();
+        zkrv_machine::verify(&program, &st, &gpu, &config, 0).unwrap();
     }
     let s = backend.stats();
     eprintln!("{s}");

@@ -88,7 +88,7 @@ fn gpu_commit_proof_is_byte_identical_to_cpu() {
             cpu.to_bytes(),
             "log_n {log_n}: GPU proof differs from CPU proof"
         );
-        verify(&config, &airs(), &pre, &fx.public, b"stmt", &gpu).unwrap();
+        verify(&config, 0, &airs(), &pre, &fx.public, b"stmt", &gpu).unwrap();
     }
     let s = backend.stats();
     eprintln!("{s}");
@@ -169,7 +169,7 @@ fn gpu_zk_proof_is_byte_identical_to_cpu() {
             cpu.to_bytes(),
             "zk log_n {log_n}: GPU proof differs from CPU proof"
         );
-        verify(&config, &airs(), &pre, &fx.public, b"stmt", &gpu).unwrap();
+        verify(&config, 0, &airs(), &pre, &fx.public, b"stmt", &gpu).unwrap();
     }
     let s = backend.stats();
     eprintln!("{s}");
@@ -241,7 +241,7 @@ fn gpu_recomputed_proof_is_byte_identical_to_cpu() {
             "recompute, zk {} log_n {log_n}: GPU proof differs from CPU proof",
             config.zk
         );
-        verify(&config, &airs(), &pre, &fx.public, b"stmt", &gpu).unwrap();
+        verify(&config, 0, &airs(), &pre, &fx.public, b"stmt", &gpu).unwrap();
     }
     assert_openings_on_device(&backend.stats());
 }
@@ -288,7 +288,7 @@ fn gpu_proofs_are_byte_identical_to_cpu_at_every_arity() {
                     cpu.to_bytes(),
                     "{mode:?} arity 2^{a} zk {zk} log_n {log_n}: GPU proof differs from CPU proof"
                 );
-                verify(&config, &airs(), &pre, &fx.public, b"a", &gpu).unwrap();
+                verify(&config, 0, &airs(), &pre, &fx.public, b"a", &gpu).unwrap();
             }
         }
     }

@@ -158,7 +158,7 @@ fn gpu_tracegen_proofs_are_byte_identical_to_cpu() {
             } else {
                 assert!(trace_gen_h2d > 0, "{g}: fill inputs counted");
             }
-            verify(&p, &st, &proof, &config).unwrap();
+            verify(&p, &st, &proof, &config, 0).unwrap();
             let stats = backend.stats();
             assert_eq!(report.tables.len(), TABLE_NAMES.len());
             for t in &report.tables {
@@ -263,7 +263,7 @@ fn gpu_tracegen_zk_proof_is_byte_identical_to_cpu() {
         proof.to_bytes() == proof_cpu.to_bytes(),
         "{g} (zk): GPU trace-gen proof differs from the CPU proof"
     );
-    verify(&p, &st, &proof, &config).unwrap();
+    verify(&p, &st, &proof, &config, 0).unwrap();
     let stats = backend.stats();
     eprintln!("{stats}");
     let mut resident = 0;

@@ -73,11 +73,12 @@ fn main() {
     let (statement, proof) = parse_file(&bytes);
     let t_parse = t.elapsed().as_secs_f64();
 
-    zkrv_machine::verify(&program, &statement, &proof, &config).expect("proof verifies");
+    zkrv_machine::verify(&program, &statement, &proof, &config, 100).expect("proof verifies");
     let mut times: Vec<f64> = (0..runs)
         .map(|_| {
             let t = Instant::now();
-            zkrv_machine::verify(&program, &statement, &proof, &config).expect("proof verifies");
+            zkrv_machine::verify(&program, &statement, &proof, &config, 100)
+                .expect("proof verifies");
             t.elapsed().as_secs_f64()
         })
         .collect();
@@ -85,7 +86,7 @@ fn main() {
     let median = times[times.len() / 2];
 
     let (res, prof) = profile::record(None, || {
-        zkrv_machine::verify(&program, &statement, &proof, &config)
+        zkrv_machine::verify(&program, &statement, &proof, &config, 100)
     });
     res.expect("proof verifies");
 

@@ -68,7 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (st, proof) = zkrv_machine::prove_witness(&program, w, &config)?;
     let t_prove = t0.elapsed();
     let t0 = Instant::now();
-    zkrv_machine::verify(&program, &st, &proof, &config)?;
+    zkrv_machine::verify(&program, &st, &proof, &config, 100)?;
     println!(
         "prove {t_prove:?} (after witness), verify {:?}, proof {} bytes, exit {}, output {} bytes",
         t0.elapsed(),

@@ -11,7 +11,7 @@
 //! // proofs reveal information about the private input; docs/stark.md "Zero knowledge".)
 //! let config = StarkConfig::default_zk();
 //! let (statement, proof) = zkrv_machine::prove(&program, b"private input", &config).unwrap();
-//! zkrv_machine::verify(&program, &statement, &proof, &config).unwrap();
+//! zkrv_machine::verify(&program, &statement, &proof, &config, 100).unwrap();
 //! ```
 //!
 //! Status (first vertical slice): tables CPU, DECODE, BITWISE, REGFILE, EQ, LT (+ the public register init
@@ -265,6 +265,24 @@ pub enum VerifyError {
     Chain(Box<segment::ChainError>),
     #[error(transparent)]
     Stark(#[from] zkrv_stark::VerifyError),
+}
+
+impl VerifyError {
+    /// `Some((bits, min))` if the proof was refused because its parameters give `bits` bits provable, below
+    /// the verifier's minimum `min` ([`zkrv_stark::VerifyError::WeakParameters`]), for one proof or for a
+    /// segment of a run ([`segment::ChainError::Segment`]).
+    pub fn weak_parameters(&self) -> Option<(u32, u32)> {
+        match self {
+            VerifyError::Stark(zkrv_stark::VerifyError::WeakParameters { bits, min }) => {
+                Some((*bits, *min))
+            }
+            VerifyError::Chain(c) => match c.as_ref() {
+                segment::ChainError::Segment { source, .. } => source.weak_parameters(),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
 }
 
 /// Keccak-256 of the program: entry (u64 LE), number of segments (u64 LE), then per segment vaddr, memsz
@@ -981,12 +999,16 @@ pub fn prove(
 
 /// Verifies `proof` of `statement` for `program` (the verifier rebuilds the preprocessed DECODE, BITWISE and
 /// POW2 traces itself and evaluates them at the out-of-domain point; nothing of them is taken from the proof).
-/// `config` must be the prover's (it is part of the transcript).
+/// `config` must be the prover's (it is part of the transcript). `min_bits`: the least provable security
+/// the verifier accepts, in bits (Johnson regime, BCHKS25, for the proof's own heights and batch:
+/// [`proof_security`]); below it `VerifyError::Stark(zkrv_stark::VerifyError::WeakParameters { .. })`.
+/// 0 accepts any parameters the PCS runs with; `zkrv verify` uses 100 by default.
 pub fn verify(
     program: &Program,
     statement: &Statement,
     proof: &Proof,
     config: &StarkConfig,
+    min_bits: u32,
 ) -> Result<(), VerifyError> {
     check_output_len(statement.output.len() as u64)?;
     if statement.program != program_commitment(program) {
@@ -1009,6 +1031,7 @@ pub fn verify(
     let _s = span("STARK verify");
     zkrv_stark::verify(
         config,
+        min_bits,
         &airs,
         &pre,
         &public,
@@ -1023,8 +1046,19 @@ pub fn compiled_airs(
     program: &Program,
     config: &StarkConfig,
 ) -> Result<Vec<zkrv_stark::air::CompiledAir>, MachineError> {
-    let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
-    zkrv_stark::air::compile_for(&machine.airs(), config)
+    compiled_airs_for(
+        &AirParams::run(program).map_err(MachineError::BadProgram)?,
+        config,
+    )
+}
+
+/// The compiled AIRs of the tables with instance constants `params` (a whole run's, or a segment's:
+/// [`segment::SegmentHeader::air_params`]) under `config`, in table order.
+pub fn compiled_airs_for(
+    params: &AirParams,
+    config: &StarkConfig,
+) -> Result<Vec<zkrv_stark::air::CompiledAir>, MachineError> {
+    zkrv_stark::air::compile_for(&Machine::with(params).airs(), config)
         .map_err(|e| MachineError::Internal(e.to_string()))
 }
 

@@ -1039,13 +1039,17 @@ fn prove_circuit<B: zkrv_stark::backend::ProverBackend>(
 /// Verifies one segment's proof given what the verifier derives itself: `init`, the values of the cells of
 /// `proof.pages` at the segment's start (`pages.len() x 512`), and `chunk`, the public output bytes it
 /// writes ([`SegmentHeader::output_chunk`]). The chaining between segments is the caller's
-/// (`zkrv_machine::continuation`).
+/// (`zkrv_machine::continuation`). `min_bits`: the least provable security accepted, in bits (Johnson
+/// regime, BCHKS25, for this segment's heights and batch: [`segment_security`]); below it
+/// `VerifyError::Stark(zkrv_stark::VerifyError::WeakParameters { .. })`; 0 accepts any parameters the
+/// PCS runs with.
 pub fn verify_segment(
     program: &Program,
     proof: &SegmentProof,
     init: &[u64],
     chunk: &[u8],
     config: &StarkConfig,
+    min_bits: u32,
 ) -> Result<(), VerifyError> {
     verify_segment_from(
         program,
@@ -1053,6 +1057,7 @@ pub fn verify_segment(
         || segment_public_source(&proof.header, chunk, &proof.pages, init, &proof.writes),
         chunk,
         config,
+        min_bits,
     )
 }
 
@@ -1064,6 +1069,7 @@ fn verify_run_segment(
     image: &RunImage,
     chunk: &[u8],
     config: &StarkConfig,
+    min_bits: u32,
 ) -> Result<(), VerifyError> {
     let cells = Cells::Image {
         program,
@@ -1076,6 +1082,7 @@ fn verify_run_segment(
         || SegmentPublic::new(&proof.header, chunk, &proof.pages, &proof.writes, cells),
         chunk,
         config,
+        min_bits,
     )
 }
 
@@ -1085,11 +1092,13 @@ fn verify_segment_from<'a>(
     public: impl FnOnce() -> Result<SegmentPublic<'a>, String>,
     chunk: &[u8],
     config: &StarkConfig,
+    min_bits: u32,
 ) -> Result<(), VerifyError> {
     crate::check_output_len(chunk.len() as u64)?;
     let s = setup(program, &proof.header, public, config)?;
     zkrv_stark::verify(
         config,
+        min_bits,
         &s.machine.airs(),
         &s.pre,
         &s.public,
@@ -1647,13 +1656,16 @@ fn compare_boundary(
 /// at most that, only the last exits, with the statement's exit code, the output is the concatenation of
 /// the segments'), then
 /// every segment's STARK proof against the memory the verifier derives (the ELF image overwritten by the
-/// earlier segments' published writes), in parallel.
+/// earlier segments' published writes), in parallel. `min_bits` as in [`verify_segment`], for every
+/// segment (a segment below it: `ChainError::Segment` with `WeakParameters`, see
+/// [`VerifyError::weak_parameters`]).
 pub fn verify_run(
     program: &Program,
     statement: &crate::Statement,
     segment_rows: u64,
     segments: &[SegmentProof],
     config: &StarkConfig,
+    min_bits: u32,
 ) -> Result<RunSummary, VerifyError> {
     use std::collections::HashMap;
     let chain = |e: ChainError| VerifyError::Chain(Box::new(e));
@@ -1844,7 +1856,7 @@ pub fn verify_run(
         .par_iter()
         .zip(chunks.par_iter())
         .map(|(s, chunk)| {
-            verify_run_segment(program, s, &image, chunk, config).map_err(|e| {
+            verify_run_segment(program, s, &image, chunk, config, min_bits).map_err(|e| {
                 chain(ChainError::Segment {
                     index: s.header.index,
                     source: Box::new(e),

@@ -133,12 +133,12 @@ fn segmented_run_proves_verifies_and_rejects_each_tampering() {
     let proofs = prove_plan(&program, INPUT, &plan, &config(), 2).unwrap();
     let st = plan.statement.clone();
     let verify =
-        |segs: &[SegmentProof], st: &Statement| verify_run(&program, st, 16, segs, &config());
+        |segs: &[SegmentProof], st: &Statement| verify_run(&program, st, 16, segs, &config(), 100);
     let sum = verify(&proofs, &st).unwrap();
     assert_eq!((sum.segments, sum.cycles), (n, full.cycles));
     assert!(proofs.iter().any(|p| !p.writes.is_empty()));
     // The segment size is checked against the segments' cycles (it is in no segment's statement).
-    let rows = |r: u64| verify_run(&program, &st, r, &proofs, &config());
+    let rows = |r: u64| verify_run(&program, &st, r, &proofs, &config(), 0);
     assert!(matches!(
         chain_err(rows(32)),
         ChainError::SegmentRows {
@@ -393,7 +393,7 @@ fn scheduler_spreads_segments_over_workers() {
     };
     let (reference, dones) =
         prove_segments(&program, INPUT, &plan, &config(), schedule, &prove, &|_| {}).unwrap();
-    verify_run(&program, &plan.statement, 16, &reference, &config()).unwrap();
+    verify_run(&program, &plan.statement, 16, &reference, &config(), 0).unwrap();
     assert!(dones
         .iter()
         .all(|d| d.profile.secs("main commit").is_some()));

@@ -122,7 +122,7 @@ fn div_and_w_program_proves_and_verifies() {
     let prove_time = t0.elapsed();
     assert_eq!(st.exit_code, expected);
     let t0 = std::time::Instant::now();
-    verify(&p, &st, &proof, &StarkConfig::dev()).unwrap();
+    verify(&p, &st, &proof, &StarkConfig::dev(), 0).unwrap();
     println!(
         "{} instruction words: prove (with checker) {prove_time:?}, verify {:?}",
         p.segments[0].data.len() / 4,
@@ -165,7 +165,7 @@ fn tampered_dvrm_row_in_the_machine_is_rejected() {
     );
     if let Ok((st, proof)) = prove_witness(&p, wit, &config) {
         assert!(
-            verify(&p, &st, &proof, &config).is_err(),
+            verify(&p, &st, &proof, &config, 0).is_err(),
             "verifier accepted"
         );
     }

@@ -265,7 +265,7 @@ impl Instance {
         .map_err(|e| format!("prove: {e}"))?;
         let prove_time = t0.elapsed();
         let t0 = std::time::Instant::now();
-        zkrv_stark::verify(&config, &airs, &pre, &self.public, b"dvrm test", &proof)
+        zkrv_stark::verify(&config, 0, &airs, &pre, &self.public, b"dvrm test", &proof)
             .map_err(|e| format!("verify: {e}"))?;
         println!(
             "heights {:?}: prove {prove_time:?}, verify {:?}",

@@ -125,7 +125,14 @@ fn a_jump_to_pc_0_cannot_be_continued_through_padding() {
         .into_iter()
         .map(|w| prove(&program, w))
         .collect();
-    let e = chain_err(verify_run(&program, &statement, rows, &proofs, &config()));
+    let e = chain_err(verify_run(
+        &program,
+        &statement,
+        rows,
+        &proofs,
+        &config(),
+        100,
+    ));
     assert!(
         matches!(
             e,
@@ -144,7 +151,7 @@ fn a_jump_to_pc_0_cannot_be_continued_through_padding() {
         "{e}"
     );
     // The same padding segment verified alone is refused for its start pc.
-    match verify_segment(&program, &proofs[1], &[], &[], &config()) {
+    match verify_segment(&program, &proofs[1], &[], &[], &config(), 100) {
         Err(VerifyError::BadSegment(r)) => assert!(r.contains("start pc 0x0"), "{r}"),
         other => panic!("{other:?}"),
     }
@@ -203,13 +210,14 @@ fn forged_segment_lists_and_boundaries_are_rejected() {
     let ws = witnesses(&program, INPUT, &plan);
     assert!(ws.iter().take(2).all(|w| !w.writes.is_empty()));
     let proofs = prove_plan(&program, INPUT, &plan, &config(), 1).unwrap();
-    let verify =
-        |segs: &[SegmentProof], st: &Statement| verify_run(&program, st, ROWS, segs, &config());
+    let verify = |segs: &[SegmentProof], st: &Statement| {
+        verify_run(&program, st, ROWS, segs, &config(), 100)
+    };
     let sum = verify(&proofs, &st).unwrap();
     assert_eq!(sum.cycles, plan.cycles);
     // Every honest segment verifies on its own: the list forgeries below are otherwise well formed.
     for (p, w) in proofs.iter().zip(&ws) {
-        verify_segment(&program, p, &w.init, &w.output, &config()).unwrap();
+        verify_segment(&program, p, &w.init, &w.output, &config(), 100).unwrap();
         assert_eq!(violated(&program, w), Vec::<String>::new());
     }
 
@@ -256,7 +264,7 @@ fn forged_segment_lists_and_boundaries_are_rejected() {
     let mut w = ws[1].clone();
     w.header.run_id = [9; 32];
     let p = prove(&program, w.clone());
-    verify_segment(&program, &p, &w.init, &w.output, &config()).unwrap();
+    verify_segment(&program, &p, &w.init, &w.output, &config(), 100).unwrap();
     let mut t = proofs.clone();
     t[1] = p;
     assert!(matches!(
@@ -339,7 +347,7 @@ fn claimed_cycles_are_proven_and_bounded() {
     let st = plan.statement.clone();
     let ws = witnesses(&program, INPUT, &plan);
     let proofs = prove_plan(&program, INPUT, &plan, &config(), 1).unwrap();
-    let verify = |segs: &[SegmentProof]| verify_run(&program, &st, ROWS, segs, &config());
+    let verify = |segs: &[SegmentProof]| verify_run(&program, &st, ROWS, segs, &config(), 100);
     let last = ws.len() - 1;
     let real = ws[last].header.cycles;
     assert!(real < ROWS - 1, "the last segment is short ({real} cycles)");
@@ -374,7 +382,7 @@ fn claimed_cycles_are_proven_and_bounded() {
     );
     let p = prove(&program, w.clone());
     assert!(matches!(
-        verify_segment(&program, &p, &w.init, &w.output, &config()),
+        verify_segment(&program, &p, &w.init, &w.output, &config(), 100),
         Err(VerifyError::Stark(_))
     ));
     let mut t = proofs.clone();

@@ -786,7 +786,7 @@ fn mutate_once(
                 let cfg = config(false, false);
                 if let Ok((st, proof)) = prove_witness(&fuzzer.program, w.clone(), &cfg) {
                     assert!(
-                        verify(&fuzzer.program, &st, &proof, &cfg).is_err(),
+                        verify(&fuzzer.program, &st, &proof, &cfg, 0).is_err(),
                         "verifier accepted {cell}"
                     );
                 }

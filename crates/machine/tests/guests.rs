@@ -42,14 +42,14 @@ fn exitcode_guest(zk: bool) {
     );
     assert_eq!(st.exit_code, 42);
     assert_eq!(st.output, b"bye");
-    verify(&p, &st, &proof, &config).unwrap();
+    verify(&p, &st, &proof, &config, 0).unwrap();
     // Checked in the other mode: a specific error.
     let other = StarkConfig {
         zk: !zk,
         ..config.clone()
     };
     assert!(matches!(
-        verify(&p, &st, &proof, &other),
+        verify(&p, &st, &proof, &other, 0),
         Err(zkrv_machine::VerifyError::Stark(
             zkrv_stark::VerifyError::ZkMode { .. }
         ))
@@ -60,7 +60,7 @@ fn exitcode_guest(zk: bool) {
             output,
             ..st.clone()
         };
-        assert!(verify(&p, &lie, &proof, &config).is_err());
+        assert!(verify(&p, &lie, &proof, &config, 0).is_err());
     }
 }
 
@@ -106,13 +106,13 @@ fn private_input_read_proves_and_verifies() {
         }
         assert_eq!(st.output, &buf[..pos]);
         assert_eq!(st.exit_code as usize, pos + buf[6] as usize);
-        verify(&p, &st, &proof, &config).unwrap();
+        verify(&p, &st, &proof, &config, 0).unwrap();
         // The statement does not contain the input; a wrong output claim fails.
         let lie = Statement {
             output: b"abcdefh".to_vec(),
             ..st.clone()
         };
-        assert!(verify(&p, &lie, &proof, &config).is_err());
+        assert!(verify(&p, &lie, &proof, &config, 0).is_err());
     }
 }
 
@@ -131,7 +131,7 @@ fn fibonacci_guest_proves_and_verifies() {
     );
     assert_eq!(st.output, 832040u64.to_le_bytes());
     assert_eq!(st.exit_code, 0);
-    verify(&p, &st, &proof, &config).unwrap();
+    verify(&p, &st, &proof, &config, 0).unwrap();
 }
 
 /// Every prebuilt guest with its example input (docs: guests/README). Slow on a 2-core CI box (about 1.5 M
@@ -164,11 +164,11 @@ fn all_guests_prove_and_verify() {
             st.exit_code,
             st.output.len()
         );
-        verify(&p, &st, &proof, &config).unwrap();
+        verify(&p, &st, &proof, &config, 0).unwrap();
     }
 }
 
-/// Every prebuilt guest, zk mode with the 128-bit preset (75 queries: tables of at least 256 rows, POW2
+/// Every prebuilt guest, zk mode with the 128-bit preset (76 queries: tables of at least 256 rows, POW2
 /// included), on small inputs: proves, verifies, and the proof's own parameters give 128 bits provable.
 #[test]
 fn every_guest_proves_in_zk_with_the_128_bit_preset() {
@@ -206,7 +206,7 @@ fn every_guest_proves_in_zk_with_the_128_bit_preset() {
         let t0 = std::time::Instant::now();
         let (st, proof) = prove(&p, &input, &config).unwrap_or_else(|e| panic!("{name}: {e}"));
         let secs = t0.elapsed().as_secs_f64();
-        verify(&p, &st, &proof, &config).unwrap_or_else(|e| panic!("{name}: {e}"));
+        verify(&p, &st, &proof, &config, 0).unwrap_or_else(|e| panic!("{name}: {e}"));
         let sec = zkrv_machine::proof_security(&p, &proof, &config).unwrap();
         println!(
             "{name}: prove {secs:.1} s, heights {:?}, proof {} bytes, {}",

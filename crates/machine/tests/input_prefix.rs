@@ -50,5 +50,5 @@ fn truncated_input_proof_verifies() {
     let p = program(16);
     let config = zkrv_stark::StarkConfig::dev();
     let (statement, proof) = zkrv_machine::prove(&p, &input, &config).unwrap();
-    zkrv_machine::verify(&p, &statement, &proof, &config).unwrap();
+    zkrv_machine::verify(&p, &statement, &proof, &config, 0).unwrap();
 }

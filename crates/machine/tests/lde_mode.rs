@@ -32,7 +32,7 @@ fn store_and_recompute_agree(name: &str, input: &[u8], config: &StarkConfig) {
     assert_eq!(st_r, st_s);
     let bytes = store.to_bytes();
     assert_eq!(recompute.to_bytes(), bytes, "{name} zk {}", config.zk);
-    verify(&p, &st_r, &recompute, config).unwrap();
+    verify(&p, &st_r, &recompute, config, 0).unwrap();
 }
 
 #[test]

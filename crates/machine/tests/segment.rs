@@ -160,7 +160,7 @@ fn a_segment_proves_and_verifies_against_its_own_boundary_only() {
             &config,
         )
         .unwrap();
-        verify_segment(&program, &proof, &init, &output, &config).unwrap();
+        verify_segment(&program, &proof, &init, &output, &config, 0).unwrap();
         let bytes = proof.to_bytes();
         let back = zkrv_machine::segment::SegmentProof::from_bytes(&bytes).unwrap();
         assert_eq!(back, proof);
@@ -177,14 +177,14 @@ fn a_segment_proves_and_verifies_against_its_own_boundary_only() {
         };
         let mut t = proof.clone();
         t.header.start.regs[8] ^= 1;
-        statement(verify_segment(&program, &t, &init, &output, &config));
+        statement(verify_segment(&program, &t, &init, &output, &config, 0));
         let mut bad = init.clone();
         bad[3] ^= 1 << 33;
-        statement(verify_segment(&program, &proof, &bad, &output, &config));
+        statement(verify_segment(&program, &proof, &bad, &output, &config, 0));
         if let SegmentEnd::Pause(_) = proof.header.end {
             let mut t = proof.clone();
             t.writes[0].1 ^= 1;
-            statement(verify_segment(&program, &t, &init, &output, &config));
+            statement(verify_segment(&program, &t, &init, &output, &config, 0));
         }
     }
 }

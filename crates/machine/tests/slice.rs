@@ -57,7 +57,7 @@ fn tiny_program_proves_and_verifies() {
     assert!(st.output.is_empty());
     assert_eq!(st.program, program_commitment(&p));
     let t0 = std::time::Instant::now();
-    verify(&p, &st, &proof, &config(false)).unwrap();
+    verify(&p, &st, &proof, &config(false), 0).unwrap();
     let bytes = proof.to_bytes();
     println!(
         "prove {prove_time:?}, verify {:?}, proof {} bytes",
@@ -65,7 +65,7 @@ fn tiny_program_proves_and_verifies() {
         bytes.len()
     );
     let back = Proof::from_bytes(&bytes).unwrap();
-    verify(&p, &st, &back, &config(false)).unwrap();
+    verify(&p, &st, &back, &config(false), 0).unwrap();
 }
 
 #[test]
@@ -76,16 +76,16 @@ fn wrong_statement_is_rejected() {
         exit_code: 43,
         ..st.clone()
     };
-    assert!(verify(&p, &lie, &proof, &config(false)).is_err());
+    assert!(verify(&p, &lie, &proof, &config(false), 0).is_err());
     let lie = Statement {
         output: b"x".to_vec(),
         ..st.clone()
     };
-    assert!(verify(&p, &lie, &proof, &config(false)).is_err());
+    assert!(verify(&p, &lie, &proof, &config(false), 0).is_err());
     // Another program (one instruction changed) does not accept the proof.
     let mut other = program();
     other.segments[0].data[0] ^= 1 << 7; // addi rd: x10 -> x11
-    assert!(verify(&other, &st, &proof, &config(false)).is_err());
+    assert!(verify(&other, &st, &proof, &config(false), 0).is_err());
 }
 
 #[test]
@@ -111,7 +111,7 @@ fn misaligned_accesses_prove_and_verify() {
     ];
     let p = Program::from_words(BASE, &words).unwrap();
     let (st, proof) = prove(&p, b"", &config(true)).unwrap();
-    verify(&p, &st, &proof, &config(false)).unwrap();
+    verify(&p, &st, &proof, &config(false), 0).unwrap();
     // Model: a 64-byte zeroed frame.
     let mut m = [0u8; 64];
     let t0 = (-3i64) as u64;
@@ -156,7 +156,7 @@ fn expect_rejected(pc: u64, what: &str, full: bool, tamper: impl Fn(&mut CpuCols
     }
     if let Ok((st, proof)) = prove_witness(&p, w, &config(false)) {
         assert!(
-            verify(&p, &st, &proof, &config(false)).is_err(),
+            verify(&p, &st, &proof, &config(false), 0).is_err(),
             "{what}: verifier accepted"
         );
     }
@@ -218,7 +218,7 @@ fn wrong_exit_code_witness_is_rejected() {
         "debug checker accepted"
     );
     if let Ok((st, proof)) = prove_witness(&p, w, &config(false)) {
-        assert!(verify(&p, &st, &proof, &config(false)).is_err());
+        assert!(verify(&p, &st, &proof, &config(false), 0).is_err());
     }
 }
 
@@ -261,7 +261,7 @@ fn loop_with_branches_proves_and_verifies() {
     let p = loop_program();
     let (st, proof) = prove(&p, b"", &config(true)).unwrap();
     assert_eq!(st.exit_code, 57);
-    verify(&p, &st, &proof, &config(false)).unwrap();
+    verify(&p, &st, &proof, &config(false), 0).unwrap();
 }
 
 #[test]
@@ -331,13 +331,13 @@ fn loads_and_stores_prove_and_verify() {
     let (st, proof) = prove(&p, b"", &config(true)).unwrap();
     assert_eq!(st.exit_code, 548);
     assert_eq!(proof.pages, vec![0x1000, 0x7fff_f000]);
-    verify(&p, &st, &proof, &config(false)).unwrap();
+    verify(&p, &st, &proof, &config(false), 0).unwrap();
     let back = Proof::from_bytes(&proof.to_bytes()).unwrap();
     assert_eq!(back, proof);
     // A page list that differs from the proven one is rejected.
     let mut bad = proof.clone();
     bad.pages.reverse();
-    assert!(verify(&p, &st, &bad, &config(false)).is_err());
+    assert!(verify(&p, &st, &bad, &config(false), 0).is_err());
 }
 
 #[test]
@@ -391,5 +391,5 @@ fn bitwise_ops_prove_and_verify() {
         .wrapping_add((t0 | t1) & 0x7ff)
         .wrapping_add((t0 & t1) | (-16i64 as u64));
     assert_eq!(st.exit_code, a0 as u32);
-    verify(&p, &st, &proof, &config(false)).unwrap();
+    verify(&p, &st, &proof, &config(false), 0).unwrap();
 }

@@ -186,13 +186,13 @@ fn tampered_segment_messages_say_what_was_found_once() {
     assert_eq!(plan.checkpoints.len(), 2);
     let proofs = prove_plan(&p, b"", &plan, &config, 1).unwrap();
     let st = plan.statement.clone();
-    let verify =
-        |segs: &[zkrv_machine::segment::SegmentProof]| match verify_run(&p, &st, 16, segs, &config)
-        {
-            Err(VerifyError::Chain(e)) => *e,
-            other => panic!("expected a chain error, got {other:?}"),
-        };
-    verify_run(&p, &st, 16, &proofs, &config).expect("the honest proof verifies");
+    let verify = |segs: &[zkrv_machine::segment::SegmentProof]| match verify_run(
+        &p, &st, 16, segs, &config, 0,
+    ) {
+        Err(VerifyError::Chain(e)) => *e,
+        other => panic!("expected a chain error, got {other:?}"),
+    };
+    verify_run(&p, &st, 16, &proofs, &config, 0).expect("the honest proof verifies");
 
     // Cycles set to 0: "claims 0 cycles", not "more than its CPU table holds".
     let mut t = proofs.clone();
@@ -221,7 +221,7 @@ fn tampered_segment_messages_say_what_was_found_once() {
     let m = verify(&t).to_string();
     assert_eq!(m, "segment 0: x0 is 0x10000 at its end");
     // verify_segment alone says "bad segment" once.
-    let e = verify_segment(&p, &t[0], &[], &[], &config).unwrap_err();
+    let e = verify_segment(&p, &t[0], &[], &[], &config, 0).unwrap_err();
     assert_eq!(e.to_string(), "bad segment: x0 is 0x10000 at its end");
 
     // Output cursors moved on both sides of the boundary past the output: named once, with the bounds.

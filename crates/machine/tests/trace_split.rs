@@ -257,5 +257,5 @@ fn prove_inputs_with_split_equals_prove() {
     .unwrap();
     assert_eq!(st, st_ref);
     assert_eq!(proof.to_bytes(), proof_ref.to_bytes());
-    verify(&p, &st, &proof, &config).unwrap();
+    verify(&p, &st, &proof, &config, 0).unwrap();
 }

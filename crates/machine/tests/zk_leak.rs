@@ -106,7 +106,7 @@ fn private_input_is_recovered_from_a_non_zk_proof_but_not_from_a_zk_proof() {
     let secret = b"s3cr3t";
     let run = |config: &StarkConfig| {
         let (st, proof) = prove(&p, secret, config).unwrap();
-        verify(&p, &st, &proof, config).unwrap();
+        verify(&p, &st, &proof, config, 0).unwrap();
         assert!(st.output.is_empty());
         let (n_located, bytes) = attack(&proof, config, secret.len());
         let in_bytes = proof.to_bytes().windows(secret.len()).any(|w| w == secret);

@@ -638,24 +638,11 @@ impl Receipt {
         self.check_with(program, DEFAULT_MIN_SECURITY)
     }
 
-    /// [`Receipt::check`] with a minimum of `min_bits` bits provable (Johnson regime, the weakest segment;
-    /// [`Receipt::security_bits`]); 0 accepts any parameters the verifier supports.
+    /// [`Receipt::check`] with a minimum of `min_bits` bits provable (Johnson regime, BCHKS25, for the
+    /// proof's own heights and batch: [`Receipt::security_bits`]), checked by the verifier itself
+    /// (`zkrv_machine::verify` / `verify_run`, for every segment): [`Error::TooWeak`] below it, with the
+    /// bits of the first segment below it. 0 accepts any parameters the verifier supports.
     pub fn check_with(&self, program: &Program, min_bits: u32) -> Result<Verified, Error> {
-        if self.statement.program != program.id.0 {
-            return Err(Error::WrongProgram {
-                proof: self.program_id(),
-                program: program.id,
-            });
-        }
-        if min_bits > 0 {
-            let bits = self.security_bits(program)?;
-            if bits < min_bits {
-                return Err(Error::TooWeak {
-                    bits,
-                    min: min_bits,
-                });
-            }
-        }
         if self.statement.program != program.id.0 {
             return Err(Error::WrongProgram {
                 proof: self.program_id(),
@@ -664,19 +651,20 @@ impl Receipt {
         }
         let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &self.proof {
             ReceiptProof::Single(p) => {
-                zkrv_machine::verify(&program.inner, &self.statement, p, &self.config).map(|()| {
-                    let log_h = p
-                        .stark
-                        .log_heights
-                        .get(zkrv_machine::table_id::CPU)
-                        .copied()
-                        .unwrap_or(0);
-                    Verified {
-                        segments: 1,
-                        cycles: None,
-                        cycles_at_most: (1u64 << log_h.min(63)) - 1,
-                    }
-                })
+                zkrv_machine::verify(&program.inner, &self.statement, p, &self.config, min_bits)
+                    .map(|()| {
+                        let log_h = p
+                            .stark
+                            .log_heights
+                            .get(zkrv_machine::table_id::CPU)
+                            .copied()
+                            .unwrap_or(0);
+                        Verified {
+                            segments: 1,
+                            cycles: None,
+                            cycles_at_most: (1u64 << log_h.min(63)) - 1,
+                        }
+                    })
             }
             ReceiptProof::Segmented {
                 segment_rows,
@@ -687,6 +675,7 @@ impl Receipt {
                 *segment_rows,
                 segments,
                 &self.config,
+                min_bits,
             )
             .map(|s| Verified {
                 segments: s.segments,
@@ -700,7 +689,10 @@ impl Receipt {
                 proof: self.program_id(),
                 program: program.id,
             }),
-            Ok(Err(e)) => Err(Error::Invalid(e)),
+            Ok(Err(e)) => match e.weak_parameters() {
+                Some((bits, min)) => Err(Error::TooWeak { bits, min }),
+                None => Err(Error::Invalid(e)),
+            },
             Err(_) => Err(Error::Internal("the verifier panicked".into())),
         }
     }

@@ -347,9 +347,9 @@ fn zk_segmented_runs_need_public_segment_boundaries() {
 }
 
 /// A receipt whose parameters are below 100 bits provable (the `dev` preset) is refused by
-/// `Receipt::verify` before the STARK check, as `zkrv verify` refuses it (a prover cannot pick weaker
-/// parameters); `check_with(.., 0)` skips the minimum and runs the STARK check, which fails here because the
-/// proof was made with the default parameters.
+/// `Receipt::verify` (the machine verifier's minimum, checked before the transcript), as `zkrv verify`
+/// refuses it (a prover cannot pick weaker parameters); `check_with(.., 0)` skips the minimum and runs the
+/// STARK check, which fails here because the proof was made with the default parameters.
 #[test]
 fn weak_parameters_are_refused_by_default() {
     let program = bundled("exitcode");
@@ -371,21 +371,18 @@ fn weak_parameters_are_refused_by_default() {
         .receipt
         .check_with(&program, 100)
         .expect("the default preset meets 100 bits");
-    // The remedy named is a preset that meets the minimum asked for, or none: 101 needs the 128-bit preset,
-    // 129 none.
+    // The remedy named is a preset that meets the minimum asked for, or none: one bit above the default
+    // preset's level (102 with its margin) needs the 128-bit preset, 129 none.
     let e = weak.verify(&program).unwrap_err().to_string();
     assert!(
         e.contains("`SecurityPreset::Bits100`, built for 100 bits"),
         "{e}"
     );
-    match proved.receipt.check_with(&program, 101) {
-        Err(
-            e @ Error::TooWeak {
-                bits: 100,
-                min: 101,
-            },
-        ) => {
-            let e = e.to_string();
+    let bits = proved.receipt.security_bits(&program).unwrap();
+    assert!((101..128).contains(&bits), "{bits}");
+    match proved.receipt.check_with(&program, bits + 1) {
+        Err(Error::TooWeak { bits: b, min }) if (b, min) == (bits, bits + 1) => {
+            let e = Error::TooWeak { bits: b, min }.to_string();
             assert!(
                 e.contains("`SecurityPreset::Bits128`, built for 128 bits"),
                 "{e}"

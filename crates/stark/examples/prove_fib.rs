@@ -21,7 +21,7 @@ fn main() {
     let proof = prove(&config, &airs, &pre, fx.traces, &fx.public, b"bench").expect("prove");
     let prove_t = t0.elapsed();
     let t0 = Instant::now();
-    verify(&config, &airs, &pre, &fx.public, b"bench", &proof).expect("verify");
+    verify(&config, 0, &airs, &pre, &fx.public, b"bench", &proof).expect("verify");
     println!(
         "fib 2^{log_n} x 3 + bytes 2^8: prove {prove_t:?}, verify {:?}, proof {} bytes, {} threads",
         t0.elapsed(),

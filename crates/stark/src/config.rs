@@ -34,16 +34,19 @@ impl Default for StarkConfig {
 }
 
 /// The parameter sets zkrv proves with. The 100- and 128-bit presets meet their level in the Johnson
-/// regime ([`crate::security`], BCHKS25) for every trace height up to `2^MAX_LOG_HEIGHT`, in zk and non-zk
-/// mode (pinned by `crates/stark/tests/security.rs`); `Dev` is fast and below 100 bits.
+/// regime ([`crate::security`], BCHKS25) with at least 1 bit to spare for every trace height up to
+/// `2^MAX_LOG_HEIGHT`, in zk and non-zk mode (pinned by `crates/machine/tests/security.rs`); `Dev` is fast
+/// and below 100 bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SecurityPreset {
     /// Blowup 4, 44 queries, 16 grinding bits, FRI arity up to 8: about 59 bits provable. Development and
     /// tests only.
     Dev,
-    /// The default: blowup 8, [`SecurityPreset::fri`] queries and grinding, >= 100 bits provable.
+    /// The default: blowup 8, 55 queries, 20 grinding bits: >= 100 bits provable (>= 102.1 before
+    /// flooring).
     Bits100,
-    /// Blowup 8, 128 bits provable (the Keccak-256 collision bound caps every level at 128).
+    /// Blowup 8, 76 queries, 20 grinding bits: 128 bits provable (>= 129.1 before flooring and the
+    /// Keccak-256 collision bound, which caps every level at 128).
     Bits128,
 }
 
@@ -88,8 +91,10 @@ impl SecurityPreset {
     pub fn fri(self) -> FriConfig {
         let (log_blowup, num_queries, query_grinding_bits) = match self {
             Self::Dev => (2, 44, 16),
-            Self::Bits100 => (3, 54, 20),
-            Self::Bits128 => (3, 75, 20),
+            // One query more than the level needs at `2^MAX_LOG_HEIGHT` rows: at least 1 bit of margin at
+            // every height (`crates/machine/tests/security.rs`; 100-bit 2.1, 128-bit 1.1 bits).
+            Self::Bits100 => (3, 55, 20),
+            Self::Bits128 => (3, 76, 20),
         };
         FriConfig {
             log_blowup,

@@ -213,12 +213,22 @@ pub struct RegimeReport {
 impl RegimeReport {
     /// `floor(min over rounds)`, capped at [`HASH_COLLISION_BITS`].
     pub fn total_bits(&self) -> u32 {
+        floor_bits(self.min_round_bits()).min(HASH_COLLISION_BITS)
+    }
+
+    /// The weakest round's bits, grinding included: not floored and not capped by the hash (the figure a
+    /// margin is measured on); 0 without rounds.
+    pub fn min_round_bits(&self) -> f64 {
         let min = self
             .rounds
             .iter()
             .map(|r| r.bits)
             .fold(f64::INFINITY, f64::min);
-        floor_bits(min).min(HASH_COLLISION_BITS)
+        if min.is_finite() {
+            min
+        } else {
+            0.0
+        }
     }
 
     /// The round of least soundness (the first one if tied).
@@ -249,9 +259,20 @@ fn bits_of(err: f64) -> f64 {
 }
 
 /// The round-by-round estimate of proofs of shape `shape` under `config` in `regime` (formulas in the module
-/// doc). Never panics: degenerate inputs give 0-bit rounds.
+/// doc). Never panics: degenerate inputs give 0-bit rounds, parameters the PCS refuses
+/// ([`crate::pcs::FriConfig::check`]; no query aside, which only leaves the grinding) one 0-bit round.
 pub fn estimate(config: &StarkConfig, shape: &ProofShape, regime: Regime) -> RegimeReport {
     let fri = &config.fri;
+    if let Err(crate::pcs::PcsError::Config(why)) = fri.check() {
+        return RegimeReport {
+            regime,
+            rounds: vec![Round {
+                name: format!("unsupported parameters ({why})"),
+                bits: 0.0,
+                grinding_bits: 0,
+            }],
+        };
+    }
     let field = ext_field_size();
     let rho = (-(fri.log_blowup as f64)).exp2();
     let zk = config.zk as usize;
@@ -367,9 +388,11 @@ impl SecurityReport {
                 m: *JOHNSON_M_RANGE.start(),
             },
         );
+        // The gap of the largest weakest round (not floored, not capped: the same total, and the best
+        // margin).
         for m in JOHNSON_M_RANGE.skip(1) {
             let r = estimate(config, shape, Regime::Johnson { m });
-            if r.total_bits() > best.total_bits() {
+            if r.min_round_bits() > best.min_round_bits() {
                 best = r;
             }
         }
@@ -391,6 +414,21 @@ impl SecurityReport {
         self.johnson
             .total_bits()
             .max(self.unique_decoding.total_bits())
+    }
+
+    /// The provable level before flooring and the hash cap: the weakest round of the better regime, in
+    /// bits (grinding included). `provable_bits() == min(floor(this), 128)`.
+    pub fn provable_round_bits(&self) -> f64 {
+        self.johnson
+            .min_round_bits()
+            .max(self.unique_decoding.min_round_bits())
+    }
+
+    /// Bits to spare over `target`: [`SecurityReport::provable_round_bits`] minus `target` (negative below
+    /// it). Statistical and grinding bits only: the Keccak-256 cap of 128 bits is not counted, so a 128-bit
+    /// preset has a margin where its weakest round exceeds 128 bits.
+    pub fn margin_bits(&self, target: u32) -> f64 {
+        self.provable_round_bits() - target as f64
     }
 
     /// One line: "100 bits provable (Johnson regime, BCHKS25)", with ", below 100 bits" under 100.

@@ -18,6 +18,7 @@ use crate::poly::domain_generator;
 use crate::preprocessed::{evaluate_at_ood, PreprocessedData};
 use crate::profile::span;
 use crate::proof::{Proof, ProofFormatError};
+use crate::security::ProofShape;
 use crate::statement::{sample_zeta, selectors_at, start_transcript, statement_digest};
 use crate::symbolic::LeafValues;
 use crate::zk;
@@ -51,6 +52,14 @@ pub enum VerifyError {
     Grinding,
     #[error("opening proof: {0}")]
     Pcs(PcsError),
+    /// The parameters give proofs of this shape (the proof's table heights, the batch its AIRs open) fewer
+    /// bits provable than the verifier's minimum: [`crate::security::SecurityReport::provable_bits`],
+    /// Johnson regime (BCHKS25) as soundcalc computes it, floored, capped at 128.
+    #[error(
+        "the proof's parameters give {bits} bits provable (Johnson regime, BCHKS25) for its shape, \
+         below the verifier's minimum of {min}"
+    )]
+    WeakParameters { bits: u32, min: u32 },
 }
 
 fn mode(zk: bool) -> &'static str {
@@ -102,9 +111,10 @@ fn ext_column(v: &[Ext3], c: usize) -> Ext3 {
     v[3 * c] + x * v[3 * c + 1] + x * x * v[3 * c + 2]
 }
 
-/// Verify serialized proof bytes.
+/// Verify serialized proof bytes ([`verify`]; `min_bits` as there).
 pub fn verify_bytes<P: PublicSource + ?Sized>(
     config: &StarkConfig,
+    min_bits: u32,
     airs: &[&dyn Air],
     preprocessed: &PreprocessedData,
     public: &P,
@@ -112,7 +122,15 @@ pub fn verify_bytes<P: PublicSource + ?Sized>(
     proof_bytes: &[u8],
 ) -> Result<(), VerifyError> {
     let proof = Proof::from_bytes(proof_bytes)?;
-    verify(config, airs, preprocessed, public, statement, &proof)
+    verify(
+        config,
+        min_bits,
+        airs,
+        preprocessed,
+        public,
+        statement,
+        &proof,
+    )
 }
 
 /// Check that the opened values of one round have the expected shape: `points[m]` points of `widths[m]`
@@ -142,15 +160,32 @@ fn check_round_shape(
 
 /// Verify a proof against the tables, the preprocessed traces (rebuilt by the caller from trusted data; see
 /// [`crate::preprocessed`]), the public interactions and the statement bytes.
+///
+/// `config` is the prover's (it is part of the transcript; a proof file states it, so the prover chose
+/// it): parameters the PCS cannot run with are refused first ([`crate::pcs::FriConfig::check`], e.g.
+/// `num_queries == 0`: [`PcsError::NoQueries`]), then parameters that give proofs of this proof's shape
+/// fewer than `min_bits` bits provable ([`crate::security::SecurityReport::provable_bits`]: Johnson
+/// regime, BCHKS25, as soundcalc; floored, at most 128): [`VerifyError::WeakParameters`]. `min_bits = 0`
+/// accepts any parameters the PCS runs with (tests, toy configurations); 100 is the CLI's default.
 pub fn verify<P: PublicSource + ?Sized>(
     config: &StarkConfig,
+    min_bits: u32,
     airs: &[&dyn Air],
     preprocessed: &PreprocessedData,
     public: &P,
     statement: &[u8],
     proof: &Proof,
 ) -> Result<(), VerifyError> {
-    verify_queries(config, airs, preprocessed, public, statement, proof).map(|_| ())
+    verify_queries(
+        config,
+        min_bits,
+        airs,
+        preprocessed,
+        public,
+        statement,
+        proof,
+    )
+    .map(|_| ())
 }
 
 /// [`verify`], returning what the verifier sampled: the `num_queries` query indices in the largest LDE
@@ -158,12 +193,15 @@ pub fn verify<P: PublicSource + ?Sized>(
 /// attacker who reads the openings.
 pub fn verify_queries<P: PublicSource + ?Sized>(
     config: &StarkConfig,
+    min_bits: u32,
     airs: &[&dyn Air],
     preprocessed: &PreprocessedData,
     public: &P,
     statement: &[u8],
     proof: &Proof,
 ) -> Result<Vec<usize>, VerifyError> {
+    // Before anything is derived from the parameters (degree bound, layouts, the estimate).
+    config.fri.check().map_err(VerifyError::Pcs)?;
     if proof.zk != config.zk {
         return Err(VerifyError::ZkMode {
             proof: proof.zk,
@@ -216,6 +254,18 @@ pub fn verify_queries<P: PublicSource + ?Sized>(
                     air.name
                 )))
             }
+        }
+    }
+    // The level of the parameters for this shape: the heights (checked above) and the batch the opened
+    // values must have (checked below).
+    if min_bits > 0 {
+        let shape = ProofShape::for_config(&compiled, &log_heights, config);
+        let bits = config.security(&shape).provable_bits();
+        if bits < min_bits {
+            return Err(VerifyError::WeakParameters {
+                bits,
+                min: min_bits,
+            });
         }
     }
     let budget: Vec<(usize, usize)> = compiled

@@ -47,6 +47,6 @@ fn mixed_store_and_recompute_rounds_give_the_store_proof() {
             let (got, _) = prove_with(mask);
             assert_eq!(got, want, "zk {} mask {mask:#b}", config.zk);
         }
-        verify_bytes(config, &airs(), &pre, &fx.public, b"mix", &want).unwrap();
+        verify_bytes(config, 0, &airs(), &pre, &fx.public, b"mix", &want).unwrap();
     }
 }

@@ -563,24 +563,86 @@ fn pcs_rejects_too_high_degree() {
     }
 }
 
+/// A configuration with no query is refused by the PCS verifier with its own error, before anything
+/// else: a prover may choose it (the proof states its parameters), and a proof made with it opens
+/// nothing, so every other check would pass. The same proof with its queries is accepted.
 #[test]
-fn pcs_security_formulas() {
+fn pcs_refuses_no_queries() {
+    let mut rng = StdRng::seed_from_u64(seed() ^ 9);
     let cfg = FriConfig {
-        log_blowup: 3,
-        num_queries: 33,
-        query_grinding_bits: 16,
-        log_final_poly_len: 0,
-        log_folding_arity: 1,
+        num_queries: 0,
+        ..config(0)
     };
-    assert_eq!(cfg.conjectured_security_bits(), 115.0);
-    let prov = cfg.provable_security_bits(24, 1000);
-    assert!(prov > 40.0 && prov < 115.0, "{prov}");
-    // More queries never lowers the provable estimate.
-    let more = FriConfig {
-        num_queries: 66,
+    let s = setup(&mut rng, &cfg);
+    let (values, proof) = prove(&cfg, &s);
+    assert!(proof
+        .round_openings
+        .iter()
+        .all(|o| o.rows.iter().all(|r| r.is_empty())));
+    let vr = verifier_rounds(&s, &values);
+    assert_eq!(check(&cfg, &vr, &proof), Err(PcsError::NoQueries));
+    assert!(PcsError::NoQueries.to_string().contains("num_queries = 0"));
+    // Even with a bogus final polynomial: nothing is checked against it.
+    let mut bad = proof.clone();
+    bad.final_poly[0] += Ext3::ONE;
+    assert_eq!(check(&cfg, &vr, &bad), Err(PcsError::NoQueries));
+    assert_eq!(cfg.check(), Err(PcsError::NoQueries));
+    let one = FriConfig {
+        num_queries: 1,
         ..cfg.clone()
     };
-    assert!(more.provable_security_bits(24, 1000) >= prov);
+    let (values, proof) = prove(&one, &s);
+    check(&one, &verifier_rounds(&s, &values), &proof).unwrap();
+    // Parameters the PCS cannot run with are refused by name, never a panic.
+    for (bad, what) in [
+        (
+            FriConfig {
+                num_queries: MAX_NUM_QUERIES + 1,
+                ..one.clone()
+            },
+            "num_queries",
+        ),
+        (
+            FriConfig {
+                log_folding_arity: 0,
+                ..one.clone()
+            },
+            "log_folding_arity",
+        ),
+        (
+            FriConfig {
+                log_folding_arity: 4,
+                ..one.clone()
+            },
+            "log_folding_arity",
+        ),
+        (
+            FriConfig {
+                query_grinding_bits: 65,
+                ..one.clone()
+            },
+            "query_grinding_bits",
+        ),
+        (
+            FriConfig {
+                log_blowup: 40,
+                ..one.clone()
+            },
+            "log_blowup",
+        ),
+        (
+            FriConfig {
+                log_final_poly_len: 40,
+                ..one.clone()
+            },
+            "log_final_poly_len",
+        ),
+    ] {
+        match check(&bad, &verifier_rounds(&s, &values), &proof) {
+            Err(PcsError::Config(m)) => assert!(m.contains(what), "{m}"),
+            e => panic!("{what}: {e:?}"),
+        }
+    }
 }
 
 #[test]

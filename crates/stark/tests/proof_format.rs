@@ -192,7 +192,7 @@ fn mutation_fuzz((config, fx, pre, bytes): Setup, iters: usize) {
         let m = random_mutation(&mut rng, bytes.len());
         let mutated = apply(&m, &bytes);
         let r = catch_unwind(AssertUnwindSafe(|| {
-            verify_bytes(&config, &airs(), &pre, &fx.public, STMT, &mutated)
+            verify_bytes(&config, 0, &airs(), &pre, &fx.public, STMT, &mutated)
         }));
         match r {
             Err(_) => panic!("seed {seed} iteration {i}: verify_bytes panicked on {m:?}"),
@@ -291,7 +291,7 @@ fn reshaped_proofs_never_panic_nor_verify() {
             continue;
         }
         let r = catch_unwind(AssertUnwindSafe(|| {
-            verify(&config, &airs(), &pre, &fx.public, STMT, &p)
+            verify(&config, 0, &airs(), &pre, &fx.public, STMT, &p)
         }));
         match r {
             Err(_) => panic!("seed {seed} iteration {i}: verify panicked"),

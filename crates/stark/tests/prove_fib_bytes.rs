@@ -31,14 +31,14 @@ fn fib_and_bytes_prove_and_verify() {
         let prove_time = t0.elapsed();
         let bytes = proof.to_bytes();
         let t0 = std::time::Instant::now();
-        verify(&config, &airs(), &pre, &fx.public, b"stmt", &proof).unwrap();
+        verify(&config, 0, &airs(), &pre, &fx.public, b"stmt", &proof).unwrap();
         println!(
             "log_n {log_n}: prove {prove_time:?}, verify {:?}, proof {} bytes",
             t0.elapsed(),
             bytes.len()
         );
         assert_eq!(Proof::from_bytes(&bytes).unwrap(), proof);
-        verify_bytes(&config, &airs(), &pre, &fx.public, b"stmt", &bytes).unwrap();
+        verify_bytes(&config, 0, &airs(), &pre, &fx.public, b"stmt", &bytes).unwrap();
     }
 }
 
@@ -82,7 +82,7 @@ fn single_table_without_buses() {
     let pre = preprocess(&airs, vec![None]).unwrap();
     let proof = prove(&config, &airs, &pre, vec![trace], &[], b"").unwrap();
     assert!(proof.aux_root.is_none());
-    verify(&config, &airs, &pre, &[], b"", &proof).unwrap();
+    verify(&config, 0, &airs, &pre, &[], b"", &proof).unwrap();
 }
 
 #[test]
@@ -143,7 +143,7 @@ fn max_degree_table_proves() {
     );
     let pre = preprocess(&airs, vec![None]).unwrap();
     let proof = prove(&config, &airs, &pre, vec![trace.clone()], &[], b"").unwrap();
-    verify(&config, &airs, &pre, &[], b"", &proof).unwrap();
+    verify(&config, 0, &airs, &pre, &[], b"", &proof).unwrap();
     // With blowup 2 the max degree is 3: the AIR is refused.
     let mut small = StarkConfig::dev();
     small.fri.log_blowup = 1;
@@ -211,7 +211,7 @@ fn lde_modes_give_identical_proofs() {
                 config.zk
             );
             assert_eq!(auto.to_bytes(), bytes, "zk {} log_n {log_n}", config.zk);
-            verify_bytes(config, &airs(), &pre, &fx.public, b"lde", &bytes).unwrap();
+            verify_bytes(config, 0, &airs(), &pre, &fx.public, b"lde", &bytes).unwrap();
         }
     }
 }
@@ -273,6 +273,81 @@ fn recompute_round_serves_the_stored_views() {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The verifier's minimum security: a proof made with weak parameters (the dev preset, or one query) is
+/// refused with `WeakParameters` naming its level when the minimum is above it, and accepted with a
+/// minimum of 0 or of its own level; the 100-bit preset passes 100. No query at all is refused by the PCS
+/// check first, whatever the minimum (a prover chooses the parameters: such a proof opens nothing).
+#[test]
+fn weak_parameters_and_no_queries_are_refused() {
+    use zkrv_stark::pcs::PcsError;
+    use zkrv_stark::VerifyError;
+    let fx = fixture(7);
+    let pre = preprocess(&airs(), fx.preprocessed.clone()).unwrap();
+    let run = |config: &StarkConfig| {
+        let proof = prove(config, &airs(), &pre, fx.traces.clone(), &fx.public, b"s").unwrap();
+        let compiled = compile_for(&airs(), config).unwrap();
+        let bits = config
+            .security(&ProofShape::of_proof(&compiled, &proof))
+            .provable_bits();
+        (proof, bits)
+    };
+    let one_query = {
+        let mut c = StarkConfig::dev();
+        c.fri.num_queries = 1;
+        c
+    };
+    for config in [StarkConfig::dev(), StarkConfig::dev_zk(), one_query] {
+        let (proof, bits) = run(&config);
+        assert!(bits < 100, "{bits}");
+        let v = |min| verify(&config, min, &airs(), &pre, &fx.public, b"s", &proof);
+        assert_eq!(v(100), Err(VerifyError::WeakParameters { bits, min: 100 }));
+        assert_eq!(
+            v(bits + 1),
+            Err(VerifyError::WeakParameters {
+                bits,
+                min: bits + 1
+            })
+        );
+        v(0).unwrap();
+        v(bits).unwrap();
+        let e = verify_bytes(
+            &config,
+            100,
+            &airs(),
+            &pre,
+            &fx.public,
+            b"s",
+            &proof.to_bytes(),
+        );
+        assert_eq!(e, Err(VerifyError::WeakParameters { bits, min: 100 }));
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .contains("below the verifier's minimum of 100"));
+    }
+    let config = StarkConfig::default();
+    let (proof, bits) = run(&config);
+    assert!(bits >= 100, "{bits}");
+    verify(&config, 100, &airs(), &pre, &fx.public, b"s", &proof).unwrap();
+    // No query: the malicious prover's proof verifies nothing, and is refused by its own error.
+    for zk in [false, true] {
+        let mut config = StarkConfig {
+            zk,
+            zk_seed: Some(1),
+            ..StarkConfig::dev()
+        };
+        config.fri.num_queries = 0;
+        let (proof, _) = run(&config);
+        for min in [0, 100] {
+            assert_eq!(
+                verify(&config, min, &airs(), &pre, &fx.public, b"s", &proof),
+                Err(VerifyError::Pcs(PcsError::NoQueries)),
+                "zk {zk} min {min}"
+            );
         }
     }
 }

@@ -41,7 +41,7 @@ fn honest(s: &Setup) -> Proof {
 }
 
 fn check(s: &Setup, p: &Proof) -> Result<(), VerifyError> {
-    verify(&s.config, &airs(), &s.pre, &s.fx.public, STMT, p)
+    verify(&s.config, 0, &airs(), &s.pre, &s.fx.public, STMT, p)
 }
 
 const ONE: Ext3 = Ext3::ONE;
@@ -331,6 +331,7 @@ fn statement_is_rejected() {
     assert_eq!(
         verify(
             &s.config,
+            0,
             &airs(),
             &s.pre,
             &s.fx.public,
@@ -342,7 +343,7 @@ fn statement_is_rejected() {
     let mut public = s.fx.public.clone();
     public[0].values[0] += F::ONE;
     assert_eq!(
-        verify(&s.config, &airs(), &s.pre, &public, STMT, &p),
+        verify(&s.config, 0, &airs(), &s.pre, &public, STMT, &p),
         Err(VerifyError::Statement)
     );
     // A proof re-labelled for the other statement still fails (the transcript differs).
@@ -351,6 +352,7 @@ fn statement_is_rejected() {
         zkrv_stark::statement::statement_digest(b"program=fib;exit=1", &s.fx.public);
     assert!(verify(
         &s.config,
+        0,
         &airs(),
         &s.pre,
         &s.fx.public,
@@ -396,7 +398,15 @@ fn shapes_and_heights_are_rejected() {
     m.values.truncate(m.values.len() / 2);
     let pre2 = preprocess(&airs(), short).unwrap();
     assert!(matches!(
-        verify(&s.config, &airs(), &pre2, &s.fx.public, STMT, &honest(&s)),
+        verify(
+            &s.config,
+            0,
+            &airs(),
+            &pre2,
+            &s.fx.public,
+            STMT,
+            &honest(&s)
+        ),
         Err(VerifyError::ShapeMismatch(_))
     ));
 }
@@ -415,7 +425,15 @@ fn proof_checked_against_other_preprocessed_values_is_rejected() {
     let s = setup();
     let pre2 = other_preprocessed(&s);
     assert_eq!(
-        verify(&s.config, &airs(), &pre2, &s.fx.public, STMT, &honest(&s)),
+        verify(
+            &s.config,
+            0,
+            &airs(),
+            &pre2,
+            &s.fx.public,
+            STMT,
+            &honest(&s)
+        ),
         Err(VerifyError::OodMismatch {
             table: "bytes".into()
         })
@@ -438,7 +456,7 @@ fn prover_with_other_preprocessed_values_is_rejected() {
     )
     .unwrap();
     assert_eq!(
-        verify(&s.config, &airs(), &pre2, &s.fx.public, STMT, &p),
+        verify(&s.config, 0, &airs(), &pre2, &s.fx.public, STMT, &p),
         Err(VerifyError::BusImbalance),
         "consistent with its own table, the proof still fails the bus"
     );

@@ -35,7 +35,7 @@ fn check(
     pre: &zkrv_stark::PreprocessedData,
     p: &Proof,
 ) -> Result<(), VerifyError> {
-    verify(config, &airs(), pre, &fx.public, STMT, p)
+    verify(config, 0, &airs(), pre, &fx.public, STMT, p)
 }
 
 #[test]
@@ -49,7 +49,7 @@ fn zk_fib_and_bytes_prove_and_verify() {
         let bytes = proof.to_bytes();
         assert_eq!(Proof::from_bytes(&bytes).unwrap(), proof);
         let t0 = std::time::Instant::now();
-        verify_bytes(&config, &airs(), &pre, &fx.public, STMT, &bytes).unwrap();
+        verify_bytes(&config, 0, &airs(), &pre, &fx.public, STMT, &bytes).unwrap();
         println!(
             "zk log_n {log_n}: prove {prove_time:?}, verify {:?}, proof {} bytes",
             t0.elapsed(),
@@ -166,7 +166,7 @@ fn interpolation_attack(
     use zkrv_stark::field::Field;
     use zkrv_stark::merkle::distinct_rows;
     use zkrv_stark::poly::{coset_point, domain_generator};
-    let qs = zkrv_stark::verifier::verify_queries(config, airs, pre, &[], b"", proof)
+    let qs = zkrv_stark::verifier::verify_queries(config, 0, airs, pre, &[], b"", proof)
         .expect("the proof verifies");
     // One table: the main round is one matrix, of the largest height.
     let lh = n.trailing_zeros() as usize + config.zk as usize + config.fri.log_blowup;
@@ -213,7 +213,7 @@ fn zk_proof_does_not_reveal_the_witness() {
         let trace = secret_trace(n);
         let pre = preprocess(&airs, vec![None]).unwrap();
         let proof = prove(config, &airs, &pre, vec![trace.clone()], &[], b"").unwrap();
-        verify(config, &airs, &pre, &[], b"", &proof).unwrap();
+        verify(config, 0, &airs, &pre, &[], b"", &proof).unwrap();
         let bytes = proof.to_bytes();
         let key_in_bytes = contains(&bytes, &f_to_le_bytes(F::new(KEY)));
         let xs = trace.column(0);
@@ -296,7 +296,7 @@ fn zk_max_degree_is_blowup() {
     );
     let pre = preprocess(&airs, vec![None]).unwrap();
     let proof = prove(&config, &airs, &pre, vec![trace], &[], b"").unwrap();
-    verify(&config, &airs, &pre, &[], b"", &proof).unwrap();
+    verify(&config, 0, &airs, &pre, &[], b"", &proof).unwrap();
     let airs5: Vec<&dyn Air> = vec![&Pow5];
     let err = preprocess(&airs5, vec![None])
         .and_then(|pre| {
@@ -409,7 +409,16 @@ fn zk_proves_at_every_folding_arity() {
         config.fri.log_folding_arity = a;
         let (fx, pre, proof) = prove_fib(&config, 7);
         check(&config, &fx, &pre, &proof).unwrap();
-        verify_bytes(&config, &airs(), &pre, &fx.public, STMT, &proof.to_bytes()).unwrap();
+        verify_bytes(
+            &config,
+            0,
+            &airs(),
+            &pre,
+            &fx.public,
+            STMT,
+            &proof.to_bytes(),
+        )
+        .unwrap();
         assert!(proof.pcs.fri_openings.iter().all(|o| o.salts.len() == 1));
         // A FRI layer's salt, and its row.
         let mut p = proof.clone();

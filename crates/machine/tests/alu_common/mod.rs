@@ -352,7 +352,7 @@ pub fn prove_verify(w: &W, debug_check: bool) -> Result<(), String> {
     let pre = zkrv_stark::preprocess(&airs, preprocessed()).map_err(|e| e.to_string())?;
     let proof = zkrv_stark::prove(&c, &airs, &pre, w.traces.clone(), &w.public, STATEMENT)
         .map_err(|e| format!("prove: {e}"))?;
-    zkrv_stark::verify(&c, &airs, &pre, &w.public, STATEMENT, &proof)
+    zkrv_stark::verify(&c, 0, &airs, &pre, &w.public, STATEMENT, &proof)
         .map_err(|e| format!("verify: {e}"))
 }
 

@@ -69,6 +69,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let r = verify_bytes(
         &c.config,
+        0,
         &proto_common::airs(),
         &c.pre,
         &c.fx.public,

@@ -78,47 +78,35 @@ pub struct FriConfig {
     pub log_folding_arity: usize,
 }
 
-/// log2 of the size of the extension field, `3·log2(p)`.
-const EXT_FIELD_BITS: f64 = 3.0 * 63.999_999_999_664;
+/// Most FRI queries a configuration may ask for (the proof file stores the count as a `u16`).
+pub const MAX_NUM_QUERIES: usize = u16::MAX as usize;
 
 impl FriConfig {
-    /// Conjectured security in bits (ethSTARK documentation, Conjecture 5.1 / "toy problem" regime):
-    /// `num_queries · log_blowup + query_grinding_bits`, capped at `log2|Ext3| - 1` (≈ 191) for the
-    /// out-of-domain and batching challenges.
-    pub fn conjectured_security_bits(&self) -> f64 {
-        let q = (self.num_queries * self.log_blowup) as f64 + self.query_grinding_bits as f64;
-        q.min(EXT_FIELD_BITS - 1.0)
-    }
-
-    /// Provable security in bits (list-decoding / Johnson regime), an estimate following the ethSTARK
-    /// documentation Theorem 1 and Ben-Sasson, Carmon, Ishai, Kopparty, Saraf, "Proximity Gaps for
-    /// Reed-Solomon Codes" (FOCS 2020), Theorem 8.3, with proximity parameter `m = 16`:
-    /// * query phase: each query passes with probability at most `sqrt(ρ)·(1 + 1/(2m))`, so it gives
-    ///   `num_queries · -log2(sqrt(ρ)(1 + 1/2m)) + query_grinding_bits` bits;
-    /// * commit phase (and batching of `num_polys` columns/points with powers of alpha):
-    ///   `ε_C = num_polys · (m + 1/2)^7 · |D|^2 / (2 ρ^{3/2} |K|) + (2m + 1)(|D| + 1) · (#fold rounds) / (sqrt(ρ)|K|)`,
-    ///   `|D| = 2^log_max_lde_height`, `|K| = p^3`.
-    ///
-    /// Returns the minimum of the two.
-    pub fn provable_security_bits(&self, log_max_lde_height: usize, num_polys: usize) -> f64 {
-        let m = 16.0_f64;
-        let log_rho = -(self.log_blowup as f64);
-        let per_query = -(0.5 * log_rho + (1.0 + 1.0 / (2.0 * m)).log2());
-        let query_bits = self.num_queries as f64 * per_query + self.query_grinding_bits as f64;
-        let log_d = log_max_lde_height as f64;
-        let rounds = log_max_lde_height
-            .saturating_sub(self.log_final_poly_len + self.log_blowup)
-            .div_ceil(self.log_folding_arity.max(1))
-            .max(1) as f64;
-        let t1 = (num_polys.max(1) as f64).log2() + 7.0 * (m + 0.5).log2() + 2.0 * log_d
-            - 1.0
-            - 1.5 * log_rho
-            - EXT_FIELD_BITS;
-        let t2 = (2.0 * m + 1.0).log2() + (log_d.exp2() + 1.0).log2() + rounds.log2()
-            - 0.5 * log_rho
-            - EXT_FIELD_BITS;
-        let eps_c = t1.exp2() + t2.exp2();
-        query_bits.min(-eps_c.log2())
+    /// Refuses parameters the PCS cannot run with: no query ([`PcsError::NoQueries`], a proof that would
+    /// check no opening), more than [`MAX_NUM_QUERIES`] queries, a folding arity outside 2..=8, more than
+    /// 64 grinding bits, a blowup or final polynomial above `2^MAX_LOG_HEIGHT`. Says nothing of the
+    /// soundness of valid parameters ([`crate::security`] does). Checked first by [`verify`] and by
+    /// [`crate::verify`], before anything derived from the parameters is computed.
+    pub fn check(&self) -> Result<(), PcsError> {
+        if self.num_queries == 0 {
+            return Err(PcsError::NoQueries);
+        }
+        if self.num_queries > MAX_NUM_QUERIES {
+            return Err(PcsError::Config("num_queries above MAX_NUM_QUERIES"));
+        }
+        if !(1..=MAX_LOG_FOLDING_ARITY).contains(&self.log_folding_arity) {
+            return Err(PcsError::Config("log_folding_arity must be 1, 2 or 3"));
+        }
+        if self.query_grinding_bits > 64 {
+            return Err(PcsError::Config("query_grinding_bits > 64"));
+        }
+        if self.log_blowup > MAX_LOG_HEIGHT {
+            return Err(PcsError::Config("log_blowup too large"));
+        }
+        if self.log_final_poly_len > MAX_LOG_HEIGHT {
+            return Err(PcsError::Config("log_final_poly_len too large"));
+        }
+        Ok(())
     }
 }
 
@@ -164,6 +152,10 @@ pub struct PcsProof {
 pub enum PcsError {
     #[error("unsupported FRI configuration: {0}")]
     Config(&'static str),
+    /// `num_queries == 0`: the verifier would check no opening (a prover's choice of parameters, refused
+    /// whatever the minimum security level).
+    #[error("the FRI configuration has no query (num_queries = 0): no opening would be checked")]
+    NoQueries,
     #[error("malformed input or proof shape: {0}")]
     Shape(String),
     #[error("round {round}: {source}")]

@@ -4,9 +4,7 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
-use super::{
-    fold_row, fri_layers, FriConfig, PcsError, PcsProof, MAX_LOG_FOLDING_ARITY, MAX_LOG_HEIGHT,
-};
+use super::{fold_row, fri_layers, FriConfig, PcsError, PcsProof, MAX_LOG_HEIGHT};
 use crate::field::{Ext3, PrimeCharacteristicRing, F};
 use crate::merkle::{distinct_rows, verify_tree_openings, Digest, MatrixDims};
 use crate::poly::{domain_generator, eval_ext_poly, reverse_bits};
@@ -28,6 +26,7 @@ pub fn verify(
     transcript: &mut Transcript,
     hiding: Option<&[bool]>,
 ) -> Result<Vec<usize>, PcsError> {
+    config.check()?;
     let salt_width = if hiding.is_some() {
         crate::zk::SALT_WIDTH
     } else {
@@ -40,16 +39,7 @@ pub fn verify(
         Some(h) if h[r] => crate::zk::SALT_WIDTH,
         _ => 0,
     };
-    if !(1..=MAX_LOG_FOLDING_ARITY).contains(&config.log_folding_arity) {
-        return Err(PcsError::Config("log_folding_arity must be 1, 2 or 3"));
-    }
-    if config.query_grinding_bits > 64 {
-        return Err(PcsError::Config("query_grinding_bits > 64"));
-    }
     let lb = config.log_blowup;
-    if lb > MAX_LOG_HEIGHT {
-        return Err(PcsError::Config("log_blowup too large"));
-    }
     if rounds.is_empty() {
         return Err(PcsError::Shape("no rounds".into()));
     }
