@@ -21,7 +21,10 @@ fn main() -> anyhow::Result<()> {
         !args.is_empty() && args.len().is_multiple_of(2),
         "usage: recursion_cost ELF PROOF [ELF PROOF ...]"
     );
-    println!("proof\tbytes\tsegments\tkeccak_f(merkle)\ttranscript_bytes\tkeccak_f(all)\text_mul\text_base_mul\text_inv\tverify_s");
+    println!(
+        "proof\tbytes\tsegments\tkeccak_f(merkle)\ttranscript_bytes\tkeccak_f(all)\text_mul\text_base_mul\text_inv\t\
+         merkle_nodes\tmerkle_leaves\tleaf_absorbs_r4\tleaf_absorbs_r8\tverify_s"
+    );
     for pair in args.chunks(2) {
         let program = Program::load(&pair[0])?;
         let bytes = std::fs::metadata(&pair[1])?.len();
@@ -32,7 +35,7 @@ fn main() -> anyhow::Result<()> {
         let secs = t.elapsed().as_secs_f64();
         let c = opcount::snapshot().since(&before);
         println!(
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3}",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3}",
             pair[1],
             bytes,
             receipt.segments(),
@@ -42,6 +45,10 @@ fn main() -> anyhow::Result<()> {
             c.get(Op::ExtMul),
             c.get(Op::ExtBaseMul),
             c.get(Op::ExtInv),
+            c.get(Op::MerkleNodes),
+            c.get(Op::MerkleLeaves),
+            c.get(Op::LeafAbsorbsRate4),
+            c.get(Op::LeafAbsorbsRate8),
             secs
         );
     }

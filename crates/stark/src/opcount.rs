@@ -23,9 +23,18 @@ pub enum Op {
     ExtBaseMul = 3,
     /// `Ext3` inversions (each one base-field inversion plus 12 base products).
     ExtInv = 4,
+    /// Merkle nodes compressed (two digests into one) while checking openings.
+    MerkleNodes = 5,
+    /// Merkle leaves hashed while checking openings.
+    MerkleLeaves = 6,
+    /// `sum over leaves of ceil(words / 4)`: the permutations of a rate-4 algebraic sponge (Poseidon2 of width
+    /// 8 over Goldilocks, capacity 4) over the same leaves.
+    LeafAbsorbsRate4 = 7,
+    /// `sum over leaves of ceil(words / 8)`: the same for rate 8 (width 12 or 16).
+    LeafAbsorbsRate8 = 8,
 }
 
-const N_OPS: usize = 5;
+const N_OPS: usize = 9;
 
 /// A snapshot of the counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
