@@ -32,7 +32,7 @@ use zkrv_machine_cuda::prove_gpu_tracegen_with;
 use zkrv_machine_cuda::tables::memwalk::{mem_walk, MEM_WALK_CHUNK};
 use zkrv_machine_cuda::tables::requests::device_requests;
 use zkrv_machine_cuda::tables::{DeviceCycles, DeviceLookups};
-use zkrv_machine_cuda::trace_gen::{fill_one, TraceGenOptions, DEVICE_FILLS};
+use zkrv_machine_cuda::trace_gen::{TraceGenOptions, DEVICE_FILLS};
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::StarkConfig;
 
@@ -225,7 +225,22 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
             let mut run = || -> Result<f64, zkrv_cuda::CudaError> {
                 dev.synchronize()?;
                 let t0 = Instant::now();
-                let d = fill_one(dev, t, &split, None, None, None, None, &lookups, &mut stats)?;
+                let fill = zkrv_machine_cuda::tables::device_fills().0[t].ok_or_else(|| {
+                    zkrv_cuda::CudaError::InvalidArgument(format!(
+                        "{} has no device fill",
+                        TABLE_NAMES[t]
+                    ))
+                })?;
+                let cx = zkrv_machine_cuda::tables::FillCtx {
+                    dev,
+                    split: &split,
+                    cycles: None,
+                    walk: None,
+                    requests: None,
+                    mem: None,
+                    lookups: &lookups,
+                };
+                let d = fill.fill(&cx, &mut stats)?;
                 dev.synchronize()?;
                 let s = t0.elapsed().as_secs_f64();
                 drop(d);
@@ -275,16 +290,13 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
          host walk; LOAD/STORE/MEMW_A upload packed events here, the pipeline's record path uploads less)"
     );
     let all: u64 = main_bytes.iter().sum();
-    let resident: u64 = zkrv_machine_cuda::trace_gen::selected_tables(DEVICE_FILLS)
-        .into_iter()
-        .map(|t| main_bytes[t])
-        .sum();
+    let resident: u64 = device_tables().into_iter().map(|t| main_bytes[t]).sum();
     println!(
         "main-trace host->device: {all} bytes with host traces, {} with GPU trace generation ({:+.1}%)",
         all - resident,
         -100.0 * resident as f64 / all.max(1) as f64
     );
-    let dev_tables = zkrv_machine_cuda::trace_gen::selected_tables(DEVICE_FILLS);
+    let dev_tables = device_tables();
     let mut up: Vec<(u64, &str)> = (0..TABLE_NAMES.len())
         .filter(|t| !dev_tables.contains(t))
         .map(|t| (main_bytes[t], TABLE_NAMES[t]))
@@ -385,8 +397,21 @@ fn bench_mem_walk(dev: &Device, split: &SplitWitness) {
     );
 }
 
+/// The indices of the tables [`DEVICE_FILLS`] fills on the device, in proof order.
+fn device_tables() -> Vec<usize> {
+    let (device, _) = zkrv_machine_cuda::trace_gen::without_missing_fills(
+        &zkrv_machine_cuda::tables::device_fills(),
+        DEVICE_FILLS,
+    );
+    zkrv_machine::Table::ALL
+        .into_iter()
+        .filter(|&t| device.has(t))
+        .map(|t| t.index())
+        .collect()
+}
+
 fn has_device_fill(t: usize) -> bool {
-    zkrv_machine_cuda::trace_gen::selected_tables(DEVICE_FILLS).contains(&t)
+    device_tables().contains(&t)
 }
 
 fn main() {
@@ -402,7 +427,7 @@ fn main() {
     } else {
         specs
     };
-    let fills: Vec<&str> = zkrv_machine_cuda::trace_gen::selected_tables(DEVICE_FILLS)
+    let fills: Vec<&str> = device_tables()
         .into_iter()
         .map(|t| TABLE_NAMES[t])
         .collect();

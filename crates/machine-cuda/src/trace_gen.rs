@@ -6,7 +6,9 @@
 //!    host fills of every table without a device fill; the device-filled tables come back empty with their
 //!    compact inputs (`FillInputs`);
 //! 3. the device register walk and request lists (`DeviceFill::reg_walk`, `DeviceFill::requests`) from the
-//!    record's cycles, uploaded during the host walk; then the device fills, one per selected table ([`DEVICE_FILLS`]): each uploads its compact inputs once and writes
+//!    record's cycles, uploaded during the host walk; then the device fills, one per selected table
+//!    ([`DEVICE_FILLS`], run by their `DeviceTableFill` of [`tables::device_fills`] in [`fill_plan`] order):
+//!    each uploads its compact inputs once and writes
 //!    its main trace into a fresh device buffer, counting its BITWISE lookups into one device histogram;
 //!    (and, for DECODE and POW2 built resident, their multiplicities into device counters);
 //! 4. DECODE, POW2 and BITWISE are filled from those counters on the device, BITWISE last (plus the host
@@ -23,22 +25,18 @@ use std::time::Instant;
 
 use thiserror::Error;
 use zkrv_executor::Program;
-use zkrv_machine::registry::Table;
+use zkrv_machine::registry::{PerTable, Table};
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::tables::shift::pow2_height;
 use zkrv_machine::trace::{generate_split, DeviceFill};
 use zkrv_machine::{
-    prove_inputs_with, run_for_proof, table_id, MachineError, Proof, SplitWitness, Statement,
-    TABLE_NAMES,
+    prove_inputs_with, run_for_proof, MachineError, Proof, SplitWitness, Statement, TABLE_NAMES,
 };
 use zkrv_stark::backend::TraceInput;
 use zkrv_stark::StarkConfig;
 
-use crate::tables::memwalk::DeviceMemWalk;
-use crate::tables::regwalk::DeviceRegWalk;
-use crate::tables::requests::{device_requests, DeviceRequests};
-use crate::tables::{self, DeviceCycles, DeviceLookups};
-use zkrv_cuda::device::Device;
+use crate::tables::requests::device_requests;
+use crate::tables::{self, DeviceCycles, DeviceLookups, DeviceTableFill};
 use zkrv_cuda::stats::{TraceOrigin, TransferStats};
 use zkrv_cuda::CudaError;
 use zkrv_cuda::{CudaBackend, DeviceTrace};
@@ -46,9 +44,11 @@ use zkrv_cuda::{CudaBackend, DeviceTrace};
 /// Environment variable forcing host trace generation when set to anything but `0` or empty.
 pub const CPU_TRACE_ENV: &str = "ZKRV_CPU_TRACE";
 
-/// The tables that have a device fill in this build (the others are generated on the host and uploaded):
-/// all 20 (DECODE's and POW2's multiplicities are counted by the CPU and SHIFT fills, BITWISE's by every fill).
-/// A new fill: switch it on here and add its arm to [`fill_one`].
+/// The default selection of device fills: every table and the three device walks (a table without a device
+/// fill in [`tables::device_fills`] is left to the host, and must then have no rows:
+/// [`TraceGenError::NoDeviceFill`]). DECODE's and POW2's multiplicities are counted by the CPU and SHIFT fills,
+/// BITWISE's by every fill. A new fill: its `DeviceTableFill` impl in `tables/<table>.rs` and its arm in
+/// [`tables::device_fills`].
 pub const DEVICE_FILLS: DeviceFill = DeviceFill::ALL;
 
 /// Why proving with GPU trace generation failed.
@@ -63,6 +63,13 @@ pub enum TraceGenError {
         table: &'static str,
         source: CudaError,
     },
+    /// A table with rows in this run has no device fill (`tables::device_fills`): the GPU path does not fill
+    /// it on the host behind the caller's back. Prove with host traces (`ZKRV_CPU_TRACE=1`,
+    /// [`TraceGenOptions::host_traces`]) or on the CPU backend.
+    #[error(
+        "table {table} has rows in this run but no device fill: prove with host traces (ZKRV_CPU_TRACE=1) or on the CPU backend"
+    )]
+    NoDeviceFill { table: &'static str },
     /// Another device failure (histogram, synchronization).
     #[error("device: {0}")]
     Device(#[from] CudaError),
@@ -252,7 +259,8 @@ pub fn generate_traces(
     opts: TraceGenOptions,
 ) -> Result<GpuTraces, TraceGenError> {
     let mut report = TraceGenReport::default();
-    let device = opts.device_tables();
+    let fills = tables::device_fills();
+    let (device, no_fill) = without_missing_fills(&fills, opts.device_tables());
     let t = Instant::now();
     let run = run_for_proof(program, input)?;
     report.execute_s = t.elapsed().as_secs_f64();
@@ -289,6 +297,7 @@ pub fn generate_traces(
         inputs,
         record: run.record,
     };
+    check_missing_fills(no_fill, |t| has_rows(&split, t))?;
     let cycles = match cycles_upload {
         None => None,
         Some(Err(_)) => {
@@ -308,7 +317,7 @@ pub fn generate_traces(
     };
     let mut resident: Vec<Option<(DeviceTrace, f64)>> =
         (0..TABLE_NAMES.len()).map(|_| None).collect();
-    let selected = fill_order(device);
+    let selected = fill_plan(&fills, device)?;
     if !selected.is_empty() {
         let decode_rows = if device.decode {
             decode_table.height(opts.min_height)
@@ -431,32 +440,32 @@ pub fn generate_traces(
                 })
             }
         };
-        for &t in &selected {
+        for fill in &selected {
+            let t = fill.table();
             dev.synchronize()?;
             let start = Instant::now();
             // (The memory walk's lists index the record's cycles: with it, the memory tables read them too.)
-            let c = cycles
-                .as_ref()
-                .filter(|_| opts.record_path || t == table_id::CPU || mem.is_some());
-            let fill = fill_one(
+            let cx = tables::FillCtx {
                 dev,
-                t,
-                &split,
-                c,
-                walk.as_ref(),
-                requests.as_ref(),
-                mem.as_ref(),
-                &lookups,
-                &mut stats,
-            )
-            .and_then(|d| dev.synchronize().map(|_| d))
-            .map_err(|source| TraceGenError::Fill {
-                table: TABLE_NAMES[t],
-                source,
-            })?;
+                split: &split,
+                cycles: cycles
+                    .as_ref()
+                    .filter(|_| opts.record_path || t == Table::Cpu || mem.is_some()),
+                walk: walk.as_ref(),
+                requests: requests.as_ref(),
+                mem: mem.as_ref(),
+                lookups: &lookups,
+            };
+            let trace = fill
+                .fill(&cx, &mut stats)
+                .and_then(|d| dev.synchronize().map(|_| d))
+                .map_err(|source| TraceGenError::Fill {
+                    table: t.name(),
+                    source,
+                })?;
             let s = start.elapsed().as_secs_f64();
             report.device_fill_s += s;
-            resident[t] = Some((fill, s));
+            resident[t.index()] = Some((trace, s));
         }
         if !device.bitwise {
             let start = Instant::now();
@@ -519,221 +528,79 @@ fn needs_record(device: DeviceFill, record_path: bool) -> bool {
         || (record_path && (device.load || device.store || device.memw_a))
 }
 
-/// Table indices selected in `device`, in proof order.
-pub fn selected_tables(device: DeviceFill) -> Vec<usize> {
-    Table::ALL
+/// `device` with every table that has no device fill in `fills` left to the host, and those tables.
+pub fn without_missing_fills(
+    fills: &PerTable<Option<&'static dyn DeviceTableFill>>,
+    device: DeviceFill,
+) -> (DeviceFill, Vec<Table>) {
+    let missing: Vec<Table> = Table::ALL
         .into_iter()
-        .filter(|&t| device.has(t))
-        .map(|t| t as usize)
-        .collect()
-}
-
-/// The order the device fills run in: [`selected_tables`] with BITWISE moved last (it reads the histogram
-/// every other fill counts into). DECODE follows CPU and POW2 follows SHIFT in proof order already.
-pub fn fill_order(device: DeviceFill) -> Vec<usize> {
-    let mut v: Vec<usize> = selected_tables(device)
-        .into_iter()
-        .filter(|&t| t != table_id::BITWISE)
+        .filter(|&t| device.has(t) && fills[t].is_none())
         .collect();
-    if device.bitwise {
-        v.push(table_id::BITWISE);
-    }
-    v
+    let device = missing.iter().fold(device, |d, &t| d.without(t));
+    (device, missing)
 }
 
-/// Runs the device fill of table `t` from the split's inputs. With the record's cycles on the device
-/// (`cycles`), CPU reads them and LOAD, STORE, MEMW_A take the record path (`fill_*_rec`: only what the record
-/// does not hold is uploaded); without, CPU uploads them and the others upload their packed events. With the
-/// request lists on the device (`requests`, [`DeviceFill::requests`]) EQ, LT, BYTEWISE, SHIFT, MUL, CPU32 and
-/// DVRM read them; without, they upload the host's lists. With the device memory walk (`mem`), LOAD, STORE,
-/// MEMW_A, MEMW, PAGE and SYSIO read its lists and upload nothing.
-#[allow(clippy::too_many_arguments)]
-pub fn fill_one(
-    dev: &Device,
-    t: usize,
-    split: &SplitWitness,
-    cycles: Option<&DeviceCycles>,
-    walk: Option<&DeviceRegWalk>,
-    requests: Option<&DeviceRequests>,
-    mem: Option<&DeviceMemWalk>,
-    lookups: &DeviceLookups,
-    stats: &mut TransferStats,
-) -> Result<DeviceTrace, CudaError> {
-    let inputs = &split.inputs;
-    let min_height = inputs.min_height;
-    if let Some(m) = mem {
-        let need_cycles = || {
-            cycles.ok_or_else(|| {
-                CudaError::InvalidArgument(
-                    "a fill from the device memory walk without the record's cycles on the device"
-                        .into(),
-                )
-            })
-        };
-        match t {
-            table_id::LOAD => {
-                return tables::load::fill_load_resident(
-                    dev,
-                    need_cycles()?,
-                    &m.load_clks,
-                    min_height,
-                    lookups,
-                )
-            }
-            table_id::STORE => {
-                return tables::store::fill_store_resident(
-                    dev,
-                    need_cycles()?,
-                    &m.store_clks,
-                    min_height,
-                    lookups,
-                )
-            }
-            table_id::MEMW_A => {
-                return tables::memw_a::fill_memw_a_resident(
-                    dev,
-                    need_cycles()?,
-                    &m.memw_a,
-                    min_height,
-                    lookups,
-                )
-            }
-            table_id::MEMW => {
-                return tables::memw::fill_memw_resident(dev, &m.memw, min_height, lookups)
-            }
-            table_id::PAGE => {
-                return tables::page::fill_page_resident(dev, &m.page, min_height, lookups)
-            }
-            table_id::SYSIO => {
-                return tables::sysio::fill_sysio_resident(dev, &m.sysio, min_height, lookups)
-            }
-            _ => {}
-        }
+/// Fails with [`TraceGenError::NoDeviceFill`] naming the first table of `missing` (tables without a device
+/// fill, left to the host) that has rows in this run; an absent table needs no fill.
+pub fn check_missing_fills(
+    missing: Vec<Table>,
+    has_rows: impl Fn(Table) -> bool,
+) -> Result<(), TraceGenError> {
+    match missing.into_iter().find(|&t| has_rows(t)) {
+        Some(t) => Err(TraceGenError::NoDeviceFill { table: t.name() }),
+        None => Ok(()),
     }
+}
+
+/// Whether the run gives table `t` rows. Every table of the RV64IM registry so far has a device fill, so
+/// this is consulted only for a table without one ([`check_missing_fills`]); the match is exhaustive so that a
+/// table added to the registry says here how its rows are known (e.g. from its syscalls in
+/// `split.record.syscalls`).
+fn has_rows(_split: &SplitWitness, t: Table) -> bool {
     match t {
-        table_id::CPU => {
-            let cpu = inputs.cpu.as_ref().ok_or_else(|| {
-                CudaError::InvalidArgument("CPU fill inputs missing (DeviceFill::cpu unset)".into())
-            })?;
-            match (cycles, walk) {
-                (Some(c), Some(w)) => tables::cpu::fill_cpu_walked(
-                    dev,
-                    c,
-                    &w.walk,
-                    &cpu.decode,
-                    min_height,
-                    lookups,
-                    stats,
-                ),
-                (None, Some(_)) => Err(CudaError::InvalidArgument(
-                    "CPU fill: a device register walk without the record's cycles on the device"
-                        .into(),
-                )),
-                (Some(c), None) => tables::cpu::fill_cpu_uploaded(
-                    dev,
-                    c,
-                    &cpu.walk,
-                    &cpu.decode,
-                    min_height,
-                    lookups,
-                    stats,
-                ),
-                (None, None) => tables::cpu::fill_cpu(
-                    dev,
-                    &split.record.cycles,
-                    &cpu.walk,
-                    &cpu.decode,
-                    min_height,
-                    lookups,
-                    stats,
-                ),
-            }
-        }
-        table_id::LT => match requests {
-            Some(r) => tables::lt::fill_lt_resident(dev, &r.lt, min_height, lookups),
-            None => tables::lt::fill_lt(dev, &inputs.lt, min_height, lookups, stats),
-        },
-        table_id::SHIFT => match requests {
-            Some(r) => tables::shift::fill_shift_resident(dev, &r.shift, min_height, lookups),
-            None => tables::shift::fill_shift(dev, &inputs.shift, min_height, lookups, stats),
-        },
-        table_id::BYTEWISE => match requests {
-            Some(r) => {
-                tables::bytewise::fill_bytewise_resident(dev, &r.bytewise, min_height, lookups)
-            }
-            None => {
-                tables::bytewise::fill_bytewise(dev, &inputs.bytewise, min_height, lookups, stats)
-            }
-        },
-        table_id::CPU32 => match requests {
-            Some(r) => tables::cpu32::fill_cpu32_resident(dev, &r.cpu32, min_height, lookups),
-            None => tables::cpu32::fill_cpu32(dev, &inputs.cpu32, min_height, lookups, stats),
-        },
-        table_id::DVRM => match requests {
-            Some(r) => tables::dvrm::fill_dvrm_resident(dev, &r.dvrm, min_height, lookups),
-            None => tables::dvrm::fill_dvrm(dev, &inputs.dvrm, min_height, lookups, stats),
-        },
-        table_id::EQ => match requests {
-            Some(r) => tables::eq::fill_eq_resident(dev, &r.eq, min_height, lookups),
-            None => tables::eq::fill_eq(dev, &inputs.eq, min_height, lookups, stats),
-        },
-        table_id::MEMW => tables::memw::fill_memw(dev, &inputs.general, min_height, lookups, stats),
-        table_id::PAGE => tables::page::fill_page(dev, &inputs.page, min_height, lookups, stats),
-        table_id::INPUT => tables::input::fill_input(
-            dev,
-            &inputs.input,
-            &inputs.input_uses,
-            min_height,
-            lookups,
-            stats,
-        ),
-        table_id::MUL => match requests {
-            Some(r) => tables::mul::fill_mul_resident(dev, &r.mul, min_height, lookups),
-            None => tables::mul::fill_mul(dev, &inputs.mul, min_height, lookups, stats),
-        },
-        table_id::REGFILE => match walk {
-            Some(w) => tables::regfile::fill_regfile_resident(dev, &w.fin, min_height, lookups),
-            None => tables::regfile::fill_regfile(dev, &inputs.regs, min_height, lookups, stats),
-        },
-        table_id::SYSCALL => {
-            tables::sysio::fill_syscall(dev, &inputs.syscall, min_height, lookups, stats)
-        }
-        table_id::SYSIO => {
-            tables::sysio::fill_sysio(dev, &inputs.sysio, min_height, lookups, stats)
-        }
-        // DECODE and POW2 from the counters of the CPU and SHIFT fills (which run first), BITWISE from the
-        // histogram of every fill (run last, [`fill_order`]) plus the host fills' lookups.
-        table_id::DECODE => tables::decode::fill_decode(dev, lookups),
-        table_id::POW2 => tables::shift::fill_pow2(dev, lookups),
-        table_id::BITWISE => {
-            tables::bitwise::fill_bitwise(dev, lookups, &split.traces.lookups, stats)
-        }
-        table_id::LOAD => match cycles {
-            Some(c) => {
-                tables::load::fill_load_rec(dev, c, &inputs.loads, min_height, lookups, stats)
-            }
-            None => tables::load::fill_load(dev, &inputs.loads, min_height, lookups, stats),
-        },
-        table_id::STORE => match cycles {
-            Some(c) => {
-                tables::store::fill_store_rec(dev, c, &inputs.stores, min_height, lookups, stats)
-            }
-            None => tables::store::fill_store(dev, &inputs.stores, min_height, lookups, stats),
-        },
-        table_id::MEMW_A => match cycles {
-            Some(c) => tables::memw_a::fill_memw_a_rec(
-                dev,
-                c,
-                &inputs.accesses,
-                min_height,
-                lookups,
-                stats,
-            ),
-            None => tables::memw_a::fill_memw_a(dev, &inputs.accesses, min_height, lookups, stats),
-        },
-        _ => Err(CudaError::InvalidArgument(format!(
-            "table {} has no device fill in this build",
-            TABLE_NAMES.get(t).copied().unwrap_or("?")
-        ))),
+        Table::Cpu
+        | Table::Decode
+        | Table::Bitwise
+        | Table::Regfile
+        | Table::Eq
+        | Table::Lt
+        | Table::Load
+        | Table::Store
+        | Table::MemwA
+        | Table::Page
+        | Table::Bytewise
+        | Table::Syscall
+        | Table::Sysio
+        | Table::Input
+        | Table::Cpu32
+        | Table::Dvrm
+        | Table::Shift
+        | Table::Pow2
+        | Table::Mul
+        | Table::Memw => true,
     }
+}
+
+/// The device fills of the tables selected in `device`, in the order they run: proof order with BITWISE
+/// moved last (it reads the histogram every other fill counts into; DECODE follows CPU and POW2 follows
+/// SHIFT in proof order already). Errors: [`TraceGenError::NoDeviceFill`] for a selected table without a
+/// fill in `fills` (use [`without_missing_fills`] first), [`TraceGenError::Machine`] when the selection is
+/// inconsistent (`DeviceFill::check`).
+pub fn fill_plan(
+    fills: &PerTable<Option<&'static dyn DeviceTableFill>>,
+    device: DeviceFill,
+) -> Result<Vec<&'static dyn DeviceTableFill>, TraceGenError> {
+    device.check()?;
+    let mut plan = Vec::new();
+    let selected = Table::ALL.into_iter().filter(|&t| device.has(t));
+    for t in selected
+        .clone()
+        .filter(|&t| t != Table::Bitwise)
+        .chain(selected.filter(|&t| t == Table::Bitwise))
+    {
+        let f = fills[t].ok_or(TraceGenError::NoDeviceFill { table: t.name() })?;
+        plan.push(f);
+    }
+    Ok(plan)
 }

@@ -11,9 +11,74 @@ use zkrv_cuda::commit::{STAGE_COMMIT, STAGE_HOST_COPY};
 use zkrv_cuda::{CudaBackend, Device, TraceOrigin};
 use zkrv_machine::trace::DeviceFill;
 use zkrv_machine::{prove, table_id, verify, TABLE_NAMES};
+use zkrv_machine::{PerTable, Table};
 use zkrv_machine_cuda::prove_gpu_tracegen_with;
-use zkrv_machine_cuda::trace_gen::{fill_order, selected_tables, TraceGenOptions, DEVICE_FILLS};
+use zkrv_machine_cuda::tables::{device_fills, DeviceTableFill};
+use zkrv_machine_cuda::trace_gen::{
+    check_missing_fills, fill_plan, without_missing_fills, TraceGenError, TraceGenOptions,
+    DEVICE_FILLS,
+};
+
+/// Table indices selected in `device`, in proof order.
+fn selected_tables(device: DeviceFill) -> Vec<usize> {
+    Table::ALL
+        .into_iter()
+        .filter(|&t| device.has(t))
+        .map(Table::index)
+        .collect()
+}
 use zkrv_stark::StarkConfig;
+
+/// The one list of device fills: every table's fill names its own table and a program of this crate.
+#[test]
+fn device_fills_cover_the_registry() {
+    let fills = device_fills();
+    for (t, f) in fills.iter() {
+        let f = f.unwrap_or_else(|| panic!("{t} has no device fill"));
+        assert_eq!(f.table(), t, "the fill listed for {t}");
+        let p = f.program();
+        assert!(
+            zkrv_machine_cuda::kernels::PROGRAMS
+                .iter()
+                .any(|q| std::ptr::eq(*q, p)),
+            "{t}: program {} is not one of this crate's",
+            p.name
+        );
+    }
+}
+
+/// A table without a device fill (as a precompile table added to the registry before its fill): left to
+/// the host when it has no rows, a named error (never a silent host fill) when it has rows, and refused by
+/// the plan if it is still selected.
+#[test]
+fn a_table_without_a_device_fill_is_a_named_error_only_with_rows() {
+    let all = device_fills();
+    let fills: PerTable<Option<&'static dyn DeviceTableFill>> =
+        all.map(|t, f| if t == Table::Input { None } else { f });
+    let (device, missing) = without_missing_fills(&fills, DeviceFill::ALL);
+    assert_eq!(missing, [Table::Input]);
+    assert!(!device.has(Table::Input) && device.has(Table::Lt));
+    // No rows: fine, INPUT is filled on the host, every other table on the device.
+    check_missing_fills(missing.clone(), |_| false).unwrap();
+    let plan = fill_plan(&fills, device).unwrap();
+    assert_eq!(plan.len(), Table::COUNT - 1);
+    assert!(plan.iter().all(|f| f.table() != Table::Input));
+    // Rows: the error names the table.
+    match check_missing_fills(missing, |t| t == Table::Input) {
+        Err(e @ TraceGenError::NoDeviceFill { table: "INPUT" }) => {
+            assert!(e.to_string().contains("INPUT"), "{e}")
+        }
+        other => panic!("expected NoDeviceFill for INPUT, got {other:?}"),
+    }
+    // Still selected: the plan refuses it.
+    match fill_plan(&fills, DeviceFill::ALL) {
+        Err(TraceGenError::NoDeviceFill { table: "INPUT" }) => {}
+        other => panic!(
+            "expected NoDeviceFill for INPUT, got {:?}",
+            other.map(|p| p.len())
+        ),
+    }
+}
 
 #[test]
 fn trace_gen_options() {
@@ -24,7 +89,11 @@ fn trace_gen_options() {
         .collect();
     assert_eq!(all, TABLE_NAMES, "every table has a device fill");
     // BITWISE reads the histogram every other fill counts into: it runs last.
-    let order = fill_order(DeviceFill::ALL);
+    let order: Vec<usize> = fill_plan(&device_fills(), DeviceFill::ALL)
+        .unwrap()
+        .into_iter()
+        .map(|f| f.table().index())
+        .collect();
     assert_eq!(order.len(), TABLE_NAMES.len());
     assert_eq!(order.last(), Some(&table_id::BITWISE));
     let pos = |t: usize| order.iter().position(|&x| x == t).unwrap();

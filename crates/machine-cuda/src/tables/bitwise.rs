@@ -63,3 +63,22 @@ pub fn fill_bitwise(
     }
     Ok(trace)
 }
+
+/// The BITWISE (from the histogram of every fill, run last, plus the host fills' lookups) device fill ([`super::DeviceTableFill`]).
+pub struct BitwiseFill;
+
+impl super::DeviceTableFill for BitwiseFill {
+    fn table(&self) -> zkrv_machine::registry::Table {
+        zkrv_machine::registry::Table::Bitwise
+    }
+    fn program(&self) -> &'static zkrv_cuda::KernelSource {
+        &crate::kernels::BITWISE_CU
+    }
+    fn fill(
+        &self,
+        cx: &super::FillCtx,
+        stats: &mut TransferStats,
+    ) -> Result<DeviceTrace, CudaError> {
+        fill_bitwise(cx.dev, cx.lookups, &cx.split.traces.lookups, stats)
+    }
+}

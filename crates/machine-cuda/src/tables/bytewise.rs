@@ -80,3 +80,28 @@ pub fn fill_bytewise_resident(
         lookups,
     )
 }
+
+/// The BYTEWISE device fill ([`super::DeviceTableFill`]).
+pub struct BytewiseFill;
+
+impl super::DeviceTableFill for BytewiseFill {
+    fn table(&self) -> zkrv_machine::registry::Table {
+        zkrv_machine::registry::Table::Bytewise
+    }
+    fn program(&self) -> &'static zkrv_cuda::KernelSource {
+        &crate::kernels::BYTEWISE_CU
+    }
+    fn fill(
+        &self,
+        cx: &super::FillCtx,
+        stats: &mut TransferStats,
+    ) -> Result<DeviceTrace, CudaError> {
+        match cx.requests {
+            Some(r) => fill_bytewise_resident(cx.dev, &r.bytewise, cx.min_height(), cx.lookups),
+            None => {
+                let reqs = &cx.split.inputs.bytewise;
+                fill_bytewise(cx.dev, reqs, cx.min_height(), cx.lookups, stats)
+            }
+        }
+    }
+}

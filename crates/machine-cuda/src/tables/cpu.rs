@@ -171,3 +171,36 @@ fn check(
     let cfg = launch_1d(height as u64, NUM_CPU_COLS as u64, FILL_BLOCK)?;
     Ok((height, cfg, n_slots))
 }
+
+/// The CPU device fill ([`super::DeviceTableFill`]).
+pub struct CpuFill;
+
+impl super::DeviceTableFill for CpuFill {
+    fn table(&self) -> zkrv_machine::registry::Table {
+        zkrv_machine::registry::Table::Cpu
+    }
+    fn program(&self) -> &'static zkrv_cuda::KernelSource {
+        &crate::kernels::CPU_CU
+    }
+    fn fill(
+        &self,
+        cx: &super::FillCtx,
+        stats: &mut TransferStats,
+    ) -> Result<DeviceTrace, CudaError> {
+        let cpu = cx.split.inputs.cpu.as_ref().ok_or_else(|| {
+            CudaError::InvalidArgument("CPU fill inputs missing (DeviceFill::cpu unset)".into())
+        })?;
+        let (dev, h, l) = (cx.dev, cx.min_height(), cx.lookups);
+        match (cx.cycles, cx.walk) {
+            (Some(c), Some(w)) => fill_cpu_walked(dev, c, &w.walk, &cpu.decode, h, l, stats),
+            (None, Some(_)) => Err(CudaError::InvalidArgument(
+                "CPU fill: a device register walk without the record's cycles on the device".into(),
+            )),
+            (Some(c), None) => fill_cpu_uploaded(dev, c, &cpu.walk, &cpu.decode, h, l, stats),
+            (None, None) => {
+                let cycles = &cx.split.record.cycles;
+                fill_cpu(dev, cycles, &cpu.walk, &cpu.decode, h, l, stats)
+            }
+        }
+    }
+}

@@ -92,3 +92,28 @@ pub fn fill_cpu32_resident(
         lookups,
     )
 }
+
+/// The CPU32 device fill ([`super::DeviceTableFill`]).
+pub struct Cpu32Fill;
+
+impl super::DeviceTableFill for Cpu32Fill {
+    fn table(&self) -> zkrv_machine::registry::Table {
+        zkrv_machine::registry::Table::Cpu32
+    }
+    fn program(&self) -> &'static zkrv_cuda::KernelSource {
+        &crate::kernels::CPU32_CU
+    }
+    fn fill(
+        &self,
+        cx: &super::FillCtx,
+        stats: &mut TransferStats,
+    ) -> Result<DeviceTrace, CudaError> {
+        match cx.requests {
+            Some(r) => fill_cpu32_resident(cx.dev, &r.cpu32, cx.min_height(), cx.lookups),
+            None => {
+                let reqs = &cx.split.inputs.cpu32;
+                fill_cpu32(cx.dev, reqs, cx.min_height(), cx.lookups, stats)
+            }
+        }
+    }
+}

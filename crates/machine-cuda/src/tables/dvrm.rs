@@ -87,3 +87,28 @@ pub fn fill_dvrm_resident(
         lookups,
     )
 }
+
+/// The DVRM device fill ([`super::DeviceTableFill`]).
+pub struct DvrmFill;
+
+impl super::DeviceTableFill for DvrmFill {
+    fn table(&self) -> zkrv_machine::registry::Table {
+        zkrv_machine::registry::Table::Dvrm
+    }
+    fn program(&self) -> &'static zkrv_cuda::KernelSource {
+        &crate::kernels::DVRM_CU
+    }
+    fn fill(
+        &self,
+        cx: &super::FillCtx,
+        stats: &mut TransferStats,
+    ) -> Result<DeviceTrace, CudaError> {
+        match cx.requests {
+            Some(r) => fill_dvrm_resident(cx.dev, &r.dvrm, cx.min_height(), cx.lookups),
+            None => {
+                let reqs = &cx.split.inputs.dvrm;
+                fill_dvrm(cx.dev, reqs, cx.min_height(), cx.lookups, stats)
+            }
+        }
+    }
+}

@@ -78,3 +78,28 @@ pub fn fill_eq_resident(
         lookups,
     )
 }
+
+/// The EQ device fill ([`super::DeviceTableFill`]).
+pub struct EqFill;
+
+impl super::DeviceTableFill for EqFill {
+    fn table(&self) -> zkrv_machine::registry::Table {
+        zkrv_machine::registry::Table::Eq
+    }
+    fn program(&self) -> &'static zkrv_cuda::KernelSource {
+        &crate::kernels::EQ_CU
+    }
+    fn fill(
+        &self,
+        cx: &super::FillCtx,
+        stats: &mut TransferStats,
+    ) -> Result<DeviceTrace, CudaError> {
+        match cx.requests {
+            Some(r) => fill_eq_resident(cx.dev, &r.eq, cx.min_height(), cx.lookups),
+            None => {
+                let reqs = &cx.split.inputs.eq;
+                fill_eq(cx.dev, reqs, cx.min_height(), cx.lookups, stats)
+            }
+        }
+    }
+}

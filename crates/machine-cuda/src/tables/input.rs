@@ -76,3 +76,30 @@ pub fn fill_input(
         stats,
     )
 }
+
+/// The INPUT device fill ([`super::DeviceTableFill`]).
+pub struct InputFill;
+
+impl super::DeviceTableFill for InputFill {
+    fn table(&self) -> zkrv_machine::registry::Table {
+        zkrv_machine::registry::Table::Input
+    }
+    fn program(&self) -> &'static zkrv_cuda::KernelSource {
+        &crate::kernels::INPUT_CU
+    }
+    fn fill(
+        &self,
+        cx: &super::FillCtx,
+        stats: &mut TransferStats,
+    ) -> Result<DeviceTrace, CudaError> {
+        let i = &cx.split.inputs;
+        fill_input(
+            cx.dev,
+            &i.input,
+            &i.input_uses,
+            cx.min_height(),
+            cx.lookups,
+            stats,
+        )
+    }
+}

@@ -255,3 +255,30 @@ pub fn fill_memw_a_resident(
     }
     Ok(trace)
 }
+
+/// The MEMW_A device fill ([`super::DeviceTableFill`]).
+pub struct MemwAFill;
+
+impl super::DeviceTableFill for MemwAFill {
+    fn table(&self) -> zkrv_machine::registry::Table {
+        zkrv_machine::registry::Table::MemwA
+    }
+    fn program(&self) -> &'static zkrv_cuda::KernelSource {
+        &crate::kernels::MEMW_A_CU
+    }
+    fn fill(
+        &self,
+        cx: &super::FillCtx,
+        stats: &mut TransferStats,
+    ) -> Result<DeviceTrace, CudaError> {
+        let (dev, h, l) = (cx.dev, cx.min_height(), cx.lookups);
+        if let Some(m) = cx.mem {
+            let c = cx.need_cycles("MEMW_A from the device memory walk")?;
+            return fill_memw_a_resident(dev, c, &m.memw_a, h, l);
+        }
+        match cx.cycles {
+            Some(c) => fill_memw_a_rec(dev, c, &cx.split.inputs.accesses, h, l, stats),
+            None => fill_memw_a(dev, &cx.split.inputs.accesses, h, l, stats),
+        }
+    }
+}

@@ -38,7 +38,87 @@ use zkrv_machine::tables::bitwise::{Lookups, BITWISE_LOG_HEIGHT, NUM_BITWISE_COL
 use zkrv_cuda::device::{Device, DeviceBuffer, MAX_GRID_X};
 use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
-use zkrv_cuda::DeviceTrace;
+use zkrv_cuda::{DeviceTrace, KernelSource};
+use zkrv_machine::registry::{PerTable, Table};
+use zkrv_machine::SplitWitness;
+
+/// Everything a device fill may read: the host split (its compact inputs, the record, the host fills'
+/// lookups), and what the earlier device steps left resident: the record's cycles, the register walk, the
+/// request lists, the memory walk, and the lookup counters every fill adds to.
+pub struct FillCtx<'a> {
+    pub dev: &'a Device,
+    pub split: &'a SplitWitness,
+    /// The record's cycles on the device (CPU reads them; LOAD, STORE, MEMW_A on the record path).
+    pub cycles: Option<&'a DeviceCycles>,
+    /// The device register walk (`zkrv_machine::trace::DeviceFill::reg_walk`): CPU and REGFILE read it.
+    pub walk: Option<&'a regwalk::DeviceRegWalk>,
+    /// The device request lists (`DeviceFill::requests`): EQ, LT, BYTEWISE, SHIFT, MUL, CPU32, DVRM read them.
+    pub requests: Option<&'a requests::DeviceRequests>,
+    /// The device memory walk (`DeviceFill::mem_walk`): LOAD, STORE, MEMW_A, MEMW, PAGE, SYSIO read it.
+    pub mem: Option<&'a memwalk::DeviceMemWalk>,
+    pub lookups: &'a DeviceLookups,
+}
+
+impl FillCtx<'_> {
+    /// The smallest table height of the run.
+    pub fn min_height(&self) -> usize {
+        self.split.inputs.min_height
+    }
+
+    /// The record's cycles on the device, or [`CudaError::InvalidArgument`] naming `what` needs them.
+    pub fn need_cycles(&self, what: &str) -> Result<&DeviceCycles, CudaError> {
+        self.cycles.ok_or_else(|| {
+            CudaError::InvalidArgument(format!("{what} needs the record's cycles on the device"))
+        })
+    }
+}
+
+/// The device fill of one table: one impl per table, in the table's file (`tables/<table>.rs`), listed once
+/// in [`device_fills`]. `fill` writes the table's whole main trace (padding rows included) into a fresh
+/// device buffer from `cx`, counting its BITWISE lookups (and DECODE / POW2 multiplicities) into
+/// `cx.lookups`, and records its input uploads in `stats`; the trace equals the host fill's cell for cell.
+/// (Methods, not associated constants, so that the fills can sit in one table of `&dyn DeviceTableFill`.)
+pub trait DeviceTableFill: Sync {
+    /// The table this fills.
+    fn table(&self) -> Table;
+    /// The kernel program its launches use.
+    fn program(&self) -> &'static KernelSource;
+    /// Fills the table. Errors: the inputs it needs are missing from `cx`, launch bounds, allocation, launch.
+    fn fill(&self, cx: &FillCtx, stats: &mut TransferStats) -> Result<DeviceTrace, CudaError>;
+}
+
+/// The device fill of every table that has one, `None` for the rest: the one list of device fills. A table
+/// added to the registry without a device fill gets `None` here without an edit; the GPU path then fills it
+/// on the host when it has no rows and fails with a named error when it has some
+/// (`trace_gen::TraceGenError::NoDeviceFill`).
+pub fn device_fills() -> PerTable<Option<&'static dyn DeviceTableFill>> {
+    PerTable::from_fn(|t| -> Option<&'static dyn DeviceTableFill> {
+        Some(match t {
+            Table::Cpu => &cpu::CpuFill,
+            Table::Decode => &decode::DecodeFill,
+            Table::Bitwise => &bitwise::BitwiseFill,
+            Table::Regfile => &regfile::RegfileFill,
+            Table::Eq => &eq::EqFill,
+            Table::Lt => &lt::LtFill,
+            Table::Load => &load::LoadFill,
+            Table::Store => &store::StoreFill,
+            Table::MemwA => &memw_a::MemwAFill,
+            Table::Page => &page::PageFill,
+            Table::Bytewise => &bytewise::BytewiseFill,
+            Table::Syscall => &sysio::SyscallFill,
+            Table::Sysio => &sysio::SysioFill,
+            Table::Input => &input::InputFill,
+            Table::Cpu32 => &cpu32::Cpu32Fill,
+            Table::Dvrm => &dvrm::DvrmFill,
+            Table::Shift => &shift::ShiftFill,
+            Table::Pow2 => &shift::Pow2Fill,
+            Table::Mul => &mul::MulFill,
+            Table::Memw => &memw::MemwFill,
+            #[allow(unreachable_patterns)]
+            _ => return None,
+        })
+    })
+}
 
 /// Largest trace height a fill kernel accepts: 2^26 rows (`zkrv_stark::logup::MAX_LOG_HEIGHT`).
 pub const MAX_FILL_LOG_ROWS: u32 = 26;

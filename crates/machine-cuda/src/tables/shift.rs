@@ -134,3 +134,47 @@ const _: () = assert!(POW2_USED_ROWS <= POW2_HEIGHT);
 pub fn fill_pow2(dev: &Device, lookups: &DeviceLookups) -> Result<DeviceTrace, CudaError> {
     fill_counts_column(dev, &kernels::SHIFT_CU, "pow2_fill", "POW2", &lookups.pow2)
 }
+
+/// The SHIFT device fill ([`super::DeviceTableFill`]).
+pub struct ShiftFill;
+
+impl super::DeviceTableFill for ShiftFill {
+    fn table(&self) -> zkrv_machine::registry::Table {
+        zkrv_machine::registry::Table::Shift
+    }
+    fn program(&self) -> &'static zkrv_cuda::KernelSource {
+        &crate::kernels::SHIFT_CU
+    }
+    fn fill(
+        &self,
+        cx: &super::FillCtx,
+        stats: &mut TransferStats,
+    ) -> Result<DeviceTrace, CudaError> {
+        match cx.requests {
+            Some(r) => fill_shift_resident(cx.dev, &r.shift, cx.min_height(), cx.lookups),
+            None => {
+                let shift = &cx.split.inputs.shift;
+                fill_shift(cx.dev, shift, cx.min_height(), cx.lookups, stats)
+            }
+        }
+    }
+}
+
+/// The POW2 (from the SHIFT fill's counters, which runs first) device fill ([`super::DeviceTableFill`]).
+pub struct Pow2Fill;
+
+impl super::DeviceTableFill for Pow2Fill {
+    fn table(&self) -> zkrv_machine::registry::Table {
+        zkrv_machine::registry::Table::Pow2
+    }
+    fn program(&self) -> &'static zkrv_cuda::KernelSource {
+        &crate::kernels::SHIFT_CU
+    }
+    fn fill(
+        &self,
+        cx: &super::FillCtx,
+        _stats: &mut TransferStats,
+    ) -> Result<DeviceTrace, CudaError> {
+        fill_pow2(cx.dev, cx.lookups)
+    }
+}

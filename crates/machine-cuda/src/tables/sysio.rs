@@ -191,3 +191,48 @@ pub fn fill_sysio_resident(
         lookups,
     )
 }
+
+/// The SYSCALL device fill ([`super::DeviceTableFill`]).
+pub struct SyscallFill;
+
+impl super::DeviceTableFill for SyscallFill {
+    fn table(&self) -> zkrv_machine::registry::Table {
+        zkrv_machine::registry::Table::Syscall
+    }
+    fn program(&self) -> &'static zkrv_cuda::KernelSource {
+        &crate::kernels::SYSIO_CU
+    }
+    fn fill(
+        &self,
+        cx: &super::FillCtx,
+        stats: &mut TransferStats,
+    ) -> Result<DeviceTrace, CudaError> {
+        let syscall = &cx.split.inputs.syscall;
+        fill_syscall(cx.dev, syscall, cx.min_height(), cx.lookups, stats)
+    }
+}
+
+/// The SYSIO device fill ([`super::DeviceTableFill`]).
+pub struct SysioFill;
+
+impl super::DeviceTableFill for SysioFill {
+    fn table(&self) -> zkrv_machine::registry::Table {
+        zkrv_machine::registry::Table::Sysio
+    }
+    fn program(&self) -> &'static zkrv_cuda::KernelSource {
+        &crate::kernels::SYSIO_CU
+    }
+    fn fill(
+        &self,
+        cx: &super::FillCtx,
+        stats: &mut TransferStats,
+    ) -> Result<DeviceTrace, CudaError> {
+        match cx.mem {
+            Some(m) => fill_sysio_resident(cx.dev, &m.sysio, cx.min_height(), cx.lookups),
+            None => {
+                let sysio = &cx.split.inputs.sysio;
+                fill_sysio(cx.dev, sysio, cx.min_height(), cx.lookups, stats)
+            }
+        }
+    }
+}
