@@ -64,21 +64,9 @@ pub fn fill_bitwise(
     Ok(trace)
 }
 
-/// The BITWISE (from the histogram of every fill, run last, plus the host fills' lookups) device fill ([`super::DeviceTableFill`]).
-pub struct BitwiseFill;
-
-impl super::DeviceTableFill for BitwiseFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Bitwise
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::BITWISE_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The BITWISE (from the histogram of every fill, run last, plus the host fills' lookups) device fill ([`super::DeviceTableFill`]).
+    BitwiseFill: Bitwise, BITWISE_CU, |cx, stats| {
         fill_bitwise(cx.dev, cx.lookups, &cx.split.traces.lookups, stats)
     }
 }

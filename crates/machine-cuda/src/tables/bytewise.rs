@@ -81,21 +81,9 @@ pub fn fill_bytewise_resident(
     )
 }
 
-/// The BYTEWISE device fill ([`super::DeviceTableFill`]).
-pub struct BytewiseFill;
-
-impl super::DeviceTableFill for BytewiseFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Bytewise
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::BYTEWISE_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The BYTEWISE device fill ([`super::DeviceTableFill`]).
+    BytewiseFill: Bytewise, BYTEWISE_CU, |cx, stats| {
         match cx.requests {
             Some(r) => fill_bytewise_resident(cx.dev, &r.bytewise, cx.min_height(), cx.lookups),
             None => {

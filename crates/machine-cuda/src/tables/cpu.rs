@@ -172,21 +172,9 @@ fn check(
     Ok((height, cfg, n_slots))
 }
 
-/// The CPU device fill ([`super::DeviceTableFill`]).
-pub struct CpuFill;
-
-impl super::DeviceTableFill for CpuFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Cpu
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::CPU_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The CPU device fill ([`super::DeviceTableFill`]).
+    CpuFill: Cpu, CPU_CU, |cx, stats| {
         let cpu = cx.split.inputs.cpu.as_ref().ok_or_else(|| {
             CudaError::InvalidArgument("CPU fill inputs missing (DeviceFill::cpu unset)".into())
         })?;

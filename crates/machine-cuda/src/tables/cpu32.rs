@@ -93,21 +93,9 @@ pub fn fill_cpu32_resident(
     )
 }
 
-/// The CPU32 device fill ([`super::DeviceTableFill`]).
-pub struct Cpu32Fill;
-
-impl super::DeviceTableFill for Cpu32Fill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Cpu32
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::CPU32_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The CPU32 device fill ([`super::DeviceTableFill`]).
+    Cpu32Fill: Cpu32, CPU32_CU, |cx, stats| {
         match cx.requests {
             Some(r) => fill_cpu32_resident(cx.dev, &r.cpu32, cx.min_height(), cx.lookups),
             None => {

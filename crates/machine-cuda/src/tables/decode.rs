@@ -69,21 +69,9 @@ pub fn fill_decode(dev: &Device, lookups: &DeviceLookups) -> Result<DeviceTrace,
     )
 }
 
-/// The DECODE (from the CPU fill's counters, which runs first) device fill ([`super::DeviceTableFill`]).
-pub struct DecodeFill;
-
-impl super::DeviceTableFill for DecodeFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Decode
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::DECODE_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        _stats: &mut zkrv_cuda::stats::TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The DECODE (from the CPU fill's counters, which runs first) device fill ([`super::DeviceTableFill`]).
+    DecodeFill: Decode, DECODE_CU, |cx, _stats| {
         fill_decode(cx.dev, cx.lookups)
     }
 }

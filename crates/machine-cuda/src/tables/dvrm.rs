@@ -88,21 +88,9 @@ pub fn fill_dvrm_resident(
     )
 }
 
-/// The DVRM device fill ([`super::DeviceTableFill`]).
-pub struct DvrmFill;
-
-impl super::DeviceTableFill for DvrmFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Dvrm
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::DVRM_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The DVRM device fill ([`super::DeviceTableFill`]).
+    DvrmFill: Dvrm, DVRM_CU, |cx, stats| {
         match cx.requests {
             Some(r) => fill_dvrm_resident(cx.dev, &r.dvrm, cx.min_height(), cx.lookups),
             None => {

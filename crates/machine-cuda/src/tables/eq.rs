@@ -79,21 +79,9 @@ pub fn fill_eq_resident(
     )
 }
 
-/// The EQ device fill ([`super::DeviceTableFill`]).
-pub struct EqFill;
-
-impl super::DeviceTableFill for EqFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Eq
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::EQ_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The EQ device fill ([`super::DeviceTableFill`]).
+    EqFill: Eq, EQ_CU, |cx, stats| {
         match cx.requests {
             Some(r) => fill_eq_resident(cx.dev, &r.eq, cx.min_height(), cx.lookups),
             None => {

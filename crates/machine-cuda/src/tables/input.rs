@@ -77,21 +77,9 @@ pub fn fill_input(
     )
 }
 
-/// The INPUT device fill ([`super::DeviceTableFill`]).
-pub struct InputFill;
-
-impl super::DeviceTableFill for InputFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Input
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::INPUT_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The INPUT device fill ([`super::DeviceTableFill`]).
+    InputFill: Input, INPUT_CU, |cx, stats| {
         let i = &cx.split.inputs;
         fill_input(
             cx.dev,

@@ -213,21 +213,9 @@ pub fn fill_load_resident(
     Ok(trace)
 }
 
-/// The LOAD device fill ([`super::DeviceTableFill`]).
-pub struct LoadFill;
-
-impl super::DeviceTableFill for LoadFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Load
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::LOAD_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The LOAD device fill ([`super::DeviceTableFill`]).
+    LoadFill: Load, LOAD_CU, |cx, stats| {
         let (dev, h, l) = (cx.dev, cx.min_height(), cx.lookups);
         if let Some(m) = cx.mem {
             let c = cx.need_cycles("LOAD from the device memory walk")?;

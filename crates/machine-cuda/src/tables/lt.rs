@@ -86,21 +86,9 @@ pub fn fill_lt_resident(
     )
 }
 
-/// The LT device fill ([`super::DeviceTableFill`]).
-pub struct LtFill;
-
-impl super::DeviceTableFill for LtFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Lt
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::LT_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The LT device fill ([`super::DeviceTableFill`]).
+    LtFill: Lt, LT_CU, |cx, stats| {
         match cx.requests {
             Some(r) => fill_lt_resident(cx.dev, &r.lt, cx.min_height(), cx.lookups),
             None => {

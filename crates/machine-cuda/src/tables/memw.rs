@@ -133,21 +133,9 @@ pub fn fill_memw_resident(
     )
 }
 
-/// The MEMW device fill ([`super::DeviceTableFill`]).
-pub struct MemwFill;
-
-impl super::DeviceTableFill for MemwFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Memw
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::MEMW_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The MEMW device fill ([`super::DeviceTableFill`]).
+    MemwFill: Memw, MEMW_CU, |cx, stats| {
         match cx.mem {
             Some(m) => fill_memw_resident(cx.dev, &m.memw, cx.min_height(), cx.lookups),
             None => {

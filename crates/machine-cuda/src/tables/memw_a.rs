@@ -256,21 +256,9 @@ pub fn fill_memw_a_resident(
     Ok(trace)
 }
 
-/// The MEMW_A device fill ([`super::DeviceTableFill`]).
-pub struct MemwAFill;
-
-impl super::DeviceTableFill for MemwAFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::MemwA
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::MEMW_A_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The MEMW_A device fill ([`super::DeviceTableFill`]).
+    MemwAFill: MemwA, MEMW_A_CU, |cx, stats| {
         let (dev, h, l) = (cx.dev, cx.min_height(), cx.lookups);
         if let Some(m) = cx.mem {
             let c = cx.need_cycles("MEMW_A from the device memory walk")?;

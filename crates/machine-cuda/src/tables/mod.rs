@@ -42,6 +42,32 @@ use zkrv_cuda::{DeviceTrace, KernelSource};
 use zkrv_machine::registry::{PerTable, Table};
 use zkrv_machine::SplitWitness;
 
+/// Declares a unit struct `$name` and its [`DeviceTableFill`] impl for `Table::$table`, launching programs of
+/// `crate::kernels::$program`, whose `fill(cx, stats)` is `$body`: the one place the impl's shape is written.
+macro_rules! device_fill {
+    ($(#[$doc:meta])* $name:ident: $table:ident, $program:ident, |$cx:ident, $stats:ident| $body:block) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        impl $crate::tables::DeviceTableFill for $name {
+            fn table(&self) -> zkrv_machine::registry::Table {
+                zkrv_machine::registry::Table::$table
+            }
+            fn program(&self) -> &'static zkrv_cuda::KernelSource {
+                &$crate::kernels::$program
+            }
+            fn fill(
+                &self,
+                $cx: &$crate::tables::FillCtx,
+                $stats: &mut zkrv_cuda::stats::TransferStats,
+            ) -> Result<zkrv_cuda::DeviceTrace, zkrv_cuda::CudaError> {
+                $body
+            }
+        }
+    };
+}
+pub(crate) use device_fill;
+
 /// Everything a device fill may read: the host split (its compact inputs, the record, the host fills'
 /// lookups), and what the earlier device steps left resident: the record's cycles, the register walk, the
 /// request lists, the memory walk, and the lookup counters every fill adds to.

@@ -88,21 +88,9 @@ pub fn fill_mul_resident(
     )
 }
 
-/// The MUL device fill ([`super::DeviceTableFill`]).
-pub struct MulFill;
-
-impl super::DeviceTableFill for MulFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Mul
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::MUL_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The MUL device fill ([`super::DeviceTableFill`]).
+    MulFill: Mul, MUL_CU, |cx, stats| {
         match cx.requests {
             Some(r) => fill_mul_resident(cx.dev, &r.mul, cx.min_height(), cx.lookups),
             None => {

@@ -91,21 +91,9 @@ pub fn fill_page_resident(
     )
 }
 
-/// The PAGE device fill ([`super::DeviceTableFill`]).
-pub struct PageFill;
-
-impl super::DeviceTableFill for PageFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Page
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::PAGE_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The PAGE device fill ([`super::DeviceTableFill`]).
+    PageFill: Page, PAGE_CU, |cx, stats| {
         match cx.mem {
             Some(m) => fill_page_resident(cx.dev, &m.page, cx.min_height(), cx.lookups),
             None => fill_page(

@@ -92,21 +92,9 @@ pub fn fill_regfile_resident(
     )
 }
 
-/// The REGFILE device fill ([`super::DeviceTableFill`]).
-pub struct RegfileFill;
-
-impl super::DeviceTableFill for RegfileFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Regfile
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::REGFILE_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The REGFILE device fill ([`super::DeviceTableFill`]).
+    RegfileFill: Regfile, REGFILE_CU, |cx, stats| {
         match cx.walk {
             Some(w) => fill_regfile_resident(cx.dev, &w.fin, cx.min_height(), cx.lookups),
             None => {

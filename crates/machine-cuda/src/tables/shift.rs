@@ -135,21 +135,9 @@ pub fn fill_pow2(dev: &Device, lookups: &DeviceLookups) -> Result<DeviceTrace, C
     fill_counts_column(dev, &kernels::SHIFT_CU, "pow2_fill", "POW2", &lookups.pow2)
 }
 
-/// The SHIFT device fill ([`super::DeviceTableFill`]).
-pub struct ShiftFill;
-
-impl super::DeviceTableFill for ShiftFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Shift
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::SHIFT_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The SHIFT device fill ([`super::DeviceTableFill`]).
+    ShiftFill: Shift, SHIFT_CU, |cx, stats| {
         match cx.requests {
             Some(r) => fill_shift_resident(cx.dev, &r.shift, cx.min_height(), cx.lookups),
             None => {
@@ -160,21 +148,9 @@ impl super::DeviceTableFill for ShiftFill {
     }
 }
 
-/// The POW2 (from the SHIFT fill's counters, which runs first) device fill ([`super::DeviceTableFill`]).
-pub struct Pow2Fill;
-
-impl super::DeviceTableFill for Pow2Fill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Pow2
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::SHIFT_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        _stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The POW2 (from the SHIFT fill's counters, which runs first) device fill ([`super::DeviceTableFill`]).
+    Pow2Fill: Pow2, SHIFT_CU, |cx, _stats| {
         fill_pow2(cx.dev, cx.lookups)
     }
 }

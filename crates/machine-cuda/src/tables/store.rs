@@ -196,21 +196,9 @@ pub fn fill_store_resident(
     Ok(trace)
 }
 
-/// The STORE device fill ([`super::DeviceTableFill`]).
-pub struct StoreFill;
-
-impl super::DeviceTableFill for StoreFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Store
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::STORE_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The STORE device fill ([`super::DeviceTableFill`]).
+    StoreFill: Store, STORE_CU, |cx, stats| {
         let (dev, h, l) = (cx.dev, cx.min_height(), cx.lookups);
         if let Some(m) = cx.mem {
             let c = cx.need_cycles("STORE from the device memory walk")?;

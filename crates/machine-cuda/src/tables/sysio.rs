@@ -192,41 +192,17 @@ pub fn fill_sysio_resident(
     )
 }
 
-/// The SYSCALL device fill ([`super::DeviceTableFill`]).
-pub struct SyscallFill;
-
-impl super::DeviceTableFill for SyscallFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Syscall
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::SYSIO_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The SYSCALL device fill ([`super::DeviceTableFill`]).
+    SyscallFill: Syscall, SYSIO_CU, |cx, stats| {
         let syscall = &cx.split.inputs.syscall;
         fill_syscall(cx.dev, syscall, cx.min_height(), cx.lookups, stats)
     }
 }
 
-/// The SYSIO device fill ([`super::DeviceTableFill`]).
-pub struct SysioFill;
-
-impl super::DeviceTableFill for SysioFill {
-    fn table(&self) -> zkrv_machine::registry::Table {
-        zkrv_machine::registry::Table::Sysio
-    }
-    fn program(&self) -> &'static zkrv_cuda::KernelSource {
-        &crate::kernels::SYSIO_CU
-    }
-    fn fill(
-        &self,
-        cx: &super::FillCtx,
-        stats: &mut TransferStats,
-    ) -> Result<DeviceTrace, CudaError> {
+super::device_fill! {
+    /// The SYSIO device fill ([`super::DeviceTableFill`]).
+    SysioFill: Sysio, SYSIO_CU, |cx, stats| {
         match cx.mem {
             Some(m) => fill_sysio_resident(cx.dev, &m.sysio, cx.min_height(), cx.lookups),
             None => {
