@@ -77,6 +77,7 @@
 //! ```
 
 pub mod engine;
+pub mod estimate;
 pub mod io;
 pub mod proof_file;
 

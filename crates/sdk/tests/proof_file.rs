@@ -111,9 +111,10 @@ fn fuzz(name: &str, program: &Program, bytes: &[u8], iters: usize, seed: u64) {
             continue;
         }
         verified += 1;
-        let v = catch_unwind(AssertUnwindSafe(|| r.verify_any_exit(program))).unwrap_or_else(|_| {
-            panic!("{name} seed {seed} iteration {i}: verify panicked: {what}")
-        });
+        let v =
+            catch_unwind(AssertUnwindSafe(|| r.verify_any_exit(program))).unwrap_or_else(|_| {
+                panic!("{name} seed {seed} iteration {i}: verify panicked: {what}")
+            });
         if v.is_ok() {
             let again = r.to_bytes().unwrap();
             assert!(

@@ -77,7 +77,10 @@ fn default_proofs_are_zero_knowledge_and_round_trip() {
     r.save(&path).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-    Receipt::load(&path).unwrap().verify_any_exit(&program).unwrap();
+    Receipt::load(&path)
+        .unwrap()
+        .verify_any_exit(&program)
+        .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 
     // Another program: the statement's program ID does not match.
@@ -280,7 +283,10 @@ fn segmented_receipts_prove_save_load_and_verify() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("p.zkrv");
     r.save(&path).unwrap();
-    Receipt::load(&path).unwrap().verify_any_exit(&program).unwrap();
+    Receipt::load(&path)
+        .unwrap()
+        .verify_any_exit(&program)
+        .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     // The last segment dropped: the chain is incomplete.
     let mut t = back.clone();
