@@ -14,9 +14,11 @@
 //! zkrv_machine::verify(&program, &statement, &proof, &config, 100).unwrap();
 //! ```
 //!
-//! Status (first vertical slice): tables CPU, DECODE, BITWISE, REGFILE, EQ, LT (+ the public register init
-//! and the HALT statement). Programs may use the instructions of [`supported`]; any other instruction is refused
-//! by [`prove`] with [`MachineError::Unsupported`].
+//! Status: the whole of RV64IM ([`supported`]: every instruction but illegal words) with the `exit`, `read`
+//! and `write` system calls, proven by the tables of [`registry`] ([`TABLE_NAMES`], in proof order;
+//! docs/tables.md), one proof per run of at most [`MAX_PROVABLE_CYCLES`] cycles or a run in segments
+//! ([`segment`], docs/continuations.md). An instruction outside [`supported`] is refused by [`prove`] with
+//! [`MachineError::Unsupported`].
 
 pub mod bus;
 mod cols;
