@@ -375,7 +375,16 @@ fn gpu_proof_with_an_absent_table_is_byte_identical_to_cpu() {
                     "{mode:?} zk {} square present {square}: GPU proof differs from CPU proof",
                     config.zk
                 );
-                verify(&config, 0, &airs_absent(), &pre, &fx.public, b"absent", &gpu).unwrap();
+                verify(
+                    &config,
+                    0,
+                    &airs_absent(),
+                    &pre,
+                    &fx.public,
+                    b"absent",
+                    &gpu,
+                )
+                .unwrap();
             }
         }
     }
