@@ -233,7 +233,7 @@ fn flipped_height_bytes_are_rejected() {
         .to_bytes();
     let names = ["fib", "bytes", "square", "caller"];
     for (bytes, label) in [(&absent, "square absent"), (&present, "square present")] {
-        for t in 0..4 {
+        for (t, name) in names.iter().enumerate() {
             let at = HEIGHTS_AT + t;
             let orig = bytes[at];
             for v in [0u8, 1, 4, 5, 6, 8, 9, 26, 27, 0x7F, 0xFE, 0xFF] {
@@ -249,7 +249,7 @@ fn flipped_height_bytes_are_rejected() {
                 let ok = match (t, v) {
                     (0 | 1 | 3, 0xFF) => {
                         err == VerifyError::RequiredTableAbsent {
-                            table: names[t].into(),
+                            table: name.to_string(),
                         }
                     }
                     (_, 0 | 27 | 0x7F | 0xFE) => range,
