@@ -1079,7 +1079,9 @@ pub fn proof_security(
 }
 
 /// Checks that a proof's table heights (`log_heights`, in table order) are one per table of `airs`, each
-/// at most `2^MAX_LOG_HEIGHT` rows: [`MachineError::ProofShape`] naming the table otherwise.
+/// at most `2^MAX_LOG_HEIGHT` rows or absent ([`zkrv_stark::proof::ABSENT_LOG_HEIGHT`]) where the table
+/// may be absent (`CompiledAir::may_be_absent`; no table of today's machine may): [`MachineError::ProofShape`]
+/// naming the table otherwise.
 pub(crate) fn check_heights(
     airs: &[zkrv_stark::air::CompiledAir],
     log_heights: &[u8],
@@ -1092,10 +1094,21 @@ pub(crate) fn check_heights(
         )));
     }
     let max = zkrv_stark::logup::MAX_LOG_HEIGHT;
+    let absent = zkrv_stark::proof::ABSENT_LOG_HEIGHT;
+    if let Some((air, _)) = airs
+        .iter()
+        .zip(log_heights)
+        .find(|(a, &h)| h == absent && !a.may_be_absent)
+    {
+        return Err(MachineError::ProofShape(format!(
+            "table `{}` is absent from the proof, but the machine requires it",
+            air.name
+        )));
+    }
     if let Some((air, &h)) = airs
         .iter()
         .zip(log_heights)
-        .find(|(_, &h)| h as usize > max)
+        .find(|(_, &h)| h != absent && h as usize > max)
     {
         return Err(MachineError::ProofShape(format!(
             "table `{}` has a height of 2^{h} rows, more than the 2^{max} a table may have",
