@@ -111,10 +111,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<BwReqs>> {
         req: edges,
         min_height: MIN_HEIGHT,
     });
-    let fill = DeviceFill {
-        bytewise: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Bytewise]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         let t = bytewise_trace(&inputs.bytewise, inputs.min_height, lk);
         vec![(Table::Bytewise, t)]

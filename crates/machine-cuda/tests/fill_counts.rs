@@ -34,6 +34,7 @@ use zkrv_machine::tables::shift::{
     pow2_height, shift_height, shift_side_requests, ShiftOp, ShiftRequests,
 };
 use zkrv_machine::trace::{generate_split, DeviceFill};
+use zkrv_machine::Table;
 use zkrv_machine::MIN_HEIGHT;
 use zkrv_machine_cuda::tables::bitwise::fill_bitwise;
 use zkrv_machine_cuda::tables::cpu::fill_cpu;
@@ -62,18 +63,14 @@ struct DecodeCase {
 }
 
 fn decode_cases() -> Vec<DecodeCase> {
-    let fill = DeviceFill {
-        cpu: true,
-        decode: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Cpu, Table::Decode]);
     let mut v = Vec::new();
     for g in fill_util::guest_runs() {
         for min_height in [MIN_HEIGHT, 1 << 12] {
             let (t, inputs) =
                 generate_split(&g.decode, &g.record, &g.input, min_height, fill).unwrap();
             assert_eq!(
-                t.decode.height(),
+                t.tables[Table::Decode].height(),
                 0,
                 "{}: DECODE left to the device",
                 g.name
@@ -81,8 +78,7 @@ fn decode_cases() -> Vec<DecodeCase> {
             assert_eq!(inputs.decode.len(), g.decode.height(min_height));
             let full =
                 zkrv_machine::trace::generate(&g.decode, &g.record, &g.input, min_height).unwrap();
-            let host: Vec<u64> = full
-                .decode
+            let host: Vec<u64> = full.tables[Table::Decode]
                 .values
                 .iter()
                 .map(|x| x.as_canonical_u64())

@@ -128,10 +128,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<WOps>> {
         req: all,
         min_height: MIN_HEIGHT,
     });
-    let fill = DeviceFill {
-        cpu32: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Cpu32]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         let (t, _) = cpu32_trace(&inputs.cpu32, inputs.min_height, lk).unwrap();
         vec![(Table::Cpu32, t)]

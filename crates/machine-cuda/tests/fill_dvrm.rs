@@ -114,10 +114,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<DvrmRequests>> {
         req: edges,
         min_height: MIN_HEIGHT,
     });
-    let fill = DeviceFill {
-        dvrm: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Dvrm]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         let (t, _) = dvrm_trace(&inputs.dvrm, inputs.min_height, lk);
         vec![(Table::Dvrm, t)]

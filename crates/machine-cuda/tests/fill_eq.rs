@@ -107,10 +107,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<EqReqs>> {
         req: edges,
         min_height: MIN_HEIGHT,
     });
-    let fill = DeviceFill {
-        eq: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Eq]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, _| {
         vec![(Table::Eq, eq_trace(&inputs.eq, inputs.min_height))]
     }) {

@@ -23,6 +23,7 @@ use zkrv_cuda::{CudaError, Device, TransferStats};
 use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::lt::{lt_trace, NUM_LT_COLS};
 use zkrv_machine::trace::{generate_split, DeviceFill};
+use zkrv_machine::Table;
 use zkrv_machine::MIN_HEIGHT;
 use zkrv_machine_cuda::tables::lt::{fill_lt, lt_requests};
 use zkrv_machine_cuda::tables::DeviceLookups;
@@ -112,11 +113,7 @@ fn random_requests(r: &mut StdRng, n: usize) -> LtReqs {
 
 /// The LT requests of every guest (`generate_split` with LT and SHIFT left to the device).
 fn guest_requests() -> Vec<(String, LtReqs)> {
-    let fill = DeviceFill {
-        lt: true,
-        shift: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Lt, Table::Shift]);
     fill_util::guest_runs()
         .into_iter()
         .map(|g| {

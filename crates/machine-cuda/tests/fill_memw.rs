@@ -124,10 +124,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<Vec<MemwEvent>>> {
         req: random_accesses(r, 5),
         min_height: 64,
     });
-    let fill = DeviceFill {
-        memw: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Memw]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         vec![(
             Table::Memw,

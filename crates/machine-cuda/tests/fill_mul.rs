@@ -105,10 +105,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<MulRequests>> {
         req: edges,
         min_height: MIN_HEIGHT,
     });
-    let fill = DeviceFill {
-        mul: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Mul]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         vec![(Table::Mul, mul_trace(&inputs.mul, inputs.min_height, lk))]
     }) {

@@ -97,10 +97,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<Cells>> {
         req: random_cells(r, 5),
         min_height: 64,
     });
-    let fill = DeviceFill {
-        page: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Page]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, _| {
         vec![(Table::Page, page_trace(&inputs.page, inputs.min_height))]
     }) {

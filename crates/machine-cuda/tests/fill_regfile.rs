@@ -89,10 +89,7 @@ fn gpu_regfile_fill_matches_cpu() {
         req: random_regs(&mut r, 34),
         min_height: 256,
     });
-    let fill = DeviceFill {
-        regfile: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Regfile]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, _| {
         vec![(
             Table::Regfile,

@@ -211,10 +211,7 @@ fn gpu_syscall_fill_matches_cpu() {
         req: random_syscalls(&mut r, 5),
         min_height: 64,
     });
-    let fill = DeviceFill {
-        syscall: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Syscall]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         vec![(
             Table::Syscall,
@@ -246,10 +243,7 @@ fn gpu_sysio_fill_matches_cpu() {
         req: random_sysio(&mut r, 5),
         min_height: 64,
     });
-    let fill = DeviceFill {
-        sysio: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Sysio]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         vec![(
             Table::Sysio,

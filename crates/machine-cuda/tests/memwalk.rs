@@ -29,6 +29,7 @@ use zkrv_machine::tables::cpu::CpuDecode;
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::tables::sysio::SysioEventRow;
 use zkrv_machine::trace::{generate_split, DeviceFill, FillInputs};
+use zkrv_machine::Table;
 use zkrv_machine::MIN_HEIGHT;
 use zkrv_machine_cuda::tables::memw::pack_memw;
 use zkrv_machine_cuda::tables::memw_a::pack_accesses_rec;
@@ -38,15 +39,14 @@ use zkrv_machine_cuda::tables::sysio::{pack_sysio, SysioIn};
 use zkrv_machine_cuda::tables::{DeviceCycles, DeviceLookups};
 
 /// The tables the memory walk feeds, on the device.
-const MEM: DeviceFill = DeviceFill {
-    load: true,
-    store: true,
-    memw_a: true,
-    memw: true,
-    page: true,
-    sysio: true,
-    ..DeviceFill::NONE
-};
+const MEM: DeviceFill = DeviceFill::of(&[
+    Table::Load,
+    Table::Store,
+    Table::MemwA,
+    Table::Memw,
+    Table::Page,
+    Table::Sysio,
+]);
 
 struct Case {
     name: String,

@@ -108,48 +108,12 @@ fn trace_gen_options() {
     assert_eq!(DEVICE_FILLS, DeviceFill::ALL);
     // DECODE without CPU, POW2 without SHIFT on the device: refused (nothing would count them).
     for (bad, what) in [
-        (
-            DeviceFill {
-                cpu: false,
-                ..DeviceFill::ALL
-            },
-            "DECODE",
-        ),
-        (
-            DeviceFill {
-                shift: false,
-                ..DeviceFill::ALL
-            },
-            "POW2",
-        ),
-        (
-            DeviceFill {
-                regfile: false,
-                ..DeviceFill::ALL
-            },
-            "register walk",
-        ),
-        (
-            DeviceFill {
-                page: false,
-                ..DeviceFill::ALL
-            },
-            "memory walk",
-        ),
-        (
-            DeviceFill {
-                lt: false,
-                ..DeviceFill::ALL
-            },
-            "request lists",
-        ),
-        (
-            DeviceFill {
-                pow2: false,
-                ..DeviceFill::ALL
-            },
-            "request lists",
-        ),
+        (DeviceFill::ALL.without(Table::Cpu), "DECODE"),
+        (DeviceFill::ALL.without(Table::Shift), "POW2"),
+        (DeviceFill::ALL.without(Table::Regfile), "register walk"),
+        (DeviceFill::ALL.without(Table::Page), "memory walk"),
+        (DeviceFill::ALL.without(Table::Lt), "request lists"),
+        (DeviceFill::ALL.without(Table::Pow2), "request lists"),
     ] {
         let e = bad.check().unwrap_err().to_string();
         assert!(e.contains(what), "{e}");
@@ -185,12 +149,10 @@ fn gpu_tracegen_proofs_are_byte_identical_to_cpu() {
         // host fills' lookups to the device histogram; CPU, REGFILE and the memory tables upload the host walks'
         // results, the request tables the host's lists).
         let partial = DeviceFill {
-            lt: false,
-            sysio: false,
             reg_walk: false,
             mem_walk: false,
             requests: false,
-            ..DEVICE_FILLS
+            ..DEVICE_FILLS.without(Table::Lt).without(Table::Sysio)
         };
         let modes = if k == 0 || *g == "sort" {
             vec![
