@@ -25,7 +25,8 @@ use zkrv_machine::tables::lt::{lt_trace, NUM_LT_COLS};
 use zkrv_machine::trace::{generate_split, DeviceFill};
 use zkrv_machine::Table;
 use zkrv_machine::MIN_HEIGHT;
-use zkrv_machine_cuda::tables::lt::{fill_lt, lt_requests};
+use zkrv_machine_cuda::tables::lt::{fill_lt_resident, lt_requests};
+use zkrv_machine_cuda::tables::upload_requests;
 use zkrv_machine_cuda::tables::DeviceLookups;
 use zkrv_stark::matrix::RowMajorMatrix;
 
@@ -62,7 +63,8 @@ impl RequestFill for Lt {
         lookups: &DeviceLookups,
         stats: &mut TransferStats,
     ) -> Result<DeviceTrace, CudaError> {
-        fill_lt(dev, req, min_height, lookups, stats)
+        let d = upload_requests(dev, "LT", &lt_requests(req), stats)?;
+        fill_lt_resident(dev, &d, min_height, lookups)
     }
 }
 

@@ -27,7 +27,8 @@ use zkrv_machine::tables::shift::{shift_fill, ShiftOp, ShiftRequests, NUM_SHIFT_
 use zkrv_machine::trace::{generate, generate_split, DeviceFill};
 use zkrv_machine::Table;
 use zkrv_machine::MIN_HEIGHT;
-use zkrv_machine_cuda::tables::shift::{fill_shift, shift_requests};
+use zkrv_machine_cuda::tables::shift::{fill_shift_resident, shift_requests};
+use zkrv_machine_cuda::tables::upload_requests;
 use zkrv_machine_cuda::tables::DeviceLookups;
 use zkrv_stark::matrix::RowMajorMatrix;
 
@@ -62,7 +63,8 @@ impl RequestFill for Shift {
         lookups: &DeviceLookups,
         stats: &mut TransferStats,
     ) -> Result<DeviceTrace, CudaError> {
-        fill_shift(dev, req, min_height, lookups, stats)
+        let d = upload_requests(dev, "SHIFT", &shift_requests(req), stats)?;
+        fill_shift_resident(dev, &d, min_height, lookups)
     }
 }
 
