@@ -29,7 +29,6 @@ use zkrv_machine::tables::cpu::CpuDecode;
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::tables::sysio::SysioEventRow;
 use zkrv_machine::trace::{generate_split, DeviceFill, FillInputs};
-use zkrv_machine::Table;
 use zkrv_machine::MIN_HEIGHT;
 use zkrv_machine_cuda::tables::memw::pack_memw;
 use zkrv_machine_cuda::tables::memw_a::pack_accesses_rec;
@@ -39,14 +38,10 @@ use zkrv_machine_cuda::tables::sysio::{pack_sysio, SysioIn};
 use zkrv_machine_cuda::tables::{DeviceCycles, DeviceLookups};
 
 /// The tables the memory walk feeds, on the device.
-const MEM: DeviceFill = DeviceFill::of(&[
-    Table::Load,
-    Table::Store,
-    Table::MemwA,
-    Table::Memw,
-    Table::Page,
-    Table::Sysio,
-]);
+const MEM: DeviceFill = DeviceFill {
+    tables: DeviceFill::walk_readers()[1].1,
+    ..DeviceFill::NONE
+};
 
 struct Case {
     name: String,

@@ -33,7 +33,6 @@ use zkrv_machine::tables::lt::lt_trace;
 use zkrv_machine::tables::mul::mul_trace;
 use zkrv_machine::tables::shift::{pow2_height, shift_fill};
 use zkrv_machine::trace::{generate_split, DeviceFill, FillInputs};
-use zkrv_machine::Table;
 use zkrv_machine::MIN_HEIGHT;
 use zkrv_machine_cuda::tables::bytewise::{
     bytewise_requests, fill_bytewise_resident, BytewiseRequest,
@@ -48,16 +47,10 @@ use zkrv_machine_cuda::tables::shift::{fill_shift_resident, shift_requests, Shif
 use zkrv_machine_cuda::tables::{DeviceCycles, DeviceLookups};
 
 /// The tables whose request lists the device builds.
-const REQ_TABLES: DeviceFill = DeviceFill::of(&[
-    Table::Eq,
-    Table::Lt,
-    Table::Bytewise,
-    Table::Shift,
-    Table::Mul,
-    Table::Cpu32,
-    Table::Dvrm,
-    Table::Pow2,
-]);
+const REQ_TABLES: DeviceFill = DeviceFill {
+    tables: DeviceFill::walk_readers()[2].1,
+    ..DeviceFill::NONE
+};
 
 /// The lists in their upload forms.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
