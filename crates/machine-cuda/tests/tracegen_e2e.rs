@@ -108,48 +108,12 @@ fn trace_gen_options() {
     assert_eq!(DEVICE_FILLS, DeviceFill::ALL);
     // DECODE without CPU, POW2 without SHIFT on the device: refused (nothing would count them).
     for (bad, what) in [
-        (
-            DeviceFill {
-                cpu: false,
-                ..DeviceFill::ALL
-            },
-            "DECODE",
-        ),
-        (
-            DeviceFill {
-                shift: false,
-                ..DeviceFill::ALL
-            },
-            "POW2",
-        ),
-        (
-            DeviceFill {
-                regfile: false,
-                ..DeviceFill::ALL
-            },
-            "register walk",
-        ),
-        (
-            DeviceFill {
-                page: false,
-                ..DeviceFill::ALL
-            },
-            "memory walk",
-        ),
-        (
-            DeviceFill {
-                lt: false,
-                ..DeviceFill::ALL
-            },
-            "request lists",
-        ),
-        (
-            DeviceFill {
-                pow2: false,
-                ..DeviceFill::ALL
-            },
-            "request lists",
-        ),
+        (DeviceFill::ALL.without(Table::Cpu), "DECODE"),
+        (DeviceFill::ALL.without(Table::Shift), "POW2"),
+        (DeviceFill::ALL.without(Table::Regfile), "register walk"),
+        (DeviceFill::ALL.without(Table::Page), "memory walk"),
+        (DeviceFill::ALL.without(Table::Lt), "request lists"),
+        (DeviceFill::ALL.without(Table::Pow2), "request lists"),
     ] {
         let e = bad.check().unwrap_err().to_string();
         assert!(e.contains(what), "{e}");
@@ -180,17 +144,26 @@ fn gpu_tracegen_proofs_are_byte_identical_to_cpu() {
         let (p, input) = rv_programs::guest(g);
         let (st_cpu, proof_cpu) = prove(&p, &input, &config).unwrap();
         // (host traces, record path, device fills): the default on every guest; on the first and the largest
-        // ones also the fills uploading their own inputs, all traces on the host, and LT, SYSIO and the register
-        // walk, the memory walk and the request lists on the host with BITWISE on the device (which then adds the
-        // host fills' lookups to the device histogram; CPU, REGFILE and the memory tables upload the host walks'
-        // results, the request tables the host's lists).
+        // ones also the fills uploading their own inputs, all traces on the host, and the three walks on the
+        // host with the tables that read them there too (the request tables, MEMW, PAGE, SYSIO and REGFILE: their
+        // device fills read only the device walks' lists) and BITWISE on the device (which then adds the host
+        // fills' lookups to the device histogram; CPU and LOAD/STORE/MEMW_A upload the host walks' results).
+        let walk_readers = DeviceFill::walk_readers()
+            .into_iter()
+            .fold(zkrv_machine::TableSet::EMPTY, |s, (_, r)| {
+                r.iter().fold(s, |s, t| s.with(t))
+            });
         let partial = DeviceFill {
-            lt: false,
-            sysio: false,
+            tables: DEVICE_FILLS
+                .tables
+                .minus(walk_readers)
+                .with(Table::Load)
+                .with(Table::Store)
+                .with(Table::MemwA)
+                .with(Table::Cpu),
             reg_walk: false,
             mem_walk: false,
             requests: false,
-            ..DEVICE_FILLS
         };
         let modes = if k == 0 || *g == "sort" {
             vec![

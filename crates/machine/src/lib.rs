@@ -378,6 +378,18 @@ fn air(table: Table, p: &AirParams) -> Box<dyn Air> {
     }
 }
 
+/// The number of main columns of `table` (its AIR's [`Air::width`]; the same for a whole run and a segment).
+pub fn main_width(table: Table) -> usize {
+    let p = AirParams {
+        entry: 0,
+        end_pc: None,
+        input_first: 0,
+        eof: tables::input::EofRule::Any,
+        cycles: None,
+    };
+    air(table, &p).width()
+}
+
 /// The AIRs of the tables, in proof order ([`Table::ALL`]).
 struct Machine {
     airs: Vec<Box<dyn Air>>,
