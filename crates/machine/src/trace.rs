@@ -776,11 +776,16 @@ pub fn generate_split_at(
             )));
         }
     }
-    let regs: Vec<(u64, u64)> = reg_val
-        .iter()
-        .copied()
-        .zip(reg_ts.iter().copied())
-        .collect();
+    // With the register walk on the device, the device computes the final cells (left empty here).
+    let regs: Vec<(u64, u64)> = if device.reg_walk {
+        Vec::new()
+    } else {
+        reg_val
+            .iter()
+            .copied()
+            .zip(reg_ts.iter().copied())
+            .collect()
+    };
 
     // The host fills. The tables that ask other tables (CPU32 -> SHIFT/MUL/DVRM, DVRM -> MUL/LT,
     // SHIFT -> MUL) are filled in that order on this thread ("the chain"), so that every request is counted
