@@ -8,6 +8,7 @@ pub mod decode;
 pub mod dvrm;
 pub mod eq;
 pub mod input;
+pub mod keccakf;
 pub mod load;
 pub mod lt;
 pub mod memw;
