@@ -45,6 +45,7 @@ use tables::decode::{words, DecodeAir, DecodeTable};
 use tables::dvrm::DvrmAir;
 use tables::eq::EqAir;
 use tables::input::InputAir;
+use tables::keccakf::KeccakfAir;
 use tables::load::LoadAir;
 use tables::lt::LtAir;
 use tables::memw::MemwAir;
@@ -373,6 +374,7 @@ fn air(table: Table, p: &AirParams) -> Box<dyn Air> {
         Table::Pow2 => Box::new(Pow2Air),
         Table::Mul => Box::new(MulAir),
         Table::Memw => Box::new(MemwAir),
+        Table::Keccakf => Box::new(KeccakfAir),
     }
 }
 
@@ -641,7 +643,8 @@ pub fn check_provable_at(rec: &zkrv_executor::Record, cycle_base: u64) -> Result
     check_touched_pages(rec.pages.len())?;
     for ev in &rec.cycles {
         let op = decode(ev.word).map(|i| i.op).unwrap_or(Op::Illegal);
-        let known = op != Op::Ecall || matches!(ev.rs1_val, 93 | 94 | 64 | 63);
+        let known = op != Op::Ecall
+            || matches!(ev.rs1_val, 93 | 94 | 64 | 63 | zkrv_executor::precompile::KECCAK_F);
         if !supported(op) || !known {
             return Err(MachineError::Unsupported { pc: ev.pc, op });
         }

@@ -60,6 +60,8 @@ tables! {
     Pow2 = POW2,
     Mul = MUL,
     Memw = MEMW,
+    /// Keccak-f[1600] precompile calls (docs/tables.md §6.19).
+    Keccakf = KECCAKF,
 }
 
 impl Table {
@@ -136,7 +138,7 @@ mod tests {
             assert_eq!(Table::from_index(t), Some(table));
             assert_eq!(Table::from_name(table.name()), Some(table));
         }
-        assert_eq!(Table::COUNT, 20);
+        assert_eq!(Table::COUNT, 21);
         assert_eq!(table_id::MEMW_A, Table::MemwA.index());
         assert_eq!(Table::from_index(Table::COUNT), None);
         let s = TableSet::of(&[Table::Shift, Table::Cpu]);

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use zkrv_executor::precompile::KECCAK_F;
 use zkrv_executor::{decode, Op, Record};
 use zkrv_stark::field::{PrimeCharacteristicRing, PrimeField64, F};
 use zkrv_stark::matrix::RowMajorMatrix;
@@ -31,6 +32,7 @@ use crate::tables::shift::{
     shift_side_requests, shift_trace, ShiftOp, ShiftRequests, ShiftTraces, NUM_SHIFT_COLS,
 };
 use crate::tables::store::{store_trace, StoreEvent, NUM_STORE_COLS};
+use crate::tables::keccakf::{keccakf_trace, KeccakfCall, NUM_LANES};
 use crate::tables::sysio::{
     syscall_trace, sysio_trace, SyscallEventRow, SysioEventRow, NUM_SYSCALL_COLS, NUM_SYSIO_COLS,
     SYS_READ, SYS_WRITE,
@@ -73,6 +75,8 @@ pub struct Traces {
     pub mul: RowMajorMatrix,
     /// MEMW: one row per cell-crossing load/store.
     pub memw: RowMajorMatrix,
+    /// KECCAKF: 24 rows per `keccak_f` call (always filled on the host).
+    pub keccakf: RowMajorMatrix,
     /// The touched 4 KiB pages (sorted base addresses), as in the record.
     pub pages: Vec<u32>,
     /// What the tables looked up in BITWISE (fill BITWISE last, with [`Lookups::trace`]).
@@ -192,6 +196,7 @@ impl DeviceFill {
             Table::Dvrm => self.dvrm,
             Table::Eq => self.eq,
             Table::Memw => self.memw,
+            Table::Keccakf => false,
             Table::Page => self.page,
             Table::Input => self.input,
             Table::Regfile => self.regfile,
@@ -372,6 +377,7 @@ impl Traces {
             Table::Pow2 => &mut self.pow2,
             Table::Mul => &mut self.mul,
             Table::Memw => &mut self.memw,
+            Table::Keccakf => &mut self.keccakf,
         };
         std::mem::take(m)
     }
@@ -599,6 +605,7 @@ pub fn generate_split_at(
     let (mut loads, mut stores, mut accesses) = (Vec::new(), Vec::new(), Vec::new());
     let mut general: Vec<MemwEvent> = Vec::new();
     let (mut syscall_rows, mut sysio_rows) = (Vec::new(), Vec::new());
+    let mut keccak_calls: Vec<KeccakfCall> = Vec::with_capacity(rec.keccak.len());
     // INPUT lookups per index (the end-of-input row is index `input.len()`).
     let mut input_uses = vec![0u64; input.len() + 1];
     input_uses[0] += start.input_ended as u64;
@@ -727,7 +734,47 @@ pub fn generate_split_at(
                 mem.insert(cell + h as u64, (bytes, mts));
             }
         }
-        if is_ecall && !(ev.rs1_val == 93 || ev.rs1_val == 94) {
+        if is_ecall && ev.rs1_val == KECCAK_F {
+            // keccak_f: the 25 cells at a0, read and written at ts + 1 (docs/tables.md §6.19).
+            let e = rec.keccak.get(keccak_calls.len()).ok_or_else(|| {
+                MachineError::Internal(format!("no keccak_f event at cycle {i}"))
+            })?;
+            if device.mem_walk {
+                return Err(MachineError::Internal(
+                    "KECCAKF: the device memory walk does not cover keccak_f calls (host trace needed)"
+                        .into(),
+                ));
+            }
+            let ts1 = ts + 1;
+            let mut old_ts = [0u64; NUM_LANES];
+            for (l, t) in old_ts.iter_mut().enumerate() {
+                let cell = e.state_ptr / 8 + l as u64;
+                let (bytes, last) = match mem.get(&cell) {
+                    Some(&x) => x,
+                    None => (
+                        init_cell(cell).ok_or_else(|| {
+                            MachineError::Internal(format!(
+                                "cell {cell:#x} outside the record's pages"
+                            ))
+                        })?,
+                        0,
+                    ),
+                };
+                if u64::from_le_bytes(bytes) != e.input[l] {
+                    return Err(MachineError::Internal(format!(
+                        "keccak_f at cycle {i}: memory walk disagrees with the event at lane {l}"
+                    )));
+                }
+                *t = last;
+                mem.insert(cell, (e.output[l].to_le_bytes(), ts1));
+            }
+            keccak_calls.push(KeccakfCall {
+                ts: ts1,
+                ptr: e.state_ptr,
+                input: e.input,
+                old_ts,
+            });
+        } else if is_ecall && !(ev.rs1_val == 93 || ev.rs1_val == 94) {
             let sc = rec
                 .syscalls
                 .get(ecalls)
@@ -992,6 +1039,10 @@ pub fn generate_split_at(
             Box::new(|lk| Ok(sysio_trace(&sysio_rows, min_height, lk))),
         ));
     }
+    tasks.push((
+        "KECCAKF",
+        Box::new(|lk| Ok(keccakf_trace(&keccak_calls, min_height, lk))),
+    ));
     if !device.input {
         tasks.push((
             "INPUT",
@@ -1068,6 +1119,7 @@ pub fn generate_split_at(
     let syscall = take("SYSCALL", Some(NUM_SYSCALL_COLS))?;
     let sysio = take("SYSIO", Some(NUM_SYSIO_COLS))?;
     let input_t = take("INPUT", Some(NUM_INPUT_COLS))?;
+    let keccakf = take("KECCAKF", None)?;
     let inputs = FillInputs {
         min_height,
         cpu: device.cpu.then_some(CpuFillInputs {
@@ -1148,6 +1200,7 @@ pub fn generate_split_at(
         pow2: if device.pow2 { empty(1) } else { pow2 },
         mul,
         memw,
+        keccakf,
         cpu,
         decode: if device.decode {
             empty(NUM_DECODE_COLS)

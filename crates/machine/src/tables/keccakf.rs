@@ -29,7 +29,7 @@ use crate::tables::bitwise::Lookups;
 use crate::tables::cpu::{c, lt32};
 
 /// The `keccak_f` ecall number (a7), docs/abi.md.
-pub const KECCAK_F_ECALL: u64 = 0x0100_0001;
+pub const KECCAK_F_ECALL: u64 = zkrv_executor::precompile::KECCAK_F;
 /// Rounds of Keccak-f[1600].
 pub const NUM_ROUNDS: usize = 24;
 /// Lanes of the state (lane (x, y) at index x + 5y).
