@@ -8,11 +8,25 @@
 mod rv_programs;
 
 use zkrv_cuda::commit::{STAGE_COMMIT, STAGE_HOST_COPY};
-use zkrv_cuda::trace_gen::{fill_order, selected_tables, TraceGenOptions, DEVICE_FILLS};
+use zkrv_cuda::trace_gen::{
+    check_gpu_support, fill_order, selected_tables, TraceGenOptions, DEVICE_FILLS, HOST_ONLY_TABLES,
+};
 use zkrv_cuda::{prove_gpu_tracegen_with, CudaBackend, Device, TraceOrigin};
 use zkrv_machine::trace::DeviceFill;
 use zkrv_machine::{prove, table_id, verify, TABLE_NAMES};
 use zkrv_stark::StarkConfig;
+
+#[test]
+fn runs_with_precompile_calls_are_refused_naming_the_table() {
+    let mut rec = zkrv_executor::Record::default();
+    assert!(check_gpu_support(&rec).is_ok());
+    rec.keccak.push(bytemuck::Zeroable::zeroed());
+    let e = check_gpu_support(&rec).unwrap_err().to_string();
+    assert!(
+        e.contains("KECCAKF") && e.contains("1 keccak_f call") && e.contains("--backend cpu"),
+        "{e}"
+    );
+}
 
 #[test]
 fn trace_gen_options() {
@@ -21,10 +35,17 @@ fn trace_gen_options() {
         .into_iter()
         .map(|t| TABLE_NAMES[t])
         .collect();
-    assert_eq!(all, TABLE_NAMES, "every table has a device fill");
+    let with_fill: Vec<&str> = TABLE_NAMES
+        .into_iter()
+        .filter(|n| !HOST_ONLY_TABLES.iter().any(|t| t.name() == *n))
+        .collect();
+    assert_eq!(
+        all, with_fill,
+        "every table but the host-only ones has a device fill"
+    );
     // BITWISE reads the histogram every other fill counts into: it runs last.
     let order = fill_order(DeviceFill::ALL);
-    assert_eq!(order.len(), TABLE_NAMES.len());
+    assert_eq!(order.len(), with_fill.len());
     assert_eq!(order.last(), Some(&table_id::BITWISE));
     let pos = |t: usize| order.iter().position(|&x| x == t).unwrap();
     assert!(

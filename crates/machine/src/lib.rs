@@ -644,7 +644,10 @@ pub fn check_provable_at(rec: &zkrv_executor::Record, cycle_base: u64) -> Result
     for ev in &rec.cycles {
         let op = decode(ev.word).map(|i| i.op).unwrap_or(Op::Illegal);
         let known = op != Op::Ecall
-            || matches!(ev.rs1_val, 93 | 94 | 64 | 63 | zkrv_executor::precompile::KECCAK_F);
+            || matches!(
+                ev.rs1_val,
+                93 | 94 | 64 | 63 | zkrv_executor::precompile::KECCAK_F
+            );
         if !supported(op) || !known {
             return Err(MachineError::Unsupported { pc: ev.pc, op });
         }

@@ -21,6 +21,7 @@ use crate::tables::dvrm::{
 };
 use crate::tables::eq::{eq_trace, NUM_EQ_COLS};
 use crate::tables::input::{input_trace_at, NUM_INPUT_COLS};
+use crate::tables::keccakf::{keccakf_trace, KeccakfCall, NUM_LANES};
 use crate::tables::load::{load_trace, LoadEvent, NUM_LOAD_COLS};
 use crate::tables::lt::{lt_trace, NUM_LT_COLS};
 use crate::tables::memw::{memw_trace, MemwEvent, NUM_MEMW_COLS};
@@ -32,7 +33,6 @@ use crate::tables::shift::{
     shift_side_requests, shift_trace, ShiftOp, ShiftRequests, ShiftTraces, NUM_SHIFT_COLS,
 };
 use crate::tables::store::{store_trace, StoreEvent, NUM_STORE_COLS};
-use crate::tables::keccakf::{keccakf_trace, KeccakfCall, NUM_LANES};
 use crate::tables::sysio::{
     syscall_trace, sysio_trace, SyscallEventRow, SysioEventRow, NUM_SYSCALL_COLS, NUM_SYSIO_COLS,
     SYS_READ, SYS_WRITE,
@@ -736,9 +736,10 @@ pub fn generate_split_at(
         }
         if is_ecall && ev.rs1_val == KECCAK_F {
             // keccak_f: the 25 cells at a0, read and written at ts + 1 (docs/tables.md §6.19).
-            let e = rec.keccak.get(keccak_calls.len()).ok_or_else(|| {
-                MachineError::Internal(format!("no keccak_f event at cycle {i}"))
-            })?;
+            let e = rec
+                .keccak
+                .get(keccak_calls.len())
+                .ok_or_else(|| MachineError::Internal(format!("no keccak_f event at cycle {i}")))?;
             if device.mem_walk {
                 return Err(MachineError::Internal(
                     "KECCAKF: the device memory walk does not cover keccak_f calls (host trace needed)"

@@ -48,7 +48,13 @@ fn env_of(calls: &[KeccakfCall]) -> Env {
         env.ecall(call.ts, KECCAK_F_ECALL, call.ptr);
         let out = output(call);
         for l in 0..NUM_LANES {
-            env.cell(call.ptr / 8 + l as u64, call.old_ts[l], call.input[l], call.ts, out[l]);
+            env.cell(
+                call.ptr / 8 + l as u64,
+                call.old_ts[l],
+                call.input[l],
+                call.ts,
+                out[l],
+            );
         }
     }
     env
@@ -97,7 +103,11 @@ fn reference_permutation_matches_tiny_keccak() {
     }
     let mask = IOTA_BITS.iter().fold(0u64, |m, &z| m | 1 << z);
     for rc in RC {
-        assert_eq!(rc & !mask, 0, "round constant {rc:#x} outside the iota bits");
+        assert_eq!(
+            rc & !mask,
+            0,
+            "round constant {rc:#x} outside the iota bits"
+        );
     }
 }
 
@@ -127,7 +137,10 @@ fn honest_calls_are_accepted_and_the_output_is_keccak_f() {
     for (calls, min_height) in [(0, 8), (1, 8), (3, 8), (5, 256)] {
         let calls = random_calls(&mut rng, calls);
         let h = harness(&calls, min_height);
-        assert_eq!(h.traces[0].height(), keccakf_height(calls.len(), min_height));
+        assert_eq!(
+            h.traces[0].height(),
+            keccakf_height(calls.len(), min_height)
+        );
         let v = h.violations();
         assert!(v.is_empty(), "{} calls: {v:#?}", calls.len());
         let c = col();
@@ -214,7 +227,11 @@ fn wrong_round_constant_is_rejected() {
     h.set(5, c.out[0][0], F::from_u64(lo));
     refill_from(&mut h, 0, 6, state);
     let v = h.violations();
-    assert_eq!(failed_constraints(&v), ["out is chi (iota on lane 0)"], "{v:#?}");
+    assert_eq!(
+        failed_constraints(&v),
+        ["out is chi (iota on lane 0)"],
+        "{v:#?}"
+    );
     assert_bus(&v, bus::MEM_TOKEN);
 
     // Flags of another round on row 5 (round 6's constant): the rotation breaks.

@@ -47,9 +47,8 @@ fn pseudo_bytes(seed: u64, n: usize) -> Vec<u8> {
 }
 
 fn keccak_twice(input: &[u8]) -> Vec<u8> {
-    let mut s: [u64; 25] = std::array::from_fn(|l| {
-        u64::from_le_bytes(input[8 * l..8 * l + 8].try_into().unwrap())
-    });
+    let mut s: [u64; 25] =
+        std::array::from_fn(|l| u64::from_le_bytes(input[8 * l..8 * l + 8].try_into().unwrap()));
     precompile::keccak_f(&mut s);
     precompile::keccak_f(&mut s);
     s.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -73,7 +72,9 @@ fn keccak_f_witness_passes_the_checker_and_a_tampered_cell_is_caught() {
     let config = StarkConfig::default();
     let mut w = witness_for(&prog, &input, &config).unwrap();
     let checker = WitnessChecker::new(&prog, &config).unwrap();
-    checker.check(&w).unwrap_or_else(|e| panic!("honest witness: {e}"));
+    checker
+        .check(&w)
+        .unwrap_or_else(|e| panic!("honest witness: {e}"));
     let t = Table::Keccakf.index();
     assert_eq!(w.traces[t].width, NUM_KECCAKF_COLS);
     assert_eq!(w.traces[t].values.len() / NUM_KECCAKF_COLS, 64);

@@ -148,7 +148,10 @@ impl Air for KeccakfAir {
         let last_round = l.round[NUM_ROUNDS - 1].clone();
 
         // 1. Round flags: [1, 0, ..] on the first row, rotated by every transition (so one-hot everywhere).
-        b.assert_zero("first row is round 0", first.clone() * (l.round[0].clone() - one()));
+        b.assert_zero(
+            "first row is round 0",
+            first.clone() * (l.round[0].clone() - one()),
+        );
         for r in 1..NUM_ROUNDS {
             b.assert_zero("first row is round 0", first.clone() * &l.round[r]);
         }
@@ -220,8 +223,7 @@ impl Air for KeccakfAir {
                 for h in 0..2 {
                     let word = (0..32).fold(Expr::zero(), |acc, k| {
                         let z = 32 * h + k;
-                        acc + xor3(&l.a_prime[lane][z], &l.c[x][z], &l.c_prime[x][z])
-                            * c(1 << k)
+                        acc + xor3(&l.a_prime[lane][z], &l.c[x][z], &l.c_prime[x][z]) * c(1 << k)
                     });
                     b.assert_eq("a is a_prime xor d", l.a[lane][h].clone(), word);
                 }
@@ -409,7 +411,11 @@ fn words(x: u64) -> [F; 2] {
 ///
 /// # Panics
 /// If a call's `old_ts[l] >= ts` (the memory walk guarantees `old_ts < ts`: a fill bug).
-pub fn keccakf_trace(calls: &[KeccakfCall], min_height: usize, lookups: &mut Lookups) -> RowMajorMatrix {
+pub fn keccakf_trace(
+    calls: &[KeccakfCall],
+    min_height: usize,
+    lookups: &mut Lookups,
+) -> RowMajorMatrix {
     let n = keccakf_height(calls.len(), min_height);
     let mut values = vec![F::ZERO; n * NUM_KECCAKF_COLS];
     let padding = KeccakfCall {

@@ -60,7 +60,15 @@ impl Env {
 
     /// The CPU's `ECALL[ts, a7, a0, ret = 0]`.
     pub fn ecall(&mut self, ts: u64, a7: u64, a0: u64) {
-        let v = [ts, a7 & 0xffff_ffff, a7 >> 32, a0 & 0xffff_ffff, a0 >> 32, 0, 0];
+        let v = [
+            ts,
+            a7 & 0xffff_ffff,
+            a7 >> 32,
+            a0 & 0xffff_ffff,
+            a0 >> 32,
+            0,
+            0,
+        ];
         self.push(bus::ECALL, &v, Direction::Send);
     }
 
