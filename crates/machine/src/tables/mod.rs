@@ -16,6 +16,7 @@ pub mod memw_a;
 pub mod mul;
 pub mod page;
 pub mod regfile;
+pub mod sha256;
 pub mod shift;
 pub mod store;
 pub mod sysio;
