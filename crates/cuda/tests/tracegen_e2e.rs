@@ -26,6 +26,14 @@ fn runs_with_precompile_calls_are_refused_naming_the_table() {
         e.contains("KECCAKF") && e.contains("1 keccak_f call") && e.contains("--backend cpu"),
         "{e}"
     );
+    rec.keccak.clear();
+    rec.sha256.push(bytemuck::Zeroable::zeroed());
+    rec.sha256.push(bytemuck::Zeroable::zeroed());
+    let e = check_gpu_support(&rec).unwrap_err().to_string();
+    assert!(
+        e.contains("SHA256") && e.contains("2 sha256_compress call"),
+        "{e}"
+    );
 }
 
 #[test]

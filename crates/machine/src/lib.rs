@@ -53,6 +53,7 @@ use tables::memw_a::MemwAAir;
 use tables::mul::MulAir;
 use tables::page::{PageAir, CELLS_PER_PAGE};
 use tables::regfile::RegfileAir;
+use tables::sha256::Sha256Air;
 use tables::shift::{pow2_preprocessed, Pow2Air, ShiftAir};
 use tables::store::StoreAir;
 use tables::sysio::{SyscallAir, SysioAir};
@@ -375,6 +376,7 @@ fn air(table: Table, p: &AirParams) -> Box<dyn Air> {
         Table::Mul => Box::new(MulAir),
         Table::Memw => Box::new(MemwAir),
         Table::Keccakf => Box::new(KeccakfAir),
+        Table::Sha256 => Box::new(Sha256Air),
     }
 }
 
@@ -646,7 +648,11 @@ pub fn check_provable_at(rec: &zkrv_executor::Record, cycle_base: u64) -> Result
         let known = op != Op::Ecall
             || matches!(
                 ev.rs1_val,
-                93 | 94 | 64 | 63 | zkrv_executor::precompile::KECCAK_F
+                93 | 94
+                    | 64
+                    | 63
+                    | zkrv_executor::precompile::KECCAK_F
+                    | zkrv_executor::precompile::SHA256_COMPRESS
             );
         if !supported(op) || !known {
             return Err(MachineError::Unsupported { pc: ev.pc, op });

@@ -62,6 +62,8 @@ tables! {
     Memw = MEMW,
     /// Keccak-f[1600] precompile calls (docs/tables.md §6.19).
     Keccakf = KECCAKF,
+    /// SHA-256 compression precompile calls (docs/tables.md §6.20).
+    Sha256 = SHA256,
 }
 
 impl Table {
@@ -138,7 +140,7 @@ mod tests {
             assert_eq!(Table::from_index(t), Some(table));
             assert_eq!(Table::from_name(table.name()), Some(table));
         }
-        assert_eq!(Table::COUNT, 21);
+        assert_eq!(Table::COUNT, 22);
         assert_eq!(table_id::MEMW_A, Table::MemwA.index());
         assert_eq!(Table::from_index(Table::COUNT), None);
         let s = TableSet::of(&[Table::Shift, Table::Cpu]);

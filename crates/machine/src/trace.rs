@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use zkrv_executor::precompile::KECCAK_F;
+use zkrv_executor::precompile::{KECCAK_F, SHA256_COMPRESS};
 use zkrv_executor::{decode, Op, Record};
 use zkrv_stark::field::{PrimeCharacteristicRing, PrimeField64, F};
 use zkrv_stark::matrix::RowMajorMatrix;
@@ -29,6 +29,7 @@ use crate::tables::memw_a::{memw_a_trace, MemwAEvent, NUM_MEMW_A_COLS};
 use crate::tables::mul::{mul_trace, MulRequests, NUM_MUL_COLS};
 use crate::tables::page::{page_trace, CELLS_PER_PAGE, NUM_PAGE_COLS};
 use crate::tables::regfile::{regfile_trace, NUM_REGFILE_COLS};
+use crate::tables::sha256::{sha256_trace, Sha256Call};
 use crate::tables::shift::{
     shift_side_requests, shift_trace, ShiftOp, ShiftRequests, ShiftTraces, NUM_SHIFT_COLS,
 };
@@ -75,8 +76,10 @@ pub struct Traces {
     pub mul: RowMajorMatrix,
     /// MEMW: one row per cell-crossing load/store.
     pub memw: RowMajorMatrix,
-    /// KECCAKF: 24 rows per `keccak_f` call (always filled on the host).
+    /// KECCAKF: 24 rows per `keccak_f` call; SHA256: 18 rows per `sha256_compress` call (always filled on
+    /// the host).
     pub keccakf: RowMajorMatrix,
+    pub sha256: RowMajorMatrix,
     /// The touched 4 KiB pages (sorted base addresses), as in the record.
     pub pages: Vec<u32>,
     /// What the tables looked up in BITWISE (fill BITWISE last, with [`Lookups::trace`]).
@@ -196,7 +199,7 @@ impl DeviceFill {
             Table::Dvrm => self.dvrm,
             Table::Eq => self.eq,
             Table::Memw => self.memw,
-            Table::Keccakf => false,
+            Table::Keccakf | Table::Sha256 => false,
             Table::Page => self.page,
             Table::Input => self.input,
             Table::Regfile => self.regfile,
@@ -378,6 +381,7 @@ impl Traces {
             Table::Mul => &mut self.mul,
             Table::Memw => &mut self.memw,
             Table::Keccakf => &mut self.keccakf,
+            Table::Sha256 => &mut self.sha256,
         };
         std::mem::take(m)
     }
@@ -606,6 +610,7 @@ pub fn generate_split_at(
     let mut general: Vec<MemwEvent> = Vec::new();
     let (mut syscall_rows, mut sysio_rows) = (Vec::new(), Vec::new());
     let mut keccak_calls: Vec<KeccakfCall> = Vec::with_capacity(rec.keccak.len());
+    let mut sha_calls: Vec<Sha256Call> = Vec::with_capacity(rec.sha256.len());
     // INPUT lookups per index (the end-of-input row is index `input.len()`).
     let mut input_uses = vec![0u64; input.len() + 1];
     input_uses[0] += start.input_ended as u64;
@@ -774,6 +779,67 @@ pub fn generate_split_at(
                 ptr: e.state_ptr,
                 input: e.input,
                 old_ts,
+            });
+        } else if is_ecall && ev.rs1_val == SHA256_COMPRESS {
+            // sha256_compress: a1 read, the 4 state cells read and written, the 8 block cells read, all at
+            // ts + 1 (docs/tables.md §6.20).
+            let e = rec.sha256.get(sha_calls.len()).ok_or_else(|| {
+                MachineError::Internal(format!("no sha256_compress event at cycle {i}"))
+            })?;
+            if device.mem_walk {
+                return Err(MachineError::Internal(
+                    "SHA256: the device memory walk does not cover sha256_compress calls (host trace needed)"
+                        .into(),
+                ));
+            }
+            let ts1 = ts + 1;
+            debug_assert_eq!(reg_val[11], e.block_ptr, "a1 at cycle {i}");
+            let a1_old_ts = reg_ts[11];
+            reg_ts[11] = ts1;
+            let pair = |h: &[u32; 8], k: usize| h[2 * k] as u64 | (h[2 * k + 1] as u64) << 32;
+            let mut cells: Vec<(u64, u64, u64)> = (0..4)
+                .map(|k| {
+                    (
+                        e.state_ptr / 8 + k,
+                        pair(&e.state_in, k as usize),
+                        pair(&e.state_out, k as usize),
+                    )
+                })
+                .collect();
+            for j in 0..8 {
+                let v = u64::from_le_bytes(e.block[8 * j..8 * j + 8].try_into().expect("8 bytes"));
+                cells.push((e.block_ptr / 8 + j as u64, v, v));
+            }
+            let mut old_ts = [0u64; 12];
+            for (t, &(cell, old, new)) in old_ts.iter_mut().zip(&cells) {
+                let (bytes, last) = match mem.get(&cell) {
+                    Some(&x) => x,
+                    None => (
+                        init_cell(cell).ok_or_else(|| {
+                            MachineError::Internal(format!(
+                                "cell {cell:#x} outside the record's pages"
+                            ))
+                        })?,
+                        0,
+                    ),
+                };
+                if u64::from_le_bytes(bytes) != old {
+                    return Err(MachineError::Internal(format!(
+                        "sha256_compress at cycle {i}: memory walk disagrees with the event at cell {cell:#x}"
+                    )));
+                }
+                *t = last;
+                mem.insert(cell, (new.to_le_bytes(), ts1));
+            }
+            sha_calls.push(Sha256Call {
+                ts: ts1,
+                state_ptr: e.state_ptr,
+                block_ptr: e.block_ptr,
+                state: e.state_in,
+                block: e.block,
+                state_old_ts: old_ts[..4].try_into().expect("4"),
+                block_old_ts: old_ts[4..].try_into().expect("8"),
+                a1_old_ts,
             });
         } else if is_ecall && !(ev.rs1_val == 93 || ev.rs1_val == 94) {
             let sc = rec
@@ -1044,6 +1110,10 @@ pub fn generate_split_at(
         "KECCAKF",
         Box::new(|lk| Ok(keccakf_trace(&keccak_calls, min_height, lk))),
     ));
+    tasks.push((
+        "SHA256",
+        Box::new(|lk| Ok(sha256_trace(&sha_calls, min_height, lk))),
+    ));
     if !device.input {
         tasks.push((
             "INPUT",
@@ -1121,6 +1191,7 @@ pub fn generate_split_at(
     let sysio = take("SYSIO", Some(NUM_SYSIO_COLS))?;
     let input_t = take("INPUT", Some(NUM_INPUT_COLS))?;
     let keccakf = take("KECCAKF", None)?;
+    let sha256 = take("SHA256", None)?;
     let inputs = FillInputs {
         min_height,
         cpu: device.cpu.then_some(CpuFillInputs {
@@ -1202,6 +1273,7 @@ pub fn generate_split_at(
         mul,
         memw,
         keccakf,
+        sha256,
         cpu,
         decode: if device.decode {
             empty(NUM_DECODE_COLS)

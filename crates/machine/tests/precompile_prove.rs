@@ -3,9 +3,10 @@
 //! the whole witness passes the checker, and a tampered precompile cell of the machine witness is rejected.
 
 use zkrv_executor::asm::*;
-use zkrv_executor::precompile::{self, KECCAK_F};
+use zkrv_executor::precompile::{self, KECCAK_F, SHA256_COMPRESS};
 use zkrv_executor::Program;
 use zkrv_machine::tables::keccakf::{KeccakfCols, NUM_KECCAKF_COLS};
+use zkrv_machine::tables::sha256::{Sha256Cols, NUM_SHA256_COLS};
 use zkrv_machine::{prove, verify, witness_for, Table, WitnessChecker};
 use zkrv_stark::field::{PrimeCharacteristicRing, F};
 use zkrv_stark::StarkConfig;
@@ -22,14 +23,14 @@ fn ecall(w: &mut Vec<u32>, num: i64, a0: i64, a1: i64, a2: i64) {
     w.push(ECALL);
 }
 
-/// read(0, BUF, len); `calls` x precompile `num`(BUF); write(1, BUF, len); exit(0).
-fn program(num: u64, len: i64, calls: usize) -> Program {
+/// read(0, BUF, read_len); `calls` x precompile `num`(BUF, a1); write(1, BUF, out_len); exit(0).
+fn program(num: u64, read_len: i64, a1: i64, out_len: i64, calls: usize) -> Program {
     let mut w = Vec::new();
-    ecall(&mut w, 63, 0, BUF, len);
+    ecall(&mut w, 63, 0, BUF, read_len);
     for _ in 0..calls {
-        ecall(&mut w, num as i64, BUF, 0, 0);
+        ecall(&mut w, num as i64, BUF, a1, 0);
     }
-    ecall(&mut w, 64, 1, BUF, len);
+    ecall(&mut w, 64, 1, BUF, out_len);
     ecall(&mut w, 93, 0, 0, 0);
     Program::from_words(BASE, &w).expect("valid program")
 }
@@ -56,7 +57,7 @@ fn keccak_twice(input: &[u8]) -> Vec<u8> {
 
 #[test]
 fn keccak_f_calls_prove_and_verify() {
-    let prog = program(KECCAK_F, 200, 2);
+    let prog = program(KECCAK_F, 200, 0, 200, 2);
     let input = pseudo_bytes(7, 200);
     for config in [StarkConfig::default(), StarkConfig::default_zk()] {
         let (statement, proof) = prove(&prog, &input, &config).unwrap_or_else(|e| panic!("{e}"));
@@ -67,7 +68,7 @@ fn keccak_f_calls_prove_and_verify() {
 
 #[test]
 fn keccak_f_witness_passes_the_checker_and_a_tampered_cell_is_caught() {
-    let prog = program(KECCAK_F, 200, 2);
+    let prog = program(KECCAK_F, 200, 0, 200, 2);
     let input = pseudo_bytes(9, 200);
     let config = StarkConfig::default();
     let mut w = witness_for(&prog, &input, &config).unwrap();
@@ -84,4 +85,45 @@ fn keccak_f_witness_passes_the_checker_and_a_tampered_cell_is_caught() {
     *cell += F::ONE;
     let e = checker.check(&w).unwrap_err().to_string();
     assert!(e.contains("KECCAKF") && e.contains("out is chi"), "{e}");
+}
+
+/// The state (32 bytes) then the block (64 bytes) from the input; two compressions by the same block.
+fn sha_twice(input: &[u8]) -> Vec<u8> {
+    let mut h: [u32; 8] =
+        std::array::from_fn(|k| u32::from_le_bytes(input[4 * k..4 * k + 4].try_into().unwrap()));
+    let block: [u8; 64] = input[32..96].try_into().unwrap();
+    precompile::sha256_compress(&mut h, &block);
+    precompile::sha256_compress(&mut h, &block);
+    h.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+#[test]
+fn sha256_compress_calls_prove_and_verify() {
+    let prog = program(SHA256_COMPRESS, 96, BUF + 32, 32, 2);
+    let input = pseudo_bytes(11, 96);
+    for config in [StarkConfig::default(), StarkConfig::default_zk()] {
+        let (statement, proof) = prove(&prog, &input, &config).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(statement.output, sha_twice(&input));
+        verify(&prog, &statement, &proof, &config, 0).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+fn sha256_witness_passes_the_checker_and_a_tampered_cell_is_caught() {
+    let prog = program(SHA256_COMPRESS, 96, BUF + 32, 32, 2);
+    let input = pseudo_bytes(13, 96);
+    let config = StarkConfig::default();
+    let mut w = witness_for(&prog, &input, &config).unwrap();
+    let checker = WitnessChecker::new(&prog, &config).unwrap();
+    checker
+        .check(&w)
+        .unwrap_or_else(|e| panic!("honest witness: {e}"));
+    let t = Table::Sha256.index();
+    assert_eq!(w.traces[t].width, NUM_SHA256_COLS);
+    // A bit of the second call's new `e` in round row 9.
+    let col = Sha256Cols::<usize>::indices().e[2][17];
+    let cell = &mut w.traces[t].values[(18 + 9) * NUM_SHA256_COLS + col];
+    *cell = F::ONE - *cell;
+    let e = checker.check(&w).unwrap_err().to_string();
+    assert!(e.contains("SHA256") && e.contains("round"), "{e}");
 }
