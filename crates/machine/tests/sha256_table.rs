@@ -119,7 +119,7 @@ fn reference_compression_matches_the_executor_and_fips() {
 #[test]
 fn width_and_committed_cells_per_call() {
     let air = CompiledAir::new(&Sha256Air, 3).unwrap();
-    assert_eq!(NUM_SHA256_COLS, 459);
+    assert_eq!(NUM_SHA256_COLS, 451);
     assert_eq!(air.degree, 3);
     let aux = 3 * air.logup.num_ext_columns();
     let per_row = NUM_SHA256_COLS + aux;
@@ -196,13 +196,12 @@ fn tampered_round_and_schedule_cells_are_rejected() {
         h.set(12, field, x + F::ONE);
         assert_constraint(&h.violations(), name);
     }
-    // A digest bit and a digest carry.
-    let mut h = harness(&calls, 8);
-    flip(&mut h, 17, c.e[2][31]);
-    assert_constraint(&h.violations(), "digest");
-    let mut h = harness(&calls, 8);
-    h.set(17, c.dc[5], F::from_u64(2));
-    assert_constraint(&h.violations(), "digest carry bool");
+    // A digest bit (low and top bit: the carry of the sum is then not 0 or 1).
+    for bit in [0, 31] {
+        let mut h = harness(&calls, 8);
+        flip(&mut h, 17, c.e[2][bit]);
+        assert_constraint(&h.violations(), "digest");
+    }
     // The init row must hold h.
     let mut h = harness(&calls, 8);
     flip(&mut h, 18, c.a[1][4]);

@@ -14,7 +14,7 @@
 //! 1..4), `W_t = σ1(W_{t-2}) + W_{t-7} + σ0(W_{t-15}) + W_{t-16}` holds on every transition with its carry
 //! range-checked on rows 5..16 only, and `W_{t-16} + σ0(W_{t-15})` (`s4`) and `W_{t-7}` (`w3`) are carried
 //! forward from rows the relation cannot see (`s4 -> s8 -> s12`). The digest row holds `H + (a..h)` as bits
-//! (`dc` boolean carries).
+//! (each word's carry `(H + v - new) / 2^32` boolean).
 //!
 //! Round constants `K_t` are linear in the one-hot row flags (as KECCAKF's, no preprocessed column).
 //!
@@ -43,7 +43,7 @@ pub const SHA256_ROWS: usize = 18;
 /// The round constants K_0..K_63 (FIPS 180-4 §4.2.2).
 pub const K: [u32; 64] = zkrv_executor::precompile::SHA256_K;
 
-/// SHA256 row (459 columns).
+/// SHA256 row (451 columns).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sha256Cols<T> {
@@ -74,8 +74,6 @@ pub struct Sha256Cols<T> {
     pub s12: [T; 4],
     /// The previous row's schedule words of slots 1..3.
     pub w3: [T; 3],
-    /// Digest carries: `H + v = new + 2^32 dc` (boolean; 0 off the digest row).
-    pub dc: [T; 8],
     /// Memory slots: old timestamps and LT32 witnesses (digest row: the 4 state cells; rows 1..4: the two
     /// block cells of the row).
     pub ots: [T; 4],
@@ -277,21 +275,20 @@ impl Air for Sha256Air {
             b.assert_eq("w3", n.w3[k].clone(), pack(&l.w[k + 1]));
         }
 
-        // 6. Digest: the next row (17) holds H + (a..h) of this row (16).
+        // 6. Digest: the next row (17) holds H + (a..h) of this row (16); the carry of each word,
+        //    `(H + v - new) / 2^32`, is boolean (so `new` is the sum mod 2^32: it is made of bits).
+        let inv32 = inv_pow2(32);
         for j in 0..4 {
-            for (bits_n, bits_l, h, dc) in [
-                (&n.a[j], &l.a[j], &l.h[3 - j], &n.dc[j]),
-                (&n.e[j], &l.e[j], &l.h[7 - j], &n.dc[4 + j]),
+            for (bits_n, bits_l, h) in [
+                (&n.a[j], &l.a[j], &l.h[3 - j]),
+                (&n.e[j], &l.e[j], &l.h[7 - j]),
             ] {
+                let carry = (h.clone() + pack(bits_l) - pack(bits_n)) * inv32;
                 b.assert_zero(
                     "digest",
-                    l.row[16].clone()
-                        * (pack(bits_n) + dc.clone() * two32.clone() - h - pack(bits_l)),
+                    l.row[16].clone() * carry.clone() * (carry - one()),
                 );
             }
-        }
-        for x in &l.dc {
-            b.assert_bool("digest carry bool", x.clone());
         }
 
         // 7. Range checks of the carries.
@@ -425,7 +422,6 @@ struct GroupWords {
     a: [[u32; 4]; SHA256_ROWS],
     e: [[u32; 4]; SHA256_ROWS],
     w: [[u32; 4]; SHA256_ROWS],
-    dc: [u64; 8],
     out: [u32; 8],
 }
 
@@ -463,7 +459,6 @@ fn group_words(h: &[u32; 8], block: &[u8; 64]) -> GroupWords {
         a: [[0; 4]; SHA256_ROWS],
         e: [[0; 4]; SHA256_ROWS],
         w: [[0; 4]; SHA256_ROWS],
-        dc: [0; 8],
         out: [0; 8],
     };
     for i in 0..17 {
@@ -480,7 +475,6 @@ fn group_words(h: &[u32; 8], block: &[u8; 64]) -> GroupWords {
         for (k, v) in [(3 - j, av[64 + j]), (7 - j, ev[64 + j])] {
             let s = h[k] as u64 + v as u64;
             g.out[k] = s as u32;
-            g.dc[if k < 4 { j } else { 4 + j }] = s >> 32;
         }
     }
     for j in 0..4 {
@@ -490,7 +484,7 @@ fn group_words(h: &[u32; 8], block: &[u8; 64]) -> GroupWords {
     g
 }
 
-/// The SHA256 trace (`n x 459`, n = [`sha256_height`]): 18 rows per call, then padding groups (the zero
+/// The SHA256 trace (`n x 451`, n = [`sha256_height`]): 18 rows per call, then padding groups (the zero
 /// state and block, `is_real = 0`; the last one cut at the table's end), adding the calls' BYTE and LT32
 /// lookups.
 ///
@@ -539,9 +533,6 @@ pub fn sha256_trace(
             row.e = g.e[i].map(bits);
             row.w = g.w[i].map(bits);
             (aw[r], ew[r], ww[r], flag[r]) = (g.a[i], g.e[i], g.w[i], i);
-            if i == SHA256_ROWS - 1 {
-                row.dc = g.dc.map(f);
-            }
             if real {
                 if i == 0 {
                     row.a1_old_ts = f(call.a1_old_ts);
