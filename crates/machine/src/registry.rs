@@ -60,9 +60,9 @@ tables! {
     Pow2 = POW2,
     Mul = MUL,
     Memw = MEMW,
-    /// Keccak-f[1600] precompile calls (docs/tables.md §6.19).
+    /// Keccak-f[1600] precompile calls (docs/tables.md §6.19.1).
     Keccakf = KECCAKF,
-    /// SHA-256 compression precompile calls (docs/tables.md §6.20).
+    /// SHA-256 compression precompile calls (docs/tables.md §6.19.2).
     Sha256 = SHA256,
 }
 

@@ -740,7 +740,7 @@ pub fn generate_split_at(
             }
         }
         if is_ecall && ev.rs1_val == KECCAK_F {
-            // keccak_f: the 25 cells at a0, read and written at ts + 1 (docs/tables.md §6.19).
+            // keccak_f: the 25 cells at a0, read and written at ts + 1 (docs/tables.md §6.19.1).
             let e = rec
                 .keccak
                 .get(keccak_calls.len())
@@ -782,7 +782,7 @@ pub fn generate_split_at(
             });
         } else if is_ecall && ev.rs1_val == SHA256_COMPRESS {
             // sha256_compress: a1 read, the 4 state cells read and written, the 8 block cells read, all at
-            // ts + 1 (docs/tables.md §6.20).
+            // ts + 1 (docs/tables.md §6.19.2).
             let e = rec.sha256.get(sha_calls.len()).ok_or_else(|| {
                 MachineError::Internal(format!("no sha256_compress event at cycle {i}"))
             })?;

@@ -1,4 +1,4 @@
-//! KECCAKF table (docs/tables.md §6.19): the fill against `tiny_keccak::keccakf`, the honest witness
+//! KECCAKF table (docs/tables.md §6.19.1): the fill against `tiny_keccak::keccakf`, the honest witness
 //! accepted, and one negative test per constraint group (a round cell, a theta / chi bit, the round
 //! constant, the round flags, the group constants and the cut last group, the ECALL tuple, the memory
 //! tokens and their timestamps), each rejected by the checker with the constraint or bus it targets.

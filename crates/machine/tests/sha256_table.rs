@@ -1,4 +1,4 @@
-//! SHA256 table (docs/tables.md §6.20): the fill against the executor's `sha256_compress` (and FIPS 180-4's
+//! SHA256 table (docs/tables.md §6.19.2): the fill against the executor's `sha256_compress` (and FIPS 180-4's
 //! "abc" vector), the honest witness accepted, and one negative test per constraint group (a round bit and
 //! carry, the schedule and its helpers, the round constant / row flags, the digest, the group constants and
 //! the cut last group, the ECALL tuple, the a1 read, the memory tokens and their timestamps).

@@ -1,4 +1,4 @@
-//! KECCAKF (docs/tables.md §6.19): the `keccak_f` precompile (docs/abi.md, a7 = `0x0100_0001`), one
+//! KECCAKF (docs/tables.md §6.19.1): the `keccak_f` precompile (docs/abi.md, a7 = `0x0100_0001`), one
 //! Keccak-f[1600] permutation (FIPS 202 §3.3, 24 rounds) per call, one row per round: a group of 24 rows.
 //!
 //! Method (the layout of Plonky3's `keccak-air`, with 32-bit words instead of 16-bit limbs and iota on

@@ -1,4 +1,4 @@
-//! SHA256 (docs/tables.md §6.20): the `sha256_compress` precompile (docs/abi.md, a7 = `0x0100_0002`), one
+//! SHA256 (docs/tables.md §6.19.2): the `sha256_compress` precompile (docs/abi.md, a7 = `0x0100_0002`), one
 //! SHA-256 compression (FIPS 180-4 §6.2.2 steps 1-4) per call in a group of 18 rows: an init row, 16 round
 //! rows of four rounds each, a digest row.
 //!
