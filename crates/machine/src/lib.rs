@@ -223,6 +223,12 @@ pub enum MachineError {
     /// [`proof_security`]): a malformed or tampered proof.
     #[error("malformed proof: {0}")]
     ProofShape(String),
+    /// The run has rows in a table the GPU prover does not support yet (the precompile tables).
+    #[error(
+        "{table}: the GPU prover has no {table} support yet and this run has {calls} call(s) of it; prove it \
+         with the CPU backend (--backend cpu)"
+    )]
+    GpuUnsupported { table: &'static str, calls: usize },
     #[error("internal error: {0}")]
     Internal(String),
     /// Proving segment `index` of `count` failed (docs/continuations.md).
@@ -378,6 +384,36 @@ fn air(table: Table, p: &AirParams) -> Box<dyn Air> {
         Table::Keccakf => Box::new(KeccakfAir),
         Table::Sha256 => Box::new(Sha256Air),
     }
+}
+
+/// The calls in the precompile tables of `traces` (main traces in table order): `(table, calls)` for KECCAKF
+/// and SHA256, counted from their `is_real` rows (a call is one row group, docs/tables.md §6.19).
+pub fn precompile_calls(traces: &[RowMajorMatrix]) -> Vec<(Table, usize)> {
+    use tables::keccakf::{KeccakfCols, NUM_ROUNDS};
+    use tables::sha256::{Sha256Cols, SHA256_ROWS};
+    [
+        (
+            Table::Keccakf,
+            KeccakfCols::<usize>::indices().is_real,
+            NUM_ROUNDS,
+        ),
+        (
+            Table::Sha256,
+            Sha256Cols::<usize>::indices().is_real,
+            SHA256_ROWS,
+        ),
+    ]
+    .into_iter()
+    .map(|(t, col, rows)| {
+        let n = traces.get(t.index()).map_or(0, |m| {
+            m.values
+                .chunks(m.width.max(1))
+                .filter(|row| row.get(col) == Some(&F::ONE))
+                .count()
+        });
+        (t, n / rows)
+    })
+    .collect()
 }
 
 /// The AIRs of the tables, in proof order ([`Table::ALL`]).

@@ -78,6 +78,10 @@ fn keccak_f_witness_passes_the_checker_and_a_tampered_cell_is_caught() {
         .unwrap_or_else(|e| panic!("honest witness: {e}"));
     let t = Table::Keccakf.index();
     assert_eq!(w.traces[t].width, NUM_KECCAKF_COLS);
+    assert_eq!(
+        zkrv_machine::precompile_calls(&w.traces),
+        [(Table::Keccakf, 2), (Table::Sha256, 0)]
+    );
     assert_eq!(w.traces[t].values.len() / NUM_KECCAKF_COLS, 64);
     // The second call's output lane 3 (its last round row): the chi relation breaks.
     let col = KeccakfCols::<usize>::indices().out[3][0];
@@ -120,6 +124,10 @@ fn sha256_witness_passes_the_checker_and_a_tampered_cell_is_caught() {
         .unwrap_or_else(|e| panic!("honest witness: {e}"));
     let t = Table::Sha256.index();
     assert_eq!(w.traces[t].width, NUM_SHA256_COLS);
+    assert_eq!(
+        zkrv_machine::precompile_calls(&w.traces),
+        [(Table::Keccakf, 0), (Table::Sha256, 2)]
+    );
     // A bit of the second call's new `e` in round row 9.
     let col = Sha256Cols::<usize>::indices().e[2][17];
     let cell = &mut w.traces[t].values[(18 + 9) * NUM_SHA256_COLS + col];
