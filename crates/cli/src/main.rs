@@ -646,7 +646,7 @@ fn print_statement(s: &Statement) {
 
 /// The trace-generation report of a GPU proof.
 #[cfg(feature = "cuda")]
-type TraceReport = zkrv_cuda::TraceGenReport;
+type TraceReport = zkrv_machine_cuda::TraceGenReport;
 #[cfg(not(feature = "cuda"))]
 type TraceReport = ();
 

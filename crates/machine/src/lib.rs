@@ -35,7 +35,7 @@ use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::profile::span;
 use zkrv_stark::{preprocess, ProveError, StarkConfig};
 
-pub use registry::{table_id, Table, TableSet, TABLE_NAMES};
+pub use registry::{table_id, PerTable, Table, TableSet, TABLE_NAMES};
 
 use tables::bitwise::{bitwise_preprocessed, BitwiseAir};
 use tables::bytewise::BytewiseAir;

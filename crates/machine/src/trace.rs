@@ -211,6 +211,36 @@ impl DeviceFill {
         }
     }
 
+    /// The selection with `table` left on the host (for a table that has no device fill).
+    pub fn without(mut self, table: Table) -> DeviceFill {
+        let f = match table {
+            // Host only (no selection flag): nothing to clear.
+            Table::Keccakf | Table::Sha256 => return self,
+            Table::Cpu => &mut self.cpu,
+            Table::Lt => &mut self.lt,
+            Table::Load => &mut self.load,
+            Table::Store => &mut self.store,
+            Table::MemwA => &mut self.memw_a,
+            Table::Shift => &mut self.shift,
+            Table::Mul => &mut self.mul,
+            Table::Bytewise => &mut self.bytewise,
+            Table::Cpu32 => &mut self.cpu32,
+            Table::Dvrm => &mut self.dvrm,
+            Table::Eq => &mut self.eq,
+            Table::Memw => &mut self.memw,
+            Table::Page => &mut self.page,
+            Table::Input => &mut self.input,
+            Table::Regfile => &mut self.regfile,
+            Table::Syscall => &mut self.syscall,
+            Table::Sysio => &mut self.sysio,
+            Table::Decode => &mut self.decode,
+            Table::Pow2 => &mut self.pow2,
+            Table::Bitwise => &mut self.bitwise,
+        };
+        *f = false;
+        self
+    }
+
     /// Checks that every selected table can be filled from what the other selections provide: DECODE's
     /// multiplicities are counted by the CPU fill and POW2's by the SHIFT fill. Errors:
     /// [`MachineError::Internal`] naming the missing table.
