@@ -221,6 +221,11 @@ pub enum MachineError {
     /// [`proof_security`]): a malformed or tampered proof.
     #[error("malformed proof: {0}")]
     ProofShape(String),
+    /// A run that uses a table whose device fill does not exist yet, traced with device fills (the GPU
+    /// prover): refused rather than filled on the host behind the device's back.
+    #[error("the run has {rows} {table} row(s) (precompile calls), and {table} has no GPU fill yet: prove it \
+             with `--backend cpu`, or on the GPU with host trace generation (ZKRV_CPU_TRACE=1)")]
+    NoDeviceFill { table: &'static str, rows: usize },
     #[error("internal error: {0}")]
     Internal(String),
     /// Proving segment `index` of `count` failed (docs/continuations.md).
@@ -373,6 +378,7 @@ fn air(table: Table, p: &AirParams) -> Box<dyn Air> {
         Table::Pow2 => Box::new(Pow2Air),
         Table::Mul => Box::new(MulAir),
         Table::Memw => Box::new(MemwAir),
+        Table::Poseidon2 => Box::new(tables::poseidon2::Poseidon2Air),
     }
 }
 
@@ -641,7 +647,12 @@ pub fn check_provable_at(rec: &zkrv_executor::Record, cycle_base: u64) -> Result
     check_touched_pages(rec.pages.len())?;
     for ev in &rec.cycles {
         let op = decode(ev.word).map(|i| i.op).unwrap_or(Op::Illegal);
-        let known = op != Op::Ecall || matches!(ev.rs1_val, 93 | 94 | 64 | 63);
+        // The keccak_f and sha256_compress precompiles have no table in this version.
+        let known = op != Op::Ecall
+            || matches!(
+                ev.rs1_val,
+                93 | 94 | 64 | 63 | zkrv_executor::precompile::POSEIDON2
+            );
         if !supported(op) || !known {
             return Err(MachineError::Unsupported { pc: ev.pc, op });
         }
