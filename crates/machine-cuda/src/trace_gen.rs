@@ -594,6 +594,7 @@ fn has_rows(split: &SplitWitness, t: Table) -> bool {
         // The precompile tables: a row group per call ([`check_gpu_support`] refuses such runs first).
         Table::Keccakf => !split.record.keccak.is_empty(),
         Table::Sha256 => !split.record.sha256.is_empty(),
+        Table::Poseidon2 => !split.record.poseidon2.is_empty(),
         Table::Cpu
         | Table::Decode
         | Table::Bitwise

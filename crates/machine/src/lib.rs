@@ -229,6 +229,11 @@ pub enum MachineError {
          with the CPU backend (--backend cpu)"
     )]
     GpuUnsupported { table: &'static str, calls: usize },
+    /// A run that uses a table whose device fill does not exist yet, traced with device fills (the GPU
+    /// prover): refused rather than filled on the host behind the device's back.
+    #[error("the run has {rows} {table} row(s) (precompile calls), and {table} has no GPU fill yet: prove it \
+             with `--backend cpu`, or on the GPU with host trace generation (ZKRV_CPU_TRACE=1)")]
+    NoDeviceFill { table: &'static str, rows: usize },
     #[error("internal error: {0}")]
     Internal(String),
     /// Proving segment `index` of `count` failed (docs/continuations.md).
@@ -383,6 +388,7 @@ fn air(table: Table, p: &AirParams) -> Box<dyn Air> {
         Table::Memw => Box::new(MemwAir),
         Table::Keccakf => Box::new(KeccakfAir),
         Table::Sha256 => Box::new(Sha256Air),
+        Table::Poseidon2 => Box::new(tables::poseidon2::Poseidon2Air),
     }
 }
 
@@ -689,6 +695,7 @@ pub fn check_provable_at(rec: &zkrv_executor::Record, cycle_base: u64) -> Result
                     | 63
                     | zkrv_executor::precompile::KECCAK_F
                     | zkrv_executor::precompile::SHA256_COMPRESS
+                    | zkrv_executor::precompile::POSEIDON2
             );
         if !supported(op) || !known {
             return Err(MachineError::Unsupported { pc: ev.pc, op });

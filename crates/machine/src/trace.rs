@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use zkrv_executor::precompile::{KECCAK_F, SHA256_COMPRESS};
+use zkrv_executor::precompile::{KECCAK_F, POSEIDON2, SHA256_COMPRESS};
 use zkrv_executor::{decode, Op, Record};
 use zkrv_stark::field::{PrimeCharacteristicRing, PrimeField64, F};
 use zkrv_stark::matrix::RowMajorMatrix;
@@ -28,6 +28,7 @@ use crate::tables::memw::{memw_trace, MemwEvent, NUM_MEMW_COLS};
 use crate::tables::memw_a::{memw_a_trace, MemwAEvent, NUM_MEMW_A_COLS};
 use crate::tables::mul::{mul_trace, MulRequests, NUM_MUL_COLS};
 use crate::tables::page::{page_trace, CELLS_PER_PAGE, NUM_PAGE_COLS};
+use crate::tables::poseidon2::{poseidon2_trace, Poseidon2Row, WIDTH as P2_WIDTH};
 use crate::tables::regfile::{regfile_trace, NUM_REGFILE_COLS};
 use crate::tables::sha256::{sha256_trace, Sha256Call};
 use crate::tables::shift::{
@@ -80,6 +81,8 @@ pub struct Traces {
     /// the host).
     pub keccakf: RowMajorMatrix,
     pub sha256: RowMajorMatrix,
+    /// POSEIDON2: one row per `poseidon2` call (host fill only: a run with calls is refused with device fills).
+    pub poseidon2: RowMajorMatrix,
     /// The touched 4 KiB pages (sorted base addresses), as in the record.
     pub pages: Vec<u32>,
     /// What the tables looked up in BITWISE (fill BITWISE last, with [`Lookups::trace`]).
@@ -208,6 +211,8 @@ impl DeviceFill {
             Table::Decode => self.decode,
             Table::Pow2 => self.pow2,
             Table::Bitwise => self.bitwise,
+            // No device fill yet: `generate_split_at` refuses a run with calls when any table is on the device.
+            Table::Poseidon2 => false,
         }
     }
 
@@ -215,7 +220,7 @@ impl DeviceFill {
     pub fn without(mut self, table: Table) -> DeviceFill {
         let f = match table {
             // Host only (no selection flag): nothing to clear.
-            Table::Keccakf | Table::Sha256 => return self,
+            Table::Keccakf | Table::Sha256 | Table::Poseidon2 => return self,
             Table::Cpu => &mut self.cpu,
             Table::Lt => &mut self.lt,
             Table::Load => &mut self.load,
@@ -412,6 +417,7 @@ impl Traces {
             Table::Memw => &mut self.memw,
             Table::Keccakf => &mut self.keccakf,
             Table::Sha256 => &mut self.sha256,
+            Table::Poseidon2 => &mut self.poseidon2,
         };
         std::mem::take(m)
     }
@@ -594,6 +600,14 @@ pub fn generate_split_at(
 ) -> Result<(Traces, FillInputs), MachineError> {
     let base = start.input_cursor;
     device.check()?;
+    if device != DeviceFill::NONE && !rec.poseidon2.is_empty() {
+        // The device walks (registers, memory) and fills do not know the precompile's accesses yet: refuse
+        // loudly rather than fill POSEIDON2 on the host behind the device's back.
+        return Err(MachineError::NoDeviceFill {
+            table: Table::Poseidon2.name(),
+            rows: rec.poseidon2.len(),
+        });
+    }
     if device.input && *start != TraceStart::RUN {
         // The device INPUT fill writes a whole run's table (first index 0, end row present).
         return Err(MachineError::Internal(
@@ -645,6 +659,7 @@ pub fn generate_split_at(
     let mut input_uses = vec![0u64; input.len() + 1];
     input_uses[0] += start.input_ended as u64;
     let mut ecalls = 0usize;
+    let mut p2_rows: Vec<Poseidon2Row> = Vec::with_capacity(rec.poseidon2.len());
 
     for (i, ev) in rec.cycles.iter().enumerate() {
         let row_idx = cpu_decode
@@ -870,6 +885,47 @@ pub fn generate_split_at(
                 state_old_ts: old_ts[..4].try_into().expect("4"),
                 block_old_ts: old_ts[4..].try_into().expect("8"),
                 a1_old_ts,
+            });
+        } else if is_ecall && ev.rs1_val == POSEIDON2 {
+            let k = p2_rows.len();
+            let event = *rec.poseidon2.get(k).ok_or_else(|| {
+                MachineError::Internal(format!("no poseidon2 event for the ECALL at cycle {i}"))
+            })?;
+            let sc = rec.syscalls.get(ecalls);
+            if sc.map(|s| (s.num, s.args[0], s.cycle))
+                != Some((POSEIDON2, event.state_ptr, event.cycle))
+            {
+                return Err(MachineError::Internal(format!(
+                    "poseidon2 call {k} (cycle {i}): its event and syscall event disagree"
+                )));
+            }
+            let ts1 = ts + 1;
+            let mut old_ts = [0u64; P2_WIDTH];
+            for (j, slot) in old_ts.iter_mut().enumerate() {
+                let cell = event.state_ptr / 8 + j as u64;
+                let (bytes, t) = match mem.get(&cell) {
+                    Some(&x) => x,
+                    None => (
+                        init_cell(cell).ok_or_else(|| {
+                            MachineError::Internal(format!(
+                                "cell {cell:#x} outside the record's pages"
+                            ))
+                        })?,
+                        0,
+                    ),
+                };
+                if u64::from_le_bytes(bytes) != event.input[j] {
+                    return Err(MachineError::Internal(format!(
+                        "poseidon2 call {k} (cycle {i}): the memory walk disagrees with element {j}"
+                    )));
+                }
+                *slot = t;
+                mem.insert(cell, (event.output[j].to_le_bytes(), ts1));
+            }
+            p2_rows.push(Poseidon2Row {
+                event,
+                ts: ts1,
+                old_ts,
             });
         } else if is_ecall && !(ev.rs1_val == 93 || ev.rs1_val == 94) {
             let sc = rec
@@ -1144,6 +1200,10 @@ pub fn generate_split_at(
         "SHA256",
         Box::new(|lk| Ok(sha256_trace(&sha_calls, min_height, lk))),
     ));
+    tasks.push((
+        "POSEIDON2",
+        Box::new(|lk| poseidon2_trace(&p2_rows, min_height, lk).map_err(MachineError::Internal)),
+    ));
     if !device.input {
         tasks.push((
             "INPUT",
@@ -1222,6 +1282,7 @@ pub fn generate_split_at(
     let input_t = take("INPUT", Some(NUM_INPUT_COLS))?;
     let keccakf = take("KECCAKF", None)?;
     let sha256 = take("SHA256", None)?;
+    let poseidon2 = take("POSEIDON2", None)?;
     let inputs = FillInputs {
         min_height,
         cpu: device.cpu.then_some(CpuFillInputs {
@@ -1304,6 +1365,7 @@ pub fn generate_split_at(
         memw,
         keccakf,
         sha256,
+        poseidon2,
         cpu,
         decode: if device.decode {
             empty(NUM_DECODE_COLS)

@@ -15,6 +15,7 @@ pub mod memw;
 pub mod memw_a;
 pub mod mul;
 pub mod page;
+pub mod poseidon2;
 pub mod regfile;
 pub mod sha256;
 pub mod shift;
