@@ -1,6 +1,6 @@
 //! guests/bin/precompiles.elf (guests/c/programs/precompiles.c): the guest checks every precompile against
-//! its own software version and exits 0; its output equals the host's references; its poseidon2 part proves
-//! and verifies on the CPU.
+//! its own software version and exits 0; its output equals the host's references; its poseidon2 part, and all
+//! three precompiles together (KECCAKF, SHA256, POSEIDON2), prove and verify on the CPU.
 
 use tiny_keccak::{Hasher, Keccak};
 use zkrv_executor::precompile::{self, SHA256_IV};
@@ -93,5 +93,20 @@ fn the_poseidon2_part_proves_and_verifies() {
     let (st, proof) = prove(&p, b"\x04abc", &config).unwrap();
     assert_eq!(st.exit_code, 0);
     assert_eq!(st.output.len(), 128);
+    verify(&p, &st, &proof, &config, 0).unwrap();
+}
+
+#[test]
+fn all_three_precompiles_prove_and_verify() {
+    // Mask 7: keccak_f (Keccak-256 of "abc" and one permutation), sha256_compress (SHA-256 of "abc" and one
+    // compression), poseidon2; the guest checks each against its software version (exit 0).
+    let p = guest();
+    let config = StarkConfig {
+        debug_check: true,
+        ..StarkConfig::dev()
+    };
+    let (st, proof) = prove(&p, b"\x07abc", &config).unwrap();
+    assert_eq!(st.exit_code, 0);
+    assert_eq!(st.output, expected(b"abc"));
     verify(&p, &st, &proof, &config, 0).unwrap();
 }
