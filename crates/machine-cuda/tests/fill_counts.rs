@@ -34,11 +34,13 @@ use zkrv_machine::tables::shift::{
     pow2_height, shift_height, shift_side_requests, ShiftOp, ShiftRequests,
 };
 use zkrv_machine::trace::{generate_split, DeviceFill};
+use zkrv_machine::Table;
 use zkrv_machine::MIN_HEIGHT;
 use zkrv_machine_cuda::tables::bitwise::fill_bitwise;
 use zkrv_machine_cuda::tables::cpu::fill_cpu;
 use zkrv_machine_cuda::tables::decode::fill_decode;
-use zkrv_machine_cuda::tables::shift::{fill_pow2, fill_shift, shift_requests};
+use zkrv_machine_cuda::tables::shift::{fill_pow2, fill_shift_resident, shift_requests};
+use zkrv_machine_cuda::tables::upload_requests;
 use zkrv_machine_cuda::tables::DeviceLookups;
 use zkrv_stark::field::PrimeField64;
 
@@ -62,18 +64,14 @@ struct DecodeCase {
 }
 
 fn decode_cases() -> Vec<DecodeCase> {
-    let fill = DeviceFill {
-        cpu: true,
-        decode: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Cpu, Table::Decode]);
     let mut v = Vec::new();
     for g in fill_util::guest_runs() {
         for min_height in [MIN_HEIGHT, 1 << 12] {
             let (t, inputs) =
                 generate_split(&g.decode, &g.record, &g.input, min_height, fill).unwrap();
             assert_eq!(
-                t.decode.height(),
+                t.tables[Table::Decode].height(),
                 0,
                 "{}: DECODE left to the device",
                 g.name
@@ -81,8 +79,7 @@ fn decode_cases() -> Vec<DecodeCase> {
             assert_eq!(inputs.decode.len(), g.decode.height(min_height));
             let full =
                 zkrv_machine::trace::generate(&g.decode, &g.record, &g.input, min_height).unwrap();
-            let host: Vec<u64> = full
-                .decode
+            let host: Vec<u64> = full.tables[Table::Decode]
                 .values
                 .iter()
                 .map(|x| x.as_canonical_u64())
@@ -357,7 +354,11 @@ int main() {
     for ((name, req, mh), want) in cases.iter().zip(&wants) {
         let lookups = DeviceLookups::with_counters(&dev, 0, want.len()).unwrap();
         let mut stats = TransferStats::default();
-        fill_shift(&dev, req, *mh, &lookups, &mut stats).unwrap();
+        (|| {
+            let d = upload_requests(&dev, "SHIFT", &shift_requests(req), &mut stats)?;
+            fill_shift_resident(&dev, &d, *mh, &lookups)
+        })()
+        .unwrap();
         let before = stats.total_h2d();
         let t = fill_pow2(&dev, &lookups).unwrap();
         assert_eq!(dev.download(&t.data).unwrap(), *want, "GPU, {name}");
@@ -365,16 +366,17 @@ int main() {
     }
     // Counters too short for the POW2 rows SHIFT names are refused.
     let lookups = DeviceLookups::with_counters(&dev, 0, 64).unwrap();
-    let e = fill_shift(
+    let req = upload_requests(
         &dev,
-        &cases[1].1,
-        MIN_HEIGHT,
-        &lookups,
+        "SHIFT",
+        &shift_requests(&cases[1].1),
         &mut TransferStats::default(),
     )
-    .err()
-    .expect("64 POW2 counters refused")
-    .to_string();
+    .unwrap();
+    let e = fill_shift_resident(&dev, &req, MIN_HEIGHT, &lookups)
+        .err()
+        .expect("64 POW2 counters refused")
+        .to_string();
     assert!(e.contains("POW2 counters"), "{e}");
     eprintln!(
         "gpu_pow2_counts_match_cpu: GPU matches on {} cases",

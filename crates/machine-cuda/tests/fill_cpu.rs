@@ -27,6 +27,7 @@ use zkrv_machine::tables::bitwise::{LookupKind, Lookups};
 use zkrv_machine::tables::cpu::{cpu_height, cpu_trace, CpuCols, RegWalk, NUM_CPU_COLS};
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::trace::{generate_split, CpuFillInputs, DeviceFill};
+use zkrv_machine::Table;
 use zkrv_machine::MIN_HEIGHT;
 use zkrv_machine_cuda::tables::cpu::fill_cpu;
 use zkrv_machine_cuda::tables::DeviceLookups;
@@ -44,12 +45,13 @@ struct Case {
 
 fn case(name: String, program: &Program, input: &[u8], record: Record, min_height: usize) -> Case {
     let dt = DecodeTable::new(program).unwrap();
-    let device = DeviceFill {
-        cpu: true,
-        ..DeviceFill::NONE
-    };
+    let device = DeviceFill::of(&[Table::Cpu]);
     let (t, inputs) = generate_split(&dt, &record, input, min_height, device).unwrap();
-    assert_eq!(t.cpu.height(), 0, "{name}: CPU left to the device");
+    assert_eq!(
+        t.tables[Table::Cpu].height(),
+        0,
+        "{name}: CPU left to the device"
+    );
     Case {
         name,
         cpu: inputs.cpu.unwrap(),

@@ -25,7 +25,8 @@ use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::cpu32::{cpu32_trace, NUM_CPU32_COLS};
 use zkrv_machine::trace::DeviceFill;
 use zkrv_machine::{Table, MIN_HEIGHT};
-use zkrv_machine_cuda::tables::cpu32::{cpu32_inputs, fill_cpu32};
+use zkrv_machine_cuda::tables::cpu32::{cpu32_inputs, fill_cpu32_resident};
+use zkrv_machine_cuda::tables::upload_requests;
 use zkrv_machine_cuda::tables::DeviceLookups;
 use zkrv_stark::matrix::RowMajorMatrix;
 
@@ -63,7 +64,8 @@ impl RequestFill for Cpu32 {
         lookups: &DeviceLookups,
         stats: &mut TransferStats,
     ) -> Result<DeviceTrace, CudaError> {
-        fill_cpu32(dev, ops, min_height, lookups, stats)
+        let d = upload_requests(dev, "CPU32", &cpu32_inputs(ops)?, stats)?;
+        fill_cpu32_resident(dev, &d, min_height, lookups)
     }
 }
 
@@ -128,10 +130,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<WOps>> {
         req: all,
         min_height: MIN_HEIGHT,
     });
-    let fill = DeviceFill {
-        cpu32: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Cpu32]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         let (t, _) = cpu32_trace(&inputs.cpu32, inputs.min_height, lk).unwrap();
         vec![(Table::Cpu32, t)]

@@ -23,7 +23,8 @@ use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::dvrm::{dvrm_requests, dvrm_trace, DvrmRequests, NUM_DVRM_COLS};
 use zkrv_machine::trace::DeviceFill;
 use zkrv_machine::{Table, MIN_HEIGHT};
-use zkrv_machine_cuda::tables::dvrm::{dvrm_upload, fill_dvrm};
+use zkrv_machine_cuda::tables::dvrm::{dvrm_upload, fill_dvrm_resident};
+use zkrv_machine_cuda::tables::upload_requests;
 use zkrv_machine_cuda::tables::DeviceLookups;
 use zkrv_stark::matrix::RowMajorMatrix;
 
@@ -61,7 +62,8 @@ impl RequestFill for Dvrm {
         lookups: &DeviceLookups,
         stats: &mut TransferStats,
     ) -> Result<DeviceTrace, CudaError> {
-        fill_dvrm(dev, req, min_height, lookups, stats)
+        let d = upload_requests(dev, "DVRM", &dvrm_upload(req), stats)?;
+        fill_dvrm_resident(dev, &d, min_height, lookups)
     }
 }
 
@@ -114,10 +116,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<DvrmRequests>> {
         req: edges,
         min_height: MIN_HEIGHT,
     });
-    let fill = DeviceFill {
-        dvrm: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Dvrm]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         let (t, _) = dvrm_trace(&inputs.dvrm, inputs.min_height, lk);
         vec![(Table::Dvrm, t)]

@@ -25,7 +25,8 @@ use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::eq::{eq_trace, NUM_EQ_COLS};
 use zkrv_machine::trace::DeviceFill;
 use zkrv_machine::{Table, MIN_HEIGHT};
-use zkrv_machine_cuda::tables::eq::{eq_requests, fill_eq};
+use zkrv_machine_cuda::tables::eq::{eq_requests, fill_eq_resident};
+use zkrv_machine_cuda::tables::upload_requests;
 use zkrv_machine_cuda::tables::DeviceLookups;
 use zkrv_stark::matrix::RowMajorMatrix;
 
@@ -62,7 +63,8 @@ impl RequestFill for Eq {
         lookups: &DeviceLookups,
         stats: &mut TransferStats,
     ) -> Result<DeviceTrace, CudaError> {
-        fill_eq(dev, req, min_height, lookups, stats)
+        let d = upload_requests(dev, "EQ", &eq_requests(req), stats)?;
+        fill_eq_resident(dev, &d, min_height, lookups)
     }
 }
 
@@ -107,10 +109,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<EqReqs>> {
         req: edges,
         min_height: MIN_HEIGHT,
     });
-    let fill = DeviceFill {
-        eq: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Eq]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, _| {
         vec![(Table::Eq, eq_trace(&inputs.eq, inputs.min_height))]
     }) {

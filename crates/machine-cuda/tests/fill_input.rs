@@ -94,10 +94,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<In>> {
         req: random_input(r, 5),
         min_height: 64,
     });
-    let fill = DeviceFill {
-        input: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Input]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         let t = input_trace(&inputs.input, &inputs.input_uses, inputs.min_height, lk);
         vec![(Table::Input, t)]

@@ -23,8 +23,10 @@ use zkrv_cuda::{CudaError, Device, TransferStats};
 use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::lt::{lt_trace, NUM_LT_COLS};
 use zkrv_machine::trace::{generate_split, DeviceFill};
+use zkrv_machine::Table;
 use zkrv_machine::MIN_HEIGHT;
-use zkrv_machine_cuda::tables::lt::{fill_lt, lt_requests};
+use zkrv_machine_cuda::tables::lt::{fill_lt_resident, lt_requests};
+use zkrv_machine_cuda::tables::upload_requests;
 use zkrv_machine_cuda::tables::DeviceLookups;
 use zkrv_stark::matrix::RowMajorMatrix;
 
@@ -61,7 +63,8 @@ impl RequestFill for Lt {
         lookups: &DeviceLookups,
         stats: &mut TransferStats,
     ) -> Result<DeviceTrace, CudaError> {
-        fill_lt(dev, req, min_height, lookups, stats)
+        let d = upload_requests(dev, "LT", &lt_requests(req), stats)?;
+        fill_lt_resident(dev, &d, min_height, lookups)
     }
 }
 
@@ -112,11 +115,7 @@ fn random_requests(r: &mut StdRng, n: usize) -> LtReqs {
 
 /// The LT requests of every guest (`generate_split` with LT and SHIFT left to the device).
 fn guest_requests() -> Vec<(String, LtReqs)> {
-    let fill = DeviceFill {
-        lt: true,
-        shift: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Lt, Table::Shift]);
     fill_util::guest_runs()
         .into_iter()
         .map(|g| {

@@ -25,7 +25,8 @@ use zkrv_machine::tables::memw::{memw_trace, MemwEvent, NUM_MEMW_COLS};
 use zkrv_machine::tables::memw_a::WIDTHS;
 use zkrv_machine::trace::DeviceFill;
 use zkrv_machine::{Table, MIN_HEIGHT};
-use zkrv_machine_cuda::tables::memw::{fill_memw, pack_memw};
+use zkrv_machine_cuda::tables::memw::{fill_memw_resident, pack_memw};
+use zkrv_machine_cuda::tables::upload_requests;
 use zkrv_machine_cuda::tables::DeviceLookups;
 use zkrv_stark::matrix::RowMajorMatrix;
 
@@ -61,7 +62,8 @@ impl RequestFill for Memw {
         lookups: &DeviceLookups,
         stats: &mut TransferStats,
     ) -> Result<DeviceTrace, CudaError> {
-        fill_memw(dev, ev, min_height, lookups, stats)
+        let d = upload_requests(dev, "MEMW", &pack_memw(ev)?, stats)?;
+        fill_memw_resident(dev, &d, min_height, lookups)
     }
 }
 
@@ -124,10 +126,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<Vec<MemwEvent>>> {
         req: random_accesses(r, 5),
         min_height: 64,
     });
-    let fill = DeviceFill {
-        memw: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Memw]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         vec![(
             Table::Memw,

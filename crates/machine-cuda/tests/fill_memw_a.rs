@@ -274,21 +274,46 @@ fn mem_split_matches_generate() {
         let full = generate(&g.decode, &g.record, &g.input, h).unwrap();
         let (split, fi) = generate_split(&g.decode, &g.record, &g.input, h, MEM_FILLS).unwrap();
         for (t, m) in [
-            ("LOAD", &split.load),
-            ("STORE", &split.store),
-            ("MEMW_A", &split.memw_a),
+            ("LOAD", &split.tables[zkrv_machine::Table::Load]),
+            ("STORE", &split.tables[zkrv_machine::Table::Store]),
+            ("MEMW_A", &split.tables[zkrv_machine::Table::MemwA]),
         ] {
             assert!(m.values.is_empty(), "{}: split {t} is not empty", g.name);
         }
-        assert_eq!(split.cpu.values, full.cpu.values, "{}: CPU", g.name);
-        assert_eq!(split.memw.values, full.memw.values, "{}: MEMW", g.name);
+        assert_eq!(
+            split.tables[zkrv_machine::Table::Cpu].values,
+            full.tables[zkrv_machine::Table::Cpu].values,
+            "{}: CPU",
+            g.name
+        );
+        assert_eq!(
+            split.tables[zkrv_machine::Table::Memw].values,
+            full.tables[zkrv_machine::Table::Memw].values,
+            "{}: MEMW",
+            g.name
+        );
         let mut lookups = split.lookups.clone();
         let load = load_trace(&fi.loads, fi.min_height, &mut lookups);
         let store = store_trace(&fi.stores, fi.min_height, &mut lookups);
         let memw_a = memw_a_trace(&fi.accesses, fi.min_height, &mut lookups);
-        assert_eq!(load.values, full.load.values, "{}: LOAD", g.name);
-        assert_eq!(store.values, full.store.values, "{}: STORE", g.name);
-        assert_eq!(memw_a.values, full.memw_a.values, "{}: MEMW_A", g.name);
+        assert_eq!(
+            load.values,
+            full.tables[zkrv_machine::Table::Load].values,
+            "{}: LOAD",
+            g.name
+        );
+        assert_eq!(
+            store.values,
+            full.tables[zkrv_machine::Table::Store].values,
+            "{}: STORE",
+            g.name
+        );
+        assert_eq!(
+            memw_a.values,
+            full.tables[zkrv_machine::Table::MemwA].values,
+            "{}: MEMW_A",
+            g.name
+        );
         for kind in KINDS {
             assert_eq!(
                 lookups.counts(kind),

@@ -23,7 +23,8 @@ use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::mul::{mul_trace, MulOp, MulRequests, NUM_MUL_COLS};
 use zkrv_machine::trace::DeviceFill;
 use zkrv_machine::{Table, MIN_HEIGHT};
-use zkrv_machine_cuda::tables::mul::{fill_mul, mul_requests};
+use zkrv_machine_cuda::tables::mul::{fill_mul_resident, mul_requests};
+use zkrv_machine_cuda::tables::upload_requests;
 use zkrv_machine_cuda::tables::DeviceLookups;
 use zkrv_stark::matrix::RowMajorMatrix;
 
@@ -58,7 +59,8 @@ impl RequestFill for Mul {
         lookups: &DeviceLookups,
         stats: &mut TransferStats,
     ) -> Result<DeviceTrace, CudaError> {
-        fill_mul(dev, req, min_height, lookups, stats)
+        let d = upload_requests(dev, "MUL", &mul_requests(req), stats)?;
+        fill_mul_resident(dev, &d, min_height, lookups)
     }
 }
 
@@ -105,10 +107,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<MulRequests>> {
         req: edges,
         min_height: MIN_HEIGHT,
     });
-    let fill = DeviceFill {
-        mul: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Mul]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         vec![(Table::Mul, mul_trace(&inputs.mul, inputs.min_height, lk))]
     }) {

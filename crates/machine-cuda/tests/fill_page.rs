@@ -23,7 +23,8 @@ use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::page::{page_trace, CELLS_PER_PAGE, NUM_PAGE_COLS};
 use zkrv_machine::trace::DeviceFill;
 use zkrv_machine::{Table, MIN_HEIGHT};
-use zkrv_machine_cuda::tables::page::{fill_page, pack_page};
+use zkrv_machine_cuda::tables::page::{fill_page_resident, pack_page};
+use zkrv_machine_cuda::tables::upload_requests;
 use zkrv_machine_cuda::tables::DeviceLookups;
 use zkrv_stark::matrix::RowMajorMatrix;
 
@@ -61,7 +62,8 @@ impl RequestFill for Page {
         lookups: &DeviceLookups,
         stats: &mut TransferStats,
     ) -> Result<DeviceTrace, CudaError> {
-        fill_page(dev, c, min_height, lookups, stats)
+        let d = upload_requests(dev, "PAGE", &pack_page(c)?, stats)?;
+        fill_page_resident(dev, &d, min_height, lookups)
     }
 }
 
@@ -97,10 +99,7 @@ fn cases(r: &mut StdRng) -> Vec<Case<Cells>> {
         req: random_cells(r, 5),
         min_height: 64,
     });
-    let fill = DeviceFill {
-        page: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Page]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, _| {
         vec![(Table::Page, page_trace(&inputs.page, inputs.min_height))]
     }) {

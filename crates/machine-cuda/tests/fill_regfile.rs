@@ -22,7 +22,8 @@ use zkrv_machine::tables::bitwise::Lookups;
 use zkrv_machine::tables::regfile::{regfile_trace, NUM_REGFILE_COLS};
 use zkrv_machine::trace::DeviceFill;
 use zkrv_machine::{Table, MIN_HEIGHT};
-use zkrv_machine_cuda::tables::regfile::fill_regfile;
+use zkrv_machine_cuda::tables::regfile::{fill_regfile_resident, RegfileIn};
+use zkrv_machine_cuda::tables::upload_requests;
 use zkrv_machine_cuda::tables::DeviceLookups;
 use zkrv_stark::matrix::RowMajorMatrix;
 
@@ -56,7 +57,15 @@ impl RequestFill for Regfile {
         lookups: &DeviceLookups,
         stats: &mut TransferStats,
     ) -> Result<DeviceTrace, CudaError> {
-        fill_regfile(dev, r, min_height, lookups, stats)
+        let d = upload_requests(
+            dev,
+            "REGFILE",
+            &r.iter()
+                .map(|&(v, ts)| RegfileIn { v, ts })
+                .collect::<Vec<_>>(),
+            stats,
+        )?;
+        fill_regfile_resident(dev, &d, min_height, lookups)
     }
 }
 
@@ -89,10 +98,7 @@ fn gpu_regfile_fill_matches_cpu() {
         req: random_regs(&mut r, 34),
         min_height: 256,
     });
-    let fill = DeviceFill {
-        regfile: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Regfile]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, _| {
         vec![(
             Table::Regfile,
@@ -109,18 +115,24 @@ fn gpu_regfile_fill_matches_cpu() {
     request_fill::check::<Regfile>(&cases);
 }
 
-/// More register cells than the machine has are refused before anything is uploaded.
+/// More register cells than the machine has are refused before anything is launched.
 #[test]
 fn fill_regfile_refuses_35_registers() {
     let Some(dev) = fill_util::device("fill_regfile_refuses_35_registers") else {
         return;
     };
     let lookups = DeviceLookups::new(&dev).unwrap();
-    let mut stats = TransferStats::default();
-    let e = fill_regfile(&dev, &vec![(0, 0); 35], MIN_HEIGHT, &lookups, &mut stats)
+    let fin = dev.upload(&[RegfileIn { v: 0, ts: 0 }; 35]).unwrap();
+    let e = fill_regfile_resident(&dev, &fin, MIN_HEIGHT, &lookups)
         .err()
         .expect("35 registers refused")
         .to_string();
     assert!(e.contains("35 registers"), "{e}");
-    assert_eq!(stats.total_h2d(), 0);
+    assert!(
+        dev.download(&lookups.counts)
+            .unwrap()
+            .iter()
+            .all(|&x| x == 0),
+        "refused fill counted lookups"
+    );
 }

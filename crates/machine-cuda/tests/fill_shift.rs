@@ -25,8 +25,10 @@ use zkrv_machine::tables::bitwise::{LookupKind, Lookups};
 use zkrv_machine::tables::lt::lt_trace;
 use zkrv_machine::tables::shift::{shift_fill, ShiftOp, ShiftRequests, NUM_SHIFT_COLS};
 use zkrv_machine::trace::{generate, generate_split, DeviceFill};
+use zkrv_machine::Table;
 use zkrv_machine::MIN_HEIGHT;
-use zkrv_machine_cuda::tables::shift::{fill_shift, shift_requests};
+use zkrv_machine_cuda::tables::shift::{fill_shift_resident, shift_requests};
+use zkrv_machine_cuda::tables::upload_requests;
 use zkrv_machine_cuda::tables::DeviceLookups;
 use zkrv_stark::matrix::RowMajorMatrix;
 
@@ -61,7 +63,8 @@ impl RequestFill for Shift {
         lookups: &DeviceLookups,
         stats: &mut TransferStats,
     ) -> Result<DeviceTrace, CudaError> {
-        fill_shift(dev, req, min_height, lookups, stats)
+        let d = upload_requests(dev, "SHIFT", &shift_requests(req), stats)?;
+        fill_shift_resident(dev, &d, min_height, lookups)
     }
 }
 
@@ -149,27 +152,34 @@ fn guest_requests() -> Vec<(String, ShiftRequests)> {
     let mut out = Vec::new();
     for g in fill_util::guest_runs() {
         let (name, decode, rec, input) = (g.name, &g.decode, &g.record, &g.input);
-        let fill = DeviceFill {
-            lt: true,
-            shift: true,
-            ..DeviceFill::NONE
-        };
+        let fill = DeviceFill::of(&[Table::Lt, Table::Shift]);
         let (split, inputs) = generate_split(decode, rec, input, MIN_HEIGHT, fill).unwrap();
         assert_eq!(inputs.min_height, MIN_HEIGHT);
         // The host split: the tables SHIFT asks (MUL, POW2) are unchanged, and the device-filled tables'
         // lookups complete the host's.
         let full = generate(decode, rec, input, MIN_HEIGHT).unwrap();
         assert_eq!(
-            split.shift.values.len(),
+            split.tables[zkrv_machine::Table::Shift].values.len(),
             0,
             "{name}: SHIFT left to the device"
         );
-        assert!(split.mul.values == full.mul.values, "{name}: MUL");
-        assert!(split.pow2.values == full.pow2.values, "{name}: POW2");
+        assert!(
+            split.tables[zkrv_machine::Table::Mul].values
+                == full.tables[zkrv_machine::Table::Mul].values,
+            "{name}: MUL"
+        );
+        assert!(
+            split.tables[zkrv_machine::Table::Pow2].values
+                == full.tables[zkrv_machine::Table::Pow2].values,
+            "{name}: POW2"
+        );
         let mut lookups = split.lookups.clone();
         lt_trace(&inputs.lt, MIN_HEIGHT, &mut lookups);
         let shift = shift_fill(&inputs.shift, MIN_HEIGHT, &mut lookups);
-        assert!(shift.values == full.shift.values, "{name}: SHIFT rows");
+        assert!(
+            shift.values == full.tables[zkrv_machine::Table::Shift].values,
+            "{name}: SHIFT rows"
+        );
         for k in LookupKind::ALL {
             assert!(
                 lookups.counts(k) == full.lookups.counts(k),

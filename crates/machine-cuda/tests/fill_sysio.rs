@@ -25,7 +25,10 @@ use zkrv_machine::tables::sysio::{
 };
 use zkrv_machine::trace::DeviceFill;
 use zkrv_machine::{Table, MIN_HEIGHT};
-use zkrv_machine_cuda::tables::sysio::{fill_syscall, fill_sysio, pack_syscall, pack_sysio};
+use zkrv_machine_cuda::tables::sysio::{
+    fill_syscall, fill_sysio_resident, pack_syscall, pack_sysio,
+};
+use zkrv_machine_cuda::tables::upload_requests;
 use zkrv_machine_cuda::tables::DeviceLookups;
 use zkrv_stark::matrix::RowMajorMatrix;
 
@@ -108,7 +111,8 @@ impl RequestFill for Sysio {
         lookups: &DeviceLookups,
         stats: &mut TransferStats,
     ) -> Result<DeviceTrace, CudaError> {
-        fill_sysio(dev, r, min_height, lookups, stats)
+        let d = upload_requests(dev, "SYSIO", &pack_sysio(r)?, stats)?;
+        fill_sysio_resident(dev, &d, min_height, lookups)
     }
 }
 
@@ -211,10 +215,7 @@ fn gpu_syscall_fill_matches_cpu() {
         req: random_syscalls(&mut r, 5),
         min_height: 64,
     });
-    let fill = DeviceFill {
-        syscall: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Syscall]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         vec![(
             Table::Syscall,
@@ -246,10 +247,7 @@ fn gpu_sysio_fill_matches_cpu() {
         req: random_sysio(&mut r, 5),
         min_height: 64,
     });
-    let fill = DeviceFill {
-        sysio: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Sysio]);
     for (name, inputs) in request_fill::guest_inputs(fill, |inputs, lk| {
         vec![(
             Table::Sysio,

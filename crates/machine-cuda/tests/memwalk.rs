@@ -39,12 +39,7 @@ use zkrv_machine_cuda::tables::{DeviceCycles, DeviceLookups};
 
 /// The tables the memory walk feeds, on the device.
 const MEM: DeviceFill = DeviceFill {
-    load: true,
-    store: true,
-    memw_a: true,
-    memw: true,
-    page: true,
-    sysio: true,
+    tables: DeviceFill::walk_readers()[1].1,
     ..DeviceFill::NONE
 };
 

@@ -24,6 +24,7 @@ use zkrv_machine::tables::cpu::{cpu_trace, RegWalk};
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::tables::regfile::regfile_trace;
 use zkrv_machine::trace::{generate_split, CpuFillInputs, DeviceFill};
+use zkrv_machine::Table;
 use zkrv_machine::MIN_HEIGHT;
 use zkrv_machine_cuda::tables::cpu::fill_cpu_walked;
 use zkrv_machine_cuda::tables::regfile::fill_regfile_resident;
@@ -42,11 +43,7 @@ struct Case {
 
 fn case(name: String, program: &Program, input: &[u8], record: Record, chunks: Vec<usize>) -> Case {
     let dt = DecodeTable::new(program).unwrap();
-    let fill = DeviceFill {
-        cpu: true,
-        regfile: true,
-        ..DeviceFill::NONE
-    };
+    let fill = DeviceFill::of(&[Table::Cpu, Table::Regfile]);
     let (_, inputs) = generate_split(&dt, &record, input, MIN_HEIGHT, fill).unwrap();
     // With the walk on the device the host leaves its results out.
     let (_, dev_inputs) = generate_split(

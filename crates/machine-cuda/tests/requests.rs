@@ -48,14 +48,7 @@ use zkrv_machine_cuda::tables::{DeviceCycles, DeviceLookups};
 
 /// The tables whose request lists the device builds.
 const REQ_TABLES: DeviceFill = DeviceFill {
-    eq: true,
-    lt: true,
-    bytewise: true,
-    shift: true,
-    mul: true,
-    cpu32: true,
-    dvrm: true,
-    pow2: true,
+    tables: DeviceFill::walk_readers()[2].1,
     ..DeviceFill::NONE
 };
 

@@ -34,7 +34,7 @@ use zkrv_stark::StarkConfig;
 fn device_fills_cover_the_registry() {
     let fills = device_fills();
     for (t, f) in fills.iter() {
-        if HOST_ONLY_TABLES.contains(&t) || !DeviceFill::ALL.has(t) {
+        if HOST_ONLY_TABLES.contains(&t) || t == Table::Poseidon2 {
             assert!(
                 f.is_none(),
                 "{t} is listed as host-only but has a device fill"
@@ -63,16 +63,21 @@ fn a_table_without_a_device_fill_is_a_named_error_only_with_rows() {
     let fills: PerTable<Option<&'static dyn DeviceTableFill>> =
         all.map(|t, f| if t == Table::Input { None } else { f });
     let (device, missing) = without_missing_fills(&fills, DeviceFill::ALL);
-    assert_eq!(missing, [Table::Input]);
+    // INPUT and the precompile tables (no device fill yet).
+    assert_eq!(
+        missing,
+        [
+            Table::Input,
+            Table::Keccakf,
+            Table::Sha256,
+            Table::Poseidon2
+        ]
+    );
     assert!(!device.has(Table::Input) && device.has(Table::Lt));
     // No rows: fine, INPUT is filled on the host, every other table on the device.
     check_missing_fills(missing.clone(), |_| false).unwrap();
     let plan = fill_plan(&fills, device).unwrap();
-    let host_only = Table::ALL
-        .iter()
-        .filter(|&&t| !DeviceFill::ALL.has(t))
-        .count();
-    assert_eq!(plan.len(), Table::COUNT - 1 - host_only);
+    assert_eq!(plan.len(), Table::COUNT - 4);
     assert!(plan.iter().all(|f| f.table() != Table::Input));
     // Rows: the error names the table.
     match check_missing_fills(missing, |t| t == Table::Input) {
@@ -114,7 +119,8 @@ fn runs_with_precompile_calls_are_refused_naming_the_table() {
 #[test]
 fn trace_gen_options() {
     assert_eq!(selected_tables(DeviceFill::NONE), Vec::<usize>::new());
-    let all: Vec<&str> = selected_tables(DeviceFill::ALL)
+    let (with_fills, _) = without_missing_fills(&device_fills(), DeviceFill::ALL);
+    let all: Vec<&str> = selected_tables(with_fills)
         .into_iter()
         .map(|t| TABLE_NAMES[t])
         .collect();
@@ -127,7 +133,7 @@ fn trace_gen_options() {
         "every table but the host-only ones has a device fill"
     );
     // BITWISE reads the histogram every other fill counts into: it runs last.
-    let order: Vec<usize> = fill_plan(&device_fills(), DeviceFill::ALL)
+    let order: Vec<usize> = fill_plan(&device_fills(), with_fills)
         .unwrap()
         .into_iter()
         .map(|f| f.table().index())
@@ -146,48 +152,12 @@ fn trace_gen_options() {
     assert_eq!(DEVICE_FILLS, DeviceFill::ALL);
     // DECODE without CPU, POW2 without SHIFT on the device: refused (nothing would count them).
     for (bad, what) in [
-        (
-            DeviceFill {
-                cpu: false,
-                ..DeviceFill::ALL
-            },
-            "DECODE",
-        ),
-        (
-            DeviceFill {
-                shift: false,
-                ..DeviceFill::ALL
-            },
-            "POW2",
-        ),
-        (
-            DeviceFill {
-                regfile: false,
-                ..DeviceFill::ALL
-            },
-            "register walk",
-        ),
-        (
-            DeviceFill {
-                page: false,
-                ..DeviceFill::ALL
-            },
-            "memory walk",
-        ),
-        (
-            DeviceFill {
-                lt: false,
-                ..DeviceFill::ALL
-            },
-            "request lists",
-        ),
-        (
-            DeviceFill {
-                pow2: false,
-                ..DeviceFill::ALL
-            },
-            "request lists",
-        ),
+        (DeviceFill::ALL.without(Table::Cpu), "DECODE"),
+        (DeviceFill::ALL.without(Table::Shift), "POW2"),
+        (DeviceFill::ALL.without(Table::Regfile), "register walk"),
+        (DeviceFill::ALL.without(Table::Page), "memory walk"),
+        (DeviceFill::ALL.without(Table::Lt), "request lists"),
+        (DeviceFill::ALL.without(Table::Pow2), "request lists"),
     ] {
         let e = bad.check().unwrap_err().to_string();
         assert!(e.contains(what), "{e}");
@@ -218,17 +188,26 @@ fn gpu_tracegen_proofs_are_byte_identical_to_cpu() {
         let (p, input) = rv_programs::guest(g);
         let (st_cpu, proof_cpu) = prove(&p, &input, &config).unwrap();
         // (host traces, record path, device fills): the default on every guest; on the first and the largest
-        // ones also the fills uploading their own inputs, all traces on the host, and LT, SYSIO and the register
-        // walk, the memory walk and the request lists on the host with BITWISE on the device (which then adds the
-        // host fills' lookups to the device histogram; CPU, REGFILE and the memory tables upload the host walks'
-        // results, the request tables the host's lists).
+        // ones also the fills uploading their own inputs, all traces on the host, and the three walks on the
+        // host with the tables that read them there too (the request tables, MEMW, PAGE, SYSIO and REGFILE: their
+        // device fills read only the device walks' lists) and BITWISE on the device (which then adds the host
+        // fills' lookups to the device histogram; CPU and LOAD/STORE/MEMW_A upload the host walks' results).
+        let walk_readers = DeviceFill::walk_readers()
+            .into_iter()
+            .fold(zkrv_machine::TableSet::EMPTY, |s, (_, r)| {
+                r.iter().fold(s, |s, t| s.with(t))
+            });
         let partial = DeviceFill {
-            lt: false,
-            sysio: false,
+            tables: DEVICE_FILLS
+                .tables
+                .minus(walk_readers)
+                .with(Table::Load)
+                .with(Table::Store)
+                .with(Table::MemwA)
+                .with(Table::Cpu),
             reg_walk: false,
             mem_walk: false,
             requests: false,
-            ..DEVICE_FILLS
         };
         let modes = if k == 0 || *g == "sort" {
             vec![

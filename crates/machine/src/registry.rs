@@ -100,6 +100,8 @@ const _: () = assert!(Table::COUNT <= 32);
 impl TableSet {
     /// No table.
     pub const EMPTY: TableSet = TableSet(0);
+    /// Every table of the registry.
+    pub const ALL: TableSet = TableSet::of(&Table::ALL);
 
     /// The set of `tables`.
     pub const fn of(tables: &[Table]) -> TableSet {
@@ -120,13 +122,43 @@ impl TableSet {
         TableSet(self.0 | 1 << t as u32)
     }
 
+    pub const fn without(self, t: Table) -> TableSet {
+        TableSet(self.0 & !(1 << t as u32))
+    }
+
+    /// The tables of `self` not in `other`.
+    pub const fn minus(self, other: TableSet) -> TableSet {
+        TableSet(self.0 & !other.0)
+    }
+
     pub const fn is_empty(self) -> bool {
         self.0 == 0
+    }
+
+    /// The number of tables in the set.
+    pub const fn len(self) -> usize {
+        self.0.count_ones() as usize
     }
 
     /// The tables of the set, in proof order.
     pub fn iter(self) -> impl Iterator<Item = Table> {
         Table::ALL.into_iter().filter(move |&t| self.contains(t))
+    }
+}
+
+/// The names of the tables, in proof order, separated by `", "` (`"CPU, LT"`; `"no table"` when empty).
+impl std::fmt::Display for TableSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_empty() {
+            return f.write_str("no table");
+        }
+        for (k, t) in self.iter().enumerate() {
+            if k > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(t.name())?;
+        }
+        Ok(())
     }
 }
 
@@ -229,6 +261,14 @@ mod tests {
         assert!(s.contains(Table::Cpu) && !s.contains(Table::Lt));
         assert_eq!(s.iter().collect::<Vec<_>>(), [Table::Cpu, Table::Shift]);
         assert_eq!(TableSet::EMPTY.with(Table::Lt), TableSet::of(&[Table::Lt]));
+        assert_eq!(s.without(Table::Cpu), TableSet::of(&[Table::Shift]));
+        assert_eq!(
+            s.minus(TableSet::of(&[Table::Shift, Table::Lt])),
+            TableSet::of(&[Table::Cpu])
+        );
+        assert_eq!((s.len(), TableSet::ALL.len()), (2, Table::COUNT));
+        assert_eq!(s.to_string(), "CPU, SHIFT");
+        assert_eq!(TableSet::EMPTY.to_string(), "no table");
     }
 
     #[test]

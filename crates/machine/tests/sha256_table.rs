@@ -144,6 +144,11 @@ fn honest_calls_are_accepted_and_the_output_is_the_compression() {
         let calls = random_calls(&mut rng, calls);
         let h = harness(&calls, min_height);
         assert_eq!(h.traces[0].height(), sha256_height(calls.len(), min_height));
+        assert_eq!(
+            h.traces[0].height() == 0,
+            calls.is_empty(),
+            "absent without calls"
+        );
         let v = h.violations();
         assert!(v.is_empty(), "{} calls: {v:#?}", calls.len());
         for (g, call) in calls.iter().enumerate() {

@@ -7,9 +7,8 @@ use std::collections::BTreeMap;
 use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::bytewise::{bytewise_height, NUM_BYTEWISE_COLS};
 
-use crate::tables::{fill_from_requests, fill_from_uploaded, DeviceLookups};
+use crate::tables::{fill_from_uploaded, DeviceLookups};
 use zkrv_cuda::device::{Device, DeviceBuffer};
-use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
 use zkrv_cuda::DeviceTrace;
 
@@ -35,31 +34,6 @@ pub fn bytewise_requests(requests: &BTreeMap<(u64, u64, u64), u64>) -> Vec<Bytew
         .collect()
 }
 
-/// Fills the BYTEWISE trace on the device from the deduplicated requests `(op, a, b) -> count`: returns
-/// `n x 28` row-major u64 (n = `bytewise_height(requests.len(), min_height)`, natural order, canonical field
-/// elements), exactly `bytewise_trace`'s rows (padding rows included), and adds the rows' BITWISE lookups to
-/// `lookups`. Uploads `32 * requests.len()` bytes (recorded as H2D stage "trace-gen", table "BYTEWISE").
-/// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
-pub fn fill_bytewise(
-    dev: &Device,
-    requests: &BTreeMap<(u64, u64, u64), u64>,
-    min_height: usize,
-    lookups: &DeviceLookups,
-    stats: &mut TransferStats,
-) -> Result<DeviceTrace, CudaError> {
-    fill_from_requests(
-        dev,
-        &kernels::BYTEWISE_CU,
-        "bytewise_fill",
-        "BYTEWISE",
-        &bytewise_requests(requests),
-        bytewise_height(requests.len(), min_height),
-        NUM_BYTEWISE_COLS,
-        lookups,
-        stats,
-    )
-}
-
 /// The fill from deduplicated requests in key order already on the device (`tables::requests::device_requests`): `req.len()`
 /// entries, row order; the same rows as `bytewise_trace` of the host list they equal. Uploads nothing.
 /// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
@@ -83,13 +57,8 @@ pub fn fill_bytewise_resident(
 
 super::device_fill! {
     /// The BYTEWISE device fill ([`super::DeviceTableFill`]).
-    BytewiseFill: Bytewise, BYTEWISE_CU, |cx, stats| {
-        match cx.requests {
-            Some(r) => fill_bytewise_resident(cx.dev, &r.bytewise, cx.min_height(), cx.lookups),
-            None => {
-                let reqs = &cx.split.inputs.bytewise;
-                fill_bytewise(cx.dev, reqs, cx.min_height(), cx.lookups, stats)
-            }
-        }
+    BytewiseFill: Bytewise, BYTEWISE_CU, |cx, _stats| {
+        let r = cx.need_requests("BYTEWISE")?;
+        fill_bytewise_resident(cx.dev, &r.bytewise, cx.min_height(), cx.lookups)
     }
 }

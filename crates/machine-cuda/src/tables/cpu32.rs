@@ -8,9 +8,8 @@ use cudarc::driver::DeviceRepr;
 use zkrv_machine::bus::alu;
 use zkrv_machine::tables::cpu32::{cpu32_height, NUM_CPU32_COLS};
 
-use crate::tables::{fill_from_requests, fill_from_uploaded, DeviceLookups};
+use crate::tables::{fill_from_uploaded, DeviceLookups};
 use zkrv_cuda::device::{Device, DeviceBuffer};
-use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
 use zkrv_cuda::DeviceTrace;
 
@@ -44,34 +43,6 @@ pub fn cpu32_inputs(ops: &[(u64, u64, u64)]) -> Result<Vec<Cpu32In>, CudaError> 
         .collect()
 }
 
-/// Fills the CPU32 trace on the device from the W operations `(op, a, b)` in execution order: returns `n x 25`
-/// row-major u64 (n = `cpu32_height(ops.len(), min_height)`, natural order, canonical field elements), exactly
-/// `cpu32_trace`'s rows (padding rows included), and adds the rows' BITWISE lookups to `lookups`. Makes no
-/// SHIFT/MUL/DVRM requests (see `cpu32_requests`). Uploads `24 * ops.len()` bytes (recorded as H2D stage
-/// "trace-gen", table "CPU32").
-/// Errors: an op that is not a W code ([`cpu32_inputs`]), launch shape out of bounds
-/// ([`crate::tables::launch_1d`]), allocation, launch.
-pub fn fill_cpu32(
-    dev: &Device,
-    ops: &[(u64, u64, u64)],
-    min_height: usize,
-    lookups: &DeviceLookups,
-    stats: &mut TransferStats,
-) -> Result<DeviceTrace, CudaError> {
-    let rows = cpu32_height(ops.len(), min_height);
-    fill_from_requests(
-        dev,
-        &kernels::CPU32_CU,
-        "cpu32_fill",
-        "CPU32",
-        &cpu32_inputs(ops)?,
-        rows,
-        NUM_CPU32_COLS,
-        lookups,
-        stats,
-    )
-}
-
 /// The fill from W operations in execution order already on the device (`tables::requests::device_requests`): `req.len()`
 /// entries, row order; the same rows as `cpu32_trace` of the host list they equal. Uploads nothing.
 /// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
@@ -95,13 +66,8 @@ pub fn fill_cpu32_resident(
 
 super::device_fill! {
     /// The CPU32 device fill ([`super::DeviceTableFill`]).
-    Cpu32Fill: Cpu32, CPU32_CU, |cx, stats| {
-        match cx.requests {
-            Some(r) => fill_cpu32_resident(cx.dev, &r.cpu32, cx.min_height(), cx.lookups),
-            None => {
-                let reqs = &cx.split.inputs.cpu32;
-                fill_cpu32(cx.dev, reqs, cx.min_height(), cx.lookups, stats)
-            }
-        }
+    Cpu32Fill: Cpu32, CPU32_CU, |cx, _stats| {
+        let r = cx.need_requests("CPU32")?;
+        fill_cpu32_resident(cx.dev, &r.cpu32, cx.min_height(), cx.lookups)
     }
 }

@@ -6,9 +6,8 @@ use crate::kernels;
 use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::dvrm::{dvrm_height, DvrmRequests, NUM_DVRM_COLS};
 
-use crate::tables::{fill_from_requests, fill_from_uploaded, DeviceLookups};
+use crate::tables::{fill_from_uploaded, DeviceLookups};
 use zkrv_cuda::device::{Device, DeviceBuffer};
-use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
 use zkrv_cuda::DeviceTrace;
 
@@ -41,32 +40,6 @@ pub fn dvrm_upload(requests: &DvrmRequests) -> Vec<DvrmRequest> {
         .collect()
 }
 
-/// Fills the DVRM trace on the device from the deduplicated requests `(n, d, signed) -> (m_q, m_r)`: returns
-/// `n x 34` row-major u64 (n = `dvrm_height(requests.len(), min_height)`, natural order, canonical field
-/// elements), exactly `dvrm_trace`'s rows (padding rows included), and adds the rows' BITWISE lookups to
-/// `lookups`. Makes no MUL/LT requests (see `dvrm_requests`). Uploads `40 * requests.len()` bytes (recorded as
-/// H2D stage "trace-gen", table "DVRM").
-/// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
-pub fn fill_dvrm(
-    dev: &Device,
-    requests: &DvrmRequests,
-    min_height: usize,
-    lookups: &DeviceLookups,
-    stats: &mut TransferStats,
-) -> Result<DeviceTrace, CudaError> {
-    fill_from_requests(
-        dev,
-        &kernels::DVRM_CU,
-        "dvrm_fill",
-        "DVRM",
-        &dvrm_upload(requests),
-        dvrm_height(requests.len(), min_height),
-        NUM_DVRM_COLS,
-        lookups,
-        stats,
-    )
-}
-
 /// The fill from deduplicated requests in key order already on the device (`tables::requests::device_requests`): `req.len()`
 /// entries, row order; the same rows as `dvrm_trace` of the host list they equal. Uploads nothing.
 /// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
@@ -90,13 +63,8 @@ pub fn fill_dvrm_resident(
 
 super::device_fill! {
     /// The DVRM device fill ([`super::DeviceTableFill`]).
-    DvrmFill: Dvrm, DVRM_CU, |cx, stats| {
-        match cx.requests {
-            Some(r) => fill_dvrm_resident(cx.dev, &r.dvrm, cx.min_height(), cx.lookups),
-            None => {
-                let reqs = &cx.split.inputs.dvrm;
-                fill_dvrm(cx.dev, reqs, cx.min_height(), cx.lookups, stats)
-            }
-        }
+    DvrmFill: Dvrm, DVRM_CU, |cx, _stats| {
+        let r = cx.need_requests("DVRM")?;
+        fill_dvrm_resident(cx.dev, &r.dvrm, cx.min_height(), cx.lookups)
     }
 }

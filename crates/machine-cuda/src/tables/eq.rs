@@ -6,9 +6,8 @@ use std::collections::BTreeMap;
 use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::eq::{eq_height, NUM_EQ_COLS};
 
-use crate::tables::{fill_from_requests, fill_from_uploaded, DeviceLookups};
+use crate::tables::{fill_from_uploaded, DeviceLookups};
 use zkrv_cuda::device::{Device, DeviceBuffer};
-use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
 use zkrv_cuda::DeviceTrace;
 
@@ -31,31 +30,6 @@ pub fn eq_requests(requests: &BTreeMap<(u64, u64), u64>) -> Vec<EqRequest> {
         .iter()
         .map(|(&(a, b), &m)| EqRequest { a, b, m })
         .collect()
-}
-
-/// Fills the EQ trace on the device from the deduplicated requests `(a, b) -> count`: returns `n x 8`
-/// row-major u64 (n = `eq_height(requests.len(), min_height)`, natural order, canonical field elements),
-/// exactly `eq_trace`'s rows (padding rows included). EQ makes no BITWISE lookups (`lookups` is untouched).
-/// Uploads `24 * requests.len()` bytes (recorded as H2D stage "trace-gen", table "EQ").
-/// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
-pub fn fill_eq(
-    dev: &Device,
-    requests: &BTreeMap<(u64, u64), u64>,
-    min_height: usize,
-    lookups: &DeviceLookups,
-    stats: &mut TransferStats,
-) -> Result<DeviceTrace, CudaError> {
-    fill_from_requests(
-        dev,
-        &kernels::EQ_CU,
-        "eq_fill",
-        "EQ",
-        &eq_requests(requests),
-        eq_height(requests.len(), min_height),
-        NUM_EQ_COLS,
-        lookups,
-        stats,
-    )
 }
 
 /// The fill from deduplicated requests in key order already on the device (`tables::requests::device_requests`): `req.len()`
@@ -81,13 +55,8 @@ pub fn fill_eq_resident(
 
 super::device_fill! {
     /// The EQ device fill ([`super::DeviceTableFill`]).
-    EqFill: Eq, EQ_CU, |cx, stats| {
-        match cx.requests {
-            Some(r) => fill_eq_resident(cx.dev, &r.eq, cx.min_height(), cx.lookups),
-            None => {
-                let reqs = &cx.split.inputs.eq;
-                fill_eq(cx.dev, reqs, cx.min_height(), cx.lookups, stats)
-            }
-        }
+    EqFill: Eq, EQ_CU, |cx, _stats| {
+        let r = cx.need_requests("EQ")?;
+        fill_eq_resident(cx.dev, &r.eq, cx.min_height(), cx.lookups)
     }
 }

@@ -6,9 +6,8 @@ use std::collections::BTreeMap;
 use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::lt::{lt_height, NUM_LT_COLS};
 
-use crate::tables::{fill_from_requests, fill_from_uploaded, DeviceLookups};
+use crate::tables::{fill_from_uploaded, DeviceLookups};
 use zkrv_cuda::device::{Device, DeviceBuffer};
-use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
 use zkrv_cuda::DeviceTrace;
 
@@ -39,32 +38,6 @@ pub fn lt_requests(requests: &BTreeMap<(u64, u64, bool), u64>) -> Vec<LtRequest>
         .collect()
 }
 
-/// Fills the LT trace on the device from the deduplicated requests `(a, b, signed) -> count`: returns
-/// `n x 16` row-major u64 (n = `lt_height(requests.len(), min_height)`, natural order, canonical field
-/// elements), exactly `lt_trace`'s rows (padding rows included), and adds the rows' BITWISE lookups to
-/// `lookups`. Uploads `32 * requests.len()` bytes (recorded as H2D stage "trace-gen", table "LT").
-/// Errors: launch shape out of bounds ([`launch_1d`]), allocation, launch.
-pub fn fill_lt(
-    dev: &Device,
-    requests: &BTreeMap<(u64, u64, bool), u64>,
-    min_height: usize,
-    lookups: &DeviceLookups,
-    stats: &mut TransferStats,
-) -> Result<DeviceTrace, CudaError> {
-    let rows = lt_height(requests.len(), min_height);
-    fill_from_requests(
-        dev,
-        &kernels::LT_CU,
-        "lt_fill",
-        "LT",
-        &lt_requests(requests),
-        rows,
-        NUM_LT_COLS,
-        lookups,
-        stats,
-    )
-}
-
 /// The fill from deduplicated requests in key order already on the device (`tables::requests::device_requests`): `req.len()`
 /// entries, row order; the same rows as `lt_trace` of the host list they equal. Uploads nothing.
 /// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
@@ -88,13 +61,8 @@ pub fn fill_lt_resident(
 
 super::device_fill! {
     /// The LT device fill ([`super::DeviceTableFill`]).
-    LtFill: Lt, LT_CU, |cx, stats| {
-        match cx.requests {
-            Some(r) => fill_lt_resident(cx.dev, &r.lt, cx.min_height(), cx.lookups),
-            None => {
-                let reqs = &cx.split.inputs.lt;
-                fill_lt(cx.dev, reqs, cx.min_height(), cx.lookups, stats)
-            }
-        }
+    LtFill: Lt, LT_CU, |cx, _stats| {
+        let r = cx.need_requests("LT")?;
+        fill_lt_resident(cx.dev, &r.lt, cx.min_height(), cx.lookups)
     }
 }

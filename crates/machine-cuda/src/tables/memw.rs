@@ -9,9 +9,8 @@ use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::memw::{memw_height, MemwEvent, NUM_MEMW_COLS};
 use zkrv_machine::tables::memw_a::WIDTHS;
 
-use crate::tables::{fill_from_requests, DeviceLookups};
+use crate::tables::DeviceLookups;
 use zkrv_cuda::device::Device;
-use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
 use zkrv_cuda::DeviceTrace;
 
@@ -86,33 +85,8 @@ pub fn pack_memw(events: &[MemwEvent]) -> Result<Vec<MemwIn>, CudaError> {
         .collect()
 }
 
-/// Fills the MEMW trace on the device from the cell-crossing accesses in cycle order: returns `n x 55`
-/// row-major u64 (n = `memw_height(events.len(), min_height)`, natural order, canonical field elements), exactly
-/// `memw_trace`'s rows (padding rows included), and adds the rows' BITWISE lookups to `lookups`. Uploads
-/// `56 * events.len()` bytes (recorded as H2D stage "trace-gen", table "MEMW").
-/// Errors: an access the compact form cannot hold ([`pack_memw`]), launch shape out of bounds
-/// ([`crate::tables::launch_1d`]), allocation, launch.
-pub fn fill_memw(
-    dev: &Device,
-    events: &[MemwEvent],
-    min_height: usize,
-    lookups: &DeviceLookups,
-    stats: &mut TransferStats,
-) -> Result<DeviceTrace, CudaError> {
-    fill_from_requests(
-        dev,
-        &kernels::MEMW_CU,
-        "memw_fill",
-        "MEMW",
-        &pack_memw(events)?,
-        memw_height(events.len(), min_height),
-        NUM_MEMW_COLS,
-        lookups,
-        stats,
-    )
-}
-
-/// [`fill_memw`] from the accesses already on the device (`events`: one [`MemwIn`] per cell-crossing access,
+/// The MEMW fill (exactly the host fill's rows, padding rows included; their BITWISE lookups added to
+/// `lookups`) from the accesses already on the device (`events`: one [`MemwIn`] per cell-crossing access,
 /// in row order; e.g. the device memory walk's, `tables::memwalk`): uploads nothing. Errors: launch shape,
 /// allocation, launch.
 pub fn fill_memw_resident(
@@ -135,13 +109,8 @@ pub fn fill_memw_resident(
 
 super::device_fill! {
     /// The MEMW device fill ([`super::DeviceTableFill`]).
-    MemwFill: Memw, MEMW_CU, |cx, stats| {
-        match cx.mem {
-            Some(m) => fill_memw_resident(cx.dev, &m.memw, cx.min_height(), cx.lookups),
-            None => {
-                let general = &cx.split.inputs.general;
-                fill_memw(cx.dev, general, cx.min_height(), cx.lookups, stats)
-            }
-        }
+    MemwFill: Memw, MEMW_CU, |cx, _stats| {
+        let m = cx.need_mem("MEMW")?;
+        fill_memw_resident(cx.dev, &m.memw, cx.min_height(), cx.lookups)
     }
 }

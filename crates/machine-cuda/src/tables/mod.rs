@@ -97,6 +97,31 @@ impl FillCtx<'_> {
             CudaError::InvalidArgument(format!("{what} needs the record's cycles on the device"))
         })
     }
+
+    /// The device request lists, or [`CudaError::InvalidArgument`] naming `table`, whose fill reads them
+    /// (`DeviceFill::requests` off: the device fills read no host request lists).
+    pub fn need_requests(&self, table: &str) -> Result<&requests::DeviceRequests, CudaError> {
+        self.requests
+            .ok_or_else(|| missing(table, "the device request lists (DeviceFill::requests)"))
+    }
+
+    /// The device memory walk, or [`CudaError::InvalidArgument`] naming `table`, whose fill reads it.
+    pub fn need_mem(&self, table: &str) -> Result<&memwalk::DeviceMemWalk, CudaError> {
+        self.mem
+            .ok_or_else(|| missing(table, "the device memory walk (DeviceFill::mem_walk)"))
+    }
+
+    /// The device register walk, or [`CudaError::InvalidArgument`] naming `table`, whose fill reads it.
+    pub fn need_walk(&self, table: &str) -> Result<&regwalk::DeviceRegWalk, CudaError> {
+        self.walk
+            .ok_or_else(|| missing(table, "the device register walk (DeviceFill::reg_walk)"))
+    }
+}
+
+fn missing(table: &str, what: &str) -> CudaError {
+    CudaError::InvalidArgument(format!(
+        "the {table} device fill reads {what}, which did not run"
+    ))
 }
 
 /// The device fill of one table: one impl per table, in the table's file (`tables/<table>.rs`), listed once
@@ -246,7 +271,7 @@ impl DeviceLookups {
 
 /// Height of a table filled from `n_events` events, one row per event: the next power of two `>=
 /// max(n_events, min_height)` (what `load_trace`, `store_trace` and `memw_a_trace` use). Errors if
-/// The fill of a table whose rows are deduplicated requests (LT, SHIFT): uploads `requests` (recorded as H2D
+/// The fill of a table whose rows are its host inputs in row order (INPUT, SYSCALL): uploads `requests` (recorded as H2D
 /// stage "trace-gen", table `table`), allocates the `rows x cols` trace and launches `kernel` of `program` with
 /// `(requests, len, rows, trace, lookup counts)`, one thread per row. Errors: launch shape out of bounds
 /// ([`launch_1d`]), allocation, launch.
@@ -271,7 +296,7 @@ pub(crate) fn fill_from_requests<R: cudarc::driver::DeviceRepr + Copy>(
 }
 
 /// Uploads `requests` (an empty list as an empty buffer), recorded as H2D stage "trace-gen", table `table`.
-pub(crate) fn upload_requests<R: cudarc::driver::DeviceRepr + Copy>(
+pub fn upload_requests<R: cudarc::driver::DeviceRepr + Copy>(
     dev: &Device,
     table: &str,
     requests: &[R],
@@ -286,7 +311,11 @@ pub(crate) fn upload_requests<R: cudarc::driver::DeviceRepr + Copy>(
     Ok(req)
 }
 
-/// [`fill_from_requests`] from requests already on the device (`req`: every request, in row order).
+/// [`fill_from_requests`] from the inputs already on the device (LT, SHIFT, MEMW, PAGE, ...: the device walks'
+/// lists) (`req`: every request, in row order): allocates the `rows x cols` trace and
+/// launches `kernel` of `program` with `(requests, len, rows, trace, lookup counts)`, one thread per row.
+/// Errors: `table` not `cols` wide in layout.cuh, launch shape out of bounds ([`launch_1d`]), more requests
+/// than rows, allocation, launch.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fill_from_uploaded<R: cudarc::driver::DeviceRepr + Copy>(
     dev: &Device,

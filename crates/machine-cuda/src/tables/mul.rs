@@ -6,9 +6,8 @@ use crate::kernels;
 use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::mul::{mul_height, MulRequests, NUM_MUL_COLS};
 
-use crate::tables::{fill_from_requests, fill_from_uploaded, DeviceLookups};
+use crate::tables::{fill_from_uploaded, DeviceLookups};
 use zkrv_cuda::device::{Device, DeviceBuffer};
-use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
 use zkrv_cuda::DeviceTrace;
 
@@ -42,31 +41,6 @@ pub fn mul_requests(requests: &MulRequests) -> Vec<MulRequest> {
         .collect()
 }
 
-/// Fills the MUL trace on the device from the deduplicated requests: returns `n x 32` row-major u64
-/// (n = `mul_height(requests.len(), min_height)`, natural order, canonical field elements), exactly `mul_trace`'s rows (padding rows
-/// included), and adds the rows' BITWISE lookups to `lookups`. Uploads `40 * requests.len()` bytes (recorded as
-/// H2D stage "trace-gen", table "MUL").
-/// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
-pub fn fill_mul(
-    dev: &Device,
-    requests: &MulRequests,
-    min_height: usize,
-    lookups: &DeviceLookups,
-    stats: &mut TransferStats,
-) -> Result<DeviceTrace, CudaError> {
-    fill_from_requests(
-        dev,
-        &kernels::MUL_CU,
-        "mul_fill",
-        "MUL",
-        &mul_requests(requests),
-        mul_height(requests.len(), min_height),
-        NUM_MUL_COLS,
-        lookups,
-        stats,
-    )
-}
-
 /// The fill from deduplicated requests in key order already on the device (`tables::requests::device_requests`): `req.len()`
 /// entries, row order; the same rows as `mul_trace` of the host list they equal. Uploads nothing.
 /// Errors: launch shape out of bounds ([`crate::tables::launch_1d`]), allocation, launch.
@@ -90,13 +64,8 @@ pub fn fill_mul_resident(
 
 super::device_fill! {
     /// The MUL device fill ([`super::DeviceTableFill`]).
-    MulFill: Mul, MUL_CU, |cx, stats| {
-        match cx.requests {
-            Some(r) => fill_mul_resident(cx.dev, &r.mul, cx.min_height(), cx.lookups),
-            None => {
-                let reqs = &cx.split.inputs.mul;
-                fill_mul(cx.dev, reqs, cx.min_height(), cx.lookups, stats)
-            }
-        }
+    MulFill: Mul, MUL_CU, |cx, _stats| {
+        let r = cx.need_requests("MUL")?;
+        fill_mul_resident(cx.dev, &r.mul, cx.min_height(), cx.lookups)
     }
 }

@@ -6,9 +6,8 @@ use crate::kernels;
 use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::page::{page_height, NUM_PAGE_COLS};
 
-use crate::tables::{fill_from_requests, DeviceLookups};
+use crate::tables::DeviceLookups;
 use zkrv_cuda::device::Device;
-use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
 use zkrv_cuda::DeviceTrace;
 
@@ -44,33 +43,8 @@ pub fn pack_page(cells: &[(u64, u64, u64)]) -> Result<Vec<PageIn>, CudaError> {
         .collect()
 }
 
-/// Fills the PAGE trace on the device from the final cells `(cell, value, ts)` in page order: returns `n x 5`
-/// row-major u64 (n = `page_height(cells.len(), min_height)`, natural order, canonical field elements), exactly
-/// `page_trace`'s rows (padding rows included). PAGE makes no BITWISE lookups (`lookups` is untouched). Uploads
-/// `16 * cells.len()` bytes (recorded as H2D stage "trace-gen", table "PAGE").
-/// Errors: a cell [`pack_page`] refuses, launch shape out of bounds ([`crate::tables::launch_1d`]),
-/// allocation, launch.
-pub fn fill_page(
-    dev: &Device,
-    cells: &[(u64, u64, u64)],
-    min_height: usize,
-    lookups: &DeviceLookups,
-    stats: &mut TransferStats,
-) -> Result<DeviceTrace, CudaError> {
-    fill_from_requests(
-        dev,
-        &kernels::PAGE_CU,
-        "page_fill",
-        "PAGE",
-        &pack_page(cells)?,
-        page_height(cells.len(), min_height),
-        NUM_PAGE_COLS,
-        lookups,
-        stats,
-    )
-}
-
-/// [`fill_page`] from the final cells already on the device (`cells`: one [`PageIn`] per cell of every touched
+/// The PAGE fill (exactly the host fill's rows, padding rows included; their BITWISE lookups added to
+/// `lookups`) from the final cells already on the device (`cells`: one [`PageIn`] per cell of every touched
 /// page, in page order; e.g. the device memory walk's, `tables::memwalk`): uploads nothing. Errors: launch
 /// shape, allocation, launch.
 pub fn fill_page_resident(
@@ -93,16 +67,8 @@ pub fn fill_page_resident(
 
 super::device_fill! {
     /// The PAGE device fill ([`super::DeviceTableFill`]).
-    PageFill: Page, PAGE_CU, |cx, stats| {
-        match cx.mem {
-            Some(m) => fill_page_resident(cx.dev, &m.page, cx.min_height(), cx.lookups),
-            None => fill_page(
-                cx.dev,
-                &cx.split.inputs.page,
-                cx.min_height(),
-                cx.lookups,
-                stats,
-            ),
-        }
+    PageFill: Page, PAGE_CU, |cx, _stats| {
+        let m = cx.need_mem("PAGE")?;
+        fill_page_resident(cx.dev, &m.page, cx.min_height(), cx.lookups)
     }
 }

@@ -7,10 +7,9 @@ use cudarc::driver::DeviceRepr;
 use zkrv_machine::bus::NUM_REG_CELLS;
 use zkrv_machine::tables::regfile::{NUM_REGFILE_COLS, REGFILE_HEIGHT};
 
-use crate::tables::{fill_from_requests, fill_from_uploaded, DeviceLookups};
+use crate::tables::{fill_from_uploaded, DeviceLookups};
 use zkrv_cuda::device::Device;
 use zkrv_cuda::device::DeviceBuffer;
-use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
 use zkrv_cuda::DeviceTrace;
 
@@ -32,40 +31,8 @@ pub fn regfile_height(min_height: usize) -> usize {
     REGFILE_HEIGHT.max(min_height).next_power_of_two()
 }
 
-/// Fills the REGFILE trace on the device from the register cells' `(final value, last-access timestamp)` in
-/// register order: returns `regfile_height(min_height) x 5` row-major u64 (natural order, canonical field
-/// elements), exactly `regfile_trace`'s rows (padding rows included). REGFILE makes no BITWISE lookups
-/// (`lookups` is untouched). Uploads `16 * regs.len()` bytes (recorded as H2D stage "trace-gen", table
-/// "REGFILE"). Errors: more than `NUM_REG_CELLS` (34) registers, launch shape out of bounds
-/// ([`crate::tables::launch_1d`]), allocation, launch.
-pub fn fill_regfile(
-    dev: &Device,
-    regs: &[(u64, u64)],
-    min_height: usize,
-    lookups: &DeviceLookups,
-    stats: &mut TransferStats,
-) -> Result<DeviceTrace, CudaError> {
-    if regs.len() > NUM_REG_CELLS {
-        return Err(CudaError::InvalidArgument(format!(
-            "REGFILE fill: {} registers, at most {NUM_REG_CELLS}",
-            regs.len()
-        )));
-    }
-    let packed: Vec<RegfileIn> = regs.iter().map(|&(v, ts)| RegfileIn { v, ts }).collect();
-    fill_from_requests(
-        dev,
-        &kernels::REGFILE_CU,
-        "regfile_fill",
-        "REGFILE",
-        &packed,
-        regfile_height(min_height),
-        NUM_REGFILE_COLS,
-        lookups,
-        stats,
-    )
-}
-
-/// [`fill_regfile`] from the register cells' final states already on the device (`fin`: the register walk's,
+/// The REGFILE fill (exactly the host fill's rows, padding rows included; their BITWISE lookups added to
+/// `lookups`) from the register cells' final states already on the device (`fin`: the register walk's,
 /// `tables::regwalk::reg_walk`): uploads nothing. Errors: more than `NUM_REG_CELLS` cells, launch shape,
 /// allocation, launch.
 pub fn fill_regfile_resident(
@@ -94,13 +61,8 @@ pub fn fill_regfile_resident(
 
 super::device_fill! {
     /// The REGFILE device fill ([`super::DeviceTableFill`]).
-    RegfileFill: Regfile, REGFILE_CU, |cx, stats| {
-        match cx.walk {
-            Some(w) => fill_regfile_resident(cx.dev, &w.fin, cx.min_height(), cx.lookups),
-            None => {
-                let regs = &cx.split.inputs.regs;
-                fill_regfile(cx.dev, regs, cx.min_height(), cx.lookups, stats)
-            }
-        }
+    RegfileFill: Regfile, REGFILE_CU, |cx, _stats| {
+        let w = cx.need_walk("REGFILE")?;
+        fill_regfile_resident(cx.dev, &w.fin, cx.min_height(), cx.lookups)
     }
 }

@@ -8,12 +8,9 @@ use crate::kernels;
 use cudarc::driver::DeviceRepr;
 use zkrv_machine::tables::shift::{shift_height, ShiftRequests, NUM_SHIFT_COLS};
 
-use crate::tables::{
-    fill_counts_column, fill_from_uploaded, launch_1d, upload_requests, DeviceLookups, FILL_BLOCK,
-};
+use crate::tables::{fill_counts_column, fill_from_uploaded, launch_1d, DeviceLookups, FILL_BLOCK};
 use zkrv_cuda::device::KArg;
 use zkrv_cuda::device::{Device, DeviceBuffer};
-use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
 use zkrv_cuda::DeviceTrace;
 use zkrv_machine::tables::shift::POW2_HEIGHT;
@@ -45,38 +42,10 @@ pub fn shift_requests(requests: &ShiftRequests) -> Vec<ShiftRequest> {
         .collect()
 }
 
-/// Fills the SHIFT trace on the device from the deduplicated requests `(op, a, b) -> count`: returns
-/// `n x 22` row-major u64 (n = `shift_height(requests.len(), min_height)`, natural order, canonical field
-/// elements), exactly `shift_fill`'s rows (padding rows included), and adds the rows' BITWISE lookups to
-/// `lookups`. Makes no MUL requests (see `shift_side_requests`); counts the rows' POW2 requests (padding rows
-/// included) into `lookups.pow2` when it is not empty. Uploads `32 * requests.len()` bytes (recorded as H2D
-/// stage "trace-gen", table "SHIFT").
-/// Errors: POW2 counters shorter than the 96 rows used, launch shape out of bounds ([`launch_1d`]),
-/// allocation, launch.
-pub fn fill_shift(
-    dev: &Device,
-    requests: &ShiftRequests,
-    min_height: usize,
-    lookups: &DeviceLookups,
-    stats: &mut TransferStats,
-) -> Result<DeviceTrace, CudaError> {
-    let rows = shift_height(requests.len(), min_height);
-    crate::layout::check_width("SHIFT", NUM_SHIFT_COLS)?;
-    launch_1d(rows as u64, NUM_SHIFT_COLS as u64, FILL_BLOCK)?;
-    let count_pow2 = !lookups.pow2.is_empty();
-    if count_pow2 && lookups.pow2.len() < POW2_USED_ROWS {
-        return Err(CudaError::InvalidArgument(format!(
-            "SHIFT fill: {} POW2 counters, at least {POW2_USED_ROWS}",
-            lookups.pow2.len()
-        )));
-    }
-    let req = upload_requests(dev, "SHIFT", &shift_requests(requests), stats)?;
-    fill_shift_resident(dev, &req, min_height, lookups)
-}
-
-/// [`fill_shift`] from deduplicated requests already on the device (`tables::requests::device_requests`):
-/// `req.len()` entries in key order; counts the POW2 requests like [`fill_shift`]. Uploads nothing. Errors: as
-/// [`fill_shift`].
+/// The SHIFT fill (exactly the host fill's rows, padding rows included; their BITWISE lookups added to
+/// `lookups`) from deduplicated requests already on the device (`tables::requests::device_requests`):
+/// `req.len()` entries in key order; counts the POW2 requests like the SHIFT fill. Uploads nothing. Errors: as
+/// the SHIFT fill.
 pub fn fill_shift_resident(
     dev: &Device,
     req: &DeviceBuffer<ShiftRequest>,
@@ -137,14 +106,9 @@ pub fn fill_pow2(dev: &Device, lookups: &DeviceLookups) -> Result<DeviceTrace, C
 
 super::device_fill! {
     /// The SHIFT device fill ([`super::DeviceTableFill`]).
-    ShiftFill: Shift, SHIFT_CU, |cx, stats| {
-        match cx.requests {
-            Some(r) => fill_shift_resident(cx.dev, &r.shift, cx.min_height(), cx.lookups),
-            None => {
-                let shift = &cx.split.inputs.shift;
-                fill_shift(cx.dev, shift, cx.min_height(), cx.lookups, stats)
-            }
-        }
+    ShiftFill: Shift, SHIFT_CU, |cx, _stats| {
+        let r = cx.need_requests("SHIFT")?;
+        fill_shift_resident(cx.dev, &r.shift, cx.min_height(), cx.lookups)
     }
 }
 

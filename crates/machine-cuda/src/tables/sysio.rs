@@ -147,31 +147,8 @@ pub fn fill_syscall(
     )
 }
 
-/// Fills the SYSIO trace on the device: `n x 40` row-major u64 (n as [`fill_syscall`]), exactly
-/// `sysio_trace`'s rows, adding the rows' BITWISE lookups to `lookups`. Uploads `64 * rows.len()` bytes (H2D
-/// stage "trace-gen", table "SYSIO"). Errors: rows [`pack_sysio`] refuses, heights out of bounds, allocation,
-/// launch.
-pub fn fill_sysio(
-    dev: &Device,
-    rows: &[SysioEventRow],
-    min_height: usize,
-    lookups: &DeviceLookups,
-    stats: &mut TransferStats,
-) -> Result<DeviceTrace, CudaError> {
-    fill_from_requests(
-        dev,
-        &kernels::SYSIO_CU,
-        "sysio_fill",
-        "SYSIO",
-        &pack_sysio(rows)?,
-        event_table_height(rows.len(), min_height)?,
-        NUM_SYSIO_COLS,
-        lookups,
-        stats,
-    )
-}
-
-/// [`fill_sysio`] from the rows already on the device (`rows`: one [`SysioIn`] per SYSIO row, in row order; e.g.
+/// The SYSIO fill (exactly the host fill's rows, padding rows included; their BITWISE lookups added to
+/// `lookups`) from the rows already on the device (`rows`: one [`SysioIn`] per SYSIO row, in row order; e.g.
 /// the device memory walk's, `tables::memwalk`): uploads nothing. Errors: heights out of bounds, allocation,
 /// launch.
 pub fn fill_sysio_resident(
@@ -202,13 +179,8 @@ super::device_fill! {
 
 super::device_fill! {
     /// The SYSIO device fill ([`super::DeviceTableFill`]).
-    SysioFill: Sysio, SYSIO_CU, |cx, stats| {
-        match cx.mem {
-            Some(m) => fill_sysio_resident(cx.dev, &m.sysio, cx.min_height(), cx.lookups),
-            None => {
-                let sysio = &cx.split.inputs.sysio;
-                fill_sysio(cx.dev, sysio, cx.min_height(), cx.lookups, stats)
-            }
-        }
+    SysioFill: Sysio, SYSIO_CU, |cx, _stats| {
+        let m = cx.need_mem("SYSIO")?;
+        fill_sysio_resident(cx.dev, &m.sysio, cx.min_height(), cx.lookups)
     }
 }

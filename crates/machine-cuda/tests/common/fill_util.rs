@@ -10,6 +10,7 @@ use zkrv_executor::{execute, CycleEvent, ExecOptions, Program, Record};
 use zkrv_machine::tables::bitwise::{LookupKind, Lookups};
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::trace::{generate_split, DeviceFill, FillInputs};
+use zkrv_machine::Table;
 use zkrv_stark::field::PrimeField64;
 use zkrv_stark::matrix::RowMajorMatrix;
 
@@ -68,12 +69,7 @@ pub fn guest_runs() -> Vec<GuestRun> {
 }
 
 /// LOAD, STORE and MEMW_A filled on the device.
-pub const MEM_FILLS: DeviceFill = DeviceFill {
-    load: true,
-    store: true,
-    memw_a: true,
-    ..DeviceFill::NONE
-};
+pub const MEM_FILLS: DeviceFill = DeviceFill::of(&[Table::Load, Table::Store, Table::MemwA]);
 
 /// The fill inputs of every guest (`generate_split` with LOAD, STORE and MEMW_A device-filled).
 pub fn guest_fill_inputs() -> Vec<(&'static str, FillInputs)> {

@@ -132,6 +132,11 @@ impl Air for KeccakfAir {
     fn name(&self) -> &str {
         "KECCAKF"
     }
+    /// A run without calls has no rows here: the table is absent (height 0, docs/stark.md §10). Its padding
+    /// groups satisfy every constraint with every multiplicity 0, so absence proves what padding would.
+    fn may_be_absent(&self) -> bool {
+        true
+    }
     fn width(&self) -> usize {
         NUM_KECCAKF_COLS
     }
@@ -392,8 +397,12 @@ pub fn keccak_f(a: &mut [u64; NUM_LANES]) {
     }
 }
 
-/// Height of the KECCAKF trace for `calls` calls: the next power of two >= max(24 calls, min_height).
+/// Height of the KECCAKF trace for `calls` calls: 0 (absent) without calls, else the next power of two >=
+/// max(24 calls, min_height).
 pub fn keccakf_height(calls: usize, min_height: usize) -> usize {
+    if calls == 0 {
+        return 0;
+    }
     (calls * NUM_ROUNDS).next_power_of_two().max(min_height)
 }
 

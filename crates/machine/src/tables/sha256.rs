@@ -133,6 +133,11 @@ impl Air for Sha256Air {
     fn name(&self) -> &str {
         "SHA256"
     }
+    /// A run without calls has no rows here: the table is absent (height 0, docs/stark.md §10). Its padding
+    /// groups satisfy every constraint with every multiplicity 0, so absence proves what padding would.
+    fn may_be_absent(&self) -> bool {
+        true
+    }
     fn width(&self) -> usize {
         NUM_SHA256_COLS
     }
@@ -404,8 +409,12 @@ pub struct Sha256Call {
     pub a1_old_ts: u64,
 }
 
-/// Height of the SHA256 trace for `calls` calls: the next power of two >= max(18 calls, min_height).
+/// Height of the SHA256 trace for `calls` calls: 0 (absent) without calls, else the next power of two >=
+/// max(18 calls, min_height).
 pub fn sha256_height(calls: usize, min_height: usize) -> usize {
+    if calls == 0 {
+        return 0;
+    }
     (calls * SHA256_ROWS).next_power_of_two().max(min_height)
 }
 
