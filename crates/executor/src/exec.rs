@@ -4,7 +4,10 @@
 use crate::decode::{decode, Op, X0_SINK};
 use crate::elf::Program;
 use crate::mem::FlatMem;
-use crate::record::{CycleEvent, PageBitmap, Record, SyscallEvent};
+use crate::precompile;
+use crate::record::{
+    CycleEvent, KeccakEvent, PageBitmap, Poseidon2Event, Record, Sha256Event, SyscallEvent,
+};
 use crate::ExecError;
 
 /// What a recording run accumulates: the record and the touched-page bitmap.
@@ -120,6 +123,12 @@ impl Machine<'_> {
                 self.regs[10] = n as u64;
                 Sys::Continue
             }
+            precompile::KECCAK_F | precompile::SHA256_COMPRESS | precompile::POSEIDON2 => {
+                self.precompile(pc, num, a0, a1, rec.as_deref_mut())?;
+                // Every precompile returns a0 = 0 (docs/abi.md).
+                self.regs[10] = 0;
+                Sys::Continue
+            }
             _ => return Err(ExecError::UnknownEcall { pc, num }),
         };
         if let Some(Recorder {
@@ -137,6 +146,144 @@ impl Machine<'_> {
             rec.syscalls.push(ev);
         }
         Ok(result)
+    }
+}
+
+impl Machine<'_> {
+    /// Runs precompile `num` (docs/abi.md, "Precompiles") with state pointer `a0` (and block pointer `a1`
+    /// for sha256_compress) in place; checks every argument before touching memory. In record mode, marks
+    /// the touched pages (before the writes, so a segment's snapshot sees the old bytes) and pushes the
+    /// call's event.
+    fn precompile(
+        &mut self,
+        pc: u64,
+        num: u64,
+        a0: u64,
+        a1: u64,
+        mut rec: Option<&mut Recorder>,
+    ) -> Result<(), ExecError> {
+        use precompile::*;
+        let cycle = self.cycles;
+        let call = precompile_name(num).unwrap_or("precompile");
+        let err = |fault| ExecError::Precompile {
+            pc,
+            cycle,
+            num,
+            call,
+            fault,
+        };
+        const STATE: &str = "a0 (state)";
+        let len = match num {
+            KECCAK_F => 8 * KECCAK_LANES as u64,
+            SHA256_COMPRESS => 4 * SHA256_STATE_WORDS as u64,
+            _ => 8 * POSEIDON2_WIDTH as u64,
+        };
+        check_range(STATE, a0, len).map_err(err)?;
+        if num == SHA256_COMPRESS {
+            let blen = SHA256_BLOCK_BYTES as u64;
+            check_range("a1 (block)", a1, blen).map_err(err)?;
+            if a0 < a1 + blen && a1 < a0 + len {
+                return Err(err(PrecompileFault::Overlap {
+                    state: a0,
+                    block: a1,
+                }));
+            }
+        }
+        let out_of_bounds = || {
+            err(PrecompileFault::OutOfBounds {
+                reg: STATE,
+                addr: a0,
+                len,
+            })
+        };
+        let bytes = self.mem.slice(a0, len).ok_or_else(out_of_bounds)?;
+        let words = |b: &[u8]| -> Vec<u64> {
+            b.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                .collect()
+        };
+        let mut new = vec![0u8; len as usize];
+        match num {
+            KECCAK_F => {
+                let mut st = [0u64; KECCAK_LANES];
+                st.copy_from_slice(&words(bytes));
+                let input = st;
+                keccak_f(&mut st);
+                for (d, w) in new.chunks_exact_mut(8).zip(st) {
+                    d.copy_from_slice(&w.to_le_bytes());
+                }
+                if let Some(r) = rec.as_deref_mut() {
+                    r.record.keccak.push(KeccakEvent {
+                        cycle,
+                        state_ptr: a0,
+                        input,
+                        output: st,
+                    });
+                }
+            }
+            SHA256_COMPRESS => {
+                let mut h = [0u32; SHA256_STATE_WORDS];
+                for (d, c) in h.iter_mut().zip(bytes.chunks_exact(4)) {
+                    *d = u32::from_le_bytes(c.try_into().unwrap_or_default());
+                }
+                let mut block = [0u8; SHA256_BLOCK_BYTES];
+                block.copy_from_slice(
+                    self.mem
+                        .slice(a1, SHA256_BLOCK_BYTES as u64)
+                        .ok_or_else(out_of_bounds)?,
+                );
+                let state_in = h;
+                sha256_compress(&mut h, &block);
+                for (d, w) in new.chunks_exact_mut(4).zip(h) {
+                    d.copy_from_slice(&w.to_le_bytes());
+                }
+                if let Some(r) = rec.as_deref_mut() {
+                    r.record.sha256.push(Sha256Event {
+                        cycle,
+                        state_ptr: a0,
+                        block_ptr: a1,
+                        state_in,
+                        block,
+                        state_out: h,
+                    });
+                }
+            }
+            _ => {
+                let mut st = [0u64; POSEIDON2_WIDTH];
+                st.copy_from_slice(&words(bytes));
+                if let Some(index) = st.iter().position(|&x| x >= GOLDILOCKS_P) {
+                    return Err(err(PrecompileFault::NonCanonical {
+                        index,
+                        value: st[index],
+                    }));
+                }
+                let input = st;
+                poseidon2(&mut st);
+                for (d, w) in new.chunks_exact_mut(8).zip(st) {
+                    d.copy_from_slice(&w.to_le_bytes());
+                }
+                if let Some(r) = rec.as_deref_mut() {
+                    r.record.poseidon2.push(Poseidon2Event {
+                        cycle,
+                        state_ptr: a0,
+                        input,
+                        output: st,
+                    });
+                }
+            }
+        }
+        if let Some(r) = rec {
+            // Before the write, so that a snapshot sees the old bytes.
+            r.touched.mark(a0, len, &self.mem);
+            if num == SHA256_COMPRESS {
+                r.touched.mark(a1, SHA256_BLOCK_BYTES as u64, &self.mem);
+            }
+        }
+        self.mem
+            .slice_mut(a0, len)
+            .ok_or_else(out_of_bounds)?
+            .copy_from_slice(&new);
+        Ok(())
     }
 }
 

@@ -24,6 +24,7 @@ mod decode;
 mod elf;
 mod exec;
 mod mem;
+pub mod precompile;
 mod record;
 mod segment;
 mod vm;
@@ -31,7 +32,8 @@ mod vm;
 pub use decode::{decode, Inst, Op};
 pub use elf::{ElfError, Program, Segment, MAX_ELF_BYTES, MAX_EXEC_SPAN, MAX_SEGMENTS};
 pub use exec::{div, divu, divuw, divw, mulh, mulhsu, mulhu, rem, remu, remuw, remw};
-pub use record::{CycleEvent, Record, SyscallEvent};
+pub use precompile::PrecompileFault;
+pub use record::{CycleEvent, KeccakEvent, Poseidon2Event, Record, Sha256Event, SyscallEvent};
 pub use segment::{
     execute_segment, execute_segmented, execute_segmented_checked, Checkpoint, SegmentRun,
     SegmentedExecution,
@@ -148,6 +150,20 @@ pub enum ExecError {
         pc: u64,
         /// The misaligned target.
         target: u64,
+    },
+    /// A precompile call (docs/abi.md, "Precompiles") with a bad argument: refused before it touches memory.
+    #[error("the `{call}` ecall (a7 = {num:#x}) at pc {pc:#x}, cycle {cycle}: {fault}")]
+    Precompile {
+        /// Address of the ECALL.
+        pc: u64,
+        /// Cycle index of the ECALL (from the start of the run or re-executed segment).
+        cycle: u64,
+        /// Call number (a7).
+        num: u64,
+        /// `"keccak_f"`, `"sha256_compress"` or `"poseidon2"`.
+        call: &'static str,
+        /// What is wrong, with the offending value.
+        fault: PrecompileFault,
     },
     /// ECALL with an unsupported call number in a7.
     #[error("unknown ecall {num} at pc {pc:#x}")]

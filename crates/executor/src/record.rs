@@ -89,6 +89,62 @@ pub struct SyscallEvent {
     pub data_len: u64,
 }
 
+/// One `keccak_f` call (a7 = [`crate::precompile::KECCAK_F`]): 416 bytes, align 8, no padding. The call reads
+/// and writes the 25 cells `state_ptr / 8 + i` (lane i = x + 5y, u64 little-endian) at `ts = 4 cycle + 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct KeccakEvent {
+    /// Cycle index of the ECALL in [`Record::cycles`] (same numbering as [`SyscallEvent::cycle`]).
+    pub cycle: u64,
+    /// a0: address of the state (8-aligned, `[state_ptr, state_ptr + 200)` inside guest memory).
+    pub state_ptr: u64,
+    /// Lanes before the call (= the cells' old values).
+    pub input: [u64; 25],
+    /// Lanes after Keccak-f\[1600\] (= the cells' new values).
+    pub output: [u64; 25],
+}
+
+/// One `sha256_compress` call (a7 = [`crate::precompile::SHA256_COMPRESS`]): 152 bytes, align 8, no padding.
+/// The call reads and writes the 4 state cells `state_ptr / 8 + i` (cell i holds `H_{2i}` in its low word and
+/// `H_{2i+1}` in its high word, u32 little-endian) and reads (writes back unchanged) the 8 block cells
+/// `block_ptr / 8 + j`, all at `ts = 4 cycle + 1`; a1 is read as a register at ts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct Sha256Event {
+    /// Cycle index of the ECALL in [`Record::cycles`].
+    pub cycle: u64,
+    /// a0: address of the state (8-aligned, 32 bytes).
+    pub state_ptr: u64,
+    /// a1: address of the block (8-aligned, 64 bytes, disjoint from the state).
+    pub block_ptr: u64,
+    /// H0..H7 before the call (`state_in[k]` = u32 LE at `state_ptr + 4k`).
+    pub state_in: [u32; 8],
+    /// The 64 block bytes as in memory (message order; the compression reads big-endian words
+    /// `M_t = u32::from_be_bytes(block[4t..4t + 4])`; cell j's token value is `block[8j..8j + 8]` LE).
+    pub block: [u8; 64],
+    /// H0..H7 after the compression.
+    pub state_out: [u32; 8],
+}
+
+/// One `poseidon2` call (a7 = [`crate::precompile::POSEIDON2`]): 144 bytes, align 8, no padding. The call
+/// reads and writes the 8 cells `state_ptr / 8 + i` (element i, u64 LE, canonical: < p) at `ts = 4 cycle + 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct Poseidon2Event {
+    /// Cycle index of the ECALL in [`Record::cycles`].
+    pub cycle: u64,
+    /// a0: address of the state (8-aligned, 64 bytes).
+    pub state_ptr: u64,
+    /// The state before the call (canonical Goldilocks elements).
+    pub input: [u64; 8],
+    /// The state after the permutation (canonical).
+    pub output: [u64; 8],
+}
+
+const _: () = assert!(size_of::<KeccakEvent>() == 416);
+const _: () = assert!(size_of::<Sha256Event>() == 152);
+const _: () = assert!(size_of::<Poseidon2Event>() == 144);
+
 /// Everything trace generation needs about one execution.
 #[derive(Clone, Debug, Default)]
 pub struct Record {
@@ -98,6 +154,11 @@ pub struct Record {
     pub syscalls: Vec<SyscallEvent>,
     /// Bytes moved by syscalls (see [`SyscallEvent::data_len`]).
     pub syscall_data: Vec<u8>,
+    /// One event per precompile call of each kind, in execution order (each call also has its
+    /// [`SyscallEvent`] in `syscalls`, with `num` = a7, `args` = a0..a2, `ret` = 0, no data).
+    pub keccak: Vec<KeccakEvent>,
+    pub sha256: Vec<Sha256Event>,
+    pub poseidon2: Vec<Poseidon2Event>,
     /// Registers before cycle 0 (x2 = sp = 0x8000_0000, others 0).
     pub init_regs: [u64; 32],
     /// Registers after the last cycle.
@@ -225,6 +286,9 @@ impl Record {
         let bytes = self.cycles.len() * size_of::<CycleEvent>()
             + self.syscalls.len() * size_of::<SyscallEvent>()
             + self.syscall_data.len()
+            + self.keccak.len() * size_of::<KeccakEvent>()
+            + self.sha256.len() * size_of::<Sha256Event>()
+            + self.poseidon2.len() * size_of::<Poseidon2Event>()
             + self.pages.len() * (4 + 2 * PAGE_SIZE as usize);
         bytes as f64 / self.cycles.len().max(1) as f64
     }

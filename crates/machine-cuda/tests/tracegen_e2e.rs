@@ -15,8 +15,8 @@ use zkrv_machine::{PerTable, Table};
 use zkrv_machine_cuda::prove_gpu_tracegen_with;
 use zkrv_machine_cuda::tables::{device_fills, DeviceTableFill};
 use zkrv_machine_cuda::trace_gen::{
-    check_missing_fills, fill_plan, without_missing_fills, TraceGenError, TraceGenOptions,
-    DEVICE_FILLS,
+    check_gpu_support, check_missing_fills, fill_plan, without_missing_fills, TraceGenError,
+    TraceGenOptions, DEVICE_FILLS, HOST_ONLY_TABLES,
 };
 
 /// Table indices selected in `device`, in proof order.
@@ -34,6 +34,13 @@ use zkrv_stark::StarkConfig;
 fn device_fills_cover_the_registry() {
     let fills = device_fills();
     for (t, f) in fills.iter() {
+        if HOST_ONLY_TABLES.contains(&t) || t == Table::Poseidon2 {
+            assert!(
+                f.is_none(),
+                "{t} is listed as host-only but has a device fill"
+            );
+            continue;
+        }
         let f = f.unwrap_or_else(|| panic!("{t} has no device fill"));
         assert_eq!(f.table(), t, "the fill listed for {t}");
         let p = f.program();
@@ -56,12 +63,21 @@ fn a_table_without_a_device_fill_is_a_named_error_only_with_rows() {
     let fills: PerTable<Option<&'static dyn DeviceTableFill>> =
         all.map(|t, f| if t == Table::Input { None } else { f });
     let (device, missing) = without_missing_fills(&fills, DeviceFill::ALL);
-    assert_eq!(missing, [Table::Input]);
+    // INPUT and the precompile tables (no device fill yet).
+    assert_eq!(
+        missing,
+        [
+            Table::Input,
+            Table::Keccakf,
+            Table::Sha256,
+            Table::Poseidon2
+        ]
+    );
     assert!(!device.has(Table::Input) && device.has(Table::Lt));
     // No rows: fine, INPUT is filled on the host, every other table on the device.
     check_missing_fills(missing.clone(), |_| false).unwrap();
     let plan = fill_plan(&fills, device).unwrap();
-    assert_eq!(plan.len(), Table::COUNT - 1);
+    assert_eq!(plan.len(), Table::COUNT - 4);
     assert!(plan.iter().all(|f| f.table() != Table::Input));
     // Rows: the error names the table.
     match check_missing_fills(missing, |t| t == Table::Input) {
@@ -81,20 +97,48 @@ fn a_table_without_a_device_fill_is_a_named_error_only_with_rows() {
 }
 
 #[test]
+fn runs_with_precompile_calls_are_refused_naming_the_table() {
+    let mut rec = zkrv_executor::Record::default();
+    assert!(check_gpu_support(&rec).is_ok());
+    rec.keccak.push(bytemuck::Zeroable::zeroed());
+    let e = check_gpu_support(&rec).unwrap_err().to_string();
+    assert!(
+        e.contains("KECCAKF") && e.contains("1 keccak_f call") && e.contains("--backend cpu"),
+        "{e}"
+    );
+    rec.keccak.clear();
+    rec.sha256.push(bytemuck::Zeroable::zeroed());
+    rec.sha256.push(bytemuck::Zeroable::zeroed());
+    let e = check_gpu_support(&rec).unwrap_err().to_string();
+    assert!(
+        e.contains("SHA256") && e.contains("2 sha256_compress call"),
+        "{e}"
+    );
+}
+
+#[test]
 fn trace_gen_options() {
     assert_eq!(selected_tables(DeviceFill::NONE), Vec::<usize>::new());
-    let all: Vec<&str> = selected_tables(DeviceFill::ALL)
+    let (with_fills, _) = without_missing_fills(&device_fills(), DeviceFill::ALL);
+    let all: Vec<&str> = selected_tables(with_fills)
         .into_iter()
         .map(|t| TABLE_NAMES[t])
         .collect();
-    assert_eq!(all, TABLE_NAMES, "every table has a device fill");
+    let with_fill: Vec<&str> = TABLE_NAMES
+        .into_iter()
+        .filter(|&n| device_fills()[Table::from_name(n).unwrap()].is_some())
+        .collect();
+    assert_eq!(
+        all, with_fill,
+        "every table but the host-only ones has a device fill"
+    );
     // BITWISE reads the histogram every other fill counts into: it runs last.
-    let order: Vec<usize> = fill_plan(&device_fills(), DeviceFill::ALL)
+    let order: Vec<usize> = fill_plan(&device_fills(), with_fills)
         .unwrap()
         .into_iter()
         .map(|f| f.table().index())
         .collect();
-    assert_eq!(order.len(), TABLE_NAMES.len());
+    assert_eq!(order.len(), with_fill.len());
     assert_eq!(order.last(), Some(&table_id::BITWISE));
     let pos = |t: usize| order.iter().position(|&x| x == t).unwrap();
     assert!(

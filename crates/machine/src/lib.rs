@@ -47,6 +47,7 @@ use tables::decode::{words, DecodeAir, DecodeTable};
 use tables::dvrm::DvrmAir;
 use tables::eq::EqAir;
 use tables::input::InputAir;
+use tables::keccakf::KeccakfAir;
 use tables::load::LoadAir;
 use tables::lt::LtAir;
 use tables::memw::MemwAir;
@@ -54,6 +55,7 @@ use tables::memw_a::MemwAAir;
 use tables::mul::MulAir;
 use tables::page::{PageAir, CELLS_PER_PAGE};
 use tables::regfile::RegfileAir;
+use tables::sha256::Sha256Air;
 use tables::shift::{pow2_preprocessed, Pow2Air, ShiftAir};
 use tables::store::StoreAir;
 use tables::sysio::{SyscallAir, SysioAir};
@@ -223,6 +225,17 @@ pub enum MachineError {
     /// [`proof_security`]): a malformed or tampered proof.
     #[error("malformed proof: {0}")]
     ProofShape(String),
+    /// The run has rows in a table the GPU prover does not support yet (the precompile tables).
+    #[error(
+        "{table}: the GPU prover has no {table} support yet and this run has {calls} call(s) of it; prove it \
+         with the CPU backend (--backend cpu)"
+    )]
+    GpuUnsupported { table: &'static str, calls: usize },
+    /// A run that uses a table whose device fill does not exist yet, traced with device fills (the GPU
+    /// prover): refused rather than filled on the host behind the device's back.
+    #[error("the run has {rows} {table} row(s) (precompile calls), and {table} has no GPU fill yet: prove it \
+             with `--backend cpu`, or on the GPU with host trace generation (ZKRV_CPU_TRACE=1)")]
+    NoDeviceFill { table: &'static str, rows: usize },
     #[error("internal error: {0}")]
     Internal(String),
     /// Proving segment `index` of `count` failed (docs/continuations.md).
@@ -375,7 +388,40 @@ fn air(table: Table, p: &AirParams) -> Box<dyn Air> {
         Table::Pow2 => Box::new(Pow2Air),
         Table::Mul => Box::new(MulAir),
         Table::Memw => Box::new(MemwAir),
+        Table::Keccakf => Box::new(KeccakfAir),
+        Table::Sha256 => Box::new(Sha256Air),
+        Table::Poseidon2 => Box::new(tables::poseidon2::Poseidon2Air),
     }
+}
+
+/// The calls in the precompile tables of `traces` (main traces in table order): `(table, calls)` for KECCAKF
+/// and SHA256, counted from their `is_real` rows (a call is one row group, docs/tables.md §6.19).
+pub fn precompile_calls(traces: &[RowMajorMatrix]) -> Vec<(Table, usize)> {
+    use tables::keccakf::{KeccakfCols, NUM_ROUNDS};
+    use tables::sha256::{Sha256Cols, SHA256_ROWS};
+    [
+        (
+            Table::Keccakf,
+            KeccakfCols::<usize>::indices().is_real,
+            NUM_ROUNDS,
+        ),
+        (
+            Table::Sha256,
+            Sha256Cols::<usize>::indices().is_real,
+            SHA256_ROWS,
+        ),
+    ]
+    .into_iter()
+    .map(|(t, col, rows)| {
+        let n = traces.get(t.index()).map_or(0, |m| {
+            m.values
+                .chunks(m.width.max(1))
+                .filter(|row| row.get(col) == Some(&F::ONE))
+                .count()
+        });
+        (t, n / rows)
+    })
+    .collect()
 }
 
 /// The number of main columns of `table` (its AIR's [`Air::width`]; the same for a whole run and a segment).
@@ -655,7 +701,16 @@ pub fn check_provable_at(rec: &zkrv_executor::Record, cycle_base: u64) -> Result
     check_touched_pages(rec.pages.len())?;
     for ev in &rec.cycles {
         let op = decode(ev.word).map(|i| i.op).unwrap_or(Op::Illegal);
-        let known = op != Op::Ecall || matches!(ev.rs1_val, 93 | 94 | 64 | 63);
+        let known = op != Op::Ecall
+            || matches!(
+                ev.rs1_val,
+                93 | 94
+                    | 64
+                    | 63
+                    | zkrv_executor::precompile::KECCAK_F
+                    | zkrv_executor::precompile::SHA256_COMPRESS
+                    | zkrv_executor::precompile::POSEIDON2
+            );
         if !supported(op) || !known {
             return Err(MachineError::Unsupported { pc: ev.pc, op });
         }

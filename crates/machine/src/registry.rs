@@ -60,6 +60,12 @@ tables! {
     Pow2 = POW2,
     Mul = MUL,
     Memw = MEMW,
+    /// Keccak-f[1600] precompile calls (docs/tables.md §6.19.1).
+    Keccakf = KECCAKF,
+    /// SHA-256 compression precompile calls (docs/tables.md §6.19.2).
+    Sha256 = SHA256,
+    /// The Poseidon2 precompile (width 8 over Goldilocks), one row per call.
+    Poseidon2 = POSEIDON2,
 }
 
 impl Table {
@@ -248,7 +254,7 @@ mod tests {
             assert_eq!(Table::from_index(t), Some(table));
             assert_eq!(Table::from_name(table.name()), Some(table));
         }
-        assert_eq!(Table::COUNT, 20);
+        assert_eq!(Table::COUNT, 23);
         assert_eq!(table_id::MEMW_A, Table::MemwA.index());
         assert_eq!(Table::from_index(Table::COUNT), None);
         let s = TableSet::of(&[Table::Shift, Table::Cpu]);

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use zkrv_executor::precompile::{KECCAK_F, POSEIDON2, SHA256_COMPRESS};
 use zkrv_executor::{decode, Op, Record};
 use zkrv_stark::field::{PrimeCharacteristicRing, PrimeField64, F};
 use zkrv_stark::matrix::RowMajorMatrix;
@@ -18,13 +19,16 @@ use crate::tables::decode::{DecodeTable, NUM_DECODE_COLS};
 use crate::tables::dvrm::{add_dvrm_request, dvrm_requests, dvrm_trace, DvrmRequests};
 use crate::tables::eq::eq_trace;
 use crate::tables::input::input_trace_at;
+use crate::tables::keccakf::{keccakf_trace, KeccakfCall, NUM_LANES};
 use crate::tables::load::{load_trace, LoadEvent};
 use crate::tables::lt::lt_trace;
 use crate::tables::memw::{memw_trace, MemwEvent};
 use crate::tables::memw_a::{memw_a_trace, MemwAEvent};
 use crate::tables::mul::{mul_trace, MulRequests};
 use crate::tables::page::{page_trace, CELLS_PER_PAGE, NUM_PAGE_COLS};
+use crate::tables::poseidon2::{poseidon2_trace, Poseidon2Row, WIDTH as P2_WIDTH};
 use crate::tables::regfile::regfile_trace;
+use crate::tables::sha256::{sha256_trace, Sha256Call};
 use crate::tables::shift::{shift_side_requests, shift_trace, ShiftOp, ShiftRequests, ShiftTraces};
 use crate::tables::store::{store_trace, StoreEvent};
 use crate::tables::sysio::{
@@ -439,6 +443,14 @@ pub fn generate_split_at(
 ) -> Result<(Traces, FillInputs), MachineError> {
     let base = start.input_cursor;
     device.check()?;
+    if device != DeviceFill::NONE && !rec.poseidon2.is_empty() {
+        // The device walks (registers, memory) and fills do not know the precompile's accesses yet: refuse
+        // loudly rather than fill POSEIDON2 on the host behind the device's back.
+        return Err(MachineError::NoDeviceFill {
+            table: Table::Poseidon2.name(),
+            rows: rec.poseidon2.len(),
+        });
+    }
     if device.has(Table::Input) && *start != TraceStart::RUN {
         // The device INPUT fill writes a whole run's table (first index 0, end row present).
         return Err(MachineError::Internal(
@@ -484,6 +496,9 @@ pub fn generate_split_at(
     let (mut loads, mut stores, mut accesses) = (Vec::new(), Vec::new(), Vec::new());
     let mut general: Vec<MemwEvent> = Vec::new();
     let (mut syscall_rows, mut sysio_rows) = (Vec::new(), Vec::new());
+    let mut keccak_calls: Vec<KeccakfCall> = Vec::with_capacity(rec.keccak.len());
+    let mut sha_calls: Vec<Sha256Call> = Vec::with_capacity(rec.sha256.len());
+    let mut p2_rows: Vec<Poseidon2Row> = Vec::with_capacity(rec.poseidon2.len());
     // INPUT lookups per index (the end-of-input row is index `input.len()`).
     let mut input_uses = vec![0u64; input.len() + 1];
     input_uses[0] += start.input_ended as u64;
@@ -612,7 +627,150 @@ pub fn generate_split_at(
                 mem.insert(cell + h as u64, (bytes, mts));
             }
         }
-        if is_ecall && !(ev.rs1_val == 93 || ev.rs1_val == 94) {
+        if is_ecall && ev.rs1_val == KECCAK_F {
+            // keccak_f: the 25 cells at a0, read and written at ts + 1 (docs/tables.md §6.19.1).
+            let e = rec
+                .keccak
+                .get(keccak_calls.len())
+                .ok_or_else(|| MachineError::Internal(format!("no keccak_f event at cycle {i}")))?;
+            if device.mem_walk {
+                return Err(MachineError::Internal(
+                    "KECCAKF: the device memory walk does not cover keccak_f calls (host trace needed)"
+                        .into(),
+                ));
+            }
+            let ts1 = ts + 1;
+            let mut old_ts = [0u64; NUM_LANES];
+            for (l, t) in old_ts.iter_mut().enumerate() {
+                let cell = e.state_ptr / 8 + l as u64;
+                let (bytes, last) = match mem.get(&cell) {
+                    Some(&x) => x,
+                    None => (
+                        init_cell(cell).ok_or_else(|| {
+                            MachineError::Internal(format!(
+                                "cell {cell:#x} outside the record's pages"
+                            ))
+                        })?,
+                        0,
+                    ),
+                };
+                if u64::from_le_bytes(bytes) != e.input[l] {
+                    return Err(MachineError::Internal(format!(
+                        "keccak_f at cycle {i}: memory walk disagrees with the event at lane {l}"
+                    )));
+                }
+                *t = last;
+                mem.insert(cell, (e.output[l].to_le_bytes(), ts1));
+            }
+            keccak_calls.push(KeccakfCall {
+                ts: ts1,
+                ptr: e.state_ptr,
+                input: e.input,
+                old_ts,
+            });
+        } else if is_ecall && ev.rs1_val == SHA256_COMPRESS {
+            // sha256_compress: a1 read, the 4 state cells read and written, the 8 block cells read, all at
+            // ts + 1 (docs/tables.md §6.19.2).
+            let e = rec.sha256.get(sha_calls.len()).ok_or_else(|| {
+                MachineError::Internal(format!("no sha256_compress event at cycle {i}"))
+            })?;
+            if device.mem_walk {
+                return Err(MachineError::Internal(
+                    "SHA256: the device memory walk does not cover sha256_compress calls (host trace needed)"
+                        .into(),
+                ));
+            }
+            let ts1 = ts + 1;
+            debug_assert_eq!(reg_val[11], e.block_ptr, "a1 at cycle {i}");
+            let a1_old_ts = reg_ts[11];
+            reg_ts[11] = ts1;
+            let pair = |h: &[u32; 8], k: usize| h[2 * k] as u64 | (h[2 * k + 1] as u64) << 32;
+            let mut cells: Vec<(u64, u64, u64)> = (0..4)
+                .map(|k| {
+                    (
+                        e.state_ptr / 8 + k,
+                        pair(&e.state_in, k as usize),
+                        pair(&e.state_out, k as usize),
+                    )
+                })
+                .collect();
+            for j in 0..8 {
+                let v = u64::from_le_bytes(e.block[8 * j..8 * j + 8].try_into().expect("8 bytes"));
+                cells.push((e.block_ptr / 8 + j as u64, v, v));
+            }
+            let mut old_ts = [0u64; 12];
+            for (t, &(cell, old, new)) in old_ts.iter_mut().zip(&cells) {
+                let (bytes, last) = match mem.get(&cell) {
+                    Some(&x) => x,
+                    None => (
+                        init_cell(cell).ok_or_else(|| {
+                            MachineError::Internal(format!(
+                                "cell {cell:#x} outside the record's pages"
+                            ))
+                        })?,
+                        0,
+                    ),
+                };
+                if u64::from_le_bytes(bytes) != old {
+                    return Err(MachineError::Internal(format!(
+                        "sha256_compress at cycle {i}: memory walk disagrees with the event at cell {cell:#x}"
+                    )));
+                }
+                *t = last;
+                mem.insert(cell, (new.to_le_bytes(), ts1));
+            }
+            sha_calls.push(Sha256Call {
+                ts: ts1,
+                state_ptr: e.state_ptr,
+                block_ptr: e.block_ptr,
+                state: e.state_in,
+                block: e.block,
+                state_old_ts: old_ts[..4].try_into().expect("4"),
+                block_old_ts: old_ts[4..].try_into().expect("8"),
+                a1_old_ts,
+            });
+        } else if is_ecall && ev.rs1_val == POSEIDON2 {
+            let k = p2_rows.len();
+            let event = *rec.poseidon2.get(k).ok_or_else(|| {
+                MachineError::Internal(format!("no poseidon2 event for the ECALL at cycle {i}"))
+            })?;
+            let sc = rec.syscalls.get(ecalls);
+            if sc.map(|s| (s.num, s.args[0], s.cycle))
+                != Some((POSEIDON2, event.state_ptr, event.cycle))
+            {
+                return Err(MachineError::Internal(format!(
+                    "poseidon2 call {k} (cycle {i}): its event and syscall event disagree"
+                )));
+            }
+            let ts1 = ts + 1;
+            let mut old_ts = [0u64; P2_WIDTH];
+            for (j, slot) in old_ts.iter_mut().enumerate() {
+                let cell = event.state_ptr / 8 + j as u64;
+                let (bytes, t) = match mem.get(&cell) {
+                    Some(&x) => x,
+                    None => (
+                        init_cell(cell).ok_or_else(|| {
+                            MachineError::Internal(format!(
+                                "cell {cell:#x} outside the record's pages"
+                            ))
+                        })?,
+                        0,
+                    ),
+                };
+                if u64::from_le_bytes(bytes) != event.input[j] {
+                    return Err(MachineError::Internal(format!(
+                        "poseidon2 call {k} (cycle {i}): the memory walk disagrees with element {j}"
+                    )));
+                }
+                *slot = t;
+                mem.insert(cell, (event.output[j].to_le_bytes(), ts1));
+            }
+            p2_rows.push(Poseidon2Row {
+                event,
+                ts: ts1,
+                old_ts,
+            });
+        } else if is_ecall && !(ev.rs1_val == 93 || ev.rs1_val == 94) {
             let sc = rec
                 .syscalls
                 .get(ecalls)
@@ -854,6 +1012,23 @@ pub fn generate_split_at(
                     min_height,
                     lk,
                 ))
+            }),
+        ),
+        (
+            Table::Keccakf,
+            keccak_calls.len(),
+            host_fill(|lk| Ok(keccakf_trace(&keccak_calls, min_height, lk))),
+        ),
+        (
+            Table::Sha256,
+            sha_calls.len(),
+            host_fill(|lk| Ok(sha256_trace(&sha_calls, min_height, lk))),
+        ),
+        (
+            Table::Poseidon2,
+            p2_rows.len(),
+            host_fill(|lk| {
+                poseidon2_trace(&p2_rows, min_height, lk).map_err(MachineError::Internal)
             }),
         ),
     ];

@@ -147,6 +147,14 @@ impl Engine {
             ),
             #[cfg(feature = "cuda")]
             Engine::Gpu(b) => {
+                // The precompile tables have no GPU support yet: refuse, naming the table.
+                let used = zkrv_machine::precompile_calls(&witness.traces);
+                if let Some(&(t, calls)) = used.iter().find(|&&(_, n)| n > 0) {
+                    return Err(zkrv_machine::MachineError::GpuUnsupported {
+                        table: t.name(),
+                        calls,
+                    });
+                }
                 b.name_tables(
                     b.next_round(),
                     zkrv_machine::TABLE_NAMES

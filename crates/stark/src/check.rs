@@ -155,6 +155,10 @@ pub fn violations<M: Borrow<RowMajorMatrix>>(
             .ok_or_else(|| shape("no trace given".into()))?
             .borrow();
         let n = main.height();
+        if n == 0 && air.may_be_absent && main.width == air.width {
+            // An absent table (docs/stark.md §10): no rows, no constraint, no interaction.
+            continue;
+        }
         if main.width != air.width || !n.is_power_of_two() {
             return Err(shape(format!(
                 "trace is {n} x {}, expected a power-of-two height and width {}",

@@ -157,3 +157,90 @@ void zkrv_write_i64(int64_t v)
 {
     zkrv_write_u64((uint64_t)v);
 }
+
+/* ---- Precompiles (docs/abi.md "Precompiles"). a0 comes back 0: it is an output of the asm. ---- */
+
+static inline void zkrv_precompile(long n, void *a0, const void *a1)
+{
+    register long r_a0 __asm__("a0") = (long)a0;
+    register long r_a1 __asm__("a1") = (long)a1;
+    register long r_a7 __asm__("a7") = n;
+    __asm__ volatile("ecall" : "+r"(r_a0) : "r"(r_a1), "r"(r_a7) : "memory");
+}
+
+void zkrv_keccak_f(uint64_t state[25])
+{
+    zkrv_precompile(0x01000001, state, 0);
+}
+
+void zkrv_sha256_compress(uint32_t state[8], const uint8_t block[64])
+{
+    zkrv_precompile(0x01000002, state, block);
+}
+
+void zkrv_poseidon2(uint64_t state[8])
+{
+    zkrv_precompile(0x01000003, state, 0);
+}
+
+void zkrv_sha256(const void *buf, size_t len, uint8_t out[32])
+{
+    static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    uint32_t h[8] __attribute__((aligned(8)));
+    uint8_t block[64] __attribute__((aligned(8)));
+    const uint8_t *p = buf;
+    size_t n = len;
+    memcpy(h, iv, sizeof h);
+    for (; n >= 64; n -= 64, p += 64) {
+        memcpy(block, p, 64);
+        zkrv_sha256_compress(h, block);
+    }
+    /* The tail, 0x80, zeros, the bit length big-endian in the last 8 bytes (one or two blocks). */
+    memset(block, 0, 64);
+    memcpy(block, p, n);
+    block[n] = 0x80;
+    if (n >= 56) {
+        zkrv_sha256_compress(h, block);
+        memset(block, 0, 64);
+    }
+    uint64_t bits = (uint64_t)len * 8;
+    for (int i = 0; i < 8; i++)
+        block[63 - i] = (uint8_t)(bits >> (8 * i));
+    zkrv_sha256_compress(h, block);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 4; j++)
+            out[4 * i + j] = (uint8_t)(h[i] >> (24 - 8 * j));
+}
+
+void zkrv_keccak256(const void *buf, size_t len, uint8_t out[32])
+{
+    enum { RATE = 136 };
+    uint64_t st[25];
+    uint8_t block[RATE];
+    const uint8_t *p = buf;
+    size_t n = len;
+    memset(st, 0, sizeof st);
+    for (;;) {
+        size_t take = n < RATE ? n : RATE;
+        memset(block, 0, RATE);
+        memcpy(block, p, take);
+        if (take < RATE) {
+            block[take] ^= 0x01;
+            block[RATE - 1] ^= 0x80;
+        }
+        for (int i = 0; i < RATE / 8; i++) {
+            uint64_t lane = 0;
+            for (int k = 7; k >= 0; k--)
+                lane = (lane << 8) | block[8 * i + k];
+            st[i] ^= lane;
+        }
+        zkrv_keccak_f(st);
+        if (take < RATE)
+            break;
+        p += RATE;
+        n -= RATE;
+    }
+    for (int i = 0; i < 32; i++)
+        out[i] = (uint8_t)(st[i / 8] >> (8 * (i % 8)));
+}

@@ -48,4 +48,21 @@ void zkrv_debug(const char *msg);
 /* Halts with the given exit code (low 32 bits are the proven exit code). */
 _Noreturn void zkrv_exit(uint32_t code);
 
+/* Precompiles (docs/abi.md "Precompiles"): one ecall each, proven by a dedicated table. zkrv only: these
+ * guests do not run under qemu-riscv64. Every pointer must be 8-byte aligned (the executor refuses the call
+ * otherwise, naming the pointer). */
+/* Keccak-f[1600] in place: 25 lanes, lane (x, y) at state[x + 5y] (FIPS 202, tiny-keccak order). a7 = 0x01000001. */
+void zkrv_keccak_f(uint64_t state[25]);
+/* One SHA-256 compression (FIPS 180-4 6.2.2): state = H0..H7 (updated), block = 64 message bytes, disjoint
+ * from the state. a7 = 0x01000002. */
+void zkrv_sha256_compress(uint32_t state[8], const uint8_t block[64]);
+/* The width-8 Poseidon2 permutation over Goldilocks (Plonky3's parameters) in place; every element must be
+ * canonical (< p = 2^64 - 2^32 + 1). a7 = 0x01000003. */
+void zkrv_poseidon2(uint64_t state[8]);
+/* SHA-256 of buf[0..len) (FIPS 180-4 padding) on the precompile: out = the 32-byte digest. */
+void zkrv_sha256(const void *buf, size_t len, uint8_t out[32]);
+/* Keccak-256 of buf[0..len) (original Keccak padding 0x01, as Ethereum and tiny-keccak's Keccak::v256) on the
+ * precompile: out = the 32-byte digest. */
+void zkrv_keccak256(const void *buf, size_t len, uint8_t out[32]);
+
 #endif

@@ -6,6 +6,8 @@
 //! typed values with feature `serde` (`read::<T>()`, `commit(&v)`: docs/abi.md "Typed I/O"), a panic handler
 //! (message to fd 2, exit code 101) and a bump allocator over `.heap` (`__heap_start..__heap_end`, 1 MiB by
 //! default; freed memory is never reused, but the last block grows in place). Allocation failure panics.
+//! The precompiles (docs/abi.md "Precompiles"; zkrv only, not under qemu): [`keccak`] (`keccak_f`,
+//! `keccak256`), [`sha256`] (`compress`, `sha256`), [`poseidon2`] (`permute`, `compress`).
 #![no_std]
 
 extern crate alloc;
@@ -20,6 +22,9 @@ use core::fmt::Write;
 const SYS_READ: usize = 63;
 const SYS_WRITE: usize = 64;
 const SYS_EXIT: usize = 93;
+
+mod precompile;
+pub use precompile::{keccak, poseidon2, sha256};
 
 /// Exit code of a guest that panicked.
 pub const PANIC_EXIT_CODE: u32 = 101;

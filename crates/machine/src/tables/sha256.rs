@@ -1,0 +1,647 @@
+//! SHA256 (docs/tables.md §6.19.2): the `sha256_compress` precompile (docs/abi.md, a7 = `0x0100_0002`), one
+//! SHA-256 compression (FIPS 180-4 §6.2.2 steps 1-4) per call in a group of 18 rows: an init row, 16 round
+//! rows of four rounds each, a digest row.
+//!
+//! Method (the row shape of OpenVM's `sha256-air`: four rounds per row, only `a` and `e` kept as bits, with
+//! our own columns). Row i slot j (j = 0..3) holds the bits of `A_{4i+j-3}` and `E_{4i+j-3}`, where
+//! `A_{t+1}`, `E_{t+1}` are the `a` and `e` after round t and `A_0..A_{-3} = H0..H3`, `E_0..E_{-3} = H4..H7`:
+//! so the init row holds the input state, and round t = 4(i-1) + j finds its `a, b, c, d` (`A_t..A_{t-3}`)
+//! and `e, f, g, h` in its own row and the row before. The round relations
+//! `pack(E_{t+1}) + 2^32 ce = d + T1`, `pack(A_{t+1}) + 2^32 ca = T1 + T2` hold on **every** transition
+//! (degree 3, no gate: a gate would make them degree 4); the carries are range-checked (BYTE) only on round
+//! rows, so on the init and digest rows they are free and absorb whatever the relation gives. The message
+//! schedule works the same way: row i slot j holds the bits of `W_{4(i-1)+j}` (the block's words on rows
+//! 1..4), `W_t = σ1(W_{t-2}) + W_{t-7} + σ0(W_{t-15}) + W_{t-16}` holds on every transition with its carry
+//! range-checked on rows 5..16 only, and `W_{t-16} + σ0(W_{t-15})` (`s4`) and `W_{t-7}` (`w3`) are carried
+//! forward from rows the relation cannot see (`s4 -> s8 -> s12`). The digest row holds `H + (a..h)` as bits
+//! (each word's carry `(H + v - new) / 2^32` boolean).
+//!
+//! Round constants `K_t` are linear in the one-hot row flags (as KECCAKF's, no preprocessed column).
+//!
+//! Bus: the init row receives `ECALL[ts, 0x0100_0002, 0, 8 state_cell, 0, 0, 0]` and reads a1 (`8
+//! block_cell`) through a MEMW_R group at ts; rows 1..4 read the block's 8 cells (two each: consume and
+//! re-emit, the words as they sit in memory, little-endian bytes of big-endian message words); the digest
+//! row consumes the 4 state cells (old value = `h`, the group's input state) and emits the new state; all
+//! at `ts = 4 clk + 1` with `LT32(old_ts, ts)`, multiplicity `is_real`. Padding groups compress the zero
+//! state and block; the table's last group may be cut short (18 does not divide a power of two): it must be
+//! padding.
+
+use zkrv_stark::air::{Air, AirBuilder};
+use zkrv_stark::field::{PrimeCharacteristicRing, F};
+use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::symbolic::Expr;
+
+use crate::bus;
+use crate::cols::columns;
+use crate::tables::bitwise::Lookups;
+use crate::tables::cpu::{c, inv_pow2, lt32, reg_access};
+
+/// The `sha256_compress` ecall number (a7), docs/abi.md.
+pub const SHA256_ECALL: u64 = zkrv_executor::precompile::SHA256_COMPRESS;
+/// Rows per call: init, 16 round rows, digest.
+pub const SHA256_ROWS: usize = 18;
+/// The round constants K_0..K_63 (FIPS 180-4 §4.2.2).
+pub const K: [u32; 64] = zkrv_executor::precompile::SHA256_K;
+
+/// SHA256 row (451 columns).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sha256Cols<T> {
+    /// One-hot row index in the group (0 init, 1..=16 rounds, 17 digest).
+    pub row: [T; SHA256_ROWS],
+    /// 1 on the rows of a call, 0 on padding; constant within a group.
+    pub is_real: T,
+    /// The call's memory timestamp `4 clk + 1`; constant within a group.
+    pub ts: T,
+    /// First cell of the state (a0 / 8) and of the block (a1 / 8); constant within a group.
+    pub state_cell: T,
+    pub block_cell: T,
+    /// H0..H7 before the call (words); constant within a group.
+    pub h: [T; 8],
+    /// Bits of `A_{4i+j-3}` and `E_{4i+j-3}` on row i (digest row: the new state, same slots).
+    pub a: [[T; 32]; 4],
+    pub e: [[T; 32]; 4],
+    /// Carries of slot j's `a` and `e` sums (range-checked on round rows).
+    pub ca: [T; 4],
+    pub ce: [T; 4],
+    /// Bits of `W_{4(i-1)+j}` on round row i.
+    pub w: [[T; 32]; 4],
+    /// Carries of the schedule sums (range-checked on rows 5..16).
+    pub cw: [T; 4],
+    /// `W + σ0(W')` of the previous row's slots (`s4`), one and two rows older (`s8`, `s12`).
+    pub s4: [T; 4],
+    pub s8: [T; 4],
+    pub s12: [T; 4],
+    /// The previous row's schedule words of slots 1..3.
+    pub w3: [T; 3],
+    /// Memory slots: old timestamps and LT32 witnesses (digest row: the 4 state cells; rows 1..4: the two
+    /// block cells of the row).
+    pub ots: [T; 4],
+    pub d0: [T; 4],
+    /// Read of a1 at ts (init row).
+    pub a1_old_ts: T,
+    pub a1_d0: T,
+}
+columns!(Sha256Cols, NUM_SHA256_COLS);
+
+fn xor3(a: &Expr, b: &Expr, c: &Expr) -> Expr {
+    let two = Expr::constant(2);
+    let four = Expr::constant(4);
+    a.clone() + b + c - (a.clone() * b + a.clone() * c + b.clone() * c) * two
+        + a.clone() * b * c * four
+}
+
+fn xor2(a: &Expr, b: &Expr) -> Expr {
+    a.clone() + b - a.clone() * b * Expr::constant(2)
+}
+
+/// `Σ_k 2^k bit(k)` over 32 bits.
+fn word(bit: impl Fn(usize) -> Expr) -> Expr {
+    (0..32).fold(Expr::zero(), |acc, k| acc + bit(k) * c(1 << k))
+}
+
+fn pack(bits: &[Expr; 32]) -> Expr {
+    word(|k| bits[k].clone())
+}
+
+/// The little-endian memory word of a big-endian message word given by its bits: byte b of memory is
+/// bits `8(3 - b)..` of the word.
+fn pack_bswap(bits: &[Expr; 32]) -> Expr {
+    (0..32).fold(Expr::zero(), |acc, k| {
+        acc + bits[k].clone() * c(1 << ((k % 8) + 8 * (3 - k / 8)))
+    })
+}
+
+/// `ROTR_r1 ^ ROTR_r2 ^ (ROTR_r3 or SHR_r3)` of `x` as a word (Σ0, Σ1, σ0, σ1 of FIPS 180-4 §4.1.2).
+fn sigma(x: &[Expr; 32], r1: usize, r2: usize, r3: usize, shr: bool) -> Expr {
+    word(|k| {
+        let (p, q) = (&x[(k + r1) % 32], &x[(k + r2) % 32]);
+        if !shr {
+            xor3(p, q, &x[(k + r3) % 32])
+        } else if k + r3 < 32 {
+            xor3(p, q, &x[k + r3])
+        } else {
+            xor2(p, q)
+        }
+    })
+}
+
+/// The SHA256 AIR.
+pub struct Sha256Air;
+
+impl Air for Sha256Air {
+    fn name(&self) -> &str {
+        "SHA256"
+    }
+    /// A run without calls has no rows here: the table is absent (height 0, docs/stark.md §10). Its padding
+    /// groups satisfy every constraint with every multiplicity 0, so absence proves what padding would.
+    fn may_be_absent(&self) -> bool {
+        true
+    }
+    fn width(&self) -> usize {
+        NUM_SHA256_COLS
+    }
+    fn column_names(&self) -> Vec<String> {
+        Sha256Cols::<usize>::column_names()
+    }
+    fn eval(&self, b: &mut AirBuilder) {
+        let m: Vec<Expr> = (0..NUM_SHA256_COLS).map(|i| b.main(i)).collect();
+        let n: Vec<Expr> = (0..NUM_SHA256_COLS).map(|i| b.main_next(i)).collect();
+        let (l, n) = (Sha256Cols::from_row(&m), Sha256Cols::from_row(&n));
+        let one = Expr::one;
+        let two32 = c(1 << 32);
+        let first = b.is_first_row();
+        let tr = b.is_transition();
+        let last_row = l.row[SHA256_ROWS - 1].clone();
+
+        // 1. Row flags: [1, 0, ..] on the first row, rotated by every transition.
+        b.assert_zero(
+            "first row is row 0",
+            first.clone() * (l.row[0].clone() - one()),
+        );
+        for r in 1..SHA256_ROWS {
+            b.assert_zero("first row is row 0", first.clone() * &l.row[r]);
+        }
+        for r in 0..SHA256_ROWS {
+            b.assert_zero(
+                "row flags rotate",
+                tr.clone() * (n.row[(r + 1) % SHA256_ROWS].clone() - &l.row[r]),
+            );
+        }
+
+        // 2. Group constants.
+        b.assert_bool("is_real bool", l.is_real.clone());
+        let in_group = tr * (one() - &last_row);
+        let mut same = vec![
+            ("is_real", &l.is_real, &n.is_real),
+            ("ts", &l.ts, &n.ts),
+            ("state_cell", &l.state_cell, &n.state_cell),
+            ("block_cell", &l.block_cell, &n.block_cell),
+        ];
+        for k in 0..8 {
+            same.push(("h", &l.h[k], &n.h[k]));
+        }
+        for (name, x, y) in same {
+            b.assert_zero(
+                format!("group constant {name}"),
+                in_group.clone() * (y.clone() - x),
+            );
+        }
+        b.assert_zero(
+            "a cut group is padding",
+            b.is_last_row() * &l.is_real * (one() - &last_row),
+        );
+
+        // 3. Bits; the init row holds the input state.
+        for bits in l.a.iter().chain(&l.e).chain(&l.w) {
+            for x in bits {
+                b.assert_bool("bit", x.clone());
+            }
+        }
+        for j in 0..4 {
+            b.assert_zero(
+                "init a",
+                l.row[0].clone() * (l.h[3 - j].clone() - pack(&l.a[j])),
+            );
+            b.assert_zero(
+                "init e",
+                l.row[0].clone() * (l.h[7 - j].clone() - pack(&l.e[j])),
+            );
+        }
+
+        // 4. Rounds (every transition; next row slot j is round 4(i-1) + j of next row i).
+        for j in 0..4 {
+            // A_{t-m}: slot j-1-m of the next row, or slot j+3-m of this row.
+            let av = |v: &[[Expr; 32]; 4], w: &[[Expr; 32]; 4], m: usize| -> [Expr; 32] {
+                if j > m {
+                    w[j - 1 - m].clone()
+                } else {
+                    v[j + 3 - m].clone()
+                }
+            };
+            let (a, bb, cc, d) = (
+                av(&l.a, &n.a, 0),
+                av(&l.a, &n.a, 1),
+                av(&l.a, &n.a, 2),
+                av(&l.a, &n.a, 3),
+            );
+            let (e, f, g, h) = (
+                av(&l.e, &n.e, 0),
+                av(&l.e, &n.e, 1),
+                av(&l.e, &n.e, 2),
+                av(&l.e, &n.e, 3),
+            );
+            let sum1 = sigma(&e, 6, 11, 25, false);
+            let ch = word(|k| e[k].clone() * &f[k] + (one() - &e[k]) * &g[k]);
+            let sum0 = sigma(&a, 2, 13, 22, false);
+            let maj = word(|k| {
+                let (x, y, z) = (&a[k], &bb[k], &cc[k]);
+                x.clone() * y + x.clone() * z + y.clone() * z - x.clone() * y * z * c(2)
+            });
+            let k_t = (1..=16).fold(Expr::zero(), |acc, i| {
+                acc + n.row[i].clone() * c(K[4 * (i - 1) + j] as u64)
+            });
+            let t1 = pack(&h) + sum1 + ch + k_t + pack(&n.w[j]);
+            b.assert_eq(
+                "round e",
+                pack(&n.e[j]) + n.ce[j].clone() * two32.clone(),
+                pack(&d) + t1.clone(),
+            );
+            b.assert_eq(
+                "round a",
+                pack(&n.a[j]) + n.ca[j].clone() * two32.clone(),
+                t1 + sum0 + maj,
+            );
+        }
+
+        // 5. Message schedule (every transition).
+        for j in 0..4 {
+            let wt2 = if j >= 2 { &n.w[j - 2] } else { &l.w[j + 2] };
+            let wt7 = if j == 3 {
+                pack(&l.w[0])
+            } else {
+                l.w3[j].clone()
+            };
+            b.assert_eq(
+                "schedule",
+                pack(&n.w[j]) + n.cw[j].clone() * two32.clone(),
+                sigma(wt2, 17, 19, 10, true) + wt7 + &l.s12[j],
+            );
+            let w1 = if j < 3 { &l.w[j + 1] } else { &n.w[0] };
+            b.assert_eq(
+                "s4",
+                n.s4[j].clone(),
+                pack(&l.w[j]) + sigma(w1, 7, 18, 3, true),
+            );
+            b.assert_eq("s8", n.s8[j].clone(), l.s4[j].clone());
+            b.assert_eq("s12", n.s12[j].clone(), l.s8[j].clone());
+        }
+        for k in 0..3 {
+            b.assert_eq("w3", n.w3[k].clone(), pack(&l.w[k + 1]));
+        }
+
+        // 6. Digest: the next row (17) holds H + (a..h) of this row (16); the carry of each word,
+        //    `(H + v - new) / 2^32`, is boolean (so `new` is the sum mod 2^32: it is made of bits).
+        let inv32 = inv_pow2(32);
+        for j in 0..4 {
+            for (bits_n, bits_l, h) in [
+                (&n.a[j], &l.a[j], &l.h[3 - j]),
+                (&n.e[j], &l.e[j], &l.h[7 - j]),
+            ] {
+                let carry = (h.clone() + pack(bits_l) - pack(bits_n)) * inv32;
+                b.assert_zero(
+                    "digest",
+                    l.row[16].clone() * carry.clone() * (carry - one()),
+                );
+            }
+        }
+
+        // 7. Range checks of the carries.
+        let rounds = (1..=16).fold(Expr::zero(), |acc, i| acc + &l.row[i]);
+        let late = (5..=16).fold(Expr::zero(), |acc, i| acc + &l.row[i]);
+        let m_round = l.is_real.clone() * rounds;
+        let m_late = l.is_real.clone() * late;
+        let pair = |x: &Expr, y: &Expr| vec![c(bus::BYTE_PAIR), x.clone(), y.clone(), Expr::zero()];
+        for j in 0..4 {
+            b.send(bus::BYTE, pair(&l.ca[j], &l.ce[j]), m_round.clone());
+        }
+        for j in [0, 2] {
+            b.send(bus::BYTE, pair(&l.cw[j], &l.cw[j + 1]), m_late.clone());
+        }
+
+        // 8. Memory and the ECALL.
+        let block_rows = (1..=4).fold(Expr::zero(), |acc, i| acc + &l.row[i]);
+        let at_first = l.is_real.clone() * &l.row[0];
+        let at_digest = l.is_real.clone() * &last_row;
+        let at_block = l.is_real.clone() * block_rows.clone();
+        for s in 0..4 {
+            let mult = if s < 2 {
+                l.is_real.clone() * (block_rows.clone() + &last_row)
+            } else {
+                at_digest.clone()
+            };
+            lt32(b, &l.ots[s], &l.ts, &l.d0[s], &mult);
+        }
+        for k in 0..4 {
+            let cell = l.state_cell.clone() + c(k as u64);
+            let new = |m: usize| {
+                if m < 4 {
+                    pack(&l.a[3 - m])
+                } else {
+                    pack(&l.e[7 - m])
+                }
+            };
+            b.receive(
+                bus::MEM_TOKEN,
+                vec![
+                    cell.clone(),
+                    l.ots[k].clone(),
+                    l.h[2 * k].clone(),
+                    l.h[2 * k + 1].clone(),
+                ],
+                at_digest.clone(),
+            );
+            b.send(
+                bus::MEM_TOKEN,
+                vec![cell, l.ts.clone(), new(2 * k), new(2 * k + 1)],
+                at_digest.clone(),
+            );
+        }
+        for s in 0..2 {
+            let cell = (1..=4).fold(l.block_cell.clone(), |acc, i| {
+                acc + l.row[i].clone() * c((2 * (i - 1) + s) as u64)
+            });
+            let (lo, hi) = (pack_bswap(&l.w[2 * s]), pack_bswap(&l.w[2 * s + 1]));
+            b.receive(
+                bus::MEM_TOKEN,
+                vec![cell.clone(), l.ots[s].clone(), lo.clone(), hi.clone()],
+                at_block.clone(),
+            );
+            b.send(
+                bus::MEM_TOKEN,
+                vec![cell, l.ts.clone(), lo, hi],
+                at_block.clone(),
+            );
+        }
+        b.receive(
+            bus::ECALL,
+            vec![
+                l.ts.clone(),
+                c(SHA256_ECALL & 0xffff_ffff),
+                c(SHA256_ECALL >> 32),
+                l.state_cell.clone() * c(8),
+                Expr::zero(),
+                Expr::zero(),
+                Expr::zero(),
+            ],
+            at_first.clone(),
+        );
+        let a1 = l.block_cell.clone() * c(8);
+        let zero = Expr::zero();
+        reg_access(
+            b,
+            &c(11),
+            &l.ts,
+            &l.a1_old_ts,
+            &l.a1_d0,
+            [&a1, &zero],
+            [&a1, &zero],
+            &at_first,
+        );
+    }
+}
+
+/// One `sha256_compress` call as the fill needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sha256Call {
+    /// The call's memory timestamp `4 clk + 1`.
+    pub ts: u64,
+    /// a0 and a1: the state's and the block's byte addresses (8-aligned, disjoint).
+    pub state_ptr: u64,
+    pub block_ptr: u64,
+    /// H0..H7 before the call.
+    pub state: [u32; 8],
+    /// The block as in memory (message order).
+    pub block: [u8; 64],
+    /// Timestamps of the state's 4 cells, the block's 8 cells and of a1 before the call (each < ts).
+    pub state_old_ts: [u64; 4],
+    pub block_old_ts: [u64; 8],
+    pub a1_old_ts: u64,
+}
+
+/// Height of the SHA256 trace for `calls` calls: 0 (absent) without calls, else the next power of two >=
+/// max(18 calls, min_height).
+pub fn sha256_height(calls: usize, min_height: usize) -> usize {
+    if calls == 0 {
+        return 0;
+    }
+    (calls * SHA256_ROWS).next_power_of_two().max(min_height)
+}
+
+fn ssig(x: u32, r1: u32, r2: u32, s: u32) -> u32 {
+    x.rotate_right(r1) ^ x.rotate_right(r2) ^ (x >> s)
+}
+
+fn bsig(x: u32, r1: u32, r2: u32, r3: u32) -> u32 {
+    x.rotate_right(r1) ^ x.rotate_right(r2) ^ x.rotate_right(r3)
+}
+
+/// The words of one group, row by row: `a`, `e`, `w` slots.
+struct GroupWords {
+    a: [[u32; 4]; SHA256_ROWS],
+    e: [[u32; 4]; SHA256_ROWS],
+    w: [[u32; 4]; SHA256_ROWS],
+    out: [u32; 8],
+}
+
+fn group_words(h: &[u32; 8], block: &[u8; 64]) -> GroupWords {
+    let mut w = [0u32; 64];
+    for (t, x) in w.iter_mut().enumerate().take(16) {
+        *x = u32::from_be_bytes(block[4 * t..4 * t + 4].try_into().expect("4 bytes"));
+    }
+    for t in 16..64 {
+        w[t] = ssig(w[t - 2], 17, 19, 10)
+            .wrapping_add(w[t - 7])
+            .wrapping_add(ssig(w[t - 15], 7, 18, 3))
+            .wrapping_add(w[t - 16]);
+    }
+    // av[t + 3] = A_t, t = -3..=64.
+    let mut av = [0u32; 68];
+    let mut ev = [0u32; 68];
+    for m in 0..4 {
+        av[3 - m] = h[m];
+        ev[3 - m] = h[4 + m];
+    }
+    for t in 0..64 {
+        let (a, bb, cc, d) = (av[t + 3], av[t + 2], av[t + 1], av[t]);
+        let (e, f, g, hh) = (ev[t + 3], ev[t + 2], ev[t + 1], ev[t]);
+        let t1 = hh
+            .wrapping_add(bsig(e, 6, 11, 25))
+            .wrapping_add((e & f) ^ (!e & g))
+            .wrapping_add(K[t])
+            .wrapping_add(w[t]);
+        let t2 = bsig(a, 2, 13, 22).wrapping_add((a & bb) ^ (a & cc) ^ (bb & cc));
+        ev[t + 4] = d.wrapping_add(t1);
+        av[t + 4] = t1.wrapping_add(t2);
+    }
+    let mut g = GroupWords {
+        a: [[0; 4]; SHA256_ROWS],
+        e: [[0; 4]; SHA256_ROWS],
+        w: [[0; 4]; SHA256_ROWS],
+        out: [0; 8],
+    };
+    for i in 0..17 {
+        for j in 0..4 {
+            // A_{4i+j-3} = av[4i + j].
+            g.a[i][j] = av[4 * i + j];
+            g.e[i][j] = ev[4 * i + j];
+            if i >= 1 {
+                g.w[i][j] = w[4 * (i - 1) + j];
+            }
+        }
+    }
+    for j in 0..4 {
+        for (k, v) in [(3 - j, av[64 + j]), (7 - j, ev[64 + j])] {
+            let s = h[k] as u64 + v as u64;
+            g.out[k] = s as u32;
+        }
+    }
+    for j in 0..4 {
+        g.a[17][j] = g.out[3 - j];
+        g.e[17][j] = g.out[7 - j];
+    }
+    g
+}
+
+/// The SHA256 trace (`n x 451`, n = [`sha256_height`]): 18 rows per call, then padding groups (the zero
+/// state and block, `is_real = 0`; the last one cut at the table's end), adding the calls' BYTE and LT32
+/// lookups.
+///
+/// # Panics
+/// If a call's old timestamps are not below its ts (the memory walk guarantees it: a fill bug).
+pub fn sha256_trace(
+    calls: &[Sha256Call],
+    min_height: usize,
+    lookups: &mut Lookups,
+) -> RowMajorMatrix {
+    let n = sha256_height(calls.len(), min_height);
+    let mut values = vec![F::ZERO; n * NUM_SHA256_COLS];
+    let f = F::from_u64;
+    let bits = |x: u32| -> [F; 32] { std::array::from_fn(|k| f(((x >> k) & 1) as u64)) };
+    // Slot words of every row, for the relations between rows.
+    let mut aw = vec![[0u32; 4]; n];
+    let mut ew = vec![[0u32; 4]; n];
+    let mut ww = vec![[0u32; 4]; n];
+    let mut flag = vec![0usize; n];
+    let padding = Sha256Call {
+        ts: 0,
+        state_ptr: 0,
+        block_ptr: 0,
+        state: [0; 8],
+        block: [0; 64],
+        state_old_ts: [0; 4],
+        block_old_ts: [0; 8],
+        a1_old_ts: 0,
+    };
+    for (gi, group) in values.chunks_mut(SHA256_ROWS * NUM_SHA256_COLS).enumerate() {
+        let (call, real) = match calls.get(gi) {
+            Some(call) => (call, true),
+            None => (&padding, false),
+        };
+        let g = group_words(&call.state, &call.block);
+        for (i, chunk) in group.chunks_mut(NUM_SHA256_COLS).enumerate() {
+            let r = gi * SHA256_ROWS + i;
+            let row = Sha256Cols::from_row_mut(chunk);
+            row.row[i] = F::ONE;
+            row.is_real = F::from_bool(real);
+            row.ts = f(call.ts);
+            row.state_cell = f(call.state_ptr / 8);
+            row.block_cell = f(call.block_ptr / 8);
+            row.h = call.state.map(|x| f(x as u64));
+            row.a = g.a[i].map(bits);
+            row.e = g.e[i].map(bits);
+            row.w = g.w[i].map(bits);
+            (aw[r], ew[r], ww[r], flag[r]) = (g.a[i], g.e[i], g.w[i], i);
+            if real {
+                if i == 0 {
+                    row.a1_old_ts = f(call.a1_old_ts);
+                    row.a1_d0 = f(lookups.lt32(call.a1_old_ts, call.ts));
+                } else if (1..=4).contains(&i) {
+                    for s in 0..2 {
+                        let t = call.block_old_ts[2 * (i - 1) + s];
+                        row.ots[s] = f(t);
+                        row.d0[s] = f(lookups.lt32(t, call.ts));
+                    }
+                } else if i == SHA256_ROWS - 1 {
+                    for k in 0..4 {
+                        let t = call.state_old_ts[k];
+                        row.ots[k] = f(t);
+                        row.d0[k] = f(lookups.lt32(t, call.ts));
+                    }
+                }
+            }
+        }
+    }
+    // The relations between rows (local r, next r + 1, cyclic): helpers first, then the carries.
+    let prev = |r: usize| (r + n - 1) % n;
+    let s4: Vec<[u64; 4]> = (0..n)
+        .map(|r| {
+            let p = prev(r);
+            std::array::from_fn(|j| {
+                let w1 = if j < 3 { ww[p][j + 1] } else { ww[r][0] };
+                ww[p][j] as u64 + ssig(w1, 7, 18, 3) as u64
+            })
+        })
+        .collect();
+    let inv = inv_pow2(32);
+    for r in 0..n {
+        let p = prev(r);
+        // This row's helpers, and the local row's (which the relations read).
+        let w3: [u64; 3] = std::array::from_fn(|k| ww[p][k + 1] as u64);
+        let w3_local: [u64; 3] = std::array::from_fn(|k| ww[prev(p)][k + 1] as u64);
+        let s12_local = s4[prev(prev(p))];
+        let chunk = &mut values[r * NUM_SHA256_COLS..(r + 1) * NUM_SHA256_COLS];
+        let row = Sha256Cols::from_row_mut(chunk);
+        row.s4 = s4[r].map(f);
+        row.s8 = s4[p].map(f);
+        row.s12 = s4[prev(p)].map(f);
+        row.w3 = w3.map(f);
+        // Carries of row r from (local p, next r); field division off the round rows.
+        let carry = |rhs: u64, lhs: u32| (f(rhs) - f(lhs as u64)) * inv;
+        let round_row = (1..=16).contains(&flag[r]);
+        let mut sum_ca = [0u64; 4];
+        let mut sum_ce = [0u64; 4];
+        for j in 0..4 {
+            let sel = |v: &Vec<[u32; 4]>, m: usize| {
+                if j > m {
+                    v[r][j - 1 - m]
+                } else {
+                    v[p][j + 3 - m]
+                }
+            };
+            let (a, bb, cc, d) = (sel(&aw, 0), sel(&aw, 1), sel(&aw, 2), sel(&aw, 3));
+            let (e, ff, g, h) = (sel(&ew, 0), sel(&ew, 1), sel(&ew, 2), sel(&ew, 3));
+            let k_t = if round_row {
+                K[4 * (flag[r] - 1) + j]
+            } else {
+                0
+            };
+            let t1 = h as u64
+                + bsig(e, 6, 11, 25) as u64
+                + ((e & ff) ^ (!e & g)) as u64
+                + k_t as u64
+                + ww[r][j] as u64;
+            let t2 = bsig(a, 2, 13, 22) as u64 + ((a & bb) ^ (a & cc) ^ (bb & cc)) as u64;
+            sum_ce[j] = d as u64 + t1;
+            sum_ca[j] = t1 + t2;
+            row.ce[j] = carry(sum_ce[j], ew[r][j]);
+            row.ca[j] = carry(sum_ca[j], aw[r][j]);
+            let wt2 = if j >= 2 { ww[r][j - 2] } else { ww[p][j + 2] };
+            let wt7 = if j == 3 { ww[p][0] as u64 } else { w3_local[j] };
+            let sum_w = ssig(wt2, 17, 19, 10) as u64 + wt7 + s12_local[j];
+            row.cw[j] = carry(sum_w, ww[r][j]);
+        }
+        let is_real = row.is_real == F::ONE;
+        if is_real && round_row {
+            for j in 0..4 {
+                lookups.pair(sum_ca[j] >> 32, sum_ce[j] >> 32);
+            }
+        }
+        if is_real && (5..=16).contains(&flag[r]) {
+            for j in [0, 2] {
+                let cw = |j: usize| {
+                    let wt2 = if j >= 2 { ww[r][j - 2] } else { ww[p][j + 2] };
+                    let wt7 = if j == 3 { ww[p][0] as u64 } else { w3_local[j] };
+                    (ssig(wt2, 17, 19, 10) as u64 + wt7 + s12_local[j]) >> 32
+                };
+                lookups.pair(cw(j), cw(j + 1));
+            }
+        }
+    }
+    RowMajorMatrix::new(values, NUM_SHA256_COLS)
+}
+
+/// SHA-256 compression of `state` by `block` (FIPS 180-4 §6.2.2 steps 1-4), the table's reference.
+pub fn sha256_compress(state: &[u32; 8], block: &[u8; 64]) -> [u32; 8] {
+    group_words(state, block).out
+}

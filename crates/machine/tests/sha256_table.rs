@@ -1,0 +1,367 @@
+//! SHA256 table (docs/tables.md §6.19.2): the fill against the executor's `sha256_compress` (and FIPS 180-4's
+//! "abc" vector), the honest witness accepted, and one negative test per constraint group (a round bit and
+//! carry, the schedule and its helpers, the round constant / row flags, the digest, the group constants and
+//! the cut last group, the ECALL tuple, the a1 read, the memory tokens and their timestamps).
+
+mod precompile_common;
+
+use precompile_common::*;
+use zkrv_executor::precompile;
+use zkrv_machine::bus;
+use zkrv_machine::tables::bitwise::Lookups;
+use zkrv_machine::tables::sha256::*;
+use zkrv_stark::air::CompiledAir;
+use zkrv_stark::field::{PrimeCharacteristicRing, PrimeField64, F};
+
+fn col() -> Sha256Cols<usize> {
+    Sha256Cols::<usize>::indices()
+}
+
+fn random_calls(rng: &mut Rng, n: usize) -> Vec<Sha256Call> {
+    (0..n)
+        .map(|i| {
+            let ts = 4 * (500 + 41 * i as u64) + 1;
+            let mut block = [0u8; 64];
+            for x in block.iter_mut() {
+                *x = rng.next() as u8;
+            }
+            Sha256Call {
+                ts,
+                state_ptr: 0x3000 + 0x100 * i as u64,
+                block_ptr: 0x8000 + 0x40 * i as u64,
+                state: std::array::from_fn(|_| rng.next() as u32),
+                block,
+                state_old_ts: std::array::from_fn(|k| if k == 0 { ts - 1 } else { rng.below(ts) }),
+                block_old_ts: std::array::from_fn(|k| if k == 7 { 0 } else { rng.below(ts) }),
+                a1_old_ts: ts - 2,
+            }
+        })
+        .collect()
+}
+
+fn output(call: &Sha256Call) -> [u32; 8] {
+    let mut h = call.state;
+    precompile::sha256_compress(&mut h, &call.block);
+    h
+}
+
+fn env_of(calls: &[Sha256Call]) -> Env {
+    let mut env = Env::default();
+    for call in calls {
+        env.ecall(call.ts, SHA256_ECALL, call.state_ptr);
+        env.reg_read(11, call.a1_old_ts, call.ts, call.block_ptr);
+        let out = output(call);
+        let pair = |h: &[u32; 8], k: usize| h[2 * k] as u64 | (h[2 * k + 1] as u64) << 32;
+        for k in 0..4 {
+            env.cell(
+                call.state_ptr / 8 + k as u64,
+                call.state_old_ts[k],
+                pair(&call.state, k),
+                call.ts,
+                pair(&out, k),
+            );
+        }
+        for j in 0..8 {
+            let v = u64::from_le_bytes(call.block[8 * j..8 * j + 8].try_into().unwrap());
+            env.cell(
+                call.block_ptr / 8 + j as u64,
+                call.block_old_ts[j],
+                v,
+                call.ts,
+                v,
+            );
+        }
+    }
+    env
+}
+
+/// The trace of `trace_calls` against the memory and CPU of `env_calls`.
+fn harness2(trace_calls: &[Sha256Call], env_calls: &[Sha256Call], min_height: usize) -> Harness {
+    let mut lookups = Lookups::new();
+    let trace = sha256_trace(trace_calls, min_height, &mut lookups);
+    Harness::new(&Sha256Air, trace, &lookups, env_of(env_calls))
+}
+
+fn harness(calls: &[Sha256Call], min_height: usize) -> Harness {
+    harness2(calls, calls, min_height)
+}
+
+fn word(h: &Harness, row: usize, bits: &[usize; 32]) -> u32 {
+    (0..32).fold(0, |acc, k| {
+        acc | ((h.get(row, bits[k]).as_canonical_u64() as u32) << k)
+    })
+}
+
+fn flip(h: &mut Harness, row: usize, col: usize) {
+    let x = h.get(row, col);
+    h.set(row, col, F::ONE - x);
+}
+
+#[test]
+fn reference_compression_matches_the_executor_and_fips() {
+    let mut block = [0u8; 64];
+    block[..3].copy_from_slice(b"abc");
+    block[3] = 0x80;
+    block[63] = 24;
+    assert_eq!(
+        sha256_compress(&precompile::SHA256_IV, &block),
+        [
+            0xba7816bf, 0x8f01cfea, 0x414140de, 0x5dae2223, 0xb00361a3, 0x96177a9c, 0xb410ff61,
+            0xf20015ad
+        ]
+    );
+    let mut rng = Rng(seed("reference_compression_matches_the_executor_and_fips"));
+    for call in random_calls(&mut rng, 20) {
+        assert_eq!(sha256_compress(&call.state, &call.block), output(&call));
+    }
+}
+
+#[test]
+fn width_and_committed_cells_per_call() {
+    let air = CompiledAir::new(&Sha256Air, 3).unwrap();
+    assert_eq!(NUM_SHA256_COLS, 451);
+    assert_eq!(air.degree, 3);
+    let aux = 3 * air.logup.num_ext_columns();
+    let per_row = NUM_SHA256_COLS + aux;
+    let per_call = per_row * SHA256_ROWS;
+    println!(
+        "SHA256: {NUM_SHA256_COLS} main + {aux} aux = {per_row} cells per row, {per_call} per call, {:.1} \
+         per hashed byte (64 B); OpenVM sha256-air: 457 x 17 = {} main cells, {:.1} per byte",
+        per_call as f64 / 64.0,
+        457 * 17,
+        457.0 * 17.0 / 64.0
+    );
+    assert_eq!(aux, 51);
+}
+
+#[test]
+fn honest_calls_are_accepted_and_the_output_is_the_compression() {
+    let mut rng = Rng(seed(
+        "honest_calls_are_accepted_and_the_output_is_the_compression",
+    ));
+    let c = col();
+    for (calls, min_height) in [(0, 8), (1, 8), (3, 8), (4, 256)] {
+        let calls = random_calls(&mut rng, calls);
+        let h = harness(&calls, min_height);
+        assert_eq!(h.traces[0].height(), sha256_height(calls.len(), min_height));
+        assert_eq!(
+            h.traces[0].height() == 0,
+            calls.is_empty(),
+            "absent without calls"
+        );
+        let v = h.violations();
+        assert!(v.is_empty(), "{} calls: {v:#?}", calls.len());
+        for (g, call) in calls.iter().enumerate() {
+            let d = g * SHA256_ROWS + SHA256_ROWS - 1;
+            let out: [u32; 8] = std::array::from_fn(|k| {
+                if k < 4 {
+                    word(&h, d, &c.a[3 - k])
+                } else {
+                    word(&h, d, &c.e[7 - k])
+                }
+            });
+            assert_eq!(out, output(call));
+        }
+    }
+}
+
+#[test]
+fn tampered_round_and_schedule_cells_are_rejected() {
+    let mut rng = Rng(seed("tampered_round_and_schedule_cells_are_rejected"));
+    let calls = random_calls(&mut rng, 2);
+    let c = col();
+
+    // A bit of a new `a` (round 4(5-1)+2 = 18) and of a new `e`.
+    for (bits, name) in [(c.a[2], "round a"), (c.e[1], "round e")] {
+        let mut h = harness(&calls, 8);
+        flip(&mut h, 5, bits[9]);
+        assert_constraint(&h.violations(), name);
+    }
+    // A round carry off by one (the sum then misses by 2^32).
+    let mut h = harness(&calls, 8);
+    let x = h.get(7, c.ca[3]);
+    h.set(7, c.ca[3], x + F::ONE);
+    assert_constraint(&h.violations(), "round a");
+    // A non-boolean bit.
+    let mut h = harness(&calls, 8);
+    h.set(9, c.w[0][0], F::from_u64(2));
+    assert_constraint(&h.violations(), "bit");
+    // A schedule bit of a late round (W_{4*(10-1)+1} = W_37), its carry, the helpers.
+    let mut h = harness(&calls, 8);
+    flip(&mut h, 10, c.w[1][20]);
+    assert_constraint(&h.violations(), "schedule");
+    for (field, name) in [
+        (c.s4[2], "s4"),
+        (c.s8[0], "s8"),
+        (c.s12[3], "s12"),
+        (c.w3[1], "w3"),
+    ] {
+        let mut h = harness(&calls, 8);
+        let x = h.get(12, field);
+        h.set(12, field, x + F::ONE);
+        assert_constraint(&h.violations(), name);
+    }
+    // A digest bit (low and top bit: the carry of the sum is then not 0 or 1).
+    for bit in [0, 31] {
+        let mut h = harness(&calls, 8);
+        flip(&mut h, 17, c.e[2][bit]);
+        assert_constraint(&h.violations(), "digest");
+    }
+    // The init row must hold h.
+    let mut h = harness(&calls, 8);
+    flip(&mut h, 18, c.a[1][4]);
+    assert_constraint(&h.violations(), "init a");
+}
+
+#[test]
+fn out_of_range_carries_are_caught_by_the_byte_lookup() {
+    // A carry outside a byte on a round row: the BYTE lookup (and the relation) object.
+    let mut rng = Rng(seed("out_of_range_carries_are_caught_by_the_byte_lookup"));
+    let calls = random_calls(&mut rng, 1);
+    let c = col();
+    let mut h = harness(&calls, 8);
+    let x = h.get(3, c.ce[0]);
+    h.set(3, c.ce[0], x + F::from_u64(300));
+    let v = h.violations();
+    assert_constraint(&v, "round e");
+    assert_bus(&v, bus::BYTE);
+}
+
+#[test]
+fn wrong_round_constant_and_flags_are_rejected() {
+    let mut rng = Rng(seed("wrong_round_constant_and_flags_are_rejected"));
+    let calls = random_calls(&mut rng, 1);
+    let c = col();
+    // Row 6 claims to be row 7 (round constants of rounds 24..27): the rotation breaks.
+    let mut h = harness(&calls, 8);
+    h.set(6, c.row[6], F::ZERO);
+    h.set(6, c.row[7], F::ONE);
+    assert_constraint(&h.violations(), "row flags rotate");
+    // A group that starts at another row.
+    let mut h = harness(&calls, 8);
+    for r in 0..SHA256_ROWS {
+        h.set(0, c.row[r], F::from_bool(r == 1));
+    }
+    assert_constraint(&h.violations(), "first row is row 0");
+}
+
+#[test]
+fn group_transitions_are_enforced() {
+    let mut rng = Rng(seed("group_transitions_are_enforced"));
+    let calls = random_calls(&mut rng, 5);
+    let c = col();
+    let mut h = harness(&calls, 8);
+    for r in 10..SHA256_ROWS {
+        h.set(18 + r, c.is_real, F::ZERO);
+    }
+    assert_constraint(&h.violations(), "group constant is_real");
+    for (field, name) in [
+        (c.ts, "group constant ts"),
+        (c.state_cell, "group constant state_cell"),
+        (c.block_cell, "group constant block_cell"),
+        (c.h[6], "group constant h"),
+    ] {
+        let mut h = harness(&calls, 8);
+        for r in 9..SHA256_ROWS {
+            let x = h.get(r, field);
+            h.set(r, field, x + F::ONE);
+        }
+        assert_constraint(&h.violations(), name);
+    }
+    // A padding group marked real: a call nobody made.
+    let mut h = harness(&calls, 8);
+    for r in 0..SHA256_ROWS {
+        h.set(5 * SHA256_ROWS + r, c.is_real, F::ONE);
+    }
+    let v = h.violations();
+    assert!(failed_constraints(&v).is_empty(), "{v:#?}");
+    assert!(!unbalanced_buses(&v).is_empty());
+    // The cut group at the end (5 calls: 128 rows = 7 groups + 2 rows) cannot be real.
+    let mut h = harness(&calls, 8);
+    assert_eq!(h.traces[0].height(), 128);
+    for row in 7 * SHA256_ROWS..128 {
+        h.set(row, c.is_real, F::ONE);
+    }
+    assert_constraint(&h.violations(), "a cut group is padding");
+}
+
+#[test]
+fn ecall_and_a1_are_bound() {
+    let mut rng = Rng(seed("ecall_and_a1_are_bound"));
+    let calls = random_calls(&mut rng, 2);
+    for (a7, ptr, ts) in [
+        (SHA256_ECALL + 1, calls[1].state_ptr, calls[1].ts),
+        (SHA256_ECALL, calls[1].state_ptr + 8, calls[1].ts),
+        (SHA256_ECALL, calls[1].state_ptr, calls[1].ts + 4),
+    ] {
+        let mut h = harness(&calls, 8);
+        let mut env = Env::default();
+        env.ecall(ts, a7, ptr);
+        let i = h
+            .env
+            .public
+            .iter()
+            .rposition(|p| p.bus == bus::ECALL)
+            .unwrap();
+        h.env.public[i] = env.public.remove(0);
+        assert_eq!(unbalanced_buses(&h.violations()), [bus::ECALL]);
+    }
+    // a1 holds another block address than the one the table read.
+    let mut other = calls.clone();
+    other[0].block_ptr += 64;
+    let mut h = harness2(&calls, &calls, 8);
+    let mut env = Env::default();
+    env.reg_read(11, calls[0].a1_old_ts, calls[0].ts, other[0].block_ptr);
+    let i = h
+        .env
+        .public
+        .iter()
+        .position(|p| p.bus == bus::REG_TOKEN)
+        .unwrap();
+    h.env.public[i] = env.public[0].clone();
+    h.env.public[i + 1] = env.public[1].clone();
+    assert_eq!(unbalanced_buses(&h.violations()), [bus::REG_TOKEN]);
+}
+
+#[test]
+fn memory_tokens_are_bound() {
+    let mut rng = Rng(seed("memory_tokens_are_bound"));
+    let calls = random_calls(&mut rng, 2);
+    let c = col();
+    // Another block (a valid compression of it) or another input state: the tokens disagree.
+    let mut other = calls.clone();
+    other[1].block[13] ^= 4;
+    let v = harness2(&other, &calls, 8).violations();
+    assert!(failed_constraints(&v).is_empty(), "{v:#?}");
+    assert_eq!(unbalanced_buses(&v), [bus::MEM_TOKEN]);
+    let mut other = calls.clone();
+    other[0].state[3] ^= 1 << 30;
+    let v = harness2(&other, &calls, 8).violations();
+    assert!(failed_constraints(&v).is_empty(), "{v:#?}");
+    assert_eq!(unbalanced_buses(&v), [bus::MEM_TOKEN]);
+    // Another old timestamp (a block cell on row 2, a state cell on the digest row).
+    for (row, slot) in [(2, 1), (17, 3)] {
+        let mut h = harness(&calls, 8);
+        let x = h.get(row, c.ots[slot]);
+        h.set(row, c.ots[slot], x + F::ONE);
+        assert!(unbalanced_buses(&h.violations()).contains(&bus::MEM_TOKEN));
+    }
+    // A token from the future, the memory agreeing: the LT32 range check fails.
+    let mut h = harness(&calls, 8);
+    let bad = calls[0].ts + 1;
+    h.set(17, c.ots[2], F::from_u64(bad));
+    let i = h
+        .env
+        .public
+        .iter()
+        .position(|p| {
+            p.bus == bus::MEM_TOKEN
+                && p.values[0] == F::from_u64(calls[0].state_ptr / 8 + 2)
+                && p.values[1] == F::from_u64(calls[0].state_old_ts[2])
+        })
+        .unwrap();
+    h.env.public[i].values[1] = F::from_u64(bad);
+    let v = h.violations();
+    assert!(failed_constraints(&v).is_empty(), "{v:#?}");
+    assert_eq!(unbalanced_buses(&v), [bus::RANGE16]);
+}
