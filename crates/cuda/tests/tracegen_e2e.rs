@@ -21,10 +21,16 @@ fn trace_gen_options() {
         .into_iter()
         .map(|t| TABLE_NAMES[t])
         .collect();
-    assert_eq!(all, TABLE_NAMES, "every table has a device fill");
+    // Every table has a device fill but POSEIDON2 (issue 25: its GPU fill comes after the crate split; a run
+    // with calls is refused by device trace generation, zkrv_machine::MachineError::NoDeviceFill).
+    let want: Vec<&str> = TABLE_NAMES
+        .into_iter()
+        .filter(|&n| n != "POSEIDON2")
+        .collect();
+    assert_eq!(all, want, "every table but POSEIDON2 has a device fill");
     // BITWISE reads the histogram every other fill counts into: it runs last.
     let order = fill_order(DeviceFill::ALL);
-    assert_eq!(order.len(), TABLE_NAMES.len());
+    assert_eq!(order.len(), TABLE_NAMES.len() - 1);
     assert_eq!(order.last(), Some(&table_id::BITWISE));
     let pos = |t: usize| order.iter().position(|&x| x == t).unwrap();
     assert!(

@@ -189,8 +189,10 @@ fn real_rows(w: &Witness, air: &CompiledAir, t: usize) -> usize {
 fn new_value(rng: &mut Rng, old: u64) -> u64 {
     loop {
         let v = match rng.below(7) {
-            0 => (old + 1) % P,
-            1 => (old + P - 1) % P,
+            // In u128: a cell may hold any field element (DVRM inverses, POSEIDON2 states), and
+            // `old + P - 1` overflows u64 for old > 2^32.
+            0 => ((old as u128 + 1) % P as u128) as u64,
+            1 => ((old as u128 + P as u128 - 1) % P as u128) as u64,
             2 => rng.next() % P,
             3 => 1 << 32,
             4 => P - 1,
