@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs NVRTC 13.0 from PyPI (about 90 MB, no GPU or CUDA toolkit needed) so that the `kernels_compile` test
-# of zkrv-cuda can compile every kernel for sm_90. Pinned to 13.0: newer NVRTC emits code the H200's driver
+# Installs NVRTC 13.0 from PyPI (about 90 MB, no GPU or CUDA toolkit needed) so that the `kernels_compile` tests
+# of zkrv-cuda and zkrv-machine-cuda can compile every kernel for sm_90. Pinned to 13.0: newer NVRTC emits code the H200's driver
 # (580) rejects. Prints the LD_LIBRARY_PATH line to use; with --github-env also appends it to $GITHUB_ENV.
 #
 #   scripts/ci-nvrtc.sh                 # install into ~/.cache/zkrv-nvrtc (or $NVRTC_DIR)
 #   export LD_LIBRARY_PATH=<printed dir>:$LD_LIBRARY_PATH
-#   cargo test -p zkrv-cuda --release --features cuda --test kernels_compile
+#   cargo test -p zkrv-cuda -p zkrv-machine-cuda --release --features zkrv-cuda/cuda,zkrv-machine-cuda/cuda \
+#     --test kernels_compile --test table_kernels_compile
 set -euo pipefail
 dir="${NVRTC_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/zkrv-nvrtc}"
 lib="$dir/nvidia/cu13/lib"

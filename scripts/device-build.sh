@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Builds the zkrv-cuda test and bench binaries and the zkrv CLI (release, --features cuda) on this machine and copies
-# them, stripped, into .device/ (git-ignored) for a run on the GPU machine (scripts/device-run.sh there).
-#   bash scripts/device-build.sh [TEST_NAME ...]     # default: every zkrv-cuda test
+# Builds the test and bench binaries of zkrv-cuda and zkrv-machine-cuda and the zkrv CLI (release, both crates'
+# `cuda` features) on this machine and copies them, stripped, into .device/ (git-ignored) for a run on the GPU
+# machine (scripts/device-run.sh there). Test names are unique across the two crates.
+#   bash scripts/device-build.sh [TEST_NAME ...]     # default: every test of both crates
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .device
 tests=("$@")
 args=()
 for t in "${tests[@]}"; do args+=(--test "$t"); done
-cargo test --release -p zkrv-cuda --features cuda --no-run "${args[@]}" --message-format=json 2>/dev/null \
+pkgs=(-p zkrv-cuda -p zkrv-machine-cuda --features zkrv-cuda/cuda,zkrv-machine-cuda/cuda)
+cargo test --release "${pkgs[@]}" --no-run "${args[@]}" --message-format=json 2>/dev/null \
   | python3 -c '
 import json, sys, shutil, os
 for line in sys.stdin:
@@ -20,7 +22,7 @@ for line in sys.stdin:
         print(".device/" + name)
 '
 # Bench harnesses (harness = false binaries), with the same copy step.
-cargo bench -p zkrv-cuda --features cuda --no-run --message-format=json 2>/dev/null \
+cargo bench "${pkgs[@]}" --no-run --message-format=json 2>/dev/null \
   | python3 -c '
 import json, sys, shutil
 for line in sys.stdin:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine: the zkrv-cuda tests, the guest parity run (zk, seeded) and an ABBA comparison of GPU trace
+# On the GPU machine: the zkrv-cuda and zkrv-machine-cuda tests, the guest parity run (zk, seeded) and an ABBA comparison of GPU trace
 # generation (B) against host traces (A) on SHA-256 at ~2^18 cycles. Needs .device/ from scripts/device-build.sh,
 # .device/zkrv-abba and .device/inputs/sha256-4096.bin.
 set -uo pipefail

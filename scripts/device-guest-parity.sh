@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine (no Rust): proves every guest with --backend cpu and --backend gpu, compares the proof bytes and
-# verifies the GPU proof; also runs the zkrv-cuda device tests. Build here first and copy, stripped, into .device/:
+# verifies the GPU proof; also runs zkrv-cuda device tests. Build here first and copy, stripped, into .device/:
 # target/release/zkrv (cargo build --release -p zkrv) and the kernels_compile, parity, proof_parity test binaries
 # (scripts/device-build.sh). Logs go to $OUT.
 set -uo pipefail

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine: the whole-prover figures (issue 12). Needs .device/ from scripts/device-build.sh and
 # .device/inputs/sha256-{65536,131072,262144}.bin (random bytes). Steps, chosen by the arguments:
-#   tests   every zkrv-cuda test binary (scripts/device-run.sh)
+#   tests   every zkrv-cuda and zkrv-machine-cuda test binary (scripts/device-run.sh)
 #   p22     sha256 at 2^22 cycles, --backend gpu, --no-zk and zk: --profile --stats, verify
 #   big     2^22 zk under --gpu-memory 24 (cmp with p22's zk proof); zk at 2^23 and 2^24 cycles
 #   cpu     2^22 --backend cpu (no-zk and zk, --zk-test-seed 1 against the GPU's) for the speedup and cmp

@@ -8,7 +8,8 @@ need_apt=()
 command -v qemu-riscv64 >/dev/null || need_apt+=(qemu-user)
 command -v cmake >/dev/null || need_apt+=(cmake)
 command -v clang >/dev/null || command -v clang-14 >/dev/null || need_apt+=(clang-14)
-# C++ compiler for the host emulation of the GPU fill kernels (crates/cuda/tests/common/host_emu.rs).
+# C++ compiler for the host emulation of the GPU kernels (crates/cuda/tests/common/host_emu.rs, also used by
+# crates/machine-cuda/tests for the fill kernels).
 command -v c++ >/dev/null || command -v g++ >/dev/null || command -v clang++ >/dev/null \
   || command -v clang++-14 >/dev/null || need_apt+=(g++)
 # C cross toolchain for the new-guest end-to-end test (crates/cli/tests/new_user.rs: `zkrv new --lang c`,
@@ -34,4 +35,6 @@ export ZKRV_REQUIRE_NVRTC=1
 export ZKRV_REQUIRE_CXX=1
 
 echo "== cargo test --workspace --release"
-cargo test --workspace --release --features zkrv-cuda/cuda "$@"
+# Both CUDA crates' `cuda` features: the backend's kernels and the RV64IM fill kernels are compile-checked
+# (kernels_compile, table_kernels_compile) and host-emulated.
+cargo test --workspace --release --features zkrv-cuda/cuda,zkrv-machine-cuda/cuda "$@"

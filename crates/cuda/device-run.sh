@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the zkrv-cuda test and bench binaries on the GPU machine (no Rust there). Build them here first:
+# Runs the zkrv-cuda and zkrv-machine-cuda test and bench binaries on the GPU machine (no Rust there). Build them here first:
 #   bash scripts/device-build.sh       # copies stripped test binaries and bench-<name> binaries into .device/
 # then, on the device machine from the repo root: crates/cuda/device-run.sh [tests|bench|all]
 # Logs go to $OUT (or ./device-out).
@@ -12,7 +12,7 @@ mode="${1:-all}"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem --format=csv 2>&1 | tee "$out/nvidia-smi.txt"
 rc=0
 if [ "$mode" = tests ] || [ "$mode" = all ]; then
-    # Every zkrv-cuda test binary, one by one (summary in $out/summary.txt).
+    # Every test binary of both crates, one by one (summary in $out/summary.txt).
     OUT="$out" bash scripts/device-run.sh || rc=1
     grep -q -E "rc=[1-9]" "$out/summary.txt" && rc=1
 fi

@@ -16,7 +16,8 @@
 //!
 //! Exit status 2: a host error (unreadable file, bad ELF, execution or proving error, no GPU for
 //! `--backend gpu`). A stdout pipe whose reader has gone (`| head -1`) ends zkrv by SIGPIPE, quietly, as
-//! Unix tools do (docs/cli.md, "Closed stdout").
+//! Unix tools do (docs/cli.md, "Closed stdout"). A standard descriptor that is closed when zkrv starts
+//! (`>&-`, `2>&-`, `<&-` where stdin is read) is an error, exit 2, before anything runs ([`closed_stdio`]).
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -44,6 +45,11 @@ const NONZERO_EXIT: u8 = 3;
 const MAX_INPUT_BYTES: u64 = 1 << 30;
 /// Largest proof file `verify` reads (1 GiB).
 const MAX_PROOF_BYTES: u64 = 1 << 30;
+/// A CPU proof estimated above this many seconds (1 hour) needs `--yes`.
+const DEFAULT_CONFIRM_ABOVE_SECS: f64 = 3600.0;
+/// A CPU proof estimated (at the reference machine's rate) above this many seconds, or above
+/// `--confirm-above-secs`, has this machine measured first (`zkrv_sdk::estimate::calibrate`).
+const CALIBRATE_ABOVE_SECS: f64 = 60.0;
 
 #[derive(Parser)]
 #[command(
@@ -158,6 +164,13 @@ enum Command {
         /// one proof need no flag.
         #[arg(long)]
         public_segment_boundaries: bool,
+        /// Prove on the CPU even when the estimate printed before proving is above 1 hour (without it
+        /// such a run is refused before any proving; docs/cli.md "Estimate before proving").
+        #[arg(long)]
+        yes: bool,
+        /// Testing: the estimate (seconds) above which a CPU proof needs --yes (default 3600).
+        #[arg(long, hide = true, value_name = "SECS", default_value_t = DEFAULT_CONFIRM_ABOVE_SECS)]
+        confirm_above_secs: f64,
     },
     /// Verify a proof file against a guest ELF; prints the public output and exit code.
     Verify(VerifyArgs),
@@ -646,7 +659,7 @@ fn print_statement(s: &Statement) {
 
 /// The trace-generation report of a GPU proof.
 #[cfg(feature = "cuda")]
-type TraceReport = zkrv_cuda::TraceGenReport;
+type TraceReport = zkrv_machine_cuda::TraceGenReport;
 #[cfg(not(feature = "cuda"))]
 type TraceReport = ();
 
@@ -730,6 +743,8 @@ struct ProveArgs {
     segment_jobs: Option<usize>,
     gpus: zkrv_sdk::Gpus,
     public_segment_boundaries: bool,
+    yes: bool,
+    confirm_above_secs: f64,
 }
 
 /// `--segment-jobs K`: a positive number of segments proven at a time.
@@ -1025,6 +1040,8 @@ fn prove(a: ProveArgs) -> Result<u8> {
             // Longer than one proof holds: segments of the default size (after this closure).
             return Ok(None);
         }
+        let work = zkrv_sdk::estimate::rows_to_prove(exec.cycles, None);
+        progress.line(&estimate_gate(&a, &engine, work, &config)?);
         if a.segment_cycles.is_none() {
             let why = format!(
                 "the run ({} cycles) fits in one proof (at most 2^26 - 1 cycles without --segment-cycles)",
@@ -1179,6 +1196,69 @@ fn prove(a: ProveArgs) -> Result<u8> {
     Ok(0)
 }
 
+/// The estimate of the prove stage of `work` on `engine` (docs/cli.md "Estimate before proving"), as the
+/// line to print; on the CPU, an error above `--confirm-above-secs` (1 hour) without `--yes`, naming the
+/// ways out (before any proving).
+fn estimate_gate(
+    a: &ProveArgs,
+    engine: &Engine,
+    work: zkrv_sdk::estimate::Work,
+    config: &StarkConfig,
+) -> Result<String> {
+    use zkrv_sdk::estimate::{calibrate, cpu_secs, gpu_secs, human_secs, Calibration};
+    let what = if work.tables > 1 {
+        format!("{} segments of {} rows", work.tables, work.rows_per_table)
+    } else {
+        format!("{} rows", work.rows_per_table)
+    };
+    let gpu = gpu_secs(work, config);
+    if engine.is_gpu() {
+        return Ok(format!(
+            "zkrv: estimate: about {} to prove {what} on the GPU (recorded on one NVIDIA H200, \
+             docs/PERF.md; another GPU may differ)",
+            human_secs(gpu)
+        ));
+    }
+    // This machine is measured (about a second) only for a run that may take a while, or that the
+    // threshold is about: a shorter one gets the reference machine's rate.
+    let at_reference = cpu_secs(work, config, &Calibration::reference());
+    let (secs, basis) = if at_reference >= a.confirm_above_secs.min(CALIBRATE_ABOVE_SECS) {
+        let t = Instant::now();
+        let cal = calibrate();
+        (
+            cpu_secs(work, config, &cal),
+            format!(
+                "this machine measured in {:.2} s at {:.2}x the time of the reference machine",
+                t.elapsed().as_secs_f64(),
+                cal.slowdown()
+            ),
+        )
+    } else {
+        (
+            at_reference,
+            "at the reference machine's rate: runs estimated under a minute are not calibrated"
+                .into(),
+        )
+    };
+    let line = format!(
+        "zkrv: estimate: about {} to prove {what} on the CPU ({basis}; within about 2x; docs/cli.md \
+         \"Estimate before proving\")",
+        human_secs(secs)
+    );
+    if secs > a.confirm_above_secs && !a.yes {
+        bail!(
+            "the estimated CPU proving time is about {} ({what}), above {}: pass --yes to prove on the CPU \
+             anyway; --backend gpu proves it in about {} on one NVIDIA H200 (docs/gpu.md); \
+             --segment-cycles N sets the segment size (the memory a segment needs, not the total time); \
+             a run of fewer cycles proves sooner. Nothing was proven",
+            human_secs(secs),
+            human_secs(a.confirm_above_secs),
+            human_secs(gpu)
+        );
+    }
+    Ok(line)
+}
+
 /// The first pass of a segmented proof (`zkrv_machine::segment::plan_run`): the run cut into segments of
 /// `rows` CPU rows; the guest's fd-2 text and the execution error as `prove` shows them.
 fn plan_segments(
@@ -1243,6 +1323,8 @@ fn prove_segmented(
             plan.cycles
         );
     }
+    let work = zkrv_sdk::estimate::rows_to_prove(plan.cycles, Some((n as u64, plan.segment_rows)));
+    eprintln!("{}", estimate_gate(a, &engine, work, config)?);
     let mut engines = vec![engine];
     if engines[0].is_gpu() {
         let want = a.gpus.resolve().map_err(|e| anyhow!("--gpus: {e}"))?;
@@ -1818,6 +1900,100 @@ fn program_id(elf: PathBuf) -> Result<u8> {
     Ok(0)
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// Closed standard descriptors
+
+/// Bit `k` set: fd `k` (0 stdin, 1 stdout, 2 stderr) was closed when the process started. Recorded by
+/// [`record_closed_stdio`] before `main`, because the Rust runtime then reopens a closed standard descriptor
+/// on `/dev/null` (after which a closed stdout would swallow the output and a closed stdin read as empty).
+static CLOSED_AT_START: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Runs from the ELF's `.init_array`, before the Rust runtime's start-up code (which runs from `main`):
+/// records which of fds 0-2 are closed (`fcntl(F_GETFD)` fails with `EBADF`).
+extern "C" fn record_closed_stdio() {
+    let mut mask = 0u8;
+    for fd in 0..3 {
+        // SAFETY: F_GETFD only reads the descriptor's flags; any integer is a valid argument.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+            mask |= 1 << fd;
+        }
+    }
+    CLOSED_AT_START.store(mask, std::sync::atomic::Ordering::Relaxed);
+}
+
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static RECORD_CLOSED_STDIO: extern "C" fn() = record_closed_stdio;
+
+/// Whether fd `fd` (0-2) was closed when zkrv started.
+fn was_closed(fd: u8) -> bool {
+    CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed) & (1 << fd) != 0
+}
+
+/// Whether `p` names stdin itself: `-` (`--input -`) or one of stdin's paths.
+fn names_stdin(p: &Path) -> bool {
+    is_stdin(p)
+        || ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"].contains(&p.to_str().unwrap_or(""))
+}
+
+/// The error for a standard descriptor that was closed at start (`>&-`, `2>&-`, `<&-`), before the command
+/// does anything: stdout (fd 1) for every command (each writes its result there: a run's public output,
+/// the statement, the program ID), stderr (fd 2) for every command (errors, warnings, the guest's fd-2
+/// text; this error then has nowhere to go but the exit status 2), stdin (fd 0) where it is read
+/// (`--input -`, a path that is stdin). Redirecting to or from `/dev/null` is the way to discard or give
+/// nothing.
+fn closed_stdio(command: &Command) -> Result<()> {
+    let (name, writes) = match command {
+        Command::Run { .. } => ("run", "the guest's public output"),
+        Command::Prove { .. } => ("prove", "the proven statement and the proof's figures"),
+        Command::Verify(_) => ("verify", "the verdict and the proven statement"),
+        Command::ProgramId { .. } => ("program-id", "the program ID"),
+        Command::New { .. } => ("new", "what it created"),
+        Command::Security { .. } => ("security", "the soundness table"),
+    };
+    let mut closed = Vec::new();
+    if was_closed(1) {
+        closed.push(format!(
+            "stdout (fd 1) is closed: `zkrv {name}` writes {writes} there; redirect it (`>/dev/null` \
+             discards it) instead of closing it (`>&-`)"
+        ));
+    }
+    if was_closed(2) {
+        closed.push(
+            "stderr (fd 2) is closed: zkrv writes errors, warnings and progress there; redirect it \
+             (`2>/dev/null`) instead of closing it (`2>&-`)"
+                .to_string(),
+        );
+    }
+    // The arguments read from stdin when they name it (`--input -`, `/dev/stdin`), as shown in the error.
+    let stdin_read: Vec<(String, &Path)> = match command {
+        Command::Run { input, .. } | Command::Prove { input, .. } => input
+            .iter()
+            .map(|p| (format!("--input {}", p.display()), p.as_path()))
+            .collect(),
+        Command::Verify(a) => [Some(&a.proof), Some(&a.elf), a.expect_output.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|p| (p.display().to_string(), p.as_path()))
+            .collect(),
+        Command::ProgramId { elf } => vec![(elf.display().to_string(), elf.as_path())],
+        Command::New { .. } | Command::Security { .. } => Vec::new(),
+    };
+    if was_closed(0) {
+        if let Some((arg, _)) = stdin_read.into_iter().find(|(_, p)| names_stdin(p)) {
+            closed.push(format!(
+                "stdin (fd 0) is closed, but `{arg}` reads it; give it on stdin (`< FILE`; `< /dev/null` \
+                 for an empty input) instead of closing it (`<&-`)"
+            ));
+        }
+    }
+    if closed.is_empty() {
+        return Ok(());
+    }
+    bail!("{}", closed.join("; "))
+}
+
 mod new;
 
 fn main() -> ExitCode {
@@ -1827,59 +2003,65 @@ fn main() -> ExitCode {
         std::panic::set_hook(Box::new(|_| {}));
     }
     let cli = Cli::parse();
-    let res = no_panic("zkrv", || match cli.command {
-        Command::Run {
-            elf,
-            input,
-            max_cycles,
-        } => run(elf, input, max_cycles),
-        Command::Prove {
-            elf,
-            input,
-            output,
-            max_cycles,
-            backend,
-            stats,
-            cpu_trace,
-            profile,
-            profile_json,
-            no_zk,
-            zk_test_seed,
-            security,
-            security_report,
-            gpu_memory,
-            segment_cycles,
-            segment_jobs,
-            gpus,
-            public_segment_boundaries,
-        } => prove(ProveArgs {
-            elf,
-            input,
-            output,
-            max_cycles,
-            backend,
-            stats,
-            cpu_trace,
-            profile,
-            profile_json,
-            no_zk,
-            zk_test_seed,
-            security,
-            security_report,
-            gpu_memory,
-            segment_cycles,
-            segment_jobs,
-            gpus,
-            public_segment_boundaries,
-        }),
-        Command::Verify(a) => verify(a),
-        Command::ProgramId { elf } => program_id(elf),
-        Command::New { name, lang } => new::create(&name, lang).map(|()| 0),
-        Command::Security {
-            security: preset,
-            no_zk,
-            log_height,
-        } => security(preset, no_zk, log_height),
+    let res = no_panic("zkrv", || closed_stdio(&cli.command)).and_then(|()| {
+        no_panic("zkrv", || match cli.command {
+            Command::Run {
+                elf,
+                input,
+                max_cycles,
+            } => run(elf, input, max_cycles),
+            Command::Prove {
+                elf,
+                input,
+                output,
+                max_cycles,
+                backend,
+                stats,
+                cpu_trace,
+                profile,
+                profile_json,
+                no_zk,
+                zk_test_seed,
+                security,
+                security_report,
+                gpu_memory,
+                segment_cycles,
+                segment_jobs,
+                gpus,
+                public_segment_boundaries,
+                yes,
+                confirm_above_secs,
+            } => prove(ProveArgs {
+                elf,
+                input,
+                output,
+                max_cycles,
+                backend,
+                stats,
+                cpu_trace,
+                profile,
+                profile_json,
+                no_zk,
+                zk_test_seed,
+                security,
+                security_report,
+                gpu_memory,
+                segment_cycles,
+                segment_jobs,
+                gpus,
+                public_segment_boundaries,
+                yes,
+                confirm_above_secs,
+            }),
+            Command::Verify(a) => verify(a),
+            Command::ProgramId { elf } => program_id(elf),
+            Command::New { name, lang } => new::create(&name, lang).map(|()| 0),
+            Command::Security {
+                security: preset,
+                no_zk,
+                log_height,
+            } => security(preset, no_zk, log_height),
+        })
     });
     match res {
         Ok(code) => ExitCode::from(code),

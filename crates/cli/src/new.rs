@@ -81,21 +81,102 @@ const RUST_MAIN: &str = r#"//! A zkrv guest (docs/abi.md): reads a typed `Job` f
 #![no_std]
 #![no_main]
 
-use serde::Deserialize;
+// The private input's type, shared with the host helper that writes it from JSON (host/, README.md).
+mod job;
+use job::Job;
 
 zkrv_guest::entry!(main);
-
-/// The private input (the host's type need only match it in the serde data model).
-#[derive(Deserialize)]
-struct Job {
-    n: u64,
-}
 
 fn main() {
     let job: Job = zkrv_guest::read();
     let sum: u64 = (1..=job.n).sum();
     zkrv_guest::debug("summed\n");
     zkrv_guest::commit(&sum);
+}
+"#;
+
+const RUST_JOB: &str = r#"//! The private input's type: read by the guest (`src/main.rs`, `zkrv_guest::read::<Job>()`) and written
+//! from JSON by the host helper (`host/src/main.rs`: `cd host && cargo run -q -- '{"n": 100}' > ../input.bin`).
+//! Change it here and both follow. A Rust host with `zkrv-sdk` writes it with
+//! `zkrv_sdk::io::Input::new().write(&job)` (its own type need only match this one in the serde data model).
+
+/// What the guest sums: 1 + ... + n.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Job {
+    pub n: u64,
+}
+"#;
+
+const RUST_HOST_CARGO: &str = r#"[package]
+name = "NAME-input"
+version = "0.1.0"
+edition = "2021"
+publish = false
+
+# `cargo run -q -- JSON` (from this directory): the guest's private input, as a typed frame.
+[[bin]]
+name = "make-input"
+path = "src/main.rs"
+
+[dependencies]
+serde = { version = "1", features = ["derive"] }
+serde_json = "1"
+postcard = { version = "1", features = ["alloc"] }
+
+# A standalone workspace (not the guest's).
+[workspace]
+"#;
+
+/// The host helper builds for the machine zkrv was built for, not the guest's RISC-V target of the project's
+/// `.cargo/config.toml` (cargo reads the config of the directory it runs in and its parents).
+const RUST_HOST_CONFIG: &str = r#"# make-input runs on this machine: build for it, not for the guest's target (../.cargo/config.toml).
+[build]
+target = "HOST_TARGET"
+"#;
+
+const RUST_HOST_MAIN: &str = r#"//! make-input: the guest's private input from JSON, one typed frame (docs/abi.md "Typed I/O": a u32 LE
+//! length, then the value's postcard bytes) of the `Job` of ../src/job.rs, the type the guest reads:
+//!
+//!     cd host && cargo run -q -- '{"n": 100}' > ../input.bin
+//!
+//! The argument is the JSON text, or `-` to read it from stdin. Errors name the cause and exit 1.
+
+use std::io::{IsTerminal, Read, Write};
+
+#[path = "../../src/job.rs"]
+mod job;
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("make-input: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let usage = "usage: make-input JSON (or - to read it from stdin), e.g. make-input '{\"n\": 100}' > ../input.bin";
+    let arg = std::env::args().nth(1).ok_or(usage)?;
+    let text = if arg == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| format!("reading stdin: {e}"))?;
+        s
+    } else {
+        arg
+    };
+    let job: job::Job = serde_json::from_str(&text)
+        .map_err(|e| format!("the JSON is not a Job (../src/job.rs): {e}"))?;
+    let body = postcard::to_allocvec(&job).map_err(|e| format!("encoding the Job: {e}"))?;
+    let len = u32::try_from(body.len()).map_err(|_| "the encoded Job is larger than 4 GiB")?;
+    let mut out = std::io::stdout().lock();
+    if out.is_terminal() {
+        return Err(format!("the input is binary: redirect stdout to a file (> ../input.bin); {usage}"));
+    }
+    out.write_all(&len.to_le_bytes())
+        .and_then(|()| out.write_all(&body))
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("writing stdout: {e}"))
 }
 "#;
 
@@ -111,8 +192,9 @@ publish = false
 zkrv-guest = { path = "zkrv-guest", features = ["serde"] }
 serde = { version = "1", default-features = false, features = ["alloc", "derive"] }
 
-# A standalone workspace (not part of any enclosing one).
+# A standalone workspace (not part of any enclosing one); host/ is the host helper's own.
 [workspace]
+exclude = ["host"]
 
 [profile.release]
 opt-level = 3
@@ -225,9 +307,12 @@ assert_eq!(proved.receipt.output_reader().read_u64()?, 5050);"#,
 };
 
 const RUST_README: ReadmeParts = ReadmeParts {
-    input_note: "the input is `Job { n: 100 }` as a typed frame: a u32 LE length, 1, then postcard's varint \
-                 100; the output is the frame of the u64 5050, `02 00 00 00 ba 27`",
-    input_cmd: r"printf '\1\0\0\0\144' > input.bin                    # Job { n: 100 }",
+    input_note: "the input is `Job { n: 100 }` of `src/job.rs` as a typed frame, which the host helper \
+                 `host/` (`make-input`, built for this machine by your host cargo, e.g. rustup's) writes from \
+                 JSON: a u32 LE length, 1, then postcard's varint 100, the bytes `01 00 00 00 64` (`printf \
+                 '\\1\\0\\0\\0\\144'` writes the same); change `Job` in `src/job.rs` and both the guest \
+                 and the helper follow. The output is the frame of the u64 5050, `02 00 00 00 ba 27`",
+    input_cmd: r#"(cd host && cargo run -q -- '{"n": 100}') > input.bin   # Job { n: 100 } from JSON"#,
     output_cmd: "od -An -tx1    # 02 00 00 00 ba 27",
     host_code: r#"#[derive(serde::Serialize)]
 struct Job { n: u64 }
@@ -319,7 +404,8 @@ pub fn create(dir: &Path, lang: Lang) -> Result<()> {
             "Rust",
             "`apt-get install rustc-web cargo-web rust-web-src lld-14` (or the zkrv repository's \
              scripts/install-guest-toolchains.sh); the build uses /usr/bin/cargo and /usr/bin/rustc with \
-             RUSTC_BOOTSTRAP=1 for -Zbuild-std.",
+             RUSTC_BOOTSTRAP=1 for -Zbuild-std. The input helper `host/` builds with any host cargo (rustup's \
+             stable, or the same Debian cargo) and fetches serde, serde_json and postcard from crates.io.",
         ),
     };
     let parts = match lang {
@@ -352,6 +438,13 @@ pub fn create(dir: &Path, lang: Lang) -> Result<()> {
             ("Cargo.toml", fill(RUST_CARGO)),
             (".cargo/config.toml", RUST_CARGO_CONFIG.to_string()),
             ("src/main.rs", RUST_MAIN.to_string()),
+            ("src/job.rs", RUST_JOB.to_string()),
+            ("host/Cargo.toml", fill(RUST_HOST_CARGO)),
+            (
+                "host/.cargo/config.toml",
+                RUST_HOST_CONFIG.replace("HOST_TARGET", env!("ZKRV_BUILD_TARGET")),
+            ),
+            ("host/src/main.rs", RUST_HOST_MAIN.to_string()),
             ("zkrv-guest/Cargo.toml", runtime_manifest()),
             ("zkrv-guest/src/lib.rs", RUST_RUNTIME.to_string()),
             ("zkrv-guest/src/typed.rs", RUST_RUNTIME_TYPED.to_string()),

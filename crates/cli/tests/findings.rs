@@ -309,7 +309,17 @@ fn prove_refuses_runs_over_the_provable_cycle_count() {
     let elf = write_elf(&dir, "loop.elf", &exit0(w));
     let p = dir.join("p.zkrv");
     let mut child = zkrv_bin()
-        .args(["prove", s(&elf), "-o", s(&p), "--no-zk", "--backend", "cpu"])
+        // --yes: 65 segments of 2^20 rows are estimated above the hour that needs confirming.
+        .args([
+            "prove",
+            s(&elf),
+            "-o",
+            s(&p),
+            "--no-zk",
+            "--backend",
+            "cpu",
+            "--yes",
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -520,16 +520,21 @@ fn new_guest_end_to_end(lang: &str, tools: &[&str]) {
         text(&built.stderr)
     );
     let elf = g.join("hello.elf");
-    // The input as the README writes it (its `printf ... > input.bin` line): n = 100, a u64 LE for C, a
-    // typed frame of `Job { n: 100 }` for Rust (the SDK's encoding of it).
+    // The input as the README writes it: n = 100, a u64 LE for C (its `printf ... > input.bin` line), a
+    // typed frame of `Job { n: 100 }` for Rust (the SDK's encoding of it), written from JSON by the
+    // template's host helper (its `(cd host && cargo run -q -- '{"n": 100}') > input.bin` line).
     let readme = std::fs::read_to_string(g.join("README.md")).unwrap();
     let printf = readme
         .lines()
-        .find(|l| l.starts_with("printf "))
-        .expect("the README writes the input with printf");
+        .find(|l| l.starts_with("printf ") || l.starts_with("(cd host && cargo run"))
+        .expect("the README writes the input");
     let made = Command::new("sh")
         .args(["-c", printf])
         .current_dir(&g)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .output()
         .unwrap();
     assert!(made.status.success(), "{printf}: {}", text(&made.stderr));

@@ -16,7 +16,7 @@
 // Errors (`u64* err`, 2 entries initialised to ~0): err[0] = min(row * K + k) over multiplicities out of range,
 // err[1] = min(row * K + k) over zero fingerprints (the host reports the first in row-major order as well).
 //
-// The file also compiles as plain C++ with -DZKRV_HOST_EMU (crates/cuda/tests/logup_parity.rs drives the
+// The file also compiles as plain C++ with -DZKRV_HOST_EMU (crates/machine-cuda/tests/logup_parity.rs drives the
 // generated row function on the host).
 #pragma once
 

@@ -18,7 +18,7 @@
 //   then             Z_H(x_i) for i < M/n (Z_H has period M/n on g·H_M), then their inverses
 // The offsets past params[13] depend on the AIR and are constants of its generated source.
 //
-// Also compiles as plain C++ with -DZKRV_HOST_EMU (crates/cuda/tests/quotient_parity.rs).
+// Also compiles as plain C++ with -DZKRV_HOST_EMU (crates/machine-cuda/tests/quotient_parity.rs).
 #pragma once
 
 #include "logup.cuh"

@@ -17,85 +17,17 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use crate::error::{driver_err, launch_err, CudaError};
-use crate::nvrtc;
+use crate::nvrtc::{self, KernelSource};
 
-/// Kernel programs of this crate (one NVRTC program and one CUDA module each).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Program {
-    /// `kernels/poly.cu`
-    Poly,
-    /// `kernels/merkle.cu`
-    Merkle,
-    /// `kernels/field.cuh` parity kernels
-    FieldTest,
-    /// `kernels/zk.cu`
-    Zk,
-    /// `kernels/logup.cu`: running-sum scan of the LogUp aux trace
-    Logup,
-    /// `kernels/quotient.cu`: quotient chunk split and zk masks
-    Quotient,
-    /// `kernels/open.cu`: DEEP, FRI fold, opened values, query gathers
-    Open,
-    /// `kernels/tables/<table>.cu`: trace fill kernels
-    TableCpu,
-    TableLoad,
-    TableStore,
-    TableMemwA,
-    TableLt,
-    TableShift,
-    TableMul,
-    TableBytewise,
-    TableCpu32,
-    TableDvrm,
-    TableEq,
-    TableMemw,
-    TablePage,
-    TableInput,
-    TableRegfile,
-    TableSysio,
-    TableDecode,
-    TableBitwise,
-    TableRegwalk,
-    TableMemwalk,
-    /// `kernels/sort.cu`: stable radix sort (permutation)
-    Sort,
-    TableRequests,
-}
+/// Largest grid x-dimension CUDA accepts (compute capability >= 3.0); launchers refuse larger grids instead
+/// of launching a truncated one.
+pub const MAX_GRID_X: u64 = (1 << 31) - 1;
 
-impl Program {
-    fn source(self) -> (&'static str, &'static str) {
-        match self {
-            Program::Poly => ("poly.cu", nvrtc::POLY_CU),
-            Program::Merkle => ("merkle.cu", nvrtc::MERKLE_CU),
-            Program::FieldTest => ("field_test.cu", nvrtc::FIELD_TEST_CU),
-            Program::Zk => ("zk.cu", nvrtc::ZK_CU),
-            Program::Logup => ("logup.cu", nvrtc::LOGUP_CU),
-            Program::Quotient => ("quotient.cu", nvrtc::QUOTIENT_CU),
-            Program::Open => ("open.cu", nvrtc::OPEN_CU),
-            Program::TableCpu => ("tables/cpu.cu", nvrtc::TABLE_CPU_CU),
-            Program::TableLoad => ("tables/load.cu", nvrtc::TABLE_LOAD_CU),
-            Program::TableStore => ("tables/store.cu", nvrtc::TABLE_STORE_CU),
-            Program::TableMemwA => ("tables/memw_a.cu", nvrtc::TABLE_MEMW_A_CU),
-            Program::TableLt => ("tables/lt.cu", nvrtc::TABLE_LT_CU),
-            Program::TableShift => ("tables/shift.cu", nvrtc::TABLE_SHIFT_CU),
-            Program::TableMul => ("tables/mul.cu", nvrtc::TABLE_MUL_CU),
-            Program::TableBytewise => ("tables/bytewise.cu", nvrtc::TABLE_BYTEWISE_CU),
-            Program::TableCpu32 => ("tables/cpu32.cu", nvrtc::TABLE_CPU32_CU),
-            Program::TableDvrm => ("tables/dvrm.cu", nvrtc::TABLE_DVRM_CU),
-            Program::TableEq => ("tables/eq.cu", nvrtc::TABLE_EQ_CU),
-            Program::TableMemw => ("tables/memw.cu", nvrtc::TABLE_MEMW_CU),
-            Program::TablePage => ("tables/page.cu", nvrtc::TABLE_PAGE_CU),
-            Program::TableInput => ("tables/input.cu", nvrtc::TABLE_INPUT_CU),
-            Program::TableRegfile => ("tables/regfile.cu", nvrtc::TABLE_REGFILE_CU),
-            Program::TableSysio => ("tables/sysio.cu", nvrtc::TABLE_SYSIO_CU),
-            Program::TableDecode => ("tables/decode.cu", nvrtc::TABLE_DECODE_CU),
-            Program::TableBitwise => ("tables/bitwise.cu", nvrtc::TABLE_BITWISE_CU),
-            Program::TableRegwalk => ("tables/regwalk.cu", nvrtc::TABLE_REGWALK_CU),
-            Program::TableMemwalk => ("tables/memwalk.cu", nvrtc::TABLE_MEMWALK_CU),
-            Program::Sort => ("sort.cu", nvrtc::SORT_CU),
-            Program::TableRequests => ("tables/requests.cu", nvrtc::TABLE_REQUESTS_CU),
-        }
-    }
+/// The loaded module of one [`KernelSource`], with the source it was built from (a second program under the
+/// same name is refused, not silently given the first one's module).
+struct LoadedModule {
+    src: &'static str,
+    module: Arc<CudaModule>,
 }
 
 /// A CUDA device: context, stream, kernel modules (compiled for its compute capability), twiddle tables.
@@ -104,7 +36,8 @@ pub struct Device {
     pub(crate) stream: Arc<CudaStream>,
     arch: String,
     name: String,
-    modules: Mutex<HashMap<Program, Arc<CudaModule>>>,
+    /// Modules of the [`KernelSource`] programs, by program name.
+    modules: Mutex<HashMap<&'static str, LoadedModule>>,
     /// Modules of generated sources (e.g. the per-AIR LogUp kernels), keyed by (name, source).
     generated: Mutex<HashMap<(String, String), Arc<CudaModule>>>,
     poison: AtomicBool,
@@ -321,23 +254,44 @@ impl Device {
             .map_err(|e| launch_err("(stream synchronize)", e))
     }
 
-    /// Loads (compiling or fetching from the cache) a kernel function.
-    pub(crate) fn function(&self, program: Program, name: &str) -> Result<CudaFunction, CudaError> {
+    /// Loads (compiling or fetching from the cache) kernel `name` of `program`. Errors:
+    /// [`CudaError::Cache`] when another program of the same name was loaded on this device, compile and
+    /// driver errors naming the program / kernel.
+    pub fn function(
+        &self,
+        program: &'static KernelSource,
+        name: &str,
+    ) -> Result<CudaFunction, CudaError> {
         let module = {
             let mut mods = self
                 .modules
                 .lock()
                 .map_err(|_| CudaError::Cache("poisoned lock".into()))?;
-            match mods.get(&program) {
-                Some(m) => m.clone(),
+            match mods.get(program.name) {
+                Some(m) if std::ptr::eq(m.src, program.src) || m.src == program.src => {
+                    m.module.clone()
+                }
+                Some(_) => {
+                    return Err(CudaError::Cache(format!(
+                        "two kernel programs named {} (names must be unique)",
+                        program.name
+                    )))
+                }
                 None => {
-                    let (file, src) = program.source();
-                    let cubin = nvrtc::cubin_cached(file, src, &self.arch)?;
+                    let file = program.name;
+                    let cubin =
+                        nvrtc::cubin_cached(file, program.src, program.headers, &self.arch)?;
                     let m = self
                         .ctx
                         .load_module(Ptx::from_binary(cubin.as_ref().clone()))
                         .map_err(|e| driver_err(format!("cuModuleLoadData({file})"), e))?;
-                    mods.insert(program, m.clone());
+                    mods.insert(
+                        file,
+                        LoadedModule {
+                            src: program.src,
+                            module: m.clone(),
+                        },
+                    );
                     m
                 }
             }
@@ -347,8 +301,9 @@ impl Device {
             .map_err(|e| driver_err(format!("cuModuleGetFunction({name})"), e))
     }
 
-    /// Loads a kernel function of a source generated at run time (compiled by NVRTC, CUBIN cached in memory and
-    /// on disk by a hash of the source, see [`nvrtc::cubin_cached`]; the module is kept for this device's life).
+    /// Loads a kernel function of a source generated at run time (compiled by NVRTC with this crate's headers
+    /// [`nvrtc::HEADERS`], CUBIN cached in memory and on disk by a hash of the source, see
+    /// [`nvrtc::cubin_cached`]; the module is kept for this device's life).
     pub(crate) fn generated_function(
         &self,
         name: &str,
@@ -364,7 +319,7 @@ impl Device {
             match mods.get(&key) {
                 Some(m) => m.clone(),
                 None => {
-                    let cubin = nvrtc::cubin_cached(name, src, &self.arch)?;
+                    let cubin = nvrtc::cubin_cached(name, src, nvrtc::HEADERS, &self.arch)?;
                     let m = self
                         .ctx
                         .load_module(Ptx::from_binary(cubin.as_ref().clone()))
@@ -386,9 +341,9 @@ impl Device {
     /// The argument list must match the kernel's parameters (types and order), every address must point to a
     /// live buffer of this device large enough for what the kernel touches, and `cfg` must satisfy the kernel's
     /// documented launch shape.
-    pub(crate) unsafe fn launch(
+    pub unsafe fn launch(
         &self,
-        program: Program,
+        program: &'static KernelSource,
         kernel: &str,
         cfg: LaunchConfig,
         args: &[KArg],
@@ -707,8 +662,10 @@ impl Device {
 
 /// A kernel argument: a scalar or a device address.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum KArg {
+pub enum KArg {
+    /// A `uint64_t` (or a device address).
     U64(u64),
+    /// A `uint32_t`.
     U32(u32),
 }
 
@@ -842,7 +799,7 @@ impl<T: DeviceRepr + ValidAsZeroBits> PinnedBuffer<T> {
 }
 
 /// A launch shape: `grid` blocks of `block` threads with `smem` bytes of dynamic shared memory.
-pub(crate) fn cfg(grid: u32, block: u32, smem: u32) -> LaunchConfig {
+pub fn cfg(grid: u32, block: u32, smem: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (grid, 1, 1),
         block_dim: (block, 1, 1),

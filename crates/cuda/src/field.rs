@@ -2,8 +2,9 @@
 //! `zkrv_stark::field`). The arithmetic itself is used by every other kernel; these entry points exist so that
 //! tests can compare it element by element with the CPU.
 
-use crate::device::{cfg, Device, KArg, Program};
+use crate::device::{cfg, Device, KArg};
 use crate::error::CudaError;
+use crate::nvrtc;
 
 /// For each i: `[a+b, a-b, a*b, a^-1]` of `a[i]`, `b[i]` (inputs any u64, reduced mod p; `0^-1 = 0`).
 /// Output: `n x 4` row-major, canonical.
@@ -19,7 +20,7 @@ pub fn base_ops(dev: &Device, a: &[u64], b: &[u64]) -> Result<Vec<u64>, CudaErro
     // SAFETY: a, b have n entries, out 4n; one thread per i.
     unsafe {
         dev.launch(
-            Program::FieldTest,
+            &nvrtc::FIELD_TEST_CU,
             "field_ops_kernel",
             cfg((n as u32).div_ceil(256).max(1), 256, 0),
             &[
@@ -48,7 +49,7 @@ pub fn ext3_ops(dev: &Device, a: &[[u64; 3]], b: &[[u64; 3]]) -> Result<Vec<u64>
     // SAFETY: a, b have 3n entries, out 12n; one thread per i.
     unsafe {
         dev.launch(
-            Program::FieldTest,
+            &nvrtc::FIELD_TEST_CU,
             "ext3_ops_kernel",
             cfg((n as u32).div_ceil(256).max(1), 256, 0),
             &[

@@ -1,4 +1,7 @@
-//! zkrv-cuda: the CUDA backend of zkrv (docs/gpu.md).
+//! zkrv-cuda: the CUDA backend of zkrv (docs/gpu.md): the device runtime (`device`, `nvrtc`, [`stats`],
+//! [`error`]) and the generic STARK backend (`CudaBackend` over `zkrv_stark::backend`). It depends on
+//! `zkrv-stark` only and knows no machine table: the RV64IM trace fills live in `zkrv-machine-cuda`, which
+//! declares its own kernel programs (`nvrtc::KernelSource`) and launches them on this crate's [`Device`].
 //!
 //! Kernels live in `kernels/*.cu`, mirroring the CPU modules file for file (`field.cuh` <-> `zkrv_stark::field`,
 //! `poly.cu` <-> `zkrv_stark::poly`, `merkle.cu` <-> `zkrv_stark::merkle`, `zk.cu` <-> `zkrv_stark::zk`,
@@ -23,8 +26,6 @@ pub mod device;
 #[cfg(feature = "cuda")]
 pub mod field;
 #[cfg(feature = "cuda")]
-pub mod layout;
-#[cfg(feature = "cuda")]
 pub mod logup;
 #[cfg(feature = "cuda")]
 pub mod merkle;
@@ -39,10 +40,6 @@ pub mod quotient;
 #[cfg(feature = "cuda")]
 pub mod sort;
 #[cfg(feature = "cuda")]
-pub mod tables;
-#[cfg(feature = "cuda")]
-pub mod trace_gen;
-#[cfg(feature = "cuda")]
 pub mod zk;
 
 #[cfg(feature = "cuda")]
@@ -52,11 +49,9 @@ pub use backend::{
 #[cfg(feature = "cuda")]
 pub use commit::{commit_lde, commit_lde_keep, commit_lde_salted, DeviceCommitted, TraceInput};
 #[cfg(feature = "cuda")]
-pub use device::{libcuda_available, Device, DeviceBuffer, PinnedBuffer};
+pub use device::{libcuda_available, Device, DeviceBuffer, KArg, PinnedBuffer};
 #[cfg(feature = "cuda")]
-pub use trace_gen::{
-    prove_gpu_tracegen, prove_gpu_tracegen_with, TraceGenError, TraceGenOptions, TraceGenReport,
-};
+pub use nvrtc::{Header, KernelSource};
 
 /// `s` GiB (a decimal number, e.g. `24` or `7.5`) as bytes; `None` unless a finite number > 0. The unit of
 /// `--gpu-memory` and `ZKRV_GPU_MEMORY`.

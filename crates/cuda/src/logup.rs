@@ -28,8 +28,9 @@ use zkrv_stark::poly::domain_generator;
 use zkrv_stark::symbolic::Node;
 
 use crate::backend::DeviceTrace;
-use crate::device::{cfg, Device, DeviceBuffer, KArg, Program};
+use crate::device::{cfg, Device, DeviceBuffer, KArg};
 use crate::error::CudaError;
+use crate::nvrtc;
 use crate::stats::TransferStats;
 
 /// The kernel of every generated aux program: `logup_aux_kernel(main, prep, aux, params, err, n, mstride)`, one thread
@@ -333,8 +334,8 @@ fn host_nodes_at(
 /// Inclusive prefix sum in Ext3, in place, of the `n` elements at device address `ptr + 8 * stride * i`
 /// (3 u64 each). Also the exact integer prefix sum of three u64 counters per element when every element and
 /// every prefix is below the Goldilocks prime (Goldilocks addition of such values is integer addition): the
-/// request lists' offsets and run lengths (`crate::tables::requests`).
-pub(crate) fn scan_ext3(dev: &Device, ptr: u64, stride: u64, n: u64) -> Result<(), CudaError> {
+/// request lists' offsets and run lengths (`zkrv_machine_cuda::tables::requests`). Errors: launch failures.
+pub fn scan_ext3(dev: &Device, ptr: u64, stride: u64, n: u64) -> Result<(), CudaError> {
     if n == 0 {
         return Ok(());
     }
@@ -347,7 +348,7 @@ pub(crate) fn scan_ext3(dev: &Device, ptr: u64, stride: u64, n: u64) -> Result<(
     // documented in kernels/logup.cu.
     unsafe {
         dev.launch(
-            Program::Logup,
+            &nvrtc::LOGUP_CU,
             "logup_scan_block_kernel",
             cfg(blocks as u32, SCAN_THREADS, 0),
             &[
@@ -368,7 +369,7 @@ pub(crate) fn scan_ext3(dev: &Device, ptr: u64, stride: u64, n: u64) -> Result<(
         // SAFETY: as above; `sums` now holds the inclusive prefix of the block totals.
         unsafe {
             dev.launch(
-                Program::Logup,
+                &nvrtc::LOGUP_CU,
                 "logup_scan_add_kernel",
                 cfg(grid as u32, threads, 0),
                 &[
@@ -553,7 +554,8 @@ fn program_name(src: &str) -> String {
 /// The NVRTC jobs `(program name, source)` of the aux build of `airs`: the scan program, then one aux
 /// program per AIR with interactions (for [`precompile`]).
 pub fn aux_compile_jobs(airs: &[CompiledAir]) -> Vec<(String, String)> {
-    let mut jobs: Vec<(String, String)> = vec![("logup.cu".into(), crate::nvrtc::LOGUP_CU.into())];
+    let scan = &crate::nvrtc::LOGUP_CU;
+    let mut jobs: Vec<(String, String)> = vec![(scan.name.into(), scan.src.into())];
     for a in airs.iter().filter(|a| !a.interactions.is_empty()) {
         let src = aux_kernel_source(a);
         jobs.push((program_name(&src), src));
@@ -564,7 +566,8 @@ pub fn aux_compile_jobs(airs: &[CompiledAir]) -> Vec<(String, String)> {
 /// Starts compiling `jobs` (`(program name, source)`, e.g. [`aux_compile_jobs`] and
 /// `crate::quotient::quotient_compile_jobs`) for `arch` on a background thread (several NVRTC compiles at
 /// once, one per host core at most, in list order), filling the CUBIN cache so that the aux builds and
-/// quotients later find them ready; returns at once. Errors are left for the launch to report (it compiles
+/// quotients later find them ready; returns at once. Every job is compiled with [`crate::nvrtc::HEADERS`], the
+/// headers of this crate's programs and generated sources (so the cache keys match the launches'). Errors are left for the launch to report (it compiles
 /// again). The first proof on a machine with a cold disk cache otherwise pays one sequential compile per
 /// table (0.3-1 s each) inside the aux and quotient phases.
 pub fn precompile(arch: &str, jobs: Vec<(String, String)>) {
@@ -586,7 +589,7 @@ pub fn precompile(arch: &str, jobs: Vec<(String, String)>) {
                         let Some((name, src)) = jobs.get(i) else {
                             break;
                         };
-                        let _ = crate::nvrtc::cubin_cached(name, src, &arch);
+                        let _ = crate::nvrtc::cubin_cached(name, src, crate::nvrtc::HEADERS, &arch);
                     });
                 }
             });

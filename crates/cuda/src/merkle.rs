@@ -3,8 +3,9 @@
 //!
 //! A digest is 32 bytes, held on the device as 4 little-endian u64.
 
-use crate::device::{cfg, Device, DeviceBuffer, KArg, Program};
+use crate::device::{cfg, Device, DeviceBuffer, KArg};
 use crate::error::CudaError;
+use crate::nvrtc;
 
 /// A 32-byte Keccak-256 digest.
 pub type Digest = [u8; 32];
@@ -100,7 +101,7 @@ pub fn hash_rows(dev: &Device, mats: &[MatrixRef<'_>]) -> Result<DeviceBuffer<u6
     // SAFETY: descriptors describe live buffers of height x width u64 each; out is height x 4.
     unsafe {
         dev.launch(
-            Program::Merkle,
+            &nvrtc::MERKLE_CU,
             "hash_rows_kernel",
             cfg(height.div_ceil(128) as u32, 128, 0),
             &[
@@ -178,7 +179,7 @@ pub fn level_up(
     // SAFETY: children 2 * n_parents digests, row_hashes (if any) n_parents, parents n_parents (checked).
     unsafe {
         dev.launch(
-            Program::Merkle,
+            &nvrtc::MERKLE_CU,
             "merkle_level_kernel",
             cfg(n_parents.div_ceil(128) as u32, 128, 0),
             &[
@@ -206,7 +207,7 @@ pub fn keccak256_many(dev: &Device, msgs: &[&[u8]]) -> Result<Vec<Digest>, CudaE
     // SAFETY: offsets has n + 1 entries bounding `bytes`; out has 4n u64.
     unsafe {
         dev.launch(
-            Program::Merkle,
+            &nvrtc::MERKLE_CU,
             "keccak256_bytes_kernel",
             cfg((n as u32).div_ceil(64).max(1), 64, 0),
             &[
@@ -231,7 +232,7 @@ pub fn keccak_permute_bench(
     // SAFETY: states holds 25 * n u64.
     unsafe {
         dev.launch(
-            Program::Merkle,
+            &nvrtc::MERKLE_CU,
             "keccak_perm_bench_kernel",
             cfg((n as u32).div_ceil(128).max(1), 128, 0),
             &[

@@ -11,8 +11,9 @@ use cudarc::driver::LaunchConfig;
 use zkrv_stark::field::{Ext3, Field, PrimeCharacteristicRing, PrimeField64, F};
 use zkrv_stark::poly::{coset_shift, domain_generator};
 
-use crate::device::{cfg, Device, DeviceBuffer, KArg, Program};
+use crate::device::{cfg, Device, DeviceBuffer, KArg, MAX_GRID_X};
 use crate::error::CudaError;
+use crate::nvrtc;
 
 /// Most distinct opening points one `deep_codeword_kernel` launch handles (`DEEP_MAX_POINTS` in
 /// `open.cu`); [`deep_plan`] splits the points of a height into groups of at most this many.
@@ -20,9 +21,6 @@ pub const DEEP_MAX_POINTS: usize = 8;
 
 /// Threads per block of `bary_partial_kernel` (`BARY_THREADS` in `open.cu`).
 pub const BARY_THREADS: u32 = 256;
-
-/// Largest grid x-dimension CUDA accepts.
-const MAX_GRID_X: u64 = (1 << 31) - 1;
 
 /// Canonical words of an `Ext3`.
 pub fn ext_words(e: Ext3) -> [u64; 3] {
@@ -98,7 +96,7 @@ pub fn fri_fold(
     // SAFETY: cw holds rows·2^log_arity x 3 u64, roll (if any) and next rows x 3; one thread per row j < rows.
     unsafe {
         dev.launch(
-            Program::Open,
+            &nvrtc::OPEN_CU,
             "fri_fold_kernel",
             grid_1d(rows, 256)?,
             &[
@@ -279,7 +277,7 @@ pub unsafe fn deep_codeword_rows(
         // thread per row in [row0, row_end).
         unsafe {
             dev.launch(
-                Program::Open,
+                &nvrtc::OPEN_CU,
                 "deep_codeword_kernel",
                 grid_1d(row_end - row0, 128)?,
                 &[
@@ -344,7 +342,7 @@ pub fn bary_weights(dev: &Device, log_n: u32, z: Ext3) -> Result<DeviceBuffer<u6
     // SAFETY: out holds n x 3 u64; one thread per k < n.
     unsafe {
         dev.launch(
-            Program::Open,
+            &nvrtc::OPEN_CU,
             "bary_weights_kernel",
             grid_1d(n, 256)?,
             &[
@@ -424,7 +422,7 @@ pub fn bary_eval(
     // SAFETY: weights n x 3, mat >= n x width, partial n_blocks x width x 3; blockDim = BARY_THREADS.
     unsafe {
         dev.launch(
-            Program::Open,
+            &nvrtc::OPEN_CU,
             "bary_partial_kernel",
             launch,
             &[
@@ -438,7 +436,7 @@ pub fn bary_eval(
         )?;
         // SAFETY: out holds out_off + width x 3 u64 (checked above).
         dev.launch(
-            Program::Open,
+            &nvrtc::OPEN_CU,
             "bary_final_kernel",
             grid_1d(width as u64, 128)?,
             &[
@@ -533,7 +531,7 @@ pub fn gather_openings(
     // holds indices.len() x stride u64.
     unsafe {
         dev.launch(
-            Program::Open,
+            &nvrtc::OPEN_CU,
             "open_gather_kernel",
             launch,
             &[

@@ -13,8 +13,9 @@ use zkrv_stark::field::{
     Field, PrimeCharacteristicRing, PrimeField64, TwoAdicField, COSET_SHIFT, F,
 };
 
-use crate::device::{cfg, Device, DeviceBuffer, KArg, Program};
+use crate::device::{cfg, Device, DeviceBuffer, KArg};
 use crate::error::CudaError;
+use crate::nvrtc;
 
 /// Largest supported log2 transform size (Goldilocks two-adicity is 32; tables are 2^log entries).
 pub const MAX_LOG_N: u32 = 28;
@@ -68,7 +69,7 @@ pub(crate) fn twiddles(dev: &Device, log_n: u32) -> Result<Arc<Twiddles>, CudaEr
         // SAFETY: table has 2^log_max entries, roots log_max + 1.
         unsafe {
             dev.launch(
-                Program::Poly,
+                &nvrtc::POLY_CU,
                 "twiddles_kernel",
                 cfg(grid, 256, 0),
                 &[
@@ -162,7 +163,7 @@ pub(crate) unsafe fn dif_raw(
         // SAFETY: shapes checked above; block (a power of two >= 256) is a multiple of tile (a power of two <= 256).
         unsafe {
             dev.launch(
-                Program::Poly,
+                &nvrtc::POLY_CU,
                 kernel,
                 cfg(blocks as u32, block, smem),
                 &[
@@ -221,7 +222,7 @@ pub(crate) unsafe fn bitrev_rows_raw(
     // SAFETY: forwarded from the caller.
     unsafe {
         dev.launch(
-            Program::Poly,
+            &nvrtc::POLY_CU,
             "bitrev_rows_scale_kernel",
             cfg(grid.max(1), 256, 0),
             &[
@@ -366,7 +367,7 @@ unsafe fn launch_scatter(
     // SAFETY: forwarded from coset_lde_batch.
     unsafe {
         dev.launch(
-            Program::Poly,
+            &nvrtc::POLY_CU,
             "lde_scatter_kernel",
             c,
             &[
@@ -454,7 +455,7 @@ pub fn coset_evals(
             c.grid_dim.1 = xs.len() as u32;
             c.grid_dim.2 = 1 << log_split;
             dev.launch(
-                Program::Poly,
+                &nvrtc::POLY_CU,
                 "coset_fold_kernel",
                 c,
                 &[
@@ -471,7 +472,7 @@ pub fn coset_evals(
             if let Some(p) = &partial {
                 let all = cells * xs.len() as u64;
                 dev.launch(
-                    Program::Poly,
+                    &nvrtc::POLY_CU,
                     "fold_sum_kernel",
                     cfg(all.div_ceil(256).min(1 << 16) as u32, 256, 0),
                     &[

@@ -41,9 +41,10 @@ use zkrv_stark::zk::{
 
 use crate::backend::DeviceTrace;
 use crate::commit::{DeviceLde, LdeKind};
-use crate::device::{cfg, Device, DeviceBuffer, KArg, Program};
+use crate::device::{cfg, Device, DeviceBuffer, KArg};
 use crate::error::CudaError;
 use crate::logup::{emit_nodes, fnv64, needed_nodes};
+use crate::nvrtc;
 use crate::stats::TransferStats;
 
 /// The kernel of every generated quotient program: `quotient_kernel(main, prep, aux, params, q, m, log_n,
@@ -428,8 +429,8 @@ fn program_name(src: &str) -> String {
 /// The NVRTC jobs `(program name, source)` of the quotients of `airs`: `quotient.cu`, then one generated
 /// program per AIR (for `crate::logup::precompile`).
 pub fn quotient_compile_jobs(airs: &[CompiledAir]) -> Vec<(String, String)> {
-    let mut jobs: Vec<(String, String)> =
-        vec![("quotient.cu".into(), crate::nvrtc::QUOTIENT_CU.into())];
+    let q = &crate::nvrtc::QUOTIENT_CU;
+    let mut jobs: Vec<(String, String)> = vec![(q.name.into(), q.src.into())];
     for a in airs {
         let src = quotient_kernel_source(a);
         jobs.push((program_name(&src), src));
@@ -717,7 +718,7 @@ pub fn quotient_chunks_device(
     // SAFETY: nat holds M x 3, coeffs n x 3 chunks u64; one thread per (row, chunk).
     unsafe {
         dev.launch(
-            Program::Quotient,
+            &nvrtc::QUOTIENT_CU,
             "quotient_split_kernel",
             cfg(grid((n * chunks) as u64, 256)?, 256, 0),
             &[
@@ -808,7 +809,7 @@ pub fn randomize_quotient_device(
     // thread per (row, chunk).
     unsafe {
         dev.launch(
-            Program::Quotient,
+            &nvrtc::QUOTIENT_CU,
             "quotient_zk_scatter_kernel",
             cfg(grid((2 * n * count) as u64, 256)?, 256, 0),
             &[

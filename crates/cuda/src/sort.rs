@@ -3,8 +3,9 @@
 
 use cudarc::driver::LaunchConfig;
 
-use crate::device::{Device, DeviceBuffer, KArg, Program};
+use crate::device::{Device, DeviceBuffer, KArg};
 use crate::error::CudaError;
+use crate::nvrtc;
 
 /// Threads per block of the sort kernels (`SORT_BLOCK` in sort.cu).
 pub const SORT_BLOCK: u32 = 256;
@@ -34,7 +35,7 @@ pub fn sort_passes(byte_counts: &[Vec<u32>], n: usize) -> Vec<(usize, u32)> {
 }
 
 fn grid(blocks: u64, block: u32) -> Result<LaunchConfig, CudaError> {
-    if blocks == 0 || blocks > crate::tables::MAX_GRID_X {
+    if blocks == 0 || blocks > crate::device::MAX_GRID_X {
         return Err(CudaError::InvalidArgument(format!(
             "sort: grid of {blocks} blocks"
         )));
@@ -80,7 +81,7 @@ pub fn stable_sort_perm(
             // SAFETY: `k` holds >= n u32, `counts` 4 x 256 u32 at word w's offset; grid-stride kernel.
             unsafe {
                 dev.launch(
-                    Program::Sort,
+                    &nvrtc::SORT_CU,
                     "sort_count_bytes",
                     cfg,
                     &[
@@ -101,7 +102,7 @@ pub fn stable_sort_perm(
             // SAFETY: `perm` holds n u32; the kernel skips i >= n.
             unsafe {
                 dev.launch(
-                    Program::Sort,
+                    &nvrtc::SORT_CU,
                     "sort_iota",
                     grid((n as u64).div_ceil(SORT_BLOCK as u64), SORT_BLOCK)?,
                     &[KArg::U64(perm.ptr()), KArg::U64(n as u64)],
@@ -125,7 +126,7 @@ pub fn stable_sort_perm(
         // block for the scan; the sum of the counts is n < 2^32.
         unsafe {
             dev.launch(
-                Program::Sort,
+                &nvrtc::SORT_CU,
                 "sort_block_hist",
                 tiles,
                 &[
@@ -138,13 +139,13 @@ pub fn stable_sort_perm(
                 ],
             )?;
             dev.launch(
-                Program::Sort,
+                &nvrtc::SORT_CU,
                 "sort_scan",
                 scan,
                 &[KArg::U64(counts.ptr()), KArg::U64(counts.len() as u64)],
             )?;
             dev.launch(
-                Program::Sort,
+                &nvrtc::SORT_CU,
                 "sort_scatter",
                 tiles,
                 &[

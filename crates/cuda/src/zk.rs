@@ -4,8 +4,9 @@
 
 use zkrv_stark::zk::{ZkRng, SALT_WIDTH};
 
-use crate::device::{cfg, Device, DeviceBuffer, KArg, Program};
+use crate::device::{cfg, Device, DeviceBuffer, KArg};
 use crate::error::CudaError;
+use crate::nvrtc;
 
 fn seed_args(rng: &ZkRng) -> [KArg; 4] {
     rng.seed_words().map(KArg::U64)
@@ -43,7 +44,7 @@ pub fn salt_rows(
     // SAFETY: out holds height x SALT_WIDTH u64; the kernel writes rows < height only.
     unsafe {
         dev.launch(
-            Program::Zk,
+            &nvrtc::ZK_CU,
             "zk_salt_kernel",
             cfg(height.div_ceil(128) as u32, 128, 0),
             &[
@@ -86,7 +87,7 @@ pub fn randomize_trace(
     // SAFETY: trace holds n x width u64, out 2n x width; one thread per input row i < n.
     unsafe {
         dev.launch(
-            Program::Zk,
+            &nvrtc::ZK_CU,
             "zk_randomize_trace_kernel",
             cfg(n.div_ceil(128) as u32, 128, 0),
             &[
@@ -127,7 +128,7 @@ pub fn stream_matrix(
     // SAFETY: out holds rows x width u64; the kernel writes rows < rows only.
     unsafe {
         dev.launch(
-            Program::Zk,
+            &nvrtc::ZK_CU,
             "zk_matrix_kernel",
             cfg(rows.div_ceil(128).max(1) as u32, 128, 0),
             &[

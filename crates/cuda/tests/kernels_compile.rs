@@ -16,9 +16,10 @@ fn kernels_compile() {
     }
     let (major, minor) = nvrtc::nvrtc_version().expect("nvrtcVersion");
     eprintln!("NVRTC {major}.{minor}");
-    for (name, src) in nvrtc::PROGRAMS {
-        let t = std::time::Instant::now();
-        let cubin = nvrtc::compile_cubin(name, src, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+    for p in nvrtc::PROGRAMS {
+        let (name, t) = (p.name, std::time::Instant::now());
+        let cubin =
+            nvrtc::compile_cubin(name, p.src, p.headers, "sm_90").unwrap_or_else(|e| panic!("{e}"));
         // An ELF image: "\x7fELF".
         assert_eq!(&cubin[..4], b"\x7fELF", "{name}: CUBIN is not an ELF image");
         eprintln!(
@@ -31,6 +32,7 @@ fn kernels_compile() {
     match nvrtc::compile_cubin(
         "broken.cu",
         "extern \"C\" __global__ void k() { undefined_fn(); }",
+        nvrtc::HEADERS,
         "sm_90",
     ) {
         Err(zkrv_cuda::CudaError::Compile { file, log, .. }) => {

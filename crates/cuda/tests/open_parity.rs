@@ -318,7 +318,7 @@ fn open_kernels_host_emu_match_cpu() {
         expect.extend(words(&vals[0][0][0]));
     }
 
-    let Some(out) = host_emu::run("open", nvrtc::OPEN_CU, DRIVER, &input) else {
+    let Some(out) = host_emu::run("open", nvrtc::OPEN_CU.src, DRIVER, &input) else {
         eprintln!("SKIPPED open_kernels_host_emu_match_cpu: no C++ compiler");
         return;
     };
@@ -643,7 +643,7 @@ fn open_kernel_launches_host_emu_match_cpu() {
         expect.extend(std::iter::repeat_n(0, 22 * stride)); // checked by `split_opening` below
     }
 
-    let src = format!("{GRID_PRELUDE}\n{}", nvrtc::OPEN_CU);
+    let src = format!("{GRID_PRELUDE}\n{}", nvrtc::OPEN_CU.src);
     let Some(out) = host_emu::run("open_grid", &src, GRID_DRIVER, &input) else {
         eprintln!("SKIPPED open_kernel_launches_host_emu_match_cpu: no C++ compiler");
         return;

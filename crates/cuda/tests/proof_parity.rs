@@ -293,3 +293,99 @@ fn gpu_proofs_are_byte_identical_to_cpu_at_every_arity() {
         }
     }
 }
+
+/// Absent tables (docs/stark.md §10): the machine `[fib, bytes, square, caller]` with `square` absent
+/// (`TraceInput::absent`) and `fib` resident, zk and not, stored and recomputed LDEs: the GPU proof is
+/// byte-identical to the CPU proof, marks `square` absent and verifies; and with `square` present and
+/// called, too (the commit indices of the present tables shift past the absent one).
+#[test]
+fn gpu_proof_with_an_absent_table_is_byte_identical_to_cpu() {
+    let dev = match Device::new() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("SKIPPED gpu_proof_with_an_absent_table_is_byte_identical_to_cpu: {e}");
+            return;
+        }
+    };
+    dev.set_debug(true);
+    let backend = CudaBackend::new(dev);
+    let zk = StarkConfig {
+        zk_seed: Some(20261130),
+        ..StarkConfig::dev_zk()
+    };
+    for mode in [
+        zkrv_cuda::GpuLdeMode::Store,
+        zkrv_cuda::GpuLdeMode::Recompute,
+    ] {
+        backend.set_lde_mode(mode);
+        for (config, log_n) in [(StarkConfig::dev(), 5usize), (zk.clone(), 7)] {
+            for (calls, square) in [(0usize, false), (5, true)] {
+                let fx = fixture_absent(log_n, calls, square);
+                let pre = preprocess(&airs_absent(), fx.preprocessed.clone()).unwrap();
+                let cpu = prove(
+                    &config,
+                    &airs_absent(),
+                    &pre,
+                    fx.traces.clone(),
+                    &fx.public,
+                    b"absent",
+                )
+                .unwrap();
+                let inputs = fx
+                    .traces
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        if i == 0 {
+                            let raw: Vec<u64> = t
+                                .values
+                                .iter()
+                                .map(zkrv_stark::field::PrimeField64::as_canonical_u64)
+                                .collect();
+                            let data = backend.device().upload(&raw).unwrap();
+                            TraceInput::Device(zkrv_cuda::DeviceTrace {
+                                data,
+                                width: t.width,
+                                log_height: t.log_height().unwrap() as u32,
+                            })
+                        } else if i == SQUARE && !square {
+                            TraceInput::absent(t.width)
+                        } else {
+                            TraceInput::Host(t.clone())
+                        }
+                    })
+                    .collect();
+                let gpu = prove_with(
+                    &backend,
+                    &config,
+                    &airs_absent(),
+                    &pre,
+                    inputs,
+                    &fx.public,
+                    b"absent",
+                )
+                .unwrap();
+                assert_eq!(
+                    gpu.log_heights[SQUARE] == zkrv_stark::proof::ABSENT_LOG_HEIGHT,
+                    !square
+                );
+                assert_eq!(
+                    gpu.to_bytes(),
+                    cpu.to_bytes(),
+                    "{mode:?} zk {} square present {square}: GPU proof differs from CPU proof",
+                    config.zk
+                );
+                verify(
+                    &config,
+                    0,
+                    &airs_absent(),
+                    &pre,
+                    &fx.public,
+                    b"absent",
+                    &gpu,
+                )
+                .unwrap();
+            }
+        }
+    }
+}

@@ -6,8 +6,8 @@
 //! gpu_sort_matches_stable_host_sort (GPU part): <reason>` without a device.
 #![cfg(feature = "cuda")]
 
-#[path = "common/fill_util.rs"]
-mod fill_util;
+#[path = "common/dev_util.rs"]
+mod dev_util;
 #[path = "common/host_emu.rs"]
 mod host_emu;
 
@@ -44,7 +44,7 @@ fn word(r: &mut StdRng, n: usize, kind: u32) -> Vec<u32> {
 }
 
 fn cases() -> Vec<Case> {
-    let mut r = fill_util::rng("gpu_sort_matches_stable_host_sort");
+    let mut r = dev_util::rng("gpu_sort_matches_stable_host_sort");
     let mut out = Vec::new();
     for n in [0usize, 1, 2, 255, 256, 257, 4095, 4096, 4097, 100_000] {
         for words in 1..=4 {
@@ -103,7 +103,7 @@ fn gpu_sort_matches_stable_host_sort() {
             input.extend_from_slice(bytemuck::cast_slice(k));
         }
     }
-    match host_emu::run("sort", zkrv_cuda::nvrtc::SORT_CU, DRIVER, &input) {
+    match host_emu::run("sort", zkrv_cuda::nvrtc::SORT_CU.src, DRIVER, &input) {
         None => {
             eprintln!("SKIPPED gpu_sort_matches_stable_host_sort (host emulation): no C++ compiler")
         }
@@ -121,7 +121,7 @@ fn gpu_sort_matches_stable_host_sort() {
             );
         }
     }
-    let Some(dev) = fill_util::device("gpu_sort_matches_stable_host_sort") else {
+    let Some(dev) = dev_util::device("gpu_sort_matches_stable_host_sort") else {
         return;
     };
     for (c, w) in cases.iter().zip(&want) {

@@ -132,8 +132,19 @@ pub enum ExecError {
         /// The bad pc.
         pc: u64,
     },
-    /// A jump or taken branch to an address that is not a multiple of 4.
-    #[error("misaligned jump at pc {pc:#x} to {target:#x}")]
+    /// A jump or taken branch to an address that is not a multiple of 4. The message says why this
+    /// usually happens: a target 2 bytes past a word is where code built for the C extension (compressed
+    /// 2-byte instructions, `rv64imac`/`rv64gc`) jumps, and zkrv runs RV64IM only.
+    #[error(
+        "misaligned jump at pc {pc:#x} to {target:#x}{}",
+        if target & 3 == 2 {
+            " (a 2-byte-aligned target: the program was probably built with the C extension, compressed \
+             instructions, e.g. -march=rv64imac or rv64gc; zkrv runs RV64IM only: build with -march=rv64im \
+             -mabi=lp64 for C, the riscv64im-unknown-none-elf target for Rust; docs/abi.md)"
+        } else {
+            ""
+        }
+    )]
     MisalignedJump {
         /// Address of the jump/branch.
         pc: u64,

@@ -288,6 +288,12 @@ fn illegal_and_misaligned() {
             target: BASE + 2
         }
     );
+    // The message names the likely cause (code built with the C extension) and the fix.
+    let msg = e.to_string();
+    assert!(
+        msg.contains("C extension") && msg.contains("-march=rv64im") && msg.contains("rv64imac"),
+        "{msg}"
+    );
     // taken branch misaligned, not-taken branch fine
     assert!(regs_after(&[bne(0, 0, 6)])[0] == 0);
     assert!(matches!(

@@ -14,9 +14,11 @@
 //! zkrv_machine::verify(&program, &statement, &proof, &config, 100).unwrap();
 //! ```
 //!
-//! Status (first vertical slice): tables CPU, DECODE, BITWISE, REGFILE, EQ, LT (+ the public register init
-//! and the HALT statement). Programs may use the instructions of [`supported`]; any other instruction is refused
-//! by [`prove`] with [`MachineError::Unsupported`].
+//! Status: the whole of RV64IM ([`supported`]: every instruction but illegal words) with the `exit`, `read`
+//! and `write` system calls, proven by the tables of [`registry`] ([`TABLE_NAMES`], in proof order;
+//! docs/tables.md), one proof per run of at most [`MAX_PROVABLE_CYCLES`] cycles or a run in segments
+//! ([`segment`], docs/continuations.md). An instruction outside [`supported`] is refused by [`prove`] with
+//! [`MachineError::Unsupported`].
 
 pub mod bus;
 mod cols;
@@ -35,7 +37,7 @@ use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::profile::span;
 use zkrv_stark::{preprocess, ProveError, StarkConfig};
 
-pub use registry::{table_id, Table, TableSet, TABLE_NAMES};
+pub use registry::{table_id, PerTable, Table, TableSet, TABLE_NAMES};
 
 use tables::bitwise::{bitwise_preprocessed, BitwiseAir};
 use tables::bytewise::BytewiseAir;
@@ -380,6 +382,18 @@ fn air(table: Table, p: &AirParams) -> Box<dyn Air> {
         Table::Memw => Box::new(MemwAir),
         Table::Poseidon2 => Box::new(tables::poseidon2::Poseidon2Air),
     }
+}
+
+/// The number of main columns of `table` (its AIR's [`Air::width`]; the same for a whole run and a segment).
+pub fn main_width(table: Table) -> usize {
+    let p = AirParams {
+        entry: 0,
+        end_pc: None,
+        input_first: 0,
+        eof: tables::input::EofRule::Any,
+        cycles: None,
+    };
+    air(table, &p).width()
 }
 
 /// The AIRs of the tables, in proof order ([`Table::ALL`]).
@@ -1088,7 +1102,9 @@ pub fn proof_security(
 }
 
 /// Checks that a proof's table heights (`log_heights`, in table order) are one per table of `airs`, each
-/// at most `2^MAX_LOG_HEIGHT` rows: [`MachineError::ProofShape`] naming the table otherwise.
+/// at most `2^MAX_LOG_HEIGHT` rows or absent ([`zkrv_stark::proof::ABSENT_LOG_HEIGHT`]) where the table
+/// may be absent (`CompiledAir::may_be_absent`; no table of today's machine may): [`MachineError::ProofShape`]
+/// naming the table otherwise.
 pub(crate) fn check_heights(
     airs: &[zkrv_stark::air::CompiledAir],
     log_heights: &[u8],
@@ -1101,10 +1117,21 @@ pub(crate) fn check_heights(
         )));
     }
     let max = zkrv_stark::logup::MAX_LOG_HEIGHT;
+    let absent = zkrv_stark::proof::ABSENT_LOG_HEIGHT;
+    if let Some((air, _)) = airs
+        .iter()
+        .zip(log_heights)
+        .find(|(a, &h)| h == absent && !a.may_be_absent)
+    {
+        return Err(MachineError::ProofShape(format!(
+            "table `{}` is absent from the proof, but the machine requires it",
+            air.name
+        )));
+    }
     if let Some((air, &h)) = airs
         .iter()
         .zip(log_heights)
-        .find(|(_, &h)| h as usize > max)
+        .find(|(_, &h)| h != absent && h as usize > max)
     {
         return Err(MachineError::ProofShape(format!(
             "table `{}` has a height of 2^{h} rows, more than the 2^{max} a table may have",

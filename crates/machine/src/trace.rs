@@ -10,134 +10,71 @@ use zkrv_stark::matrix::RowMajorMatrix;
 
 use crate::bus::{alu, NUM_REG_CELLS};
 use crate::bus::{REG_INPUT_CURSOR, REG_OUTPUT_CURSOR};
-use crate::registry::Table;
-use crate::tables::bitwise::{Lookups, NUM_BITWISE_COLS};
-use crate::tables::bytewise::{bytewise_trace, NUM_BYTEWISE_COLS};
-use crate::tables::cpu::{cpu_height, cpu_result, cpu_trace, CpuDecode, RegWalk, NUM_CPU_COLS};
-use crate::tables::cpu32::{cpu32_requests, cpu32_trace, NUM_CPU32_COLS};
+use crate::registry::{PerTable, Table, TableSet};
+use crate::tables::bitwise::Lookups;
+use crate::tables::bytewise::bytewise_trace;
+use crate::tables::cpu::{cpu_height, cpu_result, cpu_trace, CpuDecode, RegWalk};
+use crate::tables::cpu32::{cpu32_requests, cpu32_trace};
 use crate::tables::decode::{DecodeTable, NUM_DECODE_COLS};
-use crate::tables::dvrm::{
-    add_dvrm_request, dvrm_requests, dvrm_trace, DvrmRequests, NUM_DVRM_COLS,
-};
-use crate::tables::eq::{eq_trace, NUM_EQ_COLS};
-use crate::tables::input::{input_trace_at, NUM_INPUT_COLS};
-use crate::tables::load::{load_trace, LoadEvent, NUM_LOAD_COLS};
-use crate::tables::lt::{lt_trace, NUM_LT_COLS};
-use crate::tables::memw::{memw_trace, MemwEvent, NUM_MEMW_COLS};
-use crate::tables::memw_a::{memw_a_trace, MemwAEvent, NUM_MEMW_A_COLS};
-use crate::tables::mul::{mul_trace, MulRequests, NUM_MUL_COLS};
+use crate::tables::dvrm::{add_dvrm_request, dvrm_requests, dvrm_trace, DvrmRequests};
+use crate::tables::eq::eq_trace;
+use crate::tables::input::input_trace_at;
+use crate::tables::load::{load_trace, LoadEvent};
+use crate::tables::lt::lt_trace;
+use crate::tables::memw::{memw_trace, MemwEvent};
+use crate::tables::memw_a::{memw_a_trace, MemwAEvent};
+use crate::tables::mul::{mul_trace, MulRequests};
 use crate::tables::page::{page_trace, CELLS_PER_PAGE, NUM_PAGE_COLS};
 use crate::tables::poseidon2::{poseidon2_trace, Poseidon2Row, WIDTH as P2_WIDTH};
-use crate::tables::regfile::{regfile_trace, NUM_REGFILE_COLS};
-use crate::tables::shift::{
-    shift_side_requests, shift_trace, ShiftOp, ShiftRequests, ShiftTraces, NUM_SHIFT_COLS,
-};
-use crate::tables::store::{store_trace, StoreEvent, NUM_STORE_COLS};
+use crate::tables::regfile::regfile_trace;
+use crate::tables::shift::{shift_side_requests, shift_trace, ShiftOp, ShiftRequests, ShiftTraces};
+use crate::tables::store::{store_trace, StoreEvent};
 use crate::tables::sysio::{
-    syscall_trace, sysio_trace, SyscallEventRow, SysioEventRow, NUM_SYSCALL_COLS, NUM_SYSIO_COLS,
-    SYS_READ, SYS_WRITE,
+    syscall_trace, sysio_trace, SyscallEventRow, SysioEventRow, SYS_READ, SYS_WRITE,
 };
 use crate::MachineError;
 
 /// The ECALL instruction word.
 const ECALL_WORD: u32 = 0x0000_0073;
 
-/// Main traces of the slice's tables, natural row order.
+/// Main traces of the slice's tables, natural row order, one per table of the registry (the rows each
+/// table's fill paragraph in docs/tables.md describes; a table left to the device is `0 x width`), plus the
+/// touched pages and the BITWISE lookups the host fills made.
 pub struct Traces {
-    /// CPU: `n x 44`, n = next power of two > cycles.
-    pub cpu: RowMajorMatrix,
-    /// DECODE main (`m`): `decode.height() x 1`.
-    pub decode: RowMajorMatrix,
-    /// REGFILE: `64 x 5`.
-    pub regfile: RowMajorMatrix,
-    /// EQ: one row per distinct (a, b) compared.
-    pub eq: RowMajorMatrix,
-    /// LT: one row per distinct (a, b, signed) compared.
-    pub lt: RowMajorMatrix,
-    /// BYTEWISE: one row per distinct (op, a, b) of AND/OR/XOR.
-    pub bytewise: RowMajorMatrix,
-    /// LOAD, STORE, MEMW_A: one row per load / store / in-cell access.
-    pub load: RowMajorMatrix,
-    pub store: RowMajorMatrix,
-    pub memw_a: RowMajorMatrix,
-    /// PAGE: one row per cell of the touched pages.
-    pub page: RowMajorMatrix,
-    /// SYSCALL: one row per `write` ECALL; SYSIO: one row per cell written to fd 1.
-    pub syscall: RowMajorMatrix,
-    pub sysio: RowMajorMatrix,
-    /// INPUT: the private input stream (one row per byte, then the end row).
-    pub input: RowMajorMatrix,
-    /// CPU32 (one row per W instruction), DVRM, SHIFT, MUL (deduplicated), POW2 counters (`pow2_height(min_height) x 1`).
-    pub cpu32: RowMajorMatrix,
-    pub dvrm: RowMajorMatrix,
-    pub shift: RowMajorMatrix,
-    pub pow2: RowMajorMatrix,
-    pub mul: RowMajorMatrix,
-    /// MEMW: one row per cell-crossing load/store.
-    pub memw: RowMajorMatrix,
-    /// POSEIDON2: one row per `poseidon2` call (host fill only: a run with calls is refused with device fills).
-    pub poseidon2: RowMajorMatrix,
+    /// Every table's main trace (`rows x width`, natural order); BITWISE is built from [`Self::lookups`] by
+    /// [`Self::into_table_order`] and is `0 x 7` here.
+    pub tables: PerTable<RowMajorMatrix>,
+    /// The number of real (non-padding) rows of each table the host filled one row per event, request or
+    /// cell (`Some(0)`: only padding rows); `None` for the tables left to the device and the fixed-height ones
+    /// (DECODE, BITWISE, POW2, REGFILE). A GPU prover uses it to refuse a run that gives rows to a table it
+    /// cannot fill on the device.
+    pub events: PerTable<Option<usize>>,
     /// The touched 4 KiB pages (sorted base addresses), as in the record.
     pub pages: Vec<u32>,
     /// What the tables looked up in BITWISE (fill BITWISE last, with [`Lookups::trace`]).
     pub lookups: Lookups,
-    /// BITWISE is built on the device ([`DeviceFill::bitwise`]): [`Self::into_table_order`] leaves it empty.
+    /// BITWISE is built on the device ([`DeviceFill`] selects it): [`Self::into_table_order`] leaves it empty.
     pub bitwise_on_device: bool,
 }
 
-/// Tables whose rows the caller fills itself (on a GPU, crate `zkrv-cuda`) from [`FillInputs`] instead of the
-/// host. For a skipped table [`generate_split`] returns an empty `0 x width` matrix in [`Traces`] and adds none
-/// of that table's own BITWISE lookups to [`Traces::lookups`] (the device fill counts them); every request the
-/// table makes of other tables (e.g. SHIFT's MUL checks and POW2 counters) is still made on the host.
+/// Tables whose rows the caller fills itself (on a GPU, crate `zkrv-machine-cuda`) instead of the host, and the
+/// three sequential walks it does on the device. For a skipped table [`generate_split`] returns an empty
+/// `0 x width` matrix in [`Traces`] and adds none of that table's own BITWISE lookups to [`Traces::lookups`]
+/// (the device fill counts them); every request the table makes of other tables (e.g. SHIFT's MUL checks and
+/// POW2 counters) is still made on the host unless [`DeviceFill::requests`]. What a selected table or walk
+/// needs of the others is [`DeviceFill::needs`] / [`DeviceFill::walk_readers`], checked by
+/// [`DeviceFill::check`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceFill {
-    /// CPU (with its MEMW_R register-access group): the walk still runs on the host and records
-    /// [`RegWalk`] per cycle ([`FillInputs::cpu`]); DECODE multiplicities and all requests stay on the host.
-    pub cpu: bool,
-    pub lt: bool,
-    pub load: bool,
-    pub store: bool,
-    pub memw_a: bool,
-    pub shift: bool,
-    /// MUL: every request (CPU, CPU32, DVRM, SHIFT's checks) is still counted on the host
-    /// ([`FillInputs::mul`]) unless [`DeviceFill::requests`].
-    pub mul: bool,
-    /// BYTEWISE ([`FillInputs::bytewise`]).
-    pub bytewise: bool,
-    /// CPU32: its inner requests (SHIFT/MUL/DVRM) are still made on the host ([`FillInputs::cpu32`]) unless
-    /// [`DeviceFill::requests`].
-    pub cpu32: bool,
-    /// DVRM: its requests of MUL and LT are still made on the host ([`FillInputs::dvrm`]) unless
-    /// [`DeviceFill::requests`].
-    pub dvrm: bool,
-    /// EQ ([`FillInputs::eq`]).
-    pub eq: bool,
-    /// MEMW ([`FillInputs::general`]).
-    pub memw: bool,
-    /// PAGE: the memory walk's final cells are still gathered and checked on the host ([`FillInputs::page`]).
-    pub page: bool,
-    /// INPUT ([`FillInputs::input_uses`] and the consumed input).
-    pub input: bool,
-    /// REGFILE ([`FillInputs::regs`]).
-    pub regfile: bool,
-    /// SYSCALL ([`FillInputs::syscall`]).
-    pub syscall: bool,
-    /// SYSIO ([`FillInputs::sysio`]).
-    pub sysio: bool,
-    /// DECODE multiplicities, counted on the device by the CPU fill (needs [`DeviceFill::cpu`]); the host's
-    /// counts stay in [`FillInputs::decode`] as a reference.
-    pub decode: bool,
-    /// POW2 counters, counted on the device by the SHIFT fill (needs [`DeviceFill::shift`]); the host's
-    /// counts stay in [`FillInputs::pow2`] as a reference.
-    pub pow2: bool,
-    /// BITWISE multiplicities from the device lookup histogram (plus the host fills' lookups, if any):
-    /// [`Traces::into_table_order`] then leaves BITWISE `0 x 7` and [`Traces::lookups`] holds only the host
-    /// fills' lookups.
-    pub bitwise: bool,
-    /// The register walk on the device (needs [`DeviceFill::cpu`] and [`DeviceFill::regfile`]): the device
-    /// computes every register access's previous timestamp and value and the final register cells from the
-    /// record, so [`CpuFillInputs::walk`] and [`FillInputs::regs`] are left empty (the host still walks the
-    /// registers for the syscall rows and its checks).
+    /// The tables filled on the device. DECODE: its multiplicities are counted by the CPU fill (the host's stay
+    /// in [`FillInputs::decode`] as a reference); POW2: counted by the SHIFT fill ([`FillInputs::pow2`]);
+    /// BITWISE: from the device lookup histogram plus the host fills' lookups ([`Traces::into_table_order`] then
+    /// leaves it `0 x 7`).
+    pub tables: TableSet,
+    /// The register walk on the device (needs CPU and REGFILE on the device): the device computes every
+    /// register access's previous timestamp and value and the final register cells from the record, so
+    /// [`CpuFillInputs::walk`] and [`FillInputs::regs`] are left empty (the host still walks the registers for
+    /// the syscall rows and its checks).
     pub reg_walk: bool,
     /// The memory walk on the device (needs LOAD, STORE, MEMW_A, MEMW, PAGE and SYSIO on the device): the
     /// host skips it, so [`FillInputs::loads`], `stores`, `accesses`, `general` and `page` are left empty and
@@ -156,133 +93,124 @@ pub struct DeviceFill {
 impl DeviceFill {
     /// Every table on the host.
     pub const NONE: DeviceFill = DeviceFill {
-        cpu: false,
-        lt: false,
-        load: false,
-        store: false,
-        memw_a: false,
-        shift: false,
-        mul: false,
-        bytewise: false,
-        cpu32: false,
-        dvrm: false,
-        eq: false,
-        memw: false,
-        page: false,
-        input: false,
-        regfile: false,
-        syscall: false,
-        sysio: false,
-        decode: false,
-        pow2: false,
-        bitwise: false,
+        tables: TableSet::EMPTY,
         reg_walk: false,
         mem_walk: false,
         requests: false,
     };
 
-    /// Whether `table` is selected (a table without a device fill never is).
-    pub fn has(self, table: Table) -> bool {
-        match table {
-            Table::Cpu => self.cpu,
-            Table::Lt => self.lt,
-            Table::Load => self.load,
-            Table::Store => self.store,
-            Table::MemwA => self.memw_a,
-            Table::Shift => self.shift,
-            Table::Mul => self.mul,
-            Table::Bytewise => self.bytewise,
-            Table::Cpu32 => self.cpu32,
-            Table::Dvrm => self.dvrm,
-            Table::Eq => self.eq,
-            Table::Memw => self.memw,
-            Table::Page => self.page,
-            Table::Input => self.input,
-            Table::Regfile => self.regfile,
-            Table::Syscall => self.syscall,
-            Table::Sysio => self.sysio,
-            Table::Decode => self.decode,
-            Table::Pow2 => self.pow2,
-            Table::Bitwise => self.bitwise,
-            // No device fill yet: `generate_split_at` refuses a run with calls when any table is on the device.
-            Table::Poseidon2 => false,
-        }
-    }
-
-    /// Checks that every selected table can be filled from what the other selections provide: DECODE's
-    /// multiplicities are counted by the CPU fill and POW2's by the SHIFT fill. Errors:
-    /// [`MachineError::Internal`] naming the missing table.
-    pub fn check(self) -> Result<(), MachineError> {
-        if self.decode && !self.cpu {
-            return Err(MachineError::Internal(
-                "DECODE on the device needs CPU on the device (its fill counts the multiplicities)"
-                    .into(),
-            ));
-        }
-        if self.reg_walk && !(self.cpu && self.regfile) {
-            return Err(MachineError::Internal(
-                "the register walk on the device needs CPU and REGFILE on the device (they read it)".into(),
-            ));
-        }
-        if self.mem_walk
-            && !(self.load && self.store && self.memw_a && self.memw && self.page && self.sysio)
-        {
-            return Err(MachineError::Internal(
-                "the memory walk on the device needs LOAD, STORE, MEMW_A, MEMW, PAGE and SYSIO on the device (they read it)"
-                    .into(),
-            ));
-        }
-        if self.requests
-            && !(self.eq
-                && self.lt
-                && self.bytewise
-                && self.shift
-                && self.mul
-                && self.cpu32
-                && self.dvrm
-                && self.pow2)
-        {
-            return Err(MachineError::Internal(
-                "the request lists on the device need EQ, LT, BYTEWISE, SHIFT, MUL, CPU32, DVRM and POW2 on the \
-                 device (they read them)"
-                    .into(),
-            ));
-        }
-        if self.pow2 && !self.shift {
-            return Err(MachineError::Internal(
-                "POW2 on the device needs SHIFT on the device (its fill counts the POW2 rows)"
-                    .into(),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Every table that has a device fill.
+    /// Every table of the registry and the three walks on the device (a GPU prover then leaves the tables it
+    /// has no device fill for to the host: `zkrv_machine_cuda::trace_gen::without_missing_fills`).
     pub const ALL: DeviceFill = DeviceFill {
-        cpu: true,
-        lt: true,
-        load: true,
-        store: true,
-        memw_a: true,
-        shift: true,
-        mul: true,
-        bytewise: true,
-        cpu32: true,
-        dvrm: true,
-        eq: true,
-        memw: true,
-        page: true,
-        input: true,
-        regfile: true,
-        syscall: true,
-        sysio: true,
-        decode: true,
-        pow2: true,
-        bitwise: true,
+        tables: TableSet::ALL,
         reg_walk: true,
         mem_walk: true,
         requests: true,
     };
+
+    /// The tables of `tables` on the device, the walks on the host.
+    pub const fn of(tables: &[Table]) -> DeviceFill {
+        DeviceFill {
+            tables: TableSet::of(tables),
+            ..DeviceFill::NONE
+        }
+    }
+
+    /// Whether `table` is selected.
+    pub const fn has(self, table: Table) -> bool {
+        self.tables.contains(table)
+    }
+
+    /// The selection with `table` on the device too.
+    pub const fn with(self, table: Table) -> DeviceFill {
+        DeviceFill {
+            tables: self.tables.with(table),
+            ..self
+        }
+    }
+
+    /// The selection with `table` left on the host (for a table that has no device fill).
+    pub const fn without(self, table: Table) -> DeviceFill {
+        DeviceFill {
+            tables: self.tables.without(table),
+            ..self
+        }
+    }
+
+    /// What each table filled on the device needs on the device too: DECODE's multiplicities are counted by
+    /// the CPU fill and POW2's by the SHIFT fill. Every other table needs nothing (a new table gets
+    /// [`TableSet::EMPTY`] without an edit).
+    pub fn needs() -> PerTable<TableSet> {
+        PerTable::from_fn(|t| match t {
+            Table::Decode => TableSet::of(&[Table::Cpu]),
+            Table::Pow2 => TableSet::of(&[Table::Shift]),
+            _ => TableSet::EMPTY,
+        })
+    }
+
+    /// The tables that read each walk's results, in the order `[reg_walk, mem_walk, requests]`, with the
+    /// walk's name: a walk on the device needs all its readers there (the host no longer computes their inputs).
+    pub const fn walk_readers() -> [(&'static str, TableSet); 3] {
+        [
+            (
+                "the register walk",
+                TableSet::of(&[Table::Cpu, Table::Regfile]),
+            ),
+            (
+                "the memory walk",
+                TableSet::of(&[
+                    Table::Load,
+                    Table::Store,
+                    Table::MemwA,
+                    Table::Memw,
+                    Table::Page,
+                    Table::Sysio,
+                ]),
+            ),
+            (
+                "the request lists",
+                TableSet::of(&[
+                    Table::Eq,
+                    Table::Lt,
+                    Table::Bytewise,
+                    Table::Shift,
+                    Table::Mul,
+                    Table::Cpu32,
+                    Table::Dvrm,
+                    Table::Pow2,
+                ]),
+            ),
+        ]
+    }
+
+    /// The walks selected, in [`Self::walk_readers`] order.
+    pub const fn walks(self) -> [bool; 3] {
+        [self.reg_walk, self.mem_walk, self.requests]
+    }
+
+    /// Checks that every selected table and walk can be filled from what the other selections provide
+    /// ([`Self::needs`], [`Self::walk_readers`]). Errors: [`MachineError::Internal`] naming the selected table
+    /// or walk and the missing tables.
+    pub fn check(self) -> Result<(), MachineError> {
+        let needs = Self::needs();
+        for t in self.tables.iter() {
+            let missing = needs[t].minus(self.tables);
+            if !missing.is_empty() {
+                return Err(MachineError::Internal(format!(
+                    "{t} on the device needs {missing} on the device too (their fills count its rows)"
+                )));
+            }
+        }
+        for ((walk, readers), on) in Self::walk_readers().into_iter().zip(self.walks()) {
+            let missing = readers.minus(self.tables);
+            if on && !missing.is_empty() {
+                return Err(MachineError::Internal(format!(
+                    "{walk} on the device needs {missing} on the device too (they read it)"
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The CPU table's compact inputs besides the record's cycles (`Record::cycles`, uploaded as they are).
@@ -295,13 +223,16 @@ pub struct CpuFillInputs {
     pub decode: CpuDecode,
 }
 
-/// The compact inputs of the device-filled tables (everything a fill kernel needs besides the record). Each
-/// list is in row order: the host fill `x_trace(&inputs.x, min_height, ..)` produces the same rows.
+/// What the host walk computed for the tables' fills besides the record: the compact inputs a device fill
+/// reads, handed over whatever the selection (the host fills have used them by then). Each list is in row
+/// order: the host fill `x_trace(&inputs.x, min_height, ..)` produces the same rows. What a device walk
+/// replaces is left empty ([`DeviceFill::reg_walk`], [`DeviceFill::mem_walk`], [`DeviceFill::requests`]).
+/// One field per kind of input, not per table: a table whose fill reads only the record needs none.
 #[derive(Clone, Debug, Default)]
 pub struct FillInputs {
     /// Smallest table height (a power of two).
     pub min_height: usize,
-    /// CPU: the register walk and decode data (`Some` iff [`DeviceFill::cpu`]); the host fill is
+    /// CPU: the register walk and decode data (always `Some`); the host fill is
     /// `cpu_trace(&record.cycles, &cpu.walk, &cpu.decode, min_height, ..)`.
     pub cpu: Option<CpuFillInputs>,
     /// LT requests `(a, b, signed) -> multiplicity`, in key order (= row order).
@@ -321,10 +252,10 @@ pub struct FillInputs {
     /// MEMW: one per cell-crossing access, in cycle order (= row order).
     pub general: Vec<MemwEvent>,
     /// PAGE: `(cell, final value, last-access timestamp)` of every cell of every touched page, in page order
-    /// (= row order).
+    /// (= row order); gathered only when PAGE is on the device (and the memory walk on the host).
     pub page: Vec<(u64, u64, u64)>,
     /// INPUT: the consumed private input and how many times each index was looked up (index `input.len()` is
-    /// the end-of-input row; empty unless [`DeviceFill::input`]).
+    /// the end-of-input row).
     pub input: Vec<u8>,
     pub input_uses: Vec<u64>,
     /// One per load / store / in-cell (MEMW_A) access, in cycle order (= row order).
@@ -332,15 +263,15 @@ pub struct FillInputs {
     pub stores: Vec<StoreEvent>,
     pub accesses: Vec<MemwAEvent>,
     /// REGFILE: `(final value, last-access timestamp)` of every register cell (x0..x31, the input and output
-    /// cursors), in register order (= row order); empty unless [`DeviceFill::regfile`].
+    /// cursors), in register order (= row order).
     pub regs: Vec<(u64, u64)>,
     /// SYSCALL rows (one per `read`/`write` ECALL) and SYSIO rows (one per cell transferred), in execution
-    /// order (= row order); empty unless selected.
+    /// order (= row order).
     pub syscall: Vec<SyscallEventRow>,
     pub sysio: Vec<SysioEventRow>,
     /// The host's DECODE multiplicities (`decode.height(min_height)` counts, padding row 0 included) and POW2
-    /// counters (`pow2_height(min_height)`), when [`DeviceFill::decode`] / [`DeviceFill::pow2`]: what the
-    /// device counts must equal (tests); the device fills do not read them.
+    /// counters (`pow2_height(min_height)`; empty with [`DeviceFill::requests`]): what the device counts must
+    /// equal (tests); the device fills do not read them.
     pub decode: Vec<u64>,
     pub pow2: Vec<u64>,
 }
@@ -350,37 +281,10 @@ impl Traces {
     /// (unless [`Self::bitwise_on_device`]), and the touched pages. Device-filled tables are still `0 x width`
     /// here.
     pub fn into_table_order(mut self) -> (Vec<RowMajorMatrix>, Vec<u32>) {
-        let traces = Table::ALL.into_iter().map(|t| self.take(t)).collect();
-        (traces, self.pages)
-    }
-
-    /// Moves out the trace of `table` (BITWISE: built from the lookups).
-    fn take(&mut self, table: Table) -> RowMajorMatrix {
-        let m = match table {
-            Table::Cpu => &mut self.cpu,
-            Table::Decode => &mut self.decode,
-            Table::Bitwise if self.bitwise_on_device => return empty(NUM_BITWISE_COLS),
-            Table::Bitwise => return self.lookups.trace(),
-            Table::Regfile => &mut self.regfile,
-            Table::Eq => &mut self.eq,
-            Table::Lt => &mut self.lt,
-            Table::Load => &mut self.load,
-            Table::Store => &mut self.store,
-            Table::MemwA => &mut self.memw_a,
-            Table::Page => &mut self.page,
-            Table::Bytewise => &mut self.bytewise,
-            Table::Syscall => &mut self.syscall,
-            Table::Sysio => &mut self.sysio,
-            Table::Input => &mut self.input,
-            Table::Cpu32 => &mut self.cpu32,
-            Table::Dvrm => &mut self.dvrm,
-            Table::Shift => &mut self.shift,
-            Table::Pow2 => &mut self.pow2,
-            Table::Mul => &mut self.mul,
-            Table::Memw => &mut self.memw,
-            Table::Poseidon2 => &mut self.poseidon2,
-        };
-        std::mem::take(m)
+        if !self.bitwise_on_device {
+            self.tables[Table::Bitwise] = self.lookups.trace();
+        }
+        (self.tables.into_vec(), self.pages)
     }
 }
 
@@ -388,19 +292,10 @@ impl Traces {
 type HostFill<'a> =
     Box<dyn FnOnce(&mut Lookups) -> Result<RowMajorMatrix, MachineError> + Send + 'a>;
 
-/// The tables of the request chain.
-struct Chain {
-    cpu32: RowMajorMatrix,
-    dvrm: RowMajorMatrix,
-    shift: RowMajorMatrix,
-    pow2: RowMajorMatrix,
-    mul: RowMajorMatrix,
-    lt: RowMajorMatrix,
-}
-
 /// CPU32 -> SHIFT/MUL/DVRM, DVRM -> MUL/LT, SHIFT -> MUL, then MUL and LT: in that order, so that every request
-/// is counted before its answering table is built. CPU32, DVRM, SHIFT, MUL and LT are left empty when
-/// device-filled (the requests CPU32, DVRM and SHIFT make, and SHIFT's POW2 counters, are still made).
+/// is counted before its answering table is built. Writes the host-filled ones of CPU32, DVRM, SHIFT, MUL and
+/// LT into `out` and leaves the device-filled ones `None` (the requests CPU32, DVRM and SHIFT make are still
+/// made). Returns SHIFT's POW2 counters (`pow2_height(min_height) x 1`), counted either way.
 #[allow(clippy::too_many_arguments)]
 fn fill_chain(
     w_ops: &[(u64, u64, u64)],
@@ -411,14 +306,15 @@ fn fill_chain(
     device: DeviceFill,
     min_height: usize,
     lookups: &mut Lookups,
-) -> Result<Chain, MachineError> {
-    let (cpu32, facts) = if device.cpu32 {
-        (empty(NUM_CPU32_COLS), cpu32_requests(w_ops))
+    out: &mut PerTable<Option<RowMajorMatrix>>,
+) -> Result<RowMajorMatrix, MachineError> {
+    let facts = if device.has(Table::Cpu32) {
+        cpu32_requests(w_ops)
     } else {
-        match cpu32_trace(w_ops, min_height, lookups) {
-            Some((t, f)) => (t, Some(f)),
-            None => (empty(NUM_CPU32_COLS), None),
-        }
+        cpu32_trace(w_ops, min_height, lookups).map(|(t, f)| {
+            out[Table::Cpu32] = Some(t);
+            f
+        })
     };
     let facts = facts.ok_or_else(|| MachineError::Internal("bad W op".into()))?;
     for fa in facts {
@@ -430,10 +326,12 @@ fn fill_chain(
             return Err(MachineError::Internal(format!("CPU32 request {fa:?}")));
         }
     }
-    let (dvrm, facts) = if device.dvrm {
-        (empty(NUM_DVRM_COLS), dvrm_requests(dvrm_req))
+    let facts = if device.has(Table::Dvrm) {
+        dvrm_requests(dvrm_req)
     } else {
-        dvrm_trace(dvrm_req, min_height, lookups)
+        let (t, facts) = dvrm_trace(dvrm_req, min_height, lookups);
+        out[Table::Dvrm] = Some(t);
+        facts
     };
     for fa in facts {
         if fa.op == alu::SLTU {
@@ -442,47 +340,29 @@ fn fill_chain(
             return Err(MachineError::Internal(format!("DVRM request {fa:?}")));
         }
     }
-    let (shift, pow2) = if device.shift {
+    let pow2 = if device.has(Table::Shift) {
         // The requests SHIFT makes (MUL checks, POW2 counters) are still needed on the host; its own rows and
         // lookups come from the device.
-        let pow2 = shift_side_requests(shift_req, min_height, mul_req);
-        (empty(NUM_SHIFT_COLS), pow2)
+        shift_side_requests(shift_req, min_height, mul_req)
     } else {
         let ShiftTraces { shift, pow2 } = shift_trace(shift_req, min_height, lookups, mul_req);
-        (shift, pow2)
+        out[Table::Shift] = Some(shift);
+        pow2
     };
-    let mul = if device.mul {
-        empty(NUM_MUL_COLS)
-    } else {
-        mul_trace(mul_req, min_height, lookups)
-    };
-    let lt = if device.lt {
-        empty(NUM_LT_COLS)
-    } else {
-        lt_trace(lt_req, min_height, lookups)
-    };
-    Ok(Chain {
-        cpu32,
-        dvrm,
-        shift,
-        pow2,
-        mul,
-        lt,
-    })
+    if !device.has(Table::Mul) {
+        out[Table::Mul] = Some(mul_trace(mul_req, min_height, lookups));
+    }
+    if !device.has(Table::Lt) {
+        out[Table::Lt] = Some(lt_trace(lt_req, min_height, lookups));
+    }
+    Ok(pow2)
 }
 
-impl Chain {
-    /// Every table of the chain left to the device, with its requests ([`DeviceFill::requests`]).
-    fn device() -> Chain {
-        Chain {
-            cpu32: empty(NUM_CPU32_COLS),
-            dvrm: empty(NUM_DVRM_COLS),
-            shift: empty(NUM_SHIFT_COLS),
-            pow2: empty(1),
-            mul: empty(NUM_MUL_COLS),
-            lt: empty(NUM_LT_COLS),
-        }
-    }
+/// A boxed [`HostFill`].
+fn host_fill<'a>(
+    f: impl FnOnce(&mut Lookups) -> Result<RowMajorMatrix, MachineError> + Send + 'a,
+) -> HostFill<'a> {
+    Box::new(f)
 }
 
 fn empty(width: usize) -> RowMajorMatrix {
@@ -569,7 +449,7 @@ pub fn generate_split_at(
             rows: rec.poseidon2.len(),
         });
     }
-    if device.input && *start != TraceStart::RUN {
+    if device.has(Table::Input) && *start != TraceStart::RUN {
         // The device INPUT fill writes a whole run's table (first index 0, end row present).
         return Err(MachineError::Internal(
             "the device INPUT fill does not build a segment's INPUT table (use the host fill)"
@@ -967,102 +847,58 @@ pub fn generate_split_at(
     // is order-independent: the result does not depend on the schedule).
     // PAGE's cells, gathered (and checked) by the PAGE task when PAGE is device-filled.
     let page_cells = std::sync::Mutex::new(Vec::new());
-    let mut tasks: Vec<(&'static str, HostFill<'_>)> = Vec::new();
-    if !device.cpu {
-        let (walk, cpu_decode) = (&walk, &cpu_decode);
-        tasks.push((
-            "CPU",
-            Box::new(move |lk| cpu_trace(&rec.cycles, walk, cpu_decode, min_height, lk)),
-        ));
-    }
-    if !device.eq {
-        tasks.push(("EQ", Box::new(|_| Ok(eq_trace(&eq_req, min_height)))));
-    }
-    if !device.bytewise {
-        tasks.push((
-            "BYTEWISE",
-            Box::new(|lk| Ok(bytewise_trace(&bw_req, min_height, lk))),
-        ));
-    }
-    if !device.load {
-        tasks.push((
-            "LOAD",
-            Box::new(|lk| Ok(load_trace(&loads, min_height, lk))),
-        ));
-    }
-    if !device.store {
-        tasks.push((
-            "STORE",
-            Box::new(|lk| Ok(store_trace(&stores, min_height, lk))),
-        ));
-    }
-    if !device.memw_a {
-        tasks.push((
-            "MEMW_A",
-            Box::new(|lk| Ok(memw_a_trace(&accesses, min_height, lk))),
-        ));
-    }
-    if !device.memw {
-        tasks.push((
-            "MEMW",
-            Box::new(|lk| Ok(memw_trace(&general, min_height, lk))),
-        ));
-    }
-    tasks.push((
-        "PAGE",
-        Box::new(|_| {
-            if device.mem_walk {
-                // The device walk makes the final cells and checks them against the final memory.
-                return Ok(empty(NUM_PAGE_COLS));
-            }
-            // PAGE: every cell of every touched page, with its final value and last-access timestamp.
-            let mut cells = Vec::with_capacity(rec.pages.len() * CELLS_PER_PAGE);
-            for (k, &p) in rec.pages.iter().enumerate() {
-                for j in 0..CELLS_PER_PAGE {
-                    let cell = p as u64 / 8 + j as u64;
-                    let (bytes, ts) = match mem.get(&cell) {
-                        Some(&x) => x,
-                        None => (init_cell(cell).unwrap_or_default(), 0),
-                    };
-                    let off = k * 4096 + j * 8;
-                    if rec.final_pages.get(off..off + 8) != Some(&bytes[..]) {
-                        return Err(MachineError::Internal(format!(
-                            "memory walk: cell {cell:#x} disagrees with the executor's final memory"
-                        )));
-                    }
-                    cells.push((cell, u64::from_le_bytes(bytes), ts));
-                }
-            }
-            if device.page {
-                *page_cells
-                    .lock()
-                    .map_err(|_| MachineError::Internal("PAGE cells lock".into()))? = cells;
-                Ok(empty(NUM_PAGE_COLS))
-            } else {
-                Ok(page_trace(&cells, min_height))
-            }
-        }),
-    ));
-    if !device.syscall {
-        tasks.push((
-            "SYSCALL",
-            Box::new(|lk| Ok(syscall_trace(&syscall_rows, min_height, lk))),
-        ));
-    }
-    if !device.sysio {
-        tasks.push((
-            "SYSIO",
-            Box::new(|lk| Ok(sysio_trace(&sysio_rows, min_height, lk))),
-        ));
-    }
-    tasks.push((
-        "POSEIDON2",
-        Box::new(|lk| poseidon2_trace(&p2_rows, min_height, lk).map_err(MachineError::Internal)),
-    ));
-    if !device.input {
-        tasks.push((
-            "INPUT",
-            Box::new(|lk| {
+    let cpu_inputs = (&walk, &cpu_decode);
+    // Each task: its table, the number of real rows it fills (events, requests, cells) and the fill.
+    let mut tasks: Vec<(Table, usize, HostFill<'_>)> = vec![
+        (
+            Table::Cpu,
+            cycles,
+            host_fill(move |lk| cpu_trace(&rec.cycles, cpu_inputs.0, cpu_inputs.1, min_height, lk)),
+        ),
+        (
+            Table::Eq,
+            eq_req.len(),
+            host_fill(|_| Ok(eq_trace(&eq_req, min_height))),
+        ),
+        (
+            Table::Bytewise,
+            bw_req.len(),
+            host_fill(|lk| Ok(bytewise_trace(&bw_req, min_height, lk))),
+        ),
+        (
+            Table::Load,
+            loads.len(),
+            host_fill(|lk| Ok(load_trace(&loads, min_height, lk))),
+        ),
+        (
+            Table::Store,
+            stores.len(),
+            host_fill(|lk| Ok(store_trace(&stores, min_height, lk))),
+        ),
+        (
+            Table::MemwA,
+            accesses.len(),
+            host_fill(|lk| Ok(memw_a_trace(&accesses, min_height, lk))),
+        ),
+        (
+            Table::Memw,
+            general.len(),
+            host_fill(|lk| Ok(memw_trace(&general, min_height, lk))),
+        ),
+        (
+            Table::Syscall,
+            syscall_rows.len(),
+            host_fill(|lk| Ok(syscall_trace(&syscall_rows, min_height, lk))),
+        ),
+        (
+            Table::Sysio,
+            sysio_rows.len(),
+            host_fill(|lk| Ok(sysio_trace(&sysio_rows, min_height, lk))),
+        ),
+        (
+            Table::Input,
+            input.len() + start.eof_row as usize,
+            host_fill(|lk| {
                 Ok(input_trace_at(
                     input,
                     base,
@@ -1072,21 +908,75 @@ pub fn generate_split_at(
                     lk,
                 ))
             }),
+        ),
+        (
+            Table::Poseidon2,
+            p2_rows.len(),
+            host_fill(|lk| {
+                poseidon2_trace(&p2_rows, min_height, lk).map_err(MachineError::Internal)
+            }),
+        ),
+    ];
+    tasks.retain(|(t, _, _)| !device.has(*t));
+    if !device.mem_walk {
+        // PAGE: every cell of every touched page, with its final value and last-access timestamp, gathered and
+        // checked against the final memory here even when the device fills PAGE (the device walk does both
+        // with `mem_walk`).
+        tasks.push((
+            Table::Page,
+            rec.pages.len() * CELLS_PER_PAGE,
+            host_fill(|_| {
+                let mut cells = Vec::with_capacity(rec.pages.len() * CELLS_PER_PAGE);
+                for (k, &p) in rec.pages.iter().enumerate() {
+                    for j in 0..CELLS_PER_PAGE {
+                        let cell = p as u64 / 8 + j as u64;
+                        let (bytes, ts) = match mem.get(&cell) {
+                            Some(&x) => x,
+                            None => (init_cell(cell).unwrap_or_default(), 0),
+                        };
+                        let off = k * 4096 + j * 8;
+                        if rec.final_pages.get(off..off + 8) != Some(&bytes[..]) {
+                            return Err(MachineError::Internal(format!(
+                                "memory walk: cell {cell:#x} disagrees with the executor's final memory"
+                            )));
+                        }
+                        cells.push((cell, u64::from_le_bytes(bytes), ts));
+                    }
+                }
+                if device.has(Table::Page) {
+                    *page_cells
+                        .lock()
+                        .map_err(|_| MachineError::Internal("PAGE cells lock".into()))? = cells;
+                    Ok(empty(NUM_PAGE_COLS))
+                } else {
+                    Ok(page_trace(&cells, min_height))
+                }
+            }),
         ));
     }
+    // Each table's host trace; `None` for the tables left to the device.
+    let mut out: PerTable<Option<RowMajorMatrix>> = PerTable::default();
     let mut slots: Vec<Option<Result<(RowMajorMatrix, Lookups), MachineError>>> =
         tasks.iter().map(|_| None).collect();
-    let names: Vec<&'static str> = tasks.iter().map(|(n, _)| *n).collect();
+    let mut events: PerTable<Option<usize>> = PerTable::default();
+    let names: Vec<Table> = tasks
+        .iter()
+        .map(|&(t, n, _)| {
+            events[t] = Some(n).filter(|_| !device.has(t));
+            t
+        })
+        .collect();
     let mut chain = None;
     rayon::scope(|scope| {
-        for ((_, task), slot) in tasks.into_iter().zip(slots.iter_mut()) {
+        for ((_, _, task), slot) in tasks.into_iter().zip(slots.iter_mut()) {
             scope.spawn(move |_| {
                 let mut lk = Lookups::new();
                 *slot = Some(task(&mut lk).map(|m| (m, lk)));
             });
         }
         chain = Some(if device.requests {
-            Ok(Chain::device())
+            // Every table of the chain left to the device, with its requests.
+            Ok(None)
         } else {
             fill_chain(
                 &w_ops,
@@ -1097,139 +987,95 @@ pub fn generate_split_at(
                 device,
                 min_height,
                 &mut lookups,
+                &mut out,
             )
+            .map(Some)
         });
     });
-    let Chain {
-        cpu32,
-        dvrm,
-        shift,
-        pow2,
-        mul,
-        lt,
-    } = chain.ok_or_else(|| MachineError::Internal("host fills did not run".into()))??;
-    let mut filled = std::collections::HashMap::new();
-    for (name, slot) in names.into_iter().zip(slots) {
-        let (m, lk) =
-            slot.ok_or_else(|| MachineError::Internal(format!("{name} fill did not run")))??;
-        lookups.merge(&lk);
-        filled.insert(name, m);
+    let pow2 = chain.ok_or_else(|| MachineError::Internal("host fills did not run".into()))??;
+    if pow2.is_some() {
+        for (t, n) in [
+            (Table::Cpu32, w_ops.len()),
+            (Table::Dvrm, dvrm_req.len()),
+            (Table::Shift, shift_req.len()),
+            (Table::Mul, mul_req.len()),
+            (Table::Lt, lt_req.len()),
+        ] {
+            events[t] = Some(n).filter(|_| !device.has(t));
+        }
     }
-    // Tables left to the device are `0 x width`; every other one was filled above.
-    let mut take = |name: &str, width: Option<usize>| match (filled.remove(name), width) {
-        (Some(m), _) => Ok(m),
-        (None, Some(w)) => Ok(empty(w)),
-        (None, None) => Err(MachineError::Internal(format!("no {name} trace"))),
-    };
-    let cpu = take("CPU", Some(NUM_CPU_COLS))?;
-    let eq = take("EQ", Some(NUM_EQ_COLS))?;
-    let bytewise = take("BYTEWISE", Some(NUM_BYTEWISE_COLS))?;
-    let load = take("LOAD", Some(NUM_LOAD_COLS))?;
-    let store = take("STORE", Some(NUM_STORE_COLS))?;
-    let memw_a = take("MEMW_A", Some(NUM_MEMW_A_COLS))?;
-    let memw = take("MEMW", Some(NUM_MEMW_COLS))?;
-    let page = take("PAGE", None)?;
-    let page_cells = page_cells
+    for (t, slot) in names.into_iter().zip(slots) {
+        let (m, lk) =
+            slot.ok_or_else(|| MachineError::Internal(format!("{t} fill did not run")))??;
+        lookups.merge(&lk);
+        if !device.has(t) {
+            out[t] = Some(m);
+        }
+    }
+    let page = page_cells
         .into_inner()
         .map_err(|_| MachineError::Internal("PAGE cells lock".into()))?;
-    let syscall = take("SYSCALL", Some(NUM_SYSCALL_COLS))?;
-    let sysio = take("SYSIO", Some(NUM_SYSIO_COLS))?;
-    let input_t = take("INPUT", Some(NUM_INPUT_COLS))?;
-    let poseidon2 = take("POSEIDON2", None)?;
+    let pow2 = pow2.map_or_else(Vec::new, |m| {
+        let counts = m.values.iter().map(|x| x.as_canonical_u64()).collect();
+        if !device.has(Table::Pow2) {
+            out[Table::Pow2] = Some(m);
+        }
+        counts
+    });
+    if !device.has(Table::Decode) {
+        let m = decode_counts.iter().map(|&x| f(x)).collect();
+        out[Table::Decode] = Some(RowMajorMatrix::new(m, NUM_DECODE_COLS));
+    }
+    if !device.has(Table::Regfile) {
+        out[Table::Regfile] = Some(regfile_trace(&regs, min_height));
+    }
+    // Tables left to the device (and BITWISE, built from the lookups at the end) are `0 x width`; every other
+    // one was filled above.
+    let mut unfilled = None;
+    let tables = out.map(|t, m| {
+        m.unwrap_or_else(|| {
+            if !device.has(t) && t != Table::Bitwise {
+                unfilled.get_or_insert(t);
+            }
+            empty(crate::main_width(t))
+        })
+    });
+    if let Some(t) = unfilled {
+        return Err(MachineError::Internal(format!("no {t} trace")));
+    }
+    // Everything the host walk computed, for the device fills (what a device walk replaces is empty).
     let inputs = FillInputs {
         min_height,
-        cpu: device.cpu.then_some(CpuFillInputs {
+        cpu: Some(CpuFillInputs {
             walk,
             decode: cpu_decode,
         }),
-        lt: if device.lt { lt_req } else { BTreeMap::new() },
-        shift: if device.shift {
-            shift_req
-        } else {
-            ShiftRequests::new()
-        },
-        mul: if device.mul {
-            mul_req
-        } else {
-            MulRequests::new()
-        },
-        bytewise: if device.bytewise {
-            bw_req
-        } else {
-            BTreeMap::new()
-        },
-        cpu32: if device.cpu32 { w_ops } else { Vec::new() },
-        eq: if device.eq { eq_req } else { BTreeMap::new() },
-        general: if device.memw { general } else { Vec::new() },
-        page: page_cells,
-        input: if device.input {
-            input.to_vec()
-        } else {
-            Vec::new()
-        },
-        input_uses: if device.input { input_uses } else { Vec::new() },
-        dvrm: if device.dvrm {
-            dvrm_req
-        } else {
-            DvrmRequests::new()
-        },
-        loads: if device.load { loads } else { Vec::new() },
-        stores: if device.store { stores } else { Vec::new() },
-        accesses: if device.memw_a { accesses } else { Vec::new() },
-        regs: if device.regfile && !device.reg_walk {
-            regs.clone()
-        } else {
-            Vec::new()
-        },
-        syscall: if device.syscall {
-            syscall_rows
-        } else {
-            Vec::new()
-        },
-        sysio: if device.sysio { sysio_rows } else { Vec::new() },
-        decode: if device.decode {
-            decode_counts.clone()
-        } else {
-            Vec::new()
-        },
-        pow2: if device.pow2 {
-            pow2.values.iter().map(|x| x.as_canonical_u64()).collect()
-        } else {
-            Vec::new()
-        },
+        lt: lt_req,
+        shift: shift_req,
+        mul: mul_req,
+        bytewise: bw_req,
+        cpu32: w_ops,
+        eq: eq_req,
+        general,
+        page,
+        input: input.to_vec(),
+        input_uses,
+        dvrm: dvrm_req,
+        loads,
+        stores,
+        accesses,
+        regs,
+        syscall: syscall_rows,
+        sysio: sysio_rows,
+        decode: decode_counts,
+        pow2,
     };
     let traces = Traces {
-        eq,
-        lt,
-        bytewise,
-        load,
-        store,
-        memw_a,
-        page,
+        tables,
+        events,
         pages: rec.pages.clone(),
-        syscall,
-        sysio,
-        input: input_t,
-        cpu32,
-        dvrm,
-        shift,
-        pow2: if device.pow2 { empty(1) } else { pow2 },
-        mul,
-        memw,
-        poseidon2,
-        cpu,
-        decode: if device.decode {
-            empty(NUM_DECODE_COLS)
-        } else {
-            RowMajorMatrix::new(decode_counts.into_iter().map(f).collect(), NUM_DECODE_COLS)
-        },
-        regfile: if device.regfile {
-            empty(NUM_REGFILE_COLS)
-        } else {
-            regfile_trace(&regs, min_height)
-        },
         lookups,
-        bitwise_on_device: device.bitwise,
+        bitwise_on_device: device.has(Table::Bitwise),
     };
     Ok((traces, inputs))
 }

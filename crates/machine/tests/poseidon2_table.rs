@@ -72,6 +72,10 @@ fn poseidon2_calls_prove_and_verify() {
     let (st, proof) = prove(&p, &input(), &config).unwrap();
     assert_eq!(st.output, expected_output());
     verify(&p, &st, &proof, &config, 0).unwrap();
+    // The table has rows: a proof claiming it absent is refused (the CPU's ECALL sends go unmatched).
+    let mut forged = proof.clone();
+    forged.stark.log_heights[table_id::POSEIDON2] = zkrv_stark::proof::ABSENT_LOG_HEIGHT;
+    assert!(verify(&p, &st, &forged, &config, 0).is_err());
     let mut bad = st.clone();
     bad.output[5] ^= 1;
     assert!(verify(&p, &bad, &proof, &config, 0).is_err());

@@ -45,6 +45,11 @@ const HOST_WALK: DeviceFill = DeviceFill {
     ..DeviceFill::ALL
 };
 
+/// The tables HOST_WALK leaves to the device whose traces the test completes (BITWISE: from the lookups).
+fn completed() -> impl Iterator<Item = Table> {
+    Table::ALL.into_iter().filter(|&t| t != Table::Bitwise)
+}
+
 /// A one-column trace of counts.
 fn col(counts: &[u64]) -> RowMajorMatrix {
     RowMajorMatrix::new(counts.iter().map(|&x| F::from_u64(x)).collect(), 1)
@@ -65,7 +70,12 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     let full = generate(&dt, &rec, input, min_height).unwrap();
     // The host reference walk (with the device walk, CPU's walk and REGFILE's cells are left empty).
     let (_, on_device) = generate_split(&dt, &rec, input, min_height, DeviceFill::ALL).unwrap();
-    assert!(on_device.cpu.as_ref().unwrap().walk.is_empty() && on_device.regs.is_empty());
+    assert!(on_device.cpu.as_ref().unwrap().walk.is_empty());
+    assert_eq!(
+        on_device.regs.len(),
+        zkrv_machine::bus::NUM_REG_CELLS,
+        "{name}: REGFILE cells"
+    );
     // With the request lists on the device, the host makes none.
     assert!(
         on_device.eq.is_empty()
@@ -79,106 +89,119 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
         "{name}: request lists left to the device"
     );
     let (mut split, inputs) = generate_split(&dt, &rec, input, min_height, HOST_WALK).unwrap();
-    for (t, m) in [
-        ("CPU", &split.cpu),
-        ("LT", &split.lt),
-        ("LOAD", &split.load),
-        ("STORE", &split.store),
-        ("MEMW_A", &split.memw_a),
-        ("SHIFT", &split.shift),
-        ("MUL", &split.mul),
-        ("BYTEWISE", &split.bytewise),
-        ("CPU32", &split.cpu32),
-        ("DVRM", &split.dvrm),
-        ("EQ", &split.eq),
-        ("MEMW", &split.memw),
-        ("PAGE", &split.page),
-        ("INPUT", &split.input),
-        ("REGFILE", &split.regfile),
-        ("SYSCALL", &split.syscall),
-        ("SYSIO", &split.sysio),
-        ("DECODE", &split.decode),
-        ("POW2", &split.pow2),
-    ] {
+    // Real rows per host-filled table: none on the host in the split; the full one counts its events.
+    assert!(split.events.values().all(Option::is_none), "{name}: events");
+    assert_eq!(
+        full.events[Table::Cpu],
+        Some(rec.cycles.len()),
+        "{name}: CPU rows"
+    );
+    assert_eq!(
+        full.events[Table::Load],
+        Some(inputs.loads.len()),
+        "{name}: LOAD rows"
+    );
+    assert_eq!(
+        full.events[Table::Lt],
+        Some(inputs.lt.len()),
+        "{name}: LT rows"
+    );
+    assert_eq!(
+        full.events[Table::Decode],
+        None,
+        "{name}: DECODE is fixed-height"
+    );
+    for t in completed() {
+        let m = &split.tables[t];
         assert_eq!(m.height(), 0, "{name}: {t} left to the device");
     }
+    // The split's BITWISE is built on the device: 0 x 7 until then.
+    assert_eq!(split.tables[Table::Bitwise].height(), 0, "{name}: BITWISE");
     let lk = &mut split.lookups;
     let cpu = inputs.cpu.as_ref().unwrap();
     assert_eq!(cpu.walk.len(), rec.cycles.len());
     let cpu_t = cpu_trace(&rec.cycles, &cpu.walk, &cpu.decode, min_height, lk).unwrap();
-    assert_eq!(cpu_t, full.cpu, "{name}: CPU");
-    assert_eq!(lt_trace(&inputs.lt, min_height, lk), full.lt, "{name}: LT");
+    assert_eq!(cpu_t, full.tables[Table::Cpu], "{name}: CPU");
+    assert_eq!(
+        lt_trace(&inputs.lt, min_height, lk),
+        full.tables[Table::Lt],
+        "{name}: LT"
+    );
     assert_eq!(
         load_trace(&inputs.loads, min_height, lk),
-        full.load,
+        full.tables[Table::Load],
         "{name}"
     );
     assert_eq!(
         store_trace(&inputs.stores, min_height, lk),
-        full.store,
+        full.tables[Table::Store],
         "{name}"
     );
     assert_eq!(
         memw_a_trace(&inputs.accesses, min_height, lk),
-        full.memw_a,
+        full.tables[Table::MemwA],
         "{name}"
     );
     let sh = shift_trace(&inputs.shift, min_height, lk, &mut MulRequests::new());
-    assert_eq!(sh.shift, full.shift, "{name}: SHIFT");
-    assert_eq!(sh.pow2, full.pow2, "{name}: POW2");
+    assert_eq!(sh.shift, full.tables[Table::Shift], "{name}: SHIFT");
+    assert_eq!(sh.pow2, full.tables[Table::Pow2], "{name}: POW2");
     assert_eq!(
         col(&inputs.pow2),
-        full.pow2,
+        full.tables[Table::Pow2],
         "{name}: POW2 reference counts"
     );
     let (cpu32, _) = cpu32_trace(&inputs.cpu32, min_height, lk).unwrap();
-    assert_eq!(cpu32, full.cpu32, "{name}: CPU32");
+    assert_eq!(cpu32, full.tables[Table::Cpu32], "{name}: CPU32");
     let (dvrm, _) = dvrm_trace(&inputs.dvrm, min_height, lk);
-    assert_eq!(dvrm, full.dvrm, "{name}: DVRM");
-    assert_eq!(eq_trace(&inputs.eq, min_height), full.eq, "{name}: EQ");
+    assert_eq!(dvrm, full.tables[Table::Dvrm], "{name}: DVRM");
+    assert_eq!(
+        eq_trace(&inputs.eq, min_height),
+        full.tables[Table::Eq],
+        "{name}: EQ"
+    );
     assert_eq!(
         page_trace(&inputs.page, min_height),
-        full.page,
+        full.tables[Table::Page],
         "{name}: PAGE"
     );
     assert_eq!(
         input_trace(&inputs.input, &inputs.input_uses, min_height, lk),
-        full.input,
+        full.tables[Table::Input],
         "{name}: INPUT"
     );
     assert_eq!(
         bytewise_trace(&inputs.bytewise, min_height, lk),
-        full.bytewise,
+        full.tables[Table::Bytewise],
         "{name}: BYTEWISE"
     );
     assert_eq!(
         mul_trace(&inputs.mul, min_height, lk),
-        full.mul,
+        full.tables[Table::Mul],
         "{name}: MUL"
     );
     assert_eq!(
         col(&inputs.decode),
-        full.decode,
+        full.tables[Table::Decode],
         "{name}: DECODE multiplicities"
     );
     assert_eq!(
         regfile_trace(&inputs.regs, min_height),
-        full.regfile,
+        full.tables[Table::Regfile],
         "{name}: REGFILE"
     );
     assert_eq!(
         memw_trace(&inputs.general, min_height, lk),
-        full.memw,
+        full.tables[Table::Memw],
         "{name}: MEMW"
     );
     assert_eq!(
         syscall_trace(&inputs.syscall, min_height, lk),
-        full.syscall,
+        full.tables[Table::Syscall],
         "{name}: SYSCALL"
     );
     assert_eq!(
         sysio_trace(&inputs.sysio, min_height, lk),
-        full.sysio,
+        full.tables[Table::Sysio],
         "{name}: SYSIO"
     );
     assert!(
@@ -218,25 +241,27 @@ fn prove_inputs_with_split_equals_prove() {
     let mh = s.inputs.min_height;
     let lk = &mut s.traces.lookups;
     let cpu = s.inputs.cpu.as_ref().unwrap();
-    s.traces.cpu = cpu_trace(&s.record.cycles, &cpu.walk, &cpu.decode, mh, lk).unwrap();
-    s.traces.lt = lt_trace(&s.inputs.lt, mh, lk);
-    s.traces.load = load_trace(&s.inputs.loads, mh, lk);
-    s.traces.store = store_trace(&s.inputs.stores, mh, lk);
-    s.traces.memw_a = memw_a_trace(&s.inputs.accesses, mh, lk);
-    s.traces.shift = shift_trace(&s.inputs.shift, mh, lk, &mut MulRequests::new()).shift;
-    s.traces.mul = mul_trace(&s.inputs.mul, mh, lk);
-    s.traces.bytewise = bytewise_trace(&s.inputs.bytewise, mh, lk);
-    s.traces.cpu32 = cpu32_trace(&s.inputs.cpu32, mh, lk).unwrap().0;
-    s.traces.dvrm = dvrm_trace(&s.inputs.dvrm, mh, lk).0;
-    s.traces.eq = eq_trace(&s.inputs.eq, mh);
-    s.traces.page = page_trace(&s.inputs.page, mh);
-    s.traces.input = input_trace(&s.inputs.input, &s.inputs.input_uses, mh, lk);
-    s.traces.memw = memw_trace(&s.inputs.general, mh, lk);
-    s.traces.regfile = regfile_trace(&s.inputs.regs, mh);
-    s.traces.syscall = syscall_trace(&s.inputs.syscall, mh, lk);
-    s.traces.sysio = sysio_trace(&s.inputs.sysio, mh, lk);
-    s.traces.decode = col(&s.inputs.decode);
-    s.traces.pow2 = col(&s.inputs.pow2);
+    s.traces.tables[Table::Cpu] =
+        cpu_trace(&s.record.cycles, &cpu.walk, &cpu.decode, mh, lk).unwrap();
+    s.traces.tables[Table::Lt] = lt_trace(&s.inputs.lt, mh, lk);
+    s.traces.tables[Table::Load] = load_trace(&s.inputs.loads, mh, lk);
+    s.traces.tables[Table::Store] = store_trace(&s.inputs.stores, mh, lk);
+    s.traces.tables[Table::MemwA] = memw_a_trace(&s.inputs.accesses, mh, lk);
+    s.traces.tables[Table::Shift] =
+        shift_trace(&s.inputs.shift, mh, lk, &mut MulRequests::new()).shift;
+    s.traces.tables[Table::Mul] = mul_trace(&s.inputs.mul, mh, lk);
+    s.traces.tables[Table::Bytewise] = bytewise_trace(&s.inputs.bytewise, mh, lk);
+    s.traces.tables[Table::Cpu32] = cpu32_trace(&s.inputs.cpu32, mh, lk).unwrap().0;
+    s.traces.tables[Table::Dvrm] = dvrm_trace(&s.inputs.dvrm, mh, lk).0;
+    s.traces.tables[Table::Eq] = eq_trace(&s.inputs.eq, mh);
+    s.traces.tables[Table::Page] = page_trace(&s.inputs.page, mh);
+    s.traces.tables[Table::Input] = input_trace(&s.inputs.input, &s.inputs.input_uses, mh, lk);
+    s.traces.tables[Table::Memw] = memw_trace(&s.inputs.general, mh, lk);
+    s.traces.tables[Table::Regfile] = regfile_trace(&s.inputs.regs, mh);
+    s.traces.tables[Table::Syscall] = syscall_trace(&s.inputs.syscall, mh, lk);
+    s.traces.tables[Table::Sysio] = sysio_trace(&s.inputs.sysio, mh, lk);
+    s.traces.tables[Table::Decode] = col(&s.inputs.decode);
+    s.traces.tables[Table::Pow2] = col(&s.inputs.pow2);
     let bitwise = s.traces.lookups.trace();
     let (mut traces, pages) = s.traces.into_table_order();
     assert_eq!(
@@ -258,4 +283,42 @@ fn prove_inputs_with_split_equals_prove() {
     assert_eq!(st, st_ref);
     assert_eq!(proof.to_bytes(), proof_ref.to_bytes());
     verify(&p, &st, &proof, &config, 0).unwrap();
+}
+
+/// `DeviceFill::check` is driven by the `needs` table and the walks' readers: each inconsistent selection is
+/// refused with an error naming the selected table or walk and what it lacks.
+#[test]
+fn device_fill_check_names_what_is_missing() {
+    DeviceFill::ALL.check().unwrap();
+    DeviceFill::NONE.check().unwrap();
+    HOST_WALK.check().unwrap();
+    let err = |d: DeviceFill| d.check().unwrap_err().to_string();
+    let e = err(DeviceFill::of(&[Table::Decode]));
+    assert!(e.contains("DECODE on the device needs CPU"), "{e}");
+    let e = err(DeviceFill::of(&[Table::Pow2]));
+    assert!(e.contains("POW2 on the device needs SHIFT"), "{e}");
+    let e = err(DeviceFill {
+        reg_walk: true,
+        ..DeviceFill::of(&[Table::Cpu])
+    });
+    assert!(
+        e.contains("the register walk") && e.contains("REGFILE"),
+        "{e}"
+    );
+    let e = err(DeviceFill::ALL.without(Table::Sysio));
+    assert!(e.contains("the memory walk") && e.contains("SYSIO"), "{e}");
+    let e = err(DeviceFill::ALL.without(Table::Mul).without(Table::Eq));
+    assert!(
+        e.contains("the request lists") && e.contains("EQ, MUL"),
+        "{e}"
+    );
+    assert_eq!(
+        DeviceFill::NONE.with(Table::Lt).with(Table::Shift),
+        DeviceFill::of(&[Table::Shift, Table::Lt])
+    );
+    assert!(
+        DeviceFill::ALL.has(Table::Memw) && !DeviceFill::ALL.without(Table::Memw).has(Table::Memw)
+    );
+    // The table every other table needs nothing of (a new table gets this without an edit).
+    assert!(DeviceFill::needs()[Table::Lt].is_empty());
 }

@@ -228,10 +228,10 @@ impl Engine {
             )?)),
             #[cfg(feature = "cuda")]
             Engine::Gpu(b) => {
-                let mut opts = zkrv_cuda::TraceGenOptions::from_env();
+                let mut opts = zkrv_machine_cuda::TraceGenOptions::from_env();
                 opts.host_traces |= cpu_trace;
                 opts.min_height = zkrv_machine::min_height(config);
-                zkrv_cuda::trace_gen::generate_traces(b.as_ref(), program, input, opts)
+                zkrv_machine_cuda::trace_gen::generate_traces(b.as_ref(), program, input, opts)
                     .map(Prepared::Gpu)
                     .map_err(|e| Error::Gpu(e.to_string()))
             }
@@ -322,5 +322,5 @@ pub enum Prepared {
     Host(zkrv_machine::Witness),
     /// GPU backend: device-filled tables resident, the others host matrices.
     #[cfg(feature = "cuda")]
-    Gpu(zkrv_cuda::trace_gen::GpuTraces),
+    Gpu(zkrv_machine_cuda::trace_gen::GpuTraces),
 }

@@ -20,9 +20,10 @@
 //!   segments is refused unless [`ProveOptions::public_segment_boundaries`] accepts that).
 //! * [`Receipt::to_bytes`] / [`Receipt::from_bytes`] / [`Receipt::save`] / [`Receipt::load`]: the `.zkrv`
 //!   proof file ([`proof_file`], the format `zkrv prove` writes and `zkrv verify` reads).
-//! * [`Receipt::verify`] checks a receipt against a program; [`Receipt::exit_code`] and
-//!   [`Receipt::output`] are the proven public values (check the exit code: a failed guest's run is a
-//!   valid statement too). [`Receipt::output_reader`] reads the output back as the values the guest
+//! * [`Receipt::verify`] checks a receipt against a program and that the run succeeded (exit code 0, as
+//!   `zkrv verify`; [`Error::ExitCode`] otherwise); [`Receipt::verify_any_exit`] accepts a valid proof of
+//!   any exit code (a failed guest's run is a valid statement too). [`Receipt::exit_code`] and
+//!   [`Receipt::output`] are the proven public values. [`Receipt::output_reader`] reads the output back as the values the guest
 //!   wrote (`zkrv_guest::commit(&v)`: [`io::OutputReader::read`]), [`Receipt::output_value`] as one value.
 //! * Every failure is an [`Error`] naming its cause; nothing panics on untrusted input (ELF bytes, proof
 //!   bytes, paths, public outputs).
@@ -76,6 +77,7 @@
 //! ```
 
 pub mod engine;
+pub mod estimate;
 pub mod io;
 pub mod proof_file;
 
@@ -166,6 +168,13 @@ pub enum Error {
     /// The proof does not verify.
     #[error("invalid proof: {0}")]
     Invalid(zkrv_machine::VerifyError),
+    /// The proof is valid, but the run it proves exited with `code`, not 0: the guest failed
+    /// ([`Receipt::verify`], [`Receipt::check`]; [`Receipt::verify_any_exit`] accepts any exit code).
+    #[error(
+        "the proof is valid, but the guest exited with code {code} (not 0: the run failed); \
+         Receipt::verify_any_exit accepts any exit code"
+    )]
+    ExitCode { code: u32 },
     /// A value does not encode into a private input ([`io::Input::write`]).
     #[error(transparent)]
     Encode(#[from] io::EncodeError),
@@ -622,9 +631,11 @@ impl Receipt {
         write_atomic(path.as_ref(), &self.to_bytes()?)
     }
 
-    /// Checks the proof for `program`: the statement's program ID is `program.id()` and the STARK proof
-    /// verifies (every segment, and that they chain: `zkrv_machine::segment::verify_run`). Does not look at
-    /// the exit code (see [`Receipt::exit_code`]).
+    /// Checks that the receipt proves a **successful** run of `program`, as `zkrv verify` does by default:
+    /// the statement's program ID is `program.id()`, the STARK proof verifies (every segment, and that they
+    /// chain: `zkrv_machine::segment::verify_run`), and the proven exit code is 0. A valid proof of a run
+    /// that exited with another code (the guest failed: `exit(1)`, a Rust panic's 101) is
+    /// [`Error::ExitCode`]; [`Receipt::verify_any_exit`] accepts it.
     ///
     /// The proof's own parameters must give at least [`DEFAULT_MIN_SECURITY`] bits provable (as `zkrv verify`
     /// requires by default): a prover cannot pick weaker ones ([`Error::TooWeak`]). Use
@@ -633,22 +644,30 @@ impl Receipt {
         self.check(program).map(|_| ())
     }
 
-    /// [`Receipt::verify`], returning what the proof states about its length ([`Verified`]).
-    pub fn check(&self, program: &Program) -> Result<Verified, Error> {
-        self.check_with(program, DEFAULT_MIN_SECURITY)
+    /// [`Receipt::verify`] without the exit-code check: the proof is valid for `program`, whatever exit code
+    /// it proves (read it with [`Receipt::exit_code`]; as `zkrv verify --any-exit-code`).
+    pub fn verify_any_exit(&self, program: &Program) -> Result<(), Error> {
+        self.check_with(program, DEFAULT_MIN_SECURITY).map(|_| ())
     }
 
-    /// [`Receipt::check`] with a minimum of `min_bits` bits provable (Johnson regime, BCHKS25, for the
-    /// proof's own heights and batch: [`Receipt::security_bits`]), checked by the verifier itself
-    /// (`zkrv_machine::verify` / `verify_run`, for every segment): [`Error::TooWeak`] below it, with the
-    /// bits of the first segment below it. 0 accepts any parameters the verifier supports.
-    pub fn check_with(&self, program: &Program, min_bits: u32) -> Result<Verified, Error> {
-        if self.statement.program != program.id.0 {
-            return Err(Error::WrongProgram {
-                proof: self.program_id(),
-                program: program.id,
-            });
+    /// [`Receipt::verify`] (exit code 0 required), returning what the proof states about its length
+    /// ([`Verified`]).
+    pub fn check(&self, program: &Program) -> Result<Verified, Error> {
+        let v = self.check_with(program, DEFAULT_MIN_SECURITY)?;
+        match self.statement.exit_code {
+            0 => Ok(v),
+            code => Err(Error::ExitCode { code }),
         }
+    }
+
+    /// The proof check under a minimum of `min_bits` bits provable (Johnson regime, BCHKS25, for the proof's
+    /// own heights and batch: [`Receipt::security_bits`]), checked by the verifier itself
+    /// (`zkrv_machine::verify` / `verify_run`, for every segment): [`Error::TooWeak`] below it, with the
+    /// bits of the first segment below it. 0 accepts any parameters the verifier supports. Like
+    /// [`Receipt::verify_any_exit`], it does **not** look at the exit code: the caller decides
+    /// ([`Receipt::exit_code`]; `zkrv verify` reports a valid proof of a failed run and exits 3).
+    pub fn check_with(&self, program: &Program, min_bits: u32) -> Result<Verified, Error> {
+        // The verifier compares the program ID (`VerifyError::WrongProgram`, mapped below): once.
         let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &self.proof {
             ReceiptProof::Single(p) => {
                 zkrv_machine::verify(&program.inner, &self.statement, p, &self.config, min_bits)

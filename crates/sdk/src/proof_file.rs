@@ -93,7 +93,7 @@ pub enum FileError {
     #[error(
         "segment count {count} needs at least {} bytes, but {remaining} bytes follow (a truncated file or \
          a corrupt count)",
-        count.saturating_mul(8)
+        u128::from(*count) * 8
     )]
     SegmentCount { count: u64, remaining: usize },
     #[error("{0} trailing bytes after the proof")]
@@ -448,6 +448,21 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(e.contains("zero-knowledge flag 2"), "{e}");
+    }
+
+    /// A segment count near 2^63 is shown with its true byte need (8 per segment), not a saturated u64.
+    #[test]
+    fn segment_count_message_does_not_overflow() {
+        let e = FileError::SegmentCount {
+            count: 9_223_372_036_854_775_814,
+            remaining: 40,
+        }
+        .to_string();
+        assert!(
+            e.starts_with("segment count 9223372036854775814 needs at least 73786976294838206512 bytes, but 40"),
+            "{e}"
+        );
+        assert!(!e.contains(&u64::MAX.to_string()), "{e}");
     }
 
     #[test]

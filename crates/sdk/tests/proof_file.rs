@@ -111,9 +111,10 @@ fn fuzz(name: &str, program: &Program, bytes: &[u8], iters: usize, seed: u64) {
             continue;
         }
         verified += 1;
-        let v = catch_unwind(AssertUnwindSafe(|| r.verify(program))).unwrap_or_else(|_| {
-            panic!("{name} seed {seed} iteration {i}: verify panicked: {what}")
-        });
+        let v =
+            catch_unwind(AssertUnwindSafe(|| r.verify_any_exit(program))).unwrap_or_else(|_| {
+                panic!("{name} seed {seed} iteration {i}: verify panicked: {what}")
+            });
         if v.is_ok() {
             let again = r.to_bytes().unwrap();
             assert!(
@@ -171,7 +172,7 @@ fn receipts() -> &'static [(&'static str, Receipt, Vec<u8>)] {
                 let bytes = r.to_bytes().unwrap();
                 Receipt::from_bytes(&bytes)
                     .unwrap()
-                    .verify(&program)
+                    .verify_any_exit(&program)
                     .unwrap();
                 (name, r, bytes)
             })
@@ -328,7 +329,7 @@ fn output_longer_than_provable_is_refused_up_front() {
         );
         let mut big = r.clone();
         big.statement.output = vec![0u8; over as usize];
-        let e = big.verify(&program).err().map(|e| e.to_string());
+        let e = big.verify_any_exit(&program).err().map(|e| e.to_string());
         let e = e.unwrap_or_default();
         assert!(
             e.contains(&over.to_string()) && e.contains("MAX_OUTPUT"),

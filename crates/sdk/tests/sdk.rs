@@ -33,7 +33,7 @@ fn default_proofs_are_zero_knowledge_and_round_trip() {
         panic!("one proof")
     };
     assert_ne!(proof.stark.main_root, proof2.stark.main_root);
-    again.receipt.verify(&program).expect("verifies");
+    again.receipt.verify_any_exit(&program).expect("verifies");
     assert!(proved.segments.is_empty() && r.segments() == 1);
     let bytes = r.to_bytes().unwrap();
     assert_eq!(bytes[8 + 4 + 7], 1, "header zk flag");
@@ -42,7 +42,23 @@ fn default_proofs_are_zero_knowledge_and_round_trip() {
     assert_eq!(proved.engine, "cpu");
 
     let back = Receipt::from_bytes(&bytes).unwrap();
-    back.verify(&program).expect("verifies");
+    // A valid proof of a failed run (exit code 42): `verify` refuses it, naming the code and the way to
+    // accept it; `verify_any_exit` accepts it (as `zkrv verify` exits 3 unless `--any-exit-code`).
+    match back.verify(&program) {
+        Err(e @ Error::ExitCode { code: 42 }) => {
+            let m = e.to_string();
+            assert!(
+                m.contains("exited with code 42") && m.contains("Receipt::verify_any_exit"),
+                "{m}"
+            );
+        }
+        e => panic!("expected ExitCode, got {e:?}"),
+    }
+    assert!(matches!(
+        back.check(&program),
+        Err(Error::ExitCode { code: 42 })
+    ));
+    back.verify_any_exit(&program).expect("verifies");
     assert_eq!(back.exit_code(), 42);
     assert_eq!(back.output(), b"bye");
     assert_eq!(back.program_id(), program.id());
@@ -61,7 +77,10 @@ fn default_proofs_are_zero_knowledge_and_round_trip() {
     r.save(&path).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-    Receipt::load(&path).unwrap().verify(&program).unwrap();
+    Receipt::load(&path)
+        .unwrap()
+        .verify_any_exit(&program)
+        .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 
     // Another program: the statement's program ID does not match.
@@ -251,7 +270,9 @@ fn segmented_receipts_prove_save_load_and_verify() {
     let bytes = r.to_bytes().unwrap();
     assert_eq!(&bytes[8..12], &4u32.to_le_bytes(), "format version 4");
     let back = Receipt::from_bytes(&bytes).unwrap();
-    let v = back.check(&program).expect("verifies");
+    let v = back
+        .check_with(&program, zkrv_sdk::DEFAULT_MIN_SECURITY)
+        .expect("verifies");
     assert_eq!(
         (v.segments, v.cycles, v.cycles_at_most),
         (2, Some(138), 254)
@@ -262,7 +283,10 @@ fn segmented_receipts_prove_save_load_and_verify() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("p.zkrv");
     r.save(&path).unwrap();
-    Receipt::load(&path).unwrap().verify(&program).unwrap();
+    Receipt::load(&path)
+        .unwrap()
+        .verify_any_exit(&program)
+        .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     // The last segment dropped: the chain is incomplete.
     let mut t = back.clone();
@@ -343,7 +367,7 @@ fn zk_segmented_runs_need_public_segment_boundaries() {
         .receipt;
     assert_eq!(r.segments(), 2);
     assert!(!r.is_zk());
-    r.verify(&program).unwrap();
+    r.verify_any_exit(&program).unwrap();
 }
 
 /// A receipt whose parameters are below 100 bits provable (the `dev` preset) is refused by

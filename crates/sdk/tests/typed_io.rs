@@ -421,7 +421,11 @@ fn malformed_typed_input_exits_103_with_the_reason_on_fd_2() {
     }
     // The exit code is part of the proven statement.
     let proved = prove(&program, &bad_utf8, &no_zk()).expect("proves");
-    proved.receipt.verify(&program).expect("verifies");
+    proved.receipt.verify_any_exit(&program).expect("verifies");
+    assert!(matches!(
+        proved.receipt.verify(&program),
+        Err(zkrv_sdk::Error::ExitCode { code }) if code == READ_ERROR_EXIT_CODE
+    ));
     assert_eq!(proved.receipt.exit_code(), READ_ERROR_EXIT_CODE);
 }
 

@@ -65,6 +65,19 @@ pub trait Air: Sync {
     fn column_names(&self) -> Vec<String> {
         (0..self.width()).map(|c| format!("main[{c}]")).collect()
     }
+    /// Whether a proof may leave this table out: height 0, *absent* (docs/stark.md §10): nothing committed,
+    /// opened or evaluated for it, bus sum 0. Default `false`: the verifier refuses a proof without the
+    /// table ([`crate::VerifyError::RequiredTableAbsent`]).
+    ///
+    /// Sound only for a table whose padding-only trace (every interaction's multiplicity 0 on every row)
+    /// satisfies its constraints: an absent table then proves exactly what such a trace proves (no
+    /// interaction at all), so a prover gains nothing by dropping it; a caller that needed its bus sends
+    /// fails the bus balance. A precompile table qualifies; a table with a constraint no padding trace
+    /// meets (e.g. a CPU whose first row must be a real instruction) or with preprocessed columns (fixed
+    /// height, [`AirError::AbsentWithPreprocessed`]) must not.
+    fn may_be_absent(&self) -> bool {
+        false
+    }
 }
 
 /// Collects a table's constraints and interactions.
@@ -202,6 +215,13 @@ pub enum AirError {
     },
     #[error("table `{table}`: main width must be >= 1")]
     ZeroWidth { table: String },
+    /// [`Air::may_be_absent`] on a table with preprocessed columns (whose height is fixed by its
+    /// preprocessed trace).
+    #[error(
+        "table `{table}`: a table with preprocessed columns has a fixed height and cannot be absent \
+         (`may_be_absent`)"
+    )]
+    AbsentWithPreprocessed { table: String },
     #[error("table `{table}`: {names} column names for width {width}")]
     ColumnNames {
         table: String,
@@ -261,6 +281,8 @@ pub struct CompiledAir {
     pub degree: usize,
     /// Number of degree-< n quotient chunks: `max(degree - 1, 1)`.
     pub num_quotient_chunks: usize,
+    /// [`Air::may_be_absent`]: a proof may give this table height 0 (absent).
+    pub may_be_absent: bool,
 }
 
 impl CompiledAir {
@@ -269,6 +291,9 @@ impl CompiledAir {
         let name = air.name().to_string();
         if air.width() == 0 {
             return Err(AirError::ZeroWidth { table: name });
+        }
+        if air.may_be_absent() && air.preprocessed_width() > 0 {
+            return Err(AirError::AbsentWithPreprocessed { table: name });
         }
         let column_names = air.column_names();
         if column_names.len() != air.width() {
@@ -345,6 +370,7 @@ impl CompiledAir {
             logup,
             degree,
             num_quotient_chunks: degree.saturating_sub(1).max(1),
+            may_be_absent: air.may_be_absent(),
         })
     }
 

@@ -118,6 +118,7 @@ impl Ext3 {
     /// With `t0 = a0^2 - W a1 a2`, `t1 = W a2^2 - a0 a1`, `t2 = a1^2 - a0 a2` and the norm
     /// `N = a0 t0 + W (a2 t1 + a1 t2)` (in `F`), the inverse is `(t0, t1, t2) / N`.
     pub fn try_inverse(&self) -> Option<Self> {
+        crate::opcount::bump(crate::opcount::Op::ExtInv, 1);
         let [a0, a1, a2] = self.0;
         let t0 = a0 * a0 - W * a1 * a2;
         let t1 = W * a2 * a2 - a0 * a1;
@@ -195,6 +196,7 @@ impl Mul for Ext3 {
     type Output = Self;
     #[inline]
     fn mul(self, o: Self) -> Self {
+        crate::opcount::bump(crate::opcount::Op::ExtMul, 1);
         let [a0, a1, a2] = self.0;
         let [b0, b1, b2] = o.0;
         Ext3([
@@ -225,6 +227,7 @@ impl Mul<F> for Ext3 {
     type Output = Self;
     #[inline]
     fn mul(self, o: F) -> Self {
+        crate::opcount::bump(crate::opcount::Op::ExtBaseMul, 1);
         Ext3([self.0[0] * o, self.0[1] * o, self.0[2] * o])
     }
 }

@@ -6,6 +6,7 @@ pub mod field;
 pub mod keccak;
 pub mod matrix;
 pub mod merkle;
+pub mod opcount;
 pub mod pcs;
 pub mod poly;
 pub mod transcript;

@@ -939,6 +939,19 @@ pub fn verify_tree_openings(
             cols.push((o.salts[k].concat(), salt_width));
         }
         let mats: Vec<(&[F], usize)> = cols.iter().map(|(v, w)| (&v[..], *w)).collect();
+        let words: usize = mats.iter().map(|m| m.1).sum();
+        let per_leaf = (words / keccak::RATE_WORDS + 1) as u64;
+        let leaves = known.len() as u64;
+        crate::opcount::bump(crate::opcount::Op::KeccakF, per_leaf * leaves);
+        crate::opcount::bump(crate::opcount::Op::MerkleLeaves, leaves);
+        crate::opcount::bump(
+            crate::opcount::Op::LeafAbsorbsRate4,
+            words.div_ceil(4) as u64 * leaves,
+        );
+        crate::opcount::bump(
+            crate::opcount::Op::LeafAbsorbsRate8,
+            words.div_ceil(8) as u64 * leaves,
+        );
         let mut h = vec![[0u8; 32]; known.len()];
         keccak::hash_leaves_with(lanes, &mats, 0, &mut h);
         Some(h)
@@ -984,8 +997,12 @@ pub fn verify_tree_openings(
             parents.push(node >> 1);
         }
         let mut out = vec![[0u8; 32]; pairs.len()];
+        crate::opcount::bump(crate::opcount::Op::KeccakF, pairs.len() as u64);
+        crate::opcount::bump(crate::opcount::Op::MerkleNodes, pairs.len() as u64);
         keccak::compress_with(lanes, |j| (&pairs[j].0, &pairs[j].1), &mut out);
         if let Some(rh) = level_hashes(log_max - k - 1, &parents) {
+            crate::opcount::bump(crate::opcount::Op::KeccakF, rh.len() as u64);
+            crate::opcount::bump(crate::opcount::Op::MerkleNodes, rh.len() as u64);
             let left = out.clone();
             keccak::compress_with(lanes, |j| (&left[j], &rh[j]), &mut out);
         }

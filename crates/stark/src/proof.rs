@@ -7,7 +7,7 @@
 //! "ZKRV" | version: u16 (= 5; 4 had FRI layers of arity 2 only, 3 sent one full path per query, 2 had no
 //!          zk flag and no salts, 1 also opened a preprocessed round) | zk: u8 (0 | 1)
 //! statement_digest: digest
-//! log_heights: len u32, then u8 each
+//! log_heights: len u32, then u8 each (log2 of the table's height; ABSENT_LOG_HEIGHT = 0xFF: absent)
 //! main_root: digest
 //! aux_root: flag u8 (0 | 1), then digest if 1
 //! bus_sums: len u32, then Ext3 each
@@ -26,6 +26,12 @@
 //! ```text
 //! ```
 //! Trailing bytes are an error.
+//!
+//! Absent tables (docs/stark.md §10) need no new field: the height byte `0xFF` marks one (no valid log
+//! height is that large), and everything else is derived from the heights (an absent table has no opened
+//! matrices, no bus sum, no Merkle rows). The version stays 5: proofs whose tables are all present are
+//! byte-identical to those before absent tables, and a verifier of that time refuses a proof with an absent
+//! table (`HeightOutOfRange`, log height 255) instead of misreading it.
 
 use thiserror::Error;
 
@@ -35,6 +41,8 @@ use crate::pcs::{OpenedValues, PcsProof};
 
 pub const MAGIC: &[u8; 4] = b"ZKRV";
 pub const VERSION: u16 = 5;
+/// The height byte of an absent table in [`Proof::log_heights`] (docs/stark.md §10).
+pub const ABSENT_LOG_HEIGHT: u8 = u8::MAX;
 
 /// One proof of one execution (all tables).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,7 +52,8 @@ pub struct Proof {
     pub zk: bool,
     /// Keccak-256 of the statement bytes and the public interactions (see [`crate::prover`]).
     pub statement_digest: Digest,
-    /// log2 of every table's height, in table order.
+    /// log2 of every table's height, in table order; [`ABSENT_LOG_HEIGHT`] for an absent table
+    /// ([`Proof::table_log_heights`]).
     pub log_heights: Vec<u8>,
     pub main_root: Digest,
     /// Present iff some table has bus interactions.
@@ -262,6 +271,15 @@ impl<'a> Reader<'a> {
 }
 
 impl Proof {
+    /// Every table's log height, in table order: `None` for an absent table ([`ABSENT_LOG_HEIGHT`]).
+    /// Unchecked (the verifier checks the range and which tables may be absent).
+    pub fn table_log_heights(&self) -> Vec<Option<usize>> {
+        self.log_heights
+            .iter()
+            .map(|&h| (h != ABSENT_LOG_HEIGHT).then_some(h as usize))
+            .collect()
+    }
+
     /// Serialize (see the module docs for the layout).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut w = Writer(Vec::new());

@@ -8,6 +8,12 @@
 //! 5. out-of-domain point `zeta`; DEEP + FRI opening of main/aux at `zeta` and `zeta ω_n` (per table),
 //!    quotient chunks at `zeta`.
 //!
+//! Absent tables (height-0 traces of tables that [`Air::may_be_absent`], docs/stark.md §10) enter only
+//! the transcript's table list (step 1) and the proof's heights; every later step, and every backend
+//! operation, runs over the present tables in table order (a backend's commit index `i` is the `i`-th
+//! present table, and so are the zk stream indices), so a proof whose tables are all present is the same
+//! as before absent tables existed.
+//!
 //! zk mode (`StarkConfig::zk`, docs/stark.md "Zero knowledge"): main and aux traces are randomized to
 //! `2n` rows ([`crate::zk::randomize_trace`]) before their commitment, every commitment is a salted tree,
 //! the quotient chunks are randomized ([`crate::zk::randomize_quotient`]) and a random codeword
@@ -15,7 +21,7 @@
 
 use thiserror::Error;
 
-use crate::air::{compile_for, Air, AirError};
+use crate::air::{compile_for, Air, AirError, CompiledAir};
 use crate::backend::{
     AuxError, BackendError, CpuBackend, MatrixView, ProofFootprint, ProverBackend, QuotientViews,
     TraceDims, TraceInput,
@@ -31,7 +37,7 @@ use crate::matrix::RowMajorMatrix;
 use crate::poly::domain_generator;
 pub use crate::preprocessed::{preprocess, PreprocessedData};
 use crate::profile::span;
-use crate::proof::Proof;
+use crate::proof::{Proof, ABSENT_LOG_HEIGHT};
 use crate::statement::{sample_zeta, start_transcript, statement_digest};
 use crate::zk::{self, ROUND_AUX, ROUND_MAIN, ROUND_QUOTIENT};
 
@@ -49,6 +55,12 @@ pub enum ProveError {
         min: usize,
         max: usize,
     },
+    /// A height-0 (absent) trace for a table that does not [`Air::may_be_absent`].
+    #[error(
+        "table `{table}` has no rows, but it is required (only a table that declares \
+         `may_be_absent` can be absent)"
+    )]
+    RequiredTableAbsent { table: String },
     #[error("{0}")]
     Rng(#[from] crate::zk::RngError),
     #[error("total multiplicity bound reaches p: lower heights or log_max_multiplicity")]
@@ -70,7 +82,9 @@ impl From<AuxError> for ProveError {
     }
 }
 
-/// Prove on the CPU. `traces[t]` is table `t`'s `n_t x width_t` main trace (natural order).
+/// Prove on the CPU. `traces[t]` is table `t`'s `n_t x width_t` main trace (natural order); a trace of
+/// height 0 (`RowMajorMatrix::new(vec![], width)`) makes the table absent (docs/stark.md §10), refused
+/// with [`ProveError::RequiredTableAbsent`] unless the table [`Air::may_be_absent`].
 pub fn prove(
     config: &StarkConfig,
     airs: &[&dyn Air],
@@ -90,7 +104,8 @@ pub fn prove(
     )
 }
 
-/// Prove with any backend (see [`ProverBackend`]).
+/// Prove with any backend (see [`ProverBackend`]); an absent table's trace is [`TraceInput::absent`].
+/// Errors as [`prove`].
 pub fn prove_with<B: ProverBackend>(
     backend: &B,
     config: &StarkConfig,
@@ -101,7 +116,7 @@ pub fn prove_with<B: ProverBackend>(
     statement: &[u8],
 ) -> Result<Proof, ProveError> {
     let lb = config.fri.log_blowup;
-    let compiled = compile_for(airs, config)?;
+    let all_compiled = compile_for(airs, config)?;
     if traces.len() != airs.len()
         || preprocessed.traces.len() != airs.len()
         || preprocessed.log_heights.len() != airs.len()
@@ -113,6 +128,32 @@ pub fn prove_with<B: ProverBackend>(
             preprocessed.traces.len()
         )));
     }
+    // Absent tables (docs/stark.md §10): from here on, everything runs over the present tables, in table
+    // order (`compiled[i]` is table `present[i]`).
+    let present: Vec<usize> = (0..airs.len())
+        .filter(|&t| !traces[t].is_absent())
+        .collect();
+    if let Some(t) =
+        (0..airs.len()).find(|&t| traces[t].is_absent() && !all_compiled[t].may_be_absent)
+    {
+        return Err(ProveError::RequiredTableAbsent {
+            table: all_compiled[t].name.clone(),
+        });
+    }
+    if present.is_empty() {
+        return Err(ProveError::Shape("every table is absent".into()));
+    }
+    let traces: Vec<_> = traces.into_iter().filter(|t| !t.is_absent()).collect();
+    let compiled: Vec<CompiledAir> = present.iter().map(|&t| all_compiled[t].clone()).collect();
+    let prep_traces: Vec<Option<&RowMajorMatrix>> = present
+        .iter()
+        .map(|&t| preprocessed.traces[t].as_ref())
+        .collect();
+    let prep_log_heights: Vec<Option<usize>> = present
+        .iter()
+        .map(|&t| preprocessed.log_heights[t])
+        .collect();
+    let nt = present.len();
     // zk: one random source for the whole proof; committed traces are 2n rows (`zk_shift = 1`).
     let rng = if config.zk {
         Some(config.zk_rng()?)
@@ -127,11 +168,8 @@ pub fn prove_with<B: ProverBackend>(
         // What the proof keeps in memory when every round is stored, before any work.
         let dims: Vec<TraceDims> = traces.iter().map(|t| backend.input_dims(t)).collect();
         let log_heights: Vec<usize> = dims.iter().map(|d| d.log_height).collect();
-        let prep_widths: Vec<Option<usize>> = preprocessed
-            .traces
-            .iter()
-            .map(|p| p.as_ref().map(|m| m.width))
-            .collect();
+        let prep_widths: Vec<Option<usize>> =
+            prep_traces.iter().map(|p| p.map(|m| m.width)).collect();
         let resident: u64 = traces
             .iter()
             .zip(&dims)
@@ -161,7 +199,7 @@ pub fn prove_with<B: ProverBackend>(
     };
     let dims = backend.trace_dims(&main);
     let min_lh = config.min_log_height();
-    let mut log_heights = Vec::with_capacity(airs.len());
+    let mut log_heights = Vec::with_capacity(nt);
     for (t, air) in compiled.iter().enumerate() {
         let d = dims[t];
         if d.width != air.width {
@@ -179,7 +217,7 @@ pub fn prove_with<B: ProverBackend>(
                 max: MAX_LOG_HEIGHT,
             });
         }
-        if let Some(plh) = preprocessed.log_heights[t] {
+        if let Some(plh) = prep_log_heights[t] {
             if plh != lh {
                 return Err(ProveError::Shape(format!(
                     "table `{}`: trace height 2^{lh} != preprocessed height 2^{plh}",
@@ -205,31 +243,29 @@ pub fn prove_with<B: ProverBackend>(
     }
     if config.debug_check {
         let _s = span("debug check");
-        let host: Vec<_> = (0..airs.len()).map(host_main).collect::<Result<_, _>>()?;
-        check_traces(
-            &compiled,
-            &host,
-            &preprocessed.traces,
-            public,
-            config.log_max_multiplicity,
-        )?;
+        let host: Vec<_> = (0..nt).map(host_main).collect::<Result<_, _>>()?;
+        let prep: Vec<Option<RowMajorMatrix>> = prep_traces.iter().map(|p| p.cloned()).collect();
+        check_traces(&compiled, &host, &prep, public, config.log_max_multiplicity)?;
     }
 
-    let mut transcript = start_transcript(config, &compiled, &log_heights, public, statement);
+    // Every table's height, absent ones as `None`: the transcript binds which tables are present.
+    let mut all_heights: Vec<Option<usize>> = vec![None; airs.len()];
+    for (i, &t) in present.iter().enumerate() {
+        all_heights[t] = Some(log_heights[i]);
+    }
+    let mut transcript = start_transcript(config, &all_compiled, &all_heights, public, statement);
 
     // Preprocessed LDEs for the quotient (committed by the backend for its LDEs only: the root is neither
     // observed nor opened), with the blowup the quotient reads: `B`, or `2B` in zk mode, where the main and
     // aux LDEs over `H_n` are `2n B` rows.
-    let prep_tables: Vec<usize> = (0..airs.len())
-        .filter(|&t| preprocessed.traces[t].is_some())
-        .collect();
+    let prep_tables: Vec<usize> = (0..nt).filter(|&t| prep_traces[t].is_some()).collect();
     let prep = if prep_tables.is_empty() {
         None
     } else {
         let _s = span("preprocessed LDE");
         let inputs = prep_tables
             .iter()
-            .filter_map(|&t| preprocessed.traces[t].clone().map(TraceInput::Host))
+            .filter_map(|&t| prep_traces[t].cloned().map(TraceInput::Host))
             .collect();
         Some(backend.commit(inputs, lb + zk_shift, None)?.1)
     };
@@ -239,12 +275,12 @@ pub fn prove_with<B: ProverBackend>(
     let z = transcript.sample_ext();
     let a = transcript.sample_ext();
     let challenges = LogupChallenges::new(z, a, max_tuple_len(&compiled, public));
-    let bus_tables: Vec<usize> = (0..airs.len())
+    let bus_tables: Vec<usize> = (0..nt)
         .filter(|&t| !compiled[t].interactions.is_empty())
         .collect();
     let prep_index = |t: usize| prep_tables.iter().position(|&p| p == t);
     let mut aux_traces = Vec::with_capacity(bus_tables.len());
-    let mut bus_sums = vec![Ext3::ZERO; airs.len()];
+    let mut bus_sums = vec![Ext3::ZERO; nt];
     let s_aux = span("LogUp aux");
     for &t in &bus_tables {
         let prep_round = match (&prep, prep_index(t)) {
@@ -292,7 +328,7 @@ pub fn prove_with<B: ProverBackend>(
     let alpha = transcript.sample_ext();
     let s_quotient = span("quotient");
     let lb_q = lb + zk_shift;
-    let mut quotients = Vec::with_capacity(airs.len() + 1);
+    let mut quotients = Vec::with_capacity(nt + 1);
     for (t, air) in compiled.iter().enumerate() {
         let views = QuotientViews {
             main: MatrixView {
@@ -338,14 +374,11 @@ pub fn prove_with<B: ProverBackend>(
     let two_points =
         |t: usize| -> Vec<Ext3> { vec![zeta, zeta * domain_generator(log_heights[t])] };
     let mut rounds: Vec<(&B::Committed, Vec<Vec<Ext3>>)> = Vec::new();
-    rounds.push((&main, (0..airs.len()).map(two_points).collect()));
+    rounds.push((&main, (0..nt).map(two_points).collect()));
     if let Some((_, c)) = &aux {
         rounds.push((c, bus_tables.iter().map(|&t| two_points(t)).collect()));
     }
-    rounds.push((
-        &quotient,
-        vec![vec![zeta]; airs.len() + rng.is_some() as usize],
-    ));
+    rounds.push((&quotient, vec![vec![zeta]; nt + rng.is_some() as usize]));
     let (opened, pcs) = {
         let _s = span("DEEP+FRI open");
         crate::pcs::open(backend, &config.fri, &rounds, &mut transcript, rng.as_ref())?
@@ -354,7 +387,10 @@ pub fn prove_with<B: ProverBackend>(
     Ok(Proof {
         zk: config.zk,
         statement_digest: statement_digest(statement, public),
-        log_heights: log_heights.iter().map(|&h| h as u8).collect(),
+        log_heights: all_heights
+            .iter()
+            .map(|h| h.map_or(ABSENT_LOG_HEIGHT, |h| h as u8))
+            .collect(),
         main_root,
         aux_root: aux.as_ref().map(|(r, _)| *r),
         bus_sums: claimed,

@@ -172,10 +172,15 @@ impl ProofShape {
         Self::new(airs, log_heights, batch)
     }
 
-    /// Shape of `proof` for `airs` (its heights and its number of opened values).
+    /// Shape of `proof` for `airs` (its heights and its number of opened values); an absent table
+    /// (docs/stark.md §10) is left out: nothing of it is committed or opened.
     pub fn of_proof(airs: &[CompiledAir], proof: &crate::Proof) -> Self {
-        let heights: Vec<usize> = proof.log_heights.iter().map(|&h| h as usize).collect();
-        Self::new(airs, &heights, batch_size(&proof.opened))
+        let (present, heights): (Vec<CompiledAir>, Vec<usize>) = airs
+            .iter()
+            .zip(proof.table_log_heights())
+            .filter_map(|(a, h)| h.map(|h| (a.clone(), h)))
+            .unzip();
+        Self::new(&present, &heights, batch_size(&proof.opened))
     }
 
     /// The same tables, every one at height `2^log_height` (the worst case of a height bound).

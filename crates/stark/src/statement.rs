@@ -102,12 +102,17 @@ pub fn air_digest(airs: &[CompiledAir]) -> Digest {
     keccak256(&b)
 }
 
+/// The log height the transcript absorbs for an absent table (docs/stark.md §10); no present table has it.
+pub const ABSENT_TRANSCRIPT_HEIGHT: u64 = u64::MAX;
+
 /// Start the transcript: label, statement bytes, public interactions, configuration, every table's
-/// name, widths and log height, and the [`air_digest`] of the tables.
+/// name, widths and log height (`None`: absent, observed as [`ABSENT_TRANSCRIPT_HEIGHT`], so the set of
+/// present tables is bound before any challenge), and the [`air_digest`] of the tables (all of them,
+/// absent ones included).
 pub fn start_transcript<P: PublicSource + ?Sized>(
     config: &StarkConfig,
     airs: &[CompiledAir],
-    log_heights: &[usize],
+    log_heights: &[Option<usize>],
     public: &P,
     statement: &[u8],
 ) -> Transcript {
@@ -123,7 +128,7 @@ pub fn start_transcript<P: PublicSource + ?Sized>(
         t.observe_u64(air.width as u64);
         t.observe_u64(air.preprocessed_width as u64);
         t.observe_u64(air.interactions.len() as u64);
-        t.observe_u64(lh as u64);
+        t.observe_u64(lh.map_or(ABSENT_TRANSCRIPT_HEIGHT, |h| h as u64));
     }
     t.observe_bytes(b"airs");
     t.observe_bytes(&air_digest(airs));

@@ -53,6 +53,8 @@ impl std::fmt::Debug for Transcript {
 }
 
 fn keccak_parts(parts: &[&[u8]]) -> Digest {
+    let n: usize = parts.iter().map(|p| p.len()).sum();
+    crate::opcount::bump(crate::opcount::Op::KeccakF, n as u64 / 136 + 1);
     let mut h = Keccak::v256();
     for p in parts {
         h.update(p);
@@ -94,6 +96,7 @@ impl Transcript {
         if bytes.is_empty() {
             return;
         }
+        crate::opcount::bump(crate::opcount::Op::TranscriptBytes, bytes.len() as u64);
         let state = self.state;
         self.pending
             .get_or_insert_with(|| {
@@ -132,6 +135,9 @@ impl Transcript {
     /// Absorb pending bytes into the state (see module doc) and return the state.
     pub fn flush(&mut self) -> Digest {
         if let Some(h) = self.pending.take() {
+            // The tag and the state, 33 bytes, open every absorb; the padding is the `+ 1`.
+            crate::opcount::bump(crate::opcount::Op::TranscriptBytes, 33);
+            crate::opcount::bump(crate::opcount::Op::KeccakF, 1);
             h.finalize(&mut self.state);
             self.counter = 0;
         }

@@ -1,6 +1,11 @@
 //! The verifier: replays the prover's transcript (see [`crate::prover`]), checks the constraint identity
 //! `C(zeta) = Z_H(zeta) * sum_j zeta^(j n) q_j(zeta)` per table at the out-of-domain point, the bus balance,
 //! and the DEEP + FRI opening proof. Returns a typed error and never panics on any proof.
+//!
+//! Absent tables (height byte [`crate::proof::ABSENT_LOG_HEIGHT`], docs/stark.md §10): accepted only for
+//! tables that [`Air::may_be_absent`] ([`VerifyError::RequiredTableAbsent`] otherwise); they enter the
+//! transcript's table list and nothing else: every later check runs over the present tables, in table
+//! order, with the shapes derived from the heights read.
 
 use rayon::prelude::*;
 use thiserror::Error;
@@ -42,6 +47,13 @@ pub enum VerifyError {
         log_height: usize,
         max: usize,
     },
+    /// The proof marks absent (height byte [`crate::proof::ABSENT_LOG_HEIGHT`]) a table that does not
+    /// [`Air::may_be_absent`] (e.g. the CPU or a memory table).
+    #[error(
+        "table `{table}` is absent from the proof, but it is required (only a table that declares \
+         `may_be_absent` can be absent)"
+    )]
+    RequiredTableAbsent { table: String },
     #[error("multiplicity bound: the tables' heights allow a bus count to reach p")]
     MultiplicityBudget,
     #[error("table `{table}`: constraints at the out-of-domain point do not match the quotient")]
@@ -214,22 +226,43 @@ pub fn verify_queries<P: PublicSource + ?Sized>(
     let lb = config.fri.log_blowup;
     // zk: main, aux and quotient matrices have 2n rows (degree < 2n).
     let zk_shift = config.zk as usize;
-    let compiled: Vec<CompiledAir> = {
+    let all_compiled: Vec<CompiledAir> = {
         let _s = span("compile AIRs");
         compile_for(airs, config)?
     };
-    let nt = compiled.len();
-    if proof.log_heights.len() != nt
-        || preprocessed.log_heights.len() != nt
-        || preprocessed.traces.len() != nt
+    let n_all = all_compiled.len();
+    if proof.log_heights.len() != n_all
+        || preprocessed.log_heights.len() != n_all
+        || preprocessed.traces.len() != n_all
     {
         return Err(VerifyError::ShapeMismatch(format!(
-            "{} log heights, {} preprocessed entries for {nt} tables",
+            "{} log heights, {} preprocessed entries for {n_all} tables",
             proof.log_heights.len(),
             preprocessed.log_heights.len()
         )));
     }
-    let log_heights: Vec<usize> = proof.log_heights.iter().map(|&h| h as usize).collect();
+    // Absent tables: only those that may be absent (which have no preprocessed columns, `AirError::
+    // AbsentWithPreprocessed`); from here on everything runs over the present ones (`compiled[i]` is table
+    // `present[i]`).
+    let all_heights = proof.table_log_heights();
+    if let Some(t) =
+        (0..n_all).find(|&t| all_heights[t].is_none() && !all_compiled[t].may_be_absent)
+    {
+        return Err(VerifyError::RequiredTableAbsent {
+            table: all_compiled[t].name.clone(),
+        });
+    }
+    let present: Vec<usize> = (0..n_all).filter(|&t| all_heights[t].is_some()).collect();
+    if present.is_empty() {
+        return Err(VerifyError::ShapeMismatch("every table is absent".into()));
+    }
+    let compiled: Vec<CompiledAir> = present.iter().map(|&t| all_compiled[t].clone()).collect();
+    let prep_traces: Vec<Option<&crate::matrix::RowMajorMatrix>> = present
+        .iter()
+        .map(|&t| preprocessed.traces[t].as_ref())
+        .collect();
+    let log_heights: Vec<usize> = all_heights.iter().flatten().copied().collect();
+    let nt = compiled.len();
     for (t, air) in compiled.iter().enumerate() {
         let lh = log_heights[t];
         if !(MIN_LOG_HEIGHT..=MAX_LOG_HEIGHT).contains(&lh) {
@@ -239,8 +272,8 @@ pub fn verify_queries<P: PublicSource + ?Sized>(
                 max: MAX_LOG_HEIGHT,
             });
         }
-        let prep = &preprocessed.traces[t];
-        match (air.preprocessed_width, preprocessed.log_heights[t]) {
+        let prep = &prep_traces[t];
+        match (air.preprocessed_width, preprocessed.log_heights[present[t]]) {
             (0, None) if prep.is_none() => {}
             (w, Some(plh))
                 if w > 0
@@ -295,7 +328,7 @@ pub fn verify_queries<P: PublicSource + ?Sized>(
 
     // Transcript replay.
     let s_transcript = span("transcript");
-    let mut transcript = start_transcript(config, &compiled, &log_heights, public, statement);
+    let mut transcript = start_transcript(config, &all_compiled, &all_heights, public, statement);
     transcript.observe_digest(&proof.main_root);
     let z = transcript.sample_ext();
     let a = transcript.sample_ext();
@@ -314,8 +347,7 @@ pub fn verify_queries<P: PublicSource + ?Sized>(
     let prep_values: Vec<[Vec<Ext3>; 2]> = prep_tables
         .par_iter()
         .map(|&t| {
-            preprocessed.traces[t]
-                .as_ref()
+            prep_traces[t]
                 .and_then(|m| evaluate_at_ood(m, zeta))
                 .ok_or_else(|| VerifyError::OodMismatch {
                     table: compiled[t].name.clone(),

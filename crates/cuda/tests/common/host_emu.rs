@@ -1,5 +1,6 @@
-//! Host emulation of the table fill kernels: compiles a `kernels/tables/<table>.cu` file as plain C++
-//! (`-DZKRV_HOST_EMU`, see `kernels/tables/common.cuh`) together with a test-provided driver `main`, runs it
+//! Host emulation of kernels: compiles a `.cu` file (a `kernels/*.cu` of this crate, or a table fill kernel of
+//! zkrv-machine-cuda, whose `tests/common/host_emu.rs` wraps this file with its headers) as plain C++
+//! (`-DZKRV_HOST_EMU`, see `kernels/tables/common.cuh` there) together with a test-provided driver `main`, runs it
 //! with binary stdin/stdout, and returns what it wrote. This checks a kernel's per-row logic against the Rust
 //! fill on machines without a GPU (CI). Needs a C++ compiler (`$CXX`, else `c++`, `g++`, `clang++`); without
 //! one, [`run`] returns `None` and the caller prints a skip (a failure when `ZKRV_REQUIRE_CXX` is set, as in CI).
@@ -28,10 +29,22 @@ pub fn compiler() -> Option<String> {
     })
 }
 
-/// Compiles `kernel_src` (the `.cu` text, e.g. `zkrv_cuda::nvrtc::TABLE_LT_CU`) followed by `driver` (C++ with
-/// a `main` that reads its input from stdin and writes its output to stdout) and runs it on `input`.
+/// Compiles `kernel_src` (the `.cu` text, e.g. `zkrv_cuda::nvrtc::OPEN_CU.src`) followed by `driver` (C++ with
+/// a `main` that reads its input from stdin and writes its output to stdout) and runs it on `input`, with this
+/// crate's headers ([`run_with`] with `zkrv_cuda::nvrtc::HEADERS`).
 /// `None` if no C++ compiler is installed; panics (test failure) if compiling or running fails.
 pub fn run(name: &str, kernel_src: &str, driver: &str, input: &[u8]) -> Option<Vec<u8>> {
+    run_with(zkrv_cuda::nvrtc::HEADERS, name, kernel_src, driver, input)
+}
+
+/// [`run`] with `headers` on the include path (each written under its include name).
+pub fn run_with(
+    headers: &[zkrv_cuda::Header],
+    name: &str,
+    kernel_src: &str,
+    driver: &str,
+    input: &[u8],
+) -> Option<Vec<u8>> {
     let Some(cxx) = compiler() else {
         // CI (scripts/test.sh) sets ZKRV_REQUIRE_CXX=1: there a missing compiler is a failure, not a skip.
         assert!(
@@ -46,9 +59,9 @@ pub fn run(name: &str, kernel_src: &str, driver: &str, input: &[u8]) -> Option<V
         std::thread::current().id()
     ));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    // Every header NVRTC sees (field.cuh, table_common.cuh, logup.cuh, ...), under its include name.
-    for (name, text) in zkrv_cuda::nvrtc::HEADERS {
-        std::fs::write(dir.join(name), text).unwrap();
+    // Every header NVRTC sees (field.cuh, logup.cuh, ...), under its include name.
+    for h in headers {
+        std::fs::write(dir.join(h.name), h.src).unwrap();
     }
     let src = format!(
         "#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include <vector>\n{kernel_src}\n// ---- driver ----\n{driver}\n"

@@ -392,7 +392,7 @@ impl Air for CpuAir {
 // ---------------------------------------------------------------------------------------------------------
 // Fill. The CPU rows are a pure function of (the record's cycles, the register walk's [`RegWalk`] per cycle,
 // the program's [`CpuDecode`]); `trace::generate_split` does the sequential walk and either calls
-// [`cpu_trace`] (host) or leaves the rows to the GPU (`zkrv_cuda::tables::cpu::fill_cpu`, kernel
+// [`cpu_trace`] (host) or leaves the rows to the GPU (`zkrv_machine_cuda::tables::cpu::fill_cpu`, kernel
 // `kernels/tables/cpu.cu`, which mirrors [`cpu_row`] line for line).
 
 /// What the register walk knows about one cycle that the cycle's own event does not (20 bytes, `#[repr(C)]`,

@@ -30,7 +30,7 @@ pub struct ColumnLayout {
 }
 
 /// Every column struct of the machine (main and preprocessed), in module order: the source of the CUDA
-/// layout header (`zkrv_cuda::layout`).
+/// layout header (`zkrv_machine_cuda::layout`).
 pub fn column_layouts() -> Vec<ColumnLayout> {
     macro_rules! layouts {
         ($($m:ident :: $s:ident => $w:ident),* $(,)?) => {

@@ -207,6 +207,11 @@ impl Air for Poseidon2Air {
     fn column_names(&self) -> Vec<String> {
         Poseidon2Cols::<usize>::column_names()
     }
+    /// A run without calls proves POSEIDON2 absent (docs/stark.md §10): its padding rows (the permutation of
+    /// the zero state, `mu = 0`) satisfy every constraint and send nothing.
+    fn may_be_absent(&self) -> bool {
+        true
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_POSEIDON2_COLS).map(|i| b.main(i)).collect();
         let l = Poseidon2Cols::from_row(&m);
@@ -378,14 +383,18 @@ pub fn fill_row(
     }
 }
 
-/// The POSEIDON2 trace (`n x 247`, n = the next power of two >= rows, at least `min_height`): one row per
-/// call; padding rows hold the permutation of the zero state with `mu = 0` (every constraint holds, nothing
-/// is sent). Errors: a row whose event is not a permutation of canonical elements (a bad record).
+/// The POSEIDON2 trace (`n x 247`, n = the next power of two >= rows, at least `min_height`; `0 x 247`,
+/// absent, when there is no call): one row per call; padding rows hold the permutation of the zero state with
+/// `mu = 0` (every constraint holds, nothing is sent). Errors: a row whose event is not a permutation of
+/// canonical elements (a bad record).
 pub fn poseidon2_trace(
     rows: &[Poseidon2Row],
     min_height: usize,
     lookups: &mut Lookups,
 ) -> Result<RowMajorMatrix, String> {
+    if rows.is_empty() {
+        return Ok(RowMajorMatrix::new(Vec::new(), NUM_POSEIDON2_COLS));
+    }
     let n = rows.len().next_power_of_two().max(min_height);
     let mut values = vec![F::ZERO; n * NUM_POSEIDON2_COLS];
     let mut chunks = values.chunks_mut(NUM_POSEIDON2_COLS);

@@ -57,6 +57,19 @@ pub enum TraceInput<D> {
     Device(D),
 }
 
+impl<D> TraceInput<D> {
+    /// The trace of an absent table (height 0, docs/stark.md §10): a `0 x width` host matrix. The prover
+    /// hands no backend operation anything of it.
+    pub fn absent(width: usize) -> Self {
+        TraceInput::Host(RowMajorMatrix::new(Vec::new(), width.max(1)))
+    }
+
+    /// Whether this is an absent table's trace: a host matrix of height 0.
+    pub fn is_absent(&self) -> bool {
+        matches!(self, TraceInput::Host(m) if m.values.is_empty())
+    }
+}
+
 /// Backend failures (device errors, inputs of the wrong shape).
 #[derive(Debug, Error)]
 pub enum BackendError {

@@ -114,3 +114,88 @@ pub fn fixture(log_n: usize) -> Fixture {
 pub fn canonical(x: F) -> u64 {
     x.as_canonical_u64()
 }
+
+/// Bus of the `square` "precompile": tuples `(x, x^2)`.
+pub const SQUARE_BUS: u32 = 3;
+
+/// A precompile-like table that may be absent: columns `[x, y, m]`, `m` boolean, `y = x^2` where `m = 1`;
+/// sends `(x, y)` on [`SQUARE_BUS`] `m` times. Its padding trace (all zeros) satisfies it, as
+/// [`Air::may_be_absent`] requires.
+pub struct SquareAir;
+
+impl Air for SquareAir {
+    fn name(&self) -> &str {
+        "square"
+    }
+    fn width(&self) -> usize {
+        3
+    }
+    fn eval(&self, b: &mut AirBuilder) {
+        let (x, y, m) = (b.main(0), b.main(1), b.main(2));
+        b.assert_bool("m_bool", m.clone());
+        b.assert_zero("square", m.clone() * (y.clone() - x.clone() * x.clone()));
+        b.send(SQUARE_BUS, vec![x, y], m);
+    }
+    fn may_be_absent(&self) -> bool {
+        true
+    }
+}
+
+/// A required table that calls `square`: columns `[x, y, call]`, `call` boolean; receives `(x, y)` from
+/// [`SQUARE_BUS`] `call` times (so `y = x^2` on its calling rows is proven by `square`).
+pub struct CallerAir;
+
+impl Air for CallerAir {
+    fn name(&self) -> &str {
+        "caller"
+    }
+    fn width(&self) -> usize {
+        3
+    }
+    fn eval(&self, b: &mut AirBuilder) {
+        let (x, y, call) = (b.main(0), b.main(1), b.main(2));
+        b.assert_bool("call_bool", call.clone());
+        b.receive(SQUARE_BUS, vec![x, y], call);
+    }
+}
+
+/// The machine with a table that may be absent: `[fib, bytes, square, caller]` (`square` in the middle, so
+/// present tables are not a prefix).
+pub fn airs_absent() -> Vec<&'static dyn Air> {
+    vec![&FibAir, &BytesAir, &SquareAir, &CallerAir]
+}
+
+/// Index of `square` in [`airs_absent`].
+pub const SQUARE: usize = 2;
+
+/// Honest traces for [`airs_absent`], every table of height `2^log_n` (but `bytes`, 256): `caller` calls
+/// `square` on `calls` rows (`x = i + 2`, `y = x^2`); `square` holds those calls (then zero rows) when
+/// `square_present`, else it is absent (a `0 x 3` trace).
+pub fn fixture_absent(log_n: usize, calls: usize, square_present: bool) -> Fixture {
+    let n = 1usize << log_n;
+    assert!(calls <= n);
+    let mut fx = fixture(log_n);
+    let rows = |flag_rows: usize| {
+        RowMajorMatrix::new(
+            (0..n as u64)
+                .flat_map(|i| {
+                    if (i as usize) < flag_rows {
+                        [i + 2, (i + 2) * (i + 2), 1]
+                    } else {
+                        [0, 0, 0]
+                    }
+                })
+                .map(F::from_u64)
+                .collect(),
+            3,
+        )
+    };
+    let square = if square_present {
+        rows(calls)
+    } else {
+        RowMajorMatrix::new(Vec::new(), 3)
+    };
+    fx.traces.extend([square, rows(calls)]);
+    fx.preprocessed.extend([None, None]);
+    fx
+}
