@@ -60,13 +60,14 @@ fn a_table_without_a_device_fill_is_a_named_error_only_with_rows() {
     let all = device_fills();
     let fills: PerTable<Option<&'static dyn DeviceTableFill>> =
         all.map(|t, f| if t == Table::Input { None } else { f });
+    // POSEIDON2 has no device fill yet either (issue 25).
     let (device, missing) = without_missing_fills(&fills, DeviceFill::ALL);
-    assert_eq!(missing, [Table::Input]);
+    assert_eq!(missing, [Table::Input, Table::Poseidon2]);
     assert!(!device.has(Table::Input) && device.has(Table::Lt));
     // No rows: fine, INPUT is filled on the host, every other table on the device.
     check_missing_fills(missing.clone(), |_| false).unwrap();
     let plan = fill_plan(&fills, device).unwrap();
-    assert_eq!(plan.len(), Table::COUNT - 1);
+    assert_eq!(plan.len(), Table::COUNT - 2);
     assert!(plan.iter().all(|f| f.table() != Table::Input));
     // Rows: the error names the table.
     match check_missing_fills(missing, |t| t == Table::Input) {
