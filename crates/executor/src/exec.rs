@@ -170,7 +170,7 @@ impl Machine<'_> {
             cycle,
             num,
             call,
-            fault,
+            fault: Box::new(fault),
         };
         const STATE: &str = "a0 (state)";
         let len = match num {

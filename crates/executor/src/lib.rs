@@ -162,8 +162,8 @@ pub enum ExecError {
         num: u64,
         /// `"keccak_f"`, `"sha256_compress"` or `"poseidon2"`.
         call: &'static str,
-        /// What is wrong, with the offending value.
-        fault: PrecompileFault,
+        /// What is wrong, with the offending value (boxed: keeps `ExecError` small).
+        fault: Box<PrecompileFault>,
     },
     /// ECALL with an unsupported call number in a7.
     #[error("unknown ecall {num} at pc {pc:#x}")]

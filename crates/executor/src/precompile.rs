@@ -154,7 +154,7 @@ pub enum PrecompileFault {
 
 /// Checks that `[addr, addr + len)` is 8-aligned and inside the guest address space.
 pub(crate) fn check_range(reg: &'static str, addr: u64, len: u64) -> Result<(), PrecompileFault> {
-    if addr % 8 != 0 {
+    if !addr.is_multiple_of(8) {
         return Err(PrecompileFault::Misaligned { reg, addr });
     }
     if !crate::mem::FlatMem::in_bounds(addr, len) {

@@ -1147,7 +1147,7 @@ pub fn proof_security(
 
 /// Checks that a proof's table heights (`log_heights`, in table order) are one per table of `airs`, each
 /// at most `2^MAX_LOG_HEIGHT` rows or absent ([`zkrv_stark::proof::ABSENT_LOG_HEIGHT`]) where the table
-/// may be absent (`CompiledAir::may_be_absent`; no table of today's machine may): [`MachineError::ProofShape`]
+/// may be absent (`CompiledAir::may_be_absent`; only the precompile tables may): [`MachineError::ProofShape`]
 /// naming the table otherwise.
 pub(crate) fn check_heights(
     airs: &[zkrv_stark::air::CompiledAir],

@@ -72,6 +72,10 @@ fn poseidon2_calls_prove_and_verify() {
     let (st, proof) = prove(&p, &input(), &config).unwrap();
     assert_eq!(st.output, expected_output());
     verify(&p, &st, &proof, &config, 0).unwrap();
+    // The table has rows: a proof claiming it absent is refused (the CPU's ECALL sends go unmatched).
+    let mut forged = proof.clone();
+    forged.stark.log_heights[table_id::POSEIDON2] = zkrv_stark::proof::ABSENT_LOG_HEIGHT;
+    assert!(verify(&p, &st, &forged, &config, 0).is_err());
     let mut bad = st.clone();
     bad.output[5] ^= 1;
     assert!(verify(&p, &bad, &proof, &config, 0).is_err());
@@ -240,5 +244,27 @@ fn device_trace_generation_refuses_a_run_with_poseidon2_calls() {
         }
         Err(e) => panic!("wrong error: {e}"),
         Ok(_) => panic!("device fill accepted a POSEIDON2 run"),
+    }
+}
+
+#[test]
+fn segments_with_poseidon2_calls_pass_the_checker() {
+    use zkrv_machine::segment::{check_segment, segment_witness};
+    let p = program();
+    let config = StarkConfig::default();
+    for seg in [7u64, 13, 20] {
+        let cps = zkrv_executor::execute_segmented(&p, &input(), seg, 1 << 20)
+            .unwrap()
+            .checkpoints;
+        assert!(cps.len() >= 2, "{} segments", cps.len());
+        let mut calls = 0;
+        for cp in &cps {
+            let w = segment_witness(&p, &input(), cp, cps.len() as u32, [7; 32], &config).unwrap();
+            let t = &w.traces[table_id::POSEIDON2];
+            calls += (0..t.height()).filter(|&r| t.row(r)[2] == F::ONE).count();
+            check_segment(&p, &w, &config)
+                .unwrap_or_else(|e| panic!("segments of {seg} cycles, segment {}: {e}", cp.index));
+        }
+        assert_eq!(calls, 2, "segments of {seg} cycles");
     }
 }

@@ -228,6 +228,7 @@ fn refused(num: u64, a0: i64, a1: i64, input: &[u8]) -> PrecompileFault {
                 fault: fault.clone(),
             }
             .to_string();
+            let fault = *fault;
             assert!(
                 msg.contains(call) && msg.contains(&format!("{pc:#x}")),
                 "{msg}"

@@ -113,7 +113,8 @@ fn add_contribution(map: &mut TupleMap, bus: u32, tuple: Vec<u64>, m: i128, sour
 
 /// Check all tables: shapes, every constraint on every row, multiplicity bounds, then bus balance (with the
 /// public interactions). `traces[t]` is the `n_t x width_t` natural-order trace of table `t`;
-/// `preprocessed[t]` its preprocessed trace (`None` iff the preprocessed width is 0). The error is the
+/// `preprocessed[t]` its preprocessed trace (`None` iff the preprocessed width is 0); a `0 x width_t` trace of
+/// a table that `may_be_absent` is an absent table (docs/stark.md §10: checked as nothing). The error is the
 /// first finding of [`violations`].
 pub fn check_traces<M: Borrow<RowMajorMatrix>>(
     airs: &[CompiledAir],

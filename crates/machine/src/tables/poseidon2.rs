@@ -11,6 +11,9 @@
 //! `LT32(old_ts, ts)`); inputs and outputs are proven canonical (< p), outputs are range-checked as two
 //! words of two 16-bit halves each.
 
+// Rounds and elements index several arrays (constants, columns, state) in step: index loops read best.
+#![allow(clippy::needless_range_loop)]
+
 use zkrv_stark::air::{Air, AirBuilder};
 use zkrv_stark::field::{Field, PrimeCharacteristicRing, PrimeField64, F};
 use zkrv_stark::matrix::RowMajorMatrix;
@@ -380,9 +383,10 @@ pub fn fill_row(
     }
 }
 
-/// The POSEIDON2 trace (`n x 247`, n = the next power of two >= rows, at least `min_height`): one row per
-/// call; padding rows hold the permutation of the zero state with `mu = 0` (every constraint holds, nothing
-/// is sent). Errors: a row whose event is not a permutation of canonical elements (a bad record).
+/// The POSEIDON2 trace (`n x 247`, n = the next power of two >= rows, at least `min_height`; `0 x 247`,
+/// absent, when there is no call): one row per call; padding rows hold the permutation of the zero state with
+/// `mu = 0` (every constraint holds, nothing is sent). Errors: a row whose event is not a permutation of
+/// canonical elements (a bad record).
 pub fn poseidon2_trace(
     rows: &[Poseidon2Row],
     min_height: usize,
@@ -470,9 +474,9 @@ mod tests {
         }
         let air = zkrv_stark::air::CompiledAir::new(&Canon, 3).unwrap();
         let check = |v: u64, inv: F| {
-            let row = vec![F::from_u64(v & 0xffff_ffff), F::from_u64(v >> 32), inv];
+            let row = [F::from_u64(v & 0xffff_ffff), F::from_u64(v >> 32), inv];
             let t = RowMajorMatrix::new(row.repeat(8), 3);
-            zkrv_stark::check::check_traces(&[air.clone()], &[t], &[None], &[], 32)
+            zkrv_stark::check::check_traces(std::slice::from_ref(&air), &[t], &[None], &[], 32)
         };
         for v in [
             0,
