@@ -21,7 +21,8 @@ const C_CRT0: &str = include_str!("../../../guests/c/runtime/crt0.S");
 const C_SYSCALLS: &str = include_str!("../../../guests/c/runtime/syscalls.c");
 const RUST_RUNTIME: &str = include_str!("../../../guests/rust/runtime/src/lib.rs");
 const RUST_RUNTIME_TYPED: &str = include_str!("../../../guests/rust/runtime/src/typed.rs");
-const RUST_RUNTIME_PRECOMPILE: &str = include_str!("../../../guests/rust/runtime/src/precompile.rs");
+const RUST_RUNTIME_PRECOMPILE: &str =
+    include_str!("../../../guests/rust/runtime/src/precompile.rs");
 /// The runtime's manifest (its `serde` feature and dependencies); the workspace-inherited fields are filled
 /// in by [`runtime_manifest`].
 const RUST_RUNTIME_MANIFEST: &str = include_str!("../../../guests/rust/runtime/Cargo.toml");
@@ -449,7 +450,10 @@ pub fn create(dir: &Path, lang: Lang) -> Result<()> {
             ("zkrv-guest/Cargo.toml", runtime_manifest()),
             ("zkrv-guest/src/lib.rs", RUST_RUNTIME.to_string()),
             ("zkrv-guest/src/typed.rs", RUST_RUNTIME_TYPED.to_string()),
-            ("zkrv-guest/src/precompile.rs", RUST_RUNTIME_PRECOMPILE.to_string()),
+            (
+                "zkrv-guest/src/precompile.rs",
+                RUST_RUNTIME_PRECOMPILE.to_string(),
+            ),
             ("link.ld", LINK_LD.to_string()),
         ],
     };
