@@ -168,7 +168,7 @@ fn all_guests_prove_and_verify() {
     }
 }
 
-/// Every prebuilt guest, zk mode with the 128-bit preset (76 queries: tables of at least 256 rows, POW2
+/// Every prebuilt guest, zk mode with the 128-bit preset (78 queries: tables of at least 256 rows, POW2
 /// included), on small inputs: proves, verifies, and the proof's own parameters give 128 bits provable.
 #[test]
 fn every_guest_proves_in_zk_with_the_128_bit_preset() {
