@@ -71,10 +71,9 @@ fn check(name: &str, program: &Program, input: &[u8], min_height: usize) {
     // The host reference walk (with the device walk, CPU's walk and REGFILE's cells are left empty).
     let (_, on_device) = generate_split(&dt, &rec, input, min_height, DeviceFill::ALL).unwrap();
     assert!(on_device.cpu.as_ref().unwrap().walk.is_empty());
-    assert_eq!(
-        on_device.regs.len(),
-        zkrv_machine::bus::NUM_REG_CELLS,
-        "{name}: REGFILE cells"
+    assert!(
+        on_device.regs.is_empty(),
+        "{name}: REGFILE cells left to the device"
     );
     // With the request lists on the device, the host makes none.
     assert!(
