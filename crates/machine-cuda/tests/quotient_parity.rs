@@ -85,13 +85,25 @@ fn machine(rng: &mut StdRng, zk_mode: bool) -> Machine {
     };
     let checker = zkrv_machine::WitnessChecker::new(&program, &config).expect("checker");
     let w = zkrv_machine::witness_for(&program, &input, &config).expect("witness");
-    let airs = checker.compiled().to_vec();
+    // The present tables, as the prover sees them (an absent precompile table, 0 rows, has no quotient).
+    let present: Vec<usize> = (0..w.traces.len())
+        .filter(|&t| w.traces[t].height() > 0)
+        .collect();
+    let airs: Vec<CompiledAir> = present
+        .iter()
+        .map(|&t| checker.compiled()[t].clone())
+        .collect();
+    let prep = present
+        .iter()
+        .map(|&t| checker.preprocessed()[t].clone())
+        .collect();
+    let traces = present.iter().map(|&t| w.traces[t].clone()).collect();
     let ch = LogupChallenges::new(rand_ext(rng), rand_ext(rng), max_tuple_len(&airs, &[]));
     let bus_sums = airs.iter().map(|_| rand_ext(rng)).collect();
     Machine {
         config,
-        traces: w.traces,
-        prep: checker.preprocessed().to_vec(),
+        traces,
+        prep,
         ch,
         alpha: rand_ext(rng),
         bus_sums,
