@@ -430,6 +430,34 @@ impl TraceStart {
     };
 }
 
+/// One 8-byte cell of a precompile call in the host memory walk (docs/tables.md §6.19): checks the shadow
+/// memory's value (the initial image if the cell was never touched) against the event's `old` word, stores
+/// `new` at timestamp `ts` and returns the cell's previous timestamp (0 for the initial token). Errors (a
+/// record that disagrees with its own memory, or a cell outside the record's pages) as text for the caller.
+fn precompile_cell(
+    mem: &mut HashMap<u64, ([u8; 8], u64)>,
+    init_cell: &impl Fn(u64) -> Option<[u8; 8]>,
+    cell: u64,
+    old: u64,
+    new: u64,
+    ts: u64,
+) -> Result<u64, String> {
+    let (bytes, last) = match mem.get(&cell) {
+        Some(&x) => x,
+        None => (
+            init_cell(cell).ok_or_else(|| format!("cell {cell:#x} outside the record's pages"))?,
+            0,
+        ),
+    };
+    if u64::from_le_bytes(bytes) != old {
+        return Err(format!(
+            "the memory walk disagrees with the event at cell {cell:#x}"
+        ));
+    }
+    mem.insert(cell, (new.to_le_bytes(), ts));
+    Ok(last)
+}
+
 /// [`generate_split`] of a record that starts at `start`: `input` holds the input bytes from index
 /// `start.input_cursor` on (those the record reads: the INPUT table holds exactly them, then the end row
 /// if `start.eof_row`).
@@ -643,24 +671,8 @@ pub fn generate_split_at(
             let mut old_ts = [0u64; NUM_LANES];
             for (l, t) in old_ts.iter_mut().enumerate() {
                 let cell = e.state_ptr / 8 + l as u64;
-                let (bytes, last) = match mem.get(&cell) {
-                    Some(&x) => x,
-                    None => (
-                        init_cell(cell).ok_or_else(|| {
-                            MachineError::Internal(format!(
-                                "cell {cell:#x} outside the record's pages"
-                            ))
-                        })?,
-                        0,
-                    ),
-                };
-                if u64::from_le_bytes(bytes) != e.input[l] {
-                    return Err(MachineError::Internal(format!(
-                        "keccak_f at cycle {i}: memory walk disagrees with the event at lane {l}"
-                    )));
-                }
-                *t = last;
-                mem.insert(cell, (e.output[l].to_le_bytes(), ts1));
+                *t = precompile_cell(&mut mem, &init_cell, cell, e.input[l], e.output[l], ts1)
+                    .map_err(|m| MachineError::Internal(format!("keccak_f at cycle {i}: {m}")))?;
             }
             keccak_calls.push(KeccakfCall {
                 ts: ts1,
@@ -700,24 +712,9 @@ pub fn generate_split_at(
             }
             let mut old_ts = [0u64; 12];
             for (t, &(cell, old, new)) in old_ts.iter_mut().zip(&cells) {
-                let (bytes, last) = match mem.get(&cell) {
-                    Some(&x) => x,
-                    None => (
-                        init_cell(cell).ok_or_else(|| {
-                            MachineError::Internal(format!(
-                                "cell {cell:#x} outside the record's pages"
-                            ))
-                        })?,
-                        0,
-                    ),
-                };
-                if u64::from_le_bytes(bytes) != old {
-                    return Err(MachineError::Internal(format!(
-                        "sha256_compress at cycle {i}: memory walk disagrees with the event at cell {cell:#x}"
-                    )));
-                }
-                *t = last;
-                mem.insert(cell, (new.to_le_bytes(), ts1));
+                *t = precompile_cell(&mut mem, &init_cell, cell, old, new, ts1).map_err(|m| {
+                    MachineError::Internal(format!("sha256_compress at cycle {i}: {m}"))
+                })?;
             }
             sha_calls.push(Sha256Call {
                 ts: ts1,
@@ -746,24 +743,11 @@ pub fn generate_split_at(
             let mut old_ts = [0u64; P2_WIDTH];
             for (j, slot) in old_ts.iter_mut().enumerate() {
                 let cell = event.state_ptr / 8 + j as u64;
-                let (bytes, t) = match mem.get(&cell) {
-                    Some(&x) => x,
-                    None => (
-                        init_cell(cell).ok_or_else(|| {
-                            MachineError::Internal(format!(
-                                "cell {cell:#x} outside the record's pages"
-                            ))
-                        })?,
-                        0,
-                    ),
-                };
-                if u64::from_le_bytes(bytes) != event.input[j] {
-                    return Err(MachineError::Internal(format!(
-                        "poseidon2 call {k} (cycle {i}): the memory walk disagrees with element {j}"
-                    )));
-                }
-                *slot = t;
-                mem.insert(cell, (event.output[j].to_le_bytes(), ts1));
+                let (old, new) = (event.input[j], event.output[j]);
+                *slot =
+                    precompile_cell(&mut mem, &init_cell, cell, old, new, ts1).map_err(|m| {
+                        MachineError::Internal(format!("poseidon2 call {k} (cycle {i}): {m}"))
+                    })?;
             }
             p2_rows.push(Poseidon2Row {
                 event,
