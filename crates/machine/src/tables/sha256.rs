@@ -53,9 +53,12 @@ pub struct Sha256Cols<T> {
     pub is_real: T,
     /// The call's memory timestamp `4 clk + 1`; constant within a group.
     pub ts: T,
-    /// First cell of the state (a0 / 8) and of the block (a1 / 8); constant within a group.
+    /// First cell of the state (a0 / 8); constant within a group.
     pub state_cell: T,
-    pub block_cell: T,
+    /// The cell of the row's memory slot 0: a1 / 8 (the block's first cell) on rows 0 and 1, `a1 / 8 +
+    /// 2(i-1)` on block row i (1..4), `state_cell` on row 16, `state_cell + 2` on row 17; free (0) on rows
+    /// 5..15.
+    pub cell: T,
     /// H0..H7 before the call (words); constant within a group.
     pub h: [T; 8],
     /// Bits of `A_{4i+j-3}` and `E_{4i+j-3}` on row i (digest row: the new state, same slots).
@@ -68,16 +71,17 @@ pub struct Sha256Cols<T> {
     pub w: [[T; 32]; 4],
     /// Carries of the schedule sums (range-checked on rows 5..16).
     pub cw: [T; 4],
-    /// `W + σ0(W')` of the previous row's slots (`s4`), one and two rows older (`s8`, `s12`).
+    /// Schedule pipeline of slot j (for `W_t`, t = 4(i-1) + j, on row i): `s4 = W_{t-16} + σ0(W_{t-15})`
+    /// on row i-3, `s8 = s4 + W_{t-7}` (j < 3; j = 3: `s8 = s4`) on row i-2, `s12 = s8` on row i-1.
     pub s4: [T; 4],
     pub s8: [T; 4],
     pub s12: [T; 4],
-    /// The previous row's schedule words of slots 1..3.
-    pub w3: [T; 3],
-    /// Memory slots: old timestamps and LT32 witnesses (digest row: the 4 state cells; rows 1..4: the two
-    /// block cells of the row).
-    pub ots: [T; 4],
-    pub d0: [T; 4],
+    /// Memory slots s = 0, 1 of the row (cells `cell + s`): old timestamps, LT32 witnesses, the old and the
+    /// new words. Rows 1..4: the block (new = old); row 16: state cells 0, 1; row 17: state cells 2, 3.
+    pub ots: [T; 2],
+    pub d0: [T; 2],
+    pub old: [[T; 2]; 2],
+    pub new: [[T; 2]; 2],
     /// Read of a1 at ts (init row).
     pub a1_old_ts: T,
     pub a1_d0: T,
@@ -176,7 +180,6 @@ impl Air for Sha256Air {
             ("is_real", &l.is_real, &n.is_real),
             ("ts", &l.ts, &n.ts),
             ("state_cell", &l.state_cell, &n.state_cell),
-            ("block_cell", &l.block_cell, &n.block_cell),
         ];
         for k in 0..8 {
             same.push(("h", &l.h[k], &n.h[k]));
@@ -254,14 +257,11 @@ impl Air for Sha256Air {
             );
         }
 
-        // 5. Message schedule (every transition).
+        // 5. Message schedule (every transition): W_t of next row i slot j, the local row holding
+        //    `s12 = W_{t-16} + σ0(W_{t-15}) + W_{t-7}` (j < 3) and W_{t-7} itself (j = 3: slot 0).
         for j in 0..4 {
             let wt2 = if j >= 2 { &n.w[j - 2] } else { &l.w[j + 2] };
-            let wt7 = if j == 3 {
-                pack(&l.w[0])
-            } else {
-                l.w3[j].clone()
-            };
+            let wt7 = if j == 3 { pack(&l.w[0]) } else { Expr::zero() };
             b.assert_eq(
                 "schedule",
                 pack(&n.w[j]) + n.cw[j].clone() * two32.clone(),
@@ -273,11 +273,10 @@ impl Air for Sha256Air {
                 n.s4[j].clone(),
                 pack(&l.w[j]) + sigma(w1, 7, 18, 3, true),
             );
-            b.assert_eq("s8", n.s8[j].clone(), l.s4[j].clone());
+            // W_{t-7} of the row two on (j < 3) sits in slot j + 1 of the row after this one.
+            let wt7_next = if j < 3 { pack(&n.w[j + 1]) } else { Expr::zero() };
+            b.assert_eq("s8", n.s8[j].clone(), l.s4[j].clone() + wt7_next);
             b.assert_eq("s12", n.s12[j].clone(), l.s8[j].clone());
-        }
-        for k in 0..3 {
-            b.assert_eq("w3", n.w3[k].clone(), pack(&l.w[k + 1]));
         }
 
         // 6. Digest: the next row (17) holds H + (a..h) of this row (16); the carry of each word,
@@ -309,59 +308,87 @@ impl Air for Sha256Air {
             b.send(bus::BYTE, pair(&l.cw[j], &l.cw[j + 1]), m_late.clone());
         }
 
-        // 8. Memory and the ECALL.
+        // 8. Memory: two slots per row, cells `cell + s`, consumed with `old` at `ots` and emitted with
+        //    `new` at ts (LT32(ots, ts)) on the block rows 1..4 and the rows 16, 17; the row's words are
+        //    bound to its slots here (degree 2), the tuples read only the slot columns (degree 1).
         let block_rows = (1..=4).fold(Expr::zero(), |acc, i| acc + &l.row[i]);
-        let at_first = l.is_real.clone() * &l.row[0];
-        let at_digest = l.is_real.clone() * &last_row;
-        let at_block = l.is_real.clone() * block_rows.clone();
-        for s in 0..4 {
-            let mult = if s < 2 {
-                l.is_real.clone() * (block_rows.clone() + &last_row)
-            } else {
-                at_digest.clone()
-            };
-            lt32(b, &l.ots[s], &l.ts, &l.d0[s], &mult);
+        let d16 = l.row[16].clone();
+        b.assert_zero(
+            "cell of the a1 read and block row 1",
+            b.is_transition() * &l.row[0] * (n.cell.clone() - &l.cell),
+        );
+        for i in 1..4 {
+            b.assert_zero(
+                "cell of the next block row",
+                b.is_transition() * &l.row[i] * (n.cell.clone() - &l.cell - c(2)),
+            );
         }
-        for k in 0..4 {
-            let cell = l.state_cell.clone() + c(k as u64);
-            let new = |m: usize| {
+        b.assert_zero(
+            "cell of state cells 0, 1",
+            d16.clone() * (l.cell.clone() - &l.state_cell),
+        );
+        b.assert_zero(
+            "cell of state cells 2, 3",
+            last_row.clone() * (l.cell.clone() - &l.state_cell - c(2)),
+        );
+        for s in 0..2 {
+            // The new state word m (H0..H7 order) on the digest row `d`: a slot for m < 4, e for m >= 4.
+            let digest_word = |d: &Sha256Cols<Expr>, m: usize| {
                 if m < 4 {
-                    pack(&l.a[3 - m])
+                    pack(&d.a[3 - m])
                 } else {
-                    pack(&l.e[7 - m])
+                    pack(&d.e[7 - m])
                 }
             };
+            for k in 0..2 {
+                let w = &l.w[2 * s + k];
+                b.assert_zero(
+                    "memory block word",
+                    block_rows.clone() * (l.old[s][k].clone() - pack_bswap(w)),
+                );
+                b.assert_zero(
+                    "memory block word",
+                    block_rows.clone() * (l.new[s][k].clone() - &l.old[s][k]),
+                );
+                let (m16, m17) = (2 * s + k, 4 + 2 * s + k);
+                b.assert_zero(
+                    "memory state old",
+                    d16.clone() * (l.old[s][k].clone() - &l.h[m16]),
+                );
+                b.assert_zero(
+                    "memory state old",
+                    last_row.clone() * (l.old[s][k].clone() - &l.h[m17]),
+                );
+                b.assert_zero(
+                    "memory state new",
+                    d16.clone() * (l.new[s][k].clone() - digest_word(&n, m16)),
+                );
+                b.assert_zero(
+                    "memory state new",
+                    last_row.clone() * (l.new[s][k].clone() - digest_word(&l, m17)),
+                );
+            }
+        }
+        let at_first = l.is_real.clone() * &l.row[0];
+        let at_mem = l.is_real.clone() * (block_rows + &d16 + &last_row);
+        for s in 0..2 {
+            let cell = l.cell.clone() + c(s as u64);
             b.receive(
                 bus::MEM_TOKEN,
                 vec![
                     cell.clone(),
-                    l.ots[k].clone(),
-                    l.h[2 * k].clone(),
-                    l.h[2 * k + 1].clone(),
+                    l.ots[s].clone(),
+                    l.old[s][0].clone(),
+                    l.old[s][1].clone(),
                 ],
-                at_digest.clone(),
+                at_mem.clone(),
             );
             b.send(
                 bus::MEM_TOKEN,
-                vec![cell, l.ts.clone(), new(2 * k), new(2 * k + 1)],
-                at_digest.clone(),
+                vec![cell, l.ts.clone(), l.new[s][0].clone(), l.new[s][1].clone()],
+                at_mem.clone(),
             );
-        }
-        for s in 0..2 {
-            let cell = (1..=4).fold(l.block_cell.clone(), |acc, i| {
-                acc + l.row[i].clone() * c((2 * (i - 1) + s) as u64)
-            });
-            let (lo, hi) = (pack_bswap(&l.w[2 * s]), pack_bswap(&l.w[2 * s + 1]));
-            b.receive(
-                bus::MEM_TOKEN,
-                vec![cell.clone(), l.ots[s].clone(), lo.clone(), hi.clone()],
-                at_block.clone(),
-            );
-            b.send(
-                bus::MEM_TOKEN,
-                vec![cell, l.ts.clone(), lo, hi],
-                at_block.clone(),
-            );
+            lt32(b, &l.ots[s], &l.ts, &l.d0[s], &at_mem);
         }
         b.receive(
             bus::ECALL,
@@ -376,7 +403,7 @@ impl Air for Sha256Air {
             ],
             at_first.clone(),
         );
-        let a1 = l.block_cell.clone() * c(8);
+        let a1 = l.cell.clone() * c(8);
         let zero = Expr::zero();
         reg_access(
             b,
@@ -536,29 +563,54 @@ pub fn sha256_trace(
             row.is_real = F::from_bool(real);
             row.ts = f(call.ts);
             row.state_cell = f(call.state_ptr / 8);
-            row.block_cell = f(call.block_ptr / 8);
+            let (block_cell, state_cell) = (call.block_ptr / 8, call.state_ptr / 8);
             row.h = call.state.map(|x| f(x as u64));
             row.a = g.a[i].map(bits);
             row.e = g.e[i].map(bits);
             row.w = g.w[i].map(bits);
             (aw[r], ew[r], ww[r], flag[r]) = (g.a[i], g.e[i], g.w[i], i);
-            if real {
-                if i == 0 {
-                    row.a1_old_ts = f(call.a1_old_ts);
-                    row.a1_d0 = f(lookups.lt32(call.a1_old_ts, call.ts));
-                } else if (1..=4).contains(&i) {
+            // The row's memory slots: (cell, old timestamps, old words, new words).
+            let word = |b: &[u8]| f(u32::from_le_bytes(b.try_into().expect("4 bytes")) as u64);
+            let slots: Option<(u64, [u64; 2], [[F; 2]; 2], [[F; 2]; 2])> = match i {
+                0 => {
+                    row.cell = f(block_cell);
+                    None
+                }
+                1..=4 => {
+                    let c0 = 2 * (i - 1);
+                    let old: [[F; 2]; 2] = std::array::from_fn(|s| {
+                        let b = &call.block[8 * (c0 + s)..8 * (c0 + s + 1)];
+                        [word(&b[..4]), word(&b[4..])]
+                    });
+                    let ts = [call.block_old_ts[c0], call.block_old_ts[c0 + 1]];
+                    Some((block_cell + c0 as u64, ts, old, old))
+                }
+                16 | 17 => {
+                    let c0 = if i == 16 { 0 } else { 2 };
+                    let pair = |v: &[u32; 8], s: usize| {
+                        [f(v[2 * (c0 + s)] as u64), f(v[2 * (c0 + s) + 1] as u64)]
+                    };
+                    let ts = [call.state_old_ts[c0], call.state_old_ts[c0 + 1]];
+                    let (old, new) = (
+                        std::array::from_fn(|s| pair(&call.state, s)),
+                        std::array::from_fn(|s| pair(&g.out, s)),
+                    );
+                    Some((state_cell + c0 as u64, ts, old, new))
+                }
+                _ => None,
+            };
+            if let Some((cell, ots, old, new)) = slots {
+                (row.cell, row.old, row.new) = (f(cell), old, new);
+                if real {
                     for s in 0..2 {
-                        let t = call.block_old_ts[2 * (i - 1) + s];
-                        row.ots[s] = f(t);
-                        row.d0[s] = f(lookups.lt32(t, call.ts));
-                    }
-                } else if i == SHA256_ROWS - 1 {
-                    for k in 0..4 {
-                        let t = call.state_old_ts[k];
-                        row.ots[k] = f(t);
-                        row.d0[k] = f(lookups.lt32(t, call.ts));
+                        row.ots[s] = f(ots[s]);
+                        row.d0[s] = f(lookups.lt32(ots[s], call.ts));
                     }
                 }
+            }
+            if real && i == 0 {
+                row.a1_old_ts = f(call.a1_old_ts);
+                row.a1_d0 = f(lookups.lt32(call.a1_old_ts, call.ts));
             }
         }
     }
@@ -573,19 +625,24 @@ pub fn sha256_trace(
             })
         })
         .collect();
+    // s8 of row r: s4 of the row before plus (j < 3) the word of slot j + 1 of row r.
+    let s8: Vec<[u64; 4]> = (0..n)
+        .map(|r| {
+            std::array::from_fn(|j| {
+                s4[prev(r)][j] + if j < 3 { ww[r][j + 1] as u64 } else { 0 }
+            })
+        })
+        .collect();
     let inv = inv_pow2(32);
     for r in 0..n {
         let p = prev(r);
-        // This row's helpers, and the local row's (which the relations read).
-        let w3: [u64; 3] = std::array::from_fn(|k| ww[p][k + 1] as u64);
-        let w3_local: [u64; 3] = std::array::from_fn(|k| ww[prev(p)][k + 1] as u64);
-        let s12_local = s4[prev(prev(p))];
+        // This row's helpers, and the local row's s12 (which the schedule reads).
         let chunk = &mut values[r * NUM_SHA256_COLS..(r + 1) * NUM_SHA256_COLS];
         let row = Sha256Cols::from_row_mut(chunk);
         row.s4 = s4[r].map(f);
-        row.s8 = s4[p].map(f);
-        row.s12 = s4[prev(p)].map(f);
-        row.w3 = w3.map(f);
+        row.s8 = s8[r].map(f);
+        row.s12 = s8[p].map(f);
+        let s12_local = s8[prev(p)];
         // Carries of row r from (local p, next r); field division off the round rows.
         let carry = |rhs: u64, lhs: u32| (f(rhs) - f(lhs as u64)) * inv;
         let round_row = (1..=16).contains(&flag[r]);
@@ -617,7 +674,7 @@ pub fn sha256_trace(
             row.ce[j] = carry(sum_ce[j], ew[r][j]);
             row.ca[j] = carry(sum_ca[j], aw[r][j]);
             let wt2 = if j >= 2 { ww[r][j - 2] } else { ww[p][j + 2] };
-            let wt7 = if j == 3 { ww[p][0] as u64 } else { w3_local[j] };
+            let wt7 = if j == 3 { ww[p][0] as u64 } else { 0 };
             let sum_w = ssig(wt2, 17, 19, 10) as u64 + wt7 + s12_local[j];
             row.cw[j] = carry(sum_w, ww[r][j]);
         }
@@ -631,7 +688,7 @@ pub fn sha256_trace(
             for j in [0, 2] {
                 let cw = |j: usize| {
                     let wt2 = if j >= 2 { ww[r][j - 2] } else { ww[p][j + 2] };
-                    let wt7 = if j == 3 { ww[p][0] as u64 } else { w3_local[j] };
+                    let wt7 = if j == 3 { ww[p][0] as u64 } else { 0 };
                     (ssig(wt2, 17, 19, 10) as u64 + wt7 + s12_local[j]) >> 32
                 };
                 lookups.pair(cw(j), cw(j + 1));
