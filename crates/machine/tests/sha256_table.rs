@@ -226,22 +226,61 @@ fn out_of_range_carries_are_caught_by_the_byte_lookup() {
     assert_bus(&v, bus::BYTE);
 }
 
+fn set_code(h: &mut Harness, row: usize, code: &[u8; CODE_VARS]) {
+    let c = col();
+    for (v, &x) in code.iter().enumerate() {
+        h.set(row, c.code[v], F::from_u64(x as u64));
+    }
+}
+
 #[test]
 fn wrong_round_constant_and_flags_are_rejected() {
     let mut rng = Rng(seed("wrong_round_constant_and_flags_are_rejected"));
     let calls = random_calls(&mut rng, 1);
     let c = col();
-    // Row 6 claims to be row 7 (round constants of rounds 24..27): the rotation breaks.
+    // Row 6 claims to be row 7 (round constants of rounds 24..27): the code does not advance.
     let mut h = harness(&calls, 8);
-    h.set(6, c.row[6], F::ZERO);
-    h.set(6, c.row[7], F::ONE);
-    assert_constraint(&h.violations(), "row flags rotate");
+    set_code(&mut h, 6, &ROW_CODE[7]);
+    assert_constraint(&h.violations(), "row code advances");
     // A group that starts at another row.
     let mut h = harness(&calls, 8);
-    for r in 0..SHA256_ROWS {
-        h.set(0, c.row[r], F::from_bool(r == 1));
-    }
+    set_code(&mut h, 0, &ROW_CODE[1]);
     assert_constraint(&h.violations(), "first row is row 0");
+    // Each degree-1 flag is its rows' selector sum.
+    for (row, field, name) in [
+        (0, c.f_init, "row flag f_init"),
+        (17, c.f_digest, "row flag f_digest"),
+        (3, c.f_block, "row flag f_block"),
+        (16, c.f_mem, "row flag f_mem"),
+        (9, c.f_mem, "row flag f_mem"),
+    ] {
+        let mut h = harness(&calls, 8);
+        flip(&mut h, row, field);
+        assert_constraint(&h.violations(), name);
+    }
+}
+
+#[test]
+fn row_selectors_are_one_hot_on_the_codes() {
+    use zkrv_stark::symbolic::Expr;
+    // The selectors evaluated at every row's code: the identity matrix (the encoder is what K_t, the
+    // memory rows and the digest read).
+    let x: [Expr; CODE_VARS] = std::array::from_fn(|col| Expr::Main { col, next: false });
+    let sel = row_selectors(&x);
+    assert!(sel.iter().all(|s| s.degree() == 2));
+    for (i, code) in ROW_CODE.iter().enumerate() {
+        let at = |e: &Expr| match e {
+            Expr::Main { col, .. } => F::from_u64(code[*col] as u64),
+            _ => unreachable!("selectors read the code only"),
+        };
+        for (r, s) in sel.iter().enumerate() {
+            assert_eq!(s.eval(&at), F::from_bool(r == i), "row {i}, selector {r}");
+        }
+    }
+    for (i, p) in ROW_CODE.iter().enumerate() {
+        assert!(p.iter().map(|&x| x as u32).sum::<u32>() <= 2, "row {i}");
+        assert!(!ROW_CODE[..i].contains(p), "row {i} repeats a code");
+    }
 }
 
 #[test]

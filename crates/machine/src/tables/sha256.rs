@@ -34,12 +34,59 @@ use zkrv_stark::symbolic::Expr;
 use crate::bus;
 use crate::cols::columns;
 use crate::tables::bitwise::Lookups;
-use crate::tables::cpu::{c, inv_pow2, lt32, reg_access};
+use crate::tables::cpu::{c, inv_pow2, lt32};
 
 /// The `sha256_compress` ecall number (a7), docs/abi.md.
 pub const SHA256_ECALL: u64 = zkrv_executor::precompile::SHA256_COMPRESS;
 /// Rows per call: init, 16 round rows, digest.
 pub const SHA256_ROWS: usize = 18;
+/// Variables of the row encoder.
+pub const CODE_VARS: usize = 5;
+/// The row encoder's points: row i is `ROW_CODE[i]`, the first 18 points `x ∈ {0, 1, 2}^5` with
+/// `Σ x ≤ 2` in lexicographic order (row 0 is the zero point). With the slack `x_0 = 2 - Σ x`, the point
+/// `p` has the degree-2 selector `Π_a binom(x_a, p_a)` (1 at p, 0 at every other point), as OpenVM's
+/// `Encoder` (openvm-org/openvm `crates/circuits/primitives/src/encoder`).
+pub const ROW_CODE: [[u8; CODE_VARS]; SHA256_ROWS] = [
+    [0, 0, 0, 0, 0],
+    [0, 0, 0, 0, 1],
+    [0, 0, 0, 0, 2],
+    [0, 0, 0, 1, 0],
+    [0, 0, 0, 1, 1],
+    [0, 0, 0, 2, 0],
+    [0, 0, 1, 0, 0],
+    [0, 0, 1, 0, 1],
+    [0, 0, 1, 1, 0],
+    [0, 0, 2, 0, 0],
+    [0, 1, 0, 0, 0],
+    [0, 1, 0, 0, 1],
+    [0, 1, 0, 1, 0],
+    [0, 1, 1, 0, 0],
+    [0, 2, 0, 0, 0],
+    [1, 0, 0, 0, 0],
+    [1, 0, 0, 0, 1],
+    [1, 0, 0, 1, 0],
+];
+
+/// The selectors of the 18 rows at the encoder point `x` (degree 2; `[i]` is 1 on row i's code and 0 on
+/// the other rows').
+pub fn row_selectors(x: &[Expr; CODE_VARS]) -> Vec<Expr> {
+    let slack = x.iter().fold(c(2), |acc, v| acc - v);
+    let half = inv_pow2(1);
+    let binom = |v: &Expr, k: u8| match k {
+        0 => Expr::one(),
+        1 => v.clone(),
+        _ => v.clone() * (v.clone() - Expr::one()) * half,
+    };
+    ROW_CODE
+        .iter()
+        .map(|p| {
+            let s0: u8 = 2 - p.iter().sum::<u8>();
+            p.iter()
+                .zip(x)
+                .fold(binom(&slack, s0), |acc, (&k, v)| acc * binom(v, k))
+        })
+        .collect()
+}
 /// The round constants K_0..K_63 (FIPS 180-4 §4.2.2).
 pub const K: [u32; 64] = zkrv_executor::precompile::SHA256_K;
 
@@ -47,8 +94,15 @@ pub const K: [u32; 64] = zkrv_executor::precompile::SHA256_K;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sha256Cols<T> {
-    /// One-hot row index in the group (0 init, 1..=16 rounds, 17 digest).
-    pub row: [T; SHA256_ROWS],
+    /// The row index i in the group (0 init, 1..=16 rounds, 17 digest) as a point of the degree-2
+    /// encoder ([`ROW_CODE`]`[i]`; its selectors [`row_selectors`] are degree 2).
+    pub code: [T; CODE_VARS],
+    /// Degree-1 row flags (each the sum of its rows' selectors): row 0, row 17, the block rows 1..4, the
+    /// memory rows 1..4, 16, 17.
+    pub f_init: T,
+    pub f_digest: T,
+    pub f_block: T,
+    pub f_mem: T,
     /// 1 on the rows of a call, 0 on padding; constant within a group.
     pub is_real: T,
     /// The call's memory timestamp `4 clk + 1`; constant within a group.
@@ -78,13 +132,11 @@ pub struct Sha256Cols<T> {
     pub s12: [T; 4],
     /// Memory slots s = 0, 1 of the row (cells `cell + s`): old timestamps, LT32 witnesses, the old and the
     /// new words. Rows 1..4: the block (new = old); row 16: state cells 0, 1; row 17: state cells 2, 3.
+    /// Row 0: `ots[0], d0[0]` are the a1 read's (old timestamp and LT32 witness).
     pub ots: [T; 2],
     pub d0: [T; 2],
     pub old: [[T; 2]; 2],
     pub new: [[T; 2]; 2],
-    /// Read of a1 at ts (init row).
-    pub a1_old_ts: T,
-    pub a1_d0: T,
 }
 columns!(Sha256Cols, NUM_SHA256_COLS);
 
@@ -156,21 +208,32 @@ impl Air for Sha256Air {
         let two32 = c(1 << 32);
         let first = b.is_first_row();
         let tr = b.is_transition();
-        let last_row = l.row[SHA256_ROWS - 1].clone();
+        let sel = row_selectors(&l.code);
+        let sel_next = row_selectors(&n.code);
+        let last_row = l.f_digest.clone();
 
-        // 1. Row flags: [1, 0, ..] on the first row, rotated by every transition.
-        b.assert_zero(
-            "first row is row 0",
-            first.clone() * (l.row[0].clone() - one()),
-        );
-        for r in 1..SHA256_ROWS {
-            b.assert_zero("first row is row 0", first.clone() * &l.row[r]);
+        // 1. Row codes: the zero point (row 0) on the first row, advanced by every transition; the
+        //    degree-1 flags are sums of selectors.
+        for x in &l.code {
+            b.assert_zero("first row is row 0", first.clone() * x);
         }
-        for r in 0..SHA256_ROWS {
+        for v in 0..CODE_VARS {
+            let next = (0..SHA256_ROWS).fold(Expr::zero(), |acc, r| {
+                acc + sel[r].clone() * c(ROW_CODE[(r + 1) % SHA256_ROWS][v] as u64)
+            });
             b.assert_zero(
-                "row flags rotate",
-                tr.clone() * (n.row[(r + 1) % SHA256_ROWS].clone() - &l.row[r]),
+                "row code advances",
+                tr.clone() * (n.code[v].clone() - next),
             );
+        }
+        let sum = |rows: &[usize]| rows.iter().fold(Expr::zero(), |acc, &r| acc + &sel[r]);
+        for (name, flag, rows) in [
+            ("row flag f_init", &l.f_init, &[0][..]),
+            ("row flag f_digest", &l.f_digest, &[17][..]),
+            ("row flag f_block", &l.f_block, &[1, 2, 3, 4][..]),
+            ("row flag f_mem", &l.f_mem, &[1, 2, 3, 4, 16, 17][..]),
+        ] {
+            b.assert_zero(name, flag.clone() - sum(rows));
         }
 
         // 2. Group constants.
@@ -204,11 +267,11 @@ impl Air for Sha256Air {
         for j in 0..4 {
             b.assert_zero(
                 "init a",
-                l.row[0].clone() * (l.h[3 - j].clone() - pack(&l.a[j])),
+                l.f_init.clone() * (l.h[3 - j].clone() - pack(&l.a[j])),
             );
             b.assert_zero(
                 "init e",
-                l.row[0].clone() * (l.h[7 - j].clone() - pack(&l.e[j])),
+                l.f_init.clone() * (l.h[7 - j].clone() - pack(&l.e[j])),
             );
         }
 
@@ -242,7 +305,7 @@ impl Air for Sha256Air {
                 x.clone() * y + x.clone() * z + y.clone() * z - x.clone() * y * z * c(2)
             });
             let k_t = (1..=16).fold(Expr::zero(), |acc, i| {
-                acc + n.row[i].clone() * c(K[4 * (i - 1) + j] as u64)
+                acc + sel_next[i].clone() * c(K[4 * (i - 1) + j] as u64)
             });
             let t1 = pack(&h) + sum1 + ch + k_t + pack(&n.w[j]);
             b.assert_eq(
@@ -290,14 +353,14 @@ impl Air for Sha256Air {
                 let carry = (h.clone() + pack(bits_l) - pack(bits_n)) * inv32;
                 b.assert_zero(
                     "digest",
-                    l.row[16].clone() * carry.clone() * (carry - one()),
+                    n.f_digest.clone() * carry.clone() * (carry - one()),
                 );
             }
         }
 
         // 7. Range checks of the carries.
-        let rounds = (1..=16).fold(Expr::zero(), |acc, i| acc + &l.row[i]);
-        let late = (5..=16).fold(Expr::zero(), |acc, i| acc + &l.row[i]);
+        let rounds = one() - &l.f_init - &l.f_digest;
+        let late = rounds.clone() - &l.f_block;
         let m_round = l.is_real.clone() * rounds;
         let m_late = l.is_real.clone() * late;
         let pair = |x: &Expr, y: &Expr| vec![c(bus::BYTE_PAIR), x.clone(), y.clone(), Expr::zero()];
@@ -311,18 +374,12 @@ impl Air for Sha256Air {
         // 8. Memory: two slots per row, cells `cell + s`, consumed with `old` at `ots` and emitted with
         //    `new` at ts (LT32(ots, ts)) on the block rows 1..4 and the rows 16, 17; the row's words are
         //    bound to its slots here (degree 2), the tuples read only the slot columns (degree 1).
-        let block_rows = (1..=4).fold(Expr::zero(), |acc, i| acc + &l.row[i]);
-        let d16 = l.row[16].clone();
+        let block_rows = l.f_block.clone();
+        let d16 = sel[16].clone();
         b.assert_zero(
-            "cell of the a1 read and block row 1",
-            b.is_transition() * &l.row[0] * (n.cell.clone() - &l.cell),
+            "cell of the block rows",
+            n.f_block.clone() * (n.cell.clone() - &l.cell - l.f_block.clone() * c(2)),
         );
-        for i in 1..4 {
-            b.assert_zero(
-                "cell of the next block row",
-                b.is_transition() * &l.row[i] * (n.cell.clone() - &l.cell - c(2)),
-            );
-        }
         b.assert_zero(
             "cell of state cells 0, 1",
             d16.clone() * (l.cell.clone() - &l.state_cell),
@@ -369,8 +426,13 @@ impl Air for Sha256Air {
                 );
             }
         }
-        let at_first = l.is_real.clone() * &l.row[0];
-        let at_mem = l.is_real.clone() * (block_rows + &d16 + &last_row);
+        let at_first = l.is_real.clone() * &l.f_init;
+        let at_mem = l.is_real.clone() * &l.f_mem;
+        // Slot 0's LT32 also serves the a1 read on row 0.
+        let at_lt = [
+            l.is_real.clone() * (l.f_mem.clone() + &l.f_init),
+            at_mem.clone(),
+        ];
         for s in 0..2 {
             let cell = l.cell.clone() + c(s as u64);
             b.receive(
@@ -388,7 +450,7 @@ impl Air for Sha256Air {
                 vec![cell, l.ts.clone(), l.new[s][0].clone(), l.new[s][1].clone()],
                 at_mem.clone(),
             );
-            lt32(b, &l.ots[s], &l.ts, &l.d0[s], &at_mem);
+            lt32(b, &l.ots[s], &l.ts, &l.d0[s], &at_lt[s]);
         }
         b.receive(
             bus::ECALL,
@@ -404,17 +466,18 @@ impl Air for Sha256Air {
             at_first.clone(),
         );
         let a1 = l.cell.clone() * c(8);
-        let zero = Expr::zero();
-        reg_access(
-            b,
-            &c(11),
-            &l.ts,
-            &l.a1_old_ts,
-            &l.a1_d0,
-            [&a1, &zero],
-            [&a1, &zero],
-            &at_first,
-        );
+        for (old_ts, mult) in [(&l.ots[0], &at_first)] {
+            b.receive(
+                bus::REG_TOKEN,
+                vec![c(11), old_ts.clone(), a1.clone(), Expr::zero()],
+                mult.clone(),
+            );
+            b.send(
+                bus::REG_TOKEN,
+                vec![c(11), l.ts.clone(), a1.clone(), Expr::zero()],
+                mult.clone(),
+            );
+        }
     }
 }
 
@@ -559,7 +622,11 @@ pub fn sha256_trace(
         for (i, chunk) in group.chunks_mut(NUM_SHA256_COLS).enumerate() {
             let r = gi * SHA256_ROWS + i;
             let row = Sha256Cols::from_row_mut(chunk);
-            row.row[i] = F::ONE;
+            row.code = ROW_CODE[i].map(|x| f(x as u64));
+            row.f_init = F::from_bool(i == 0);
+            row.f_digest = F::from_bool(i == 17);
+            row.f_block = F::from_bool((1..=4).contains(&i));
+            row.f_mem = F::from_bool(matches!(i, 1..=4 | 16 | 17));
             row.is_real = F::from_bool(real);
             row.ts = f(call.ts);
             row.state_cell = f(call.state_ptr / 8);
@@ -609,8 +676,8 @@ pub fn sha256_trace(
                 }
             }
             if real && i == 0 {
-                row.a1_old_ts = f(call.a1_old_ts);
-                row.a1_d0 = f(lookups.lt32(call.a1_old_ts, call.ts));
+                row.ots[0] = f(call.a1_old_ts);
+                row.d0[0] = f(lookups.lt32(call.a1_old_ts, call.ts));
             }
         }
     }
