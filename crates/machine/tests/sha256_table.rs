@@ -1,7 +1,7 @@
 //! SHA256 table (docs/tables.md §6.19.2): the fill against the executor's `sha256_compress` (and FIPS 180-4's
 //! "abc" vector), the honest witness accepted, and one negative test per constraint group (a round bit and
-//! carry, the schedule and its helpers, the round constant / row flags, the digest, the group constants and
-//! the cut last group, the ECALL tuple, the a1 read, the memory tokens and their timestamps).
+//! carry, the schedule and its helpers, the round constant / row encoder and flags, the digest, the group constants and
+//! the cut last group, the ECALL tuple, the a1 read, the memory slots, tokens and timestamps).
 
 mod precompile_common;
 
@@ -119,7 +119,7 @@ fn reference_compression_matches_the_executor_and_fips() {
 #[test]
 fn width_and_committed_cells_per_call() {
     let air = CompiledAir::new(&Sha256Air, 3).unwrap();
-    assert_eq!(NUM_SHA256_COLS, 451);
+    assert_eq!(NUM_SHA256_COLS, 441);
     assert_eq!(air.degree, 3);
     let aux = 3 * air.logup.num_ext_columns();
     let per_row = NUM_SHA256_COLS + aux;
@@ -131,7 +131,11 @@ fn width_and_committed_cells_per_call() {
         457 * 17,
         457.0 * 17.0 / 64.0
     );
-    assert_eq!(aux, 51);
+    // 17 interactions: 6 BYTE pairs, 2 memory slots x (consume, emit, 2 RANGE16), ECALL, 2 REG_TOKEN; two
+    // per term column, and the running sum.
+    assert_eq!(air.interactions.len(), 17);
+    assert_eq!(aux, 3 * (9 + 1));
+    assert_eq!(per_call, 8478);
 }
 
 #[test]
@@ -190,11 +194,7 @@ fn tampered_round_and_schedule_cells_are_rejected() {
     let mut h = harness(&calls, 8);
     flip(&mut h, 10, c.w[1][20]);
     assert_constraint(&h.violations(), "schedule");
-    for (field, name) in [
-        (c.s4[2], "s4"),
-        (c.s8[0], "s8"),
-        (c.s12[3], "s12"),
-    ] {
+    for (field, name) in [(c.s4[2], "s4"), (c.s8[0], "s8"), (c.s12[3], "s12")] {
         let mut h = harness(&calls, 8);
         let x = h.get(12, field);
         h.set(12, field, x + F::ONE);
@@ -383,6 +383,23 @@ fn memory_tokens_are_bound() {
         h.set(row, c.ots[slot], x + F::ONE);
         assert!(unbalanced_buses(&h.violations()).contains(&bus::MEM_TOKEN));
     }
+    // The row's words bound to its slots, and the slots' cells.
+    for (row, field, name) in [
+        (2, c.old[1][0], "memory block word"),
+        (4, c.new[0][1], "memory block word"),
+        (16, c.old[0][1], "memory state old"),
+        (17, c.old[1][0], "memory state old"),
+        (16, c.new[1][0], "memory state new"),
+        (17, c.new[0][1], "memory state new"),
+        (3, c.cell, "cell of the block rows"),
+        (16, c.cell, "cell of state cells 0, 1"),
+        (17, c.cell, "cell of state cells 2, 3"),
+    ] {
+        let mut h = harness(&calls, 8);
+        let x = h.get(row, field);
+        h.set(row, field, x + F::ONE);
+        assert_constraint(&h.violations(), name);
+    }
     // A token from the future, the memory agreeing: the LT32 range check fails.
     let mut h = harness(&calls, 8);
     let bad = calls[0].ts + 1;
@@ -401,13 +418,4 @@ fn memory_tokens_are_bound() {
     let v = h.violations();
     assert!(failed_constraints(&v).is_empty(), "{v:#?}");
     assert_eq!(unbalanced_buses(&v), [bus::RANGE16]);
-}
-
-#[test]
-fn tmp_layout() {
-    let air = CompiledAir::new(&Sha256Air, 3).unwrap();
-    for (g, d) in air.logup.groups.iter().zip(&air.logup.group_degrees) {
-        let desc: Vec<String> = g.iter().map(|&i| { let it = &air.interactions[i]; format!("{}:b{} fp{} m{}", i, it.bus, it.fingerprint_degree, it.multiplicity_degree) }).collect();
-        println!("deg {d}: {desc:?}");
-    }
 }

@@ -12,19 +12,22 @@
 //! rows, so on the init and digest rows they are free and absorb whatever the relation gives. The message
 //! schedule works the same way: row i slot j holds the bits of `W_{4(i-1)+j}` (the block's words on rows
 //! 1..4), `W_t = σ1(W_{t-2}) + W_{t-7} + σ0(W_{t-15}) + W_{t-16}` holds on every transition with its carry
-//! range-checked on rows 5..16 only, and `W_{t-16} + σ0(W_{t-15})` (`s4`) and `W_{t-7}` (`w3`) are carried
-//! forward from rows the relation cannot see (`s4 -> s8 -> s12`). The digest row holds `H + (a..h)` as bits
-//! (each word's carry `(H + v - new) / 2^32` boolean).
+//! range-checked on rows 5..16 only, and `W_{t-16} + σ0(W_{t-15})` (`s4`, then `s8 = s4 + W_{t-7}` for
+//! slots 0..2, then `s12 = s8`) is carried forward from rows the relation cannot see. The digest row holds
+//! `H + (a..h)` as bits (each word's carry `(H + v - new) / 2^32` boolean).
 //!
-//! Round constants `K_t` are linear in the one-hot row flags (as KECCAKF's, no preprocessed column).
+//! Row index: a degree-2 encoder ([`ROW_CODE`], [`row_selectors`]: 5 columns for 18 rows) and four degree-1
+//! flags (sums of selectors) for the multiplicities and the degree-1 gates. Round constants `K_t` are
+//! linear in the selectors (no preprocessed column).
 //!
-//! Bus: the init row receives `ECALL[ts, 0x0100_0002, 0, 8 state_cell, 0, 0, 0]` and reads a1 (`8
-//! block_cell`) through a MEMW_R group at ts; rows 1..4 read the block's 8 cells (two each: consume and
-//! re-emit, the words as they sit in memory, little-endian bytes of big-endian message words); the digest
-//! row consumes the 4 state cells (old value = `h`, the group's input state) and emits the new state; all
-//! at `ts = 4 clk + 1` with `LT32(old_ts, ts)`, multiplicity `is_real`. Padding groups compress the zero
-//! state and block; the table's last group may be cut short (18 does not divide a power of two): it must be
-//! padding.
+//! Bus: the init row receives `ECALL[ts, 0x0100_0002, 0, 8 state_cell, 0, 0, 0]` and reads a1 (`8 cell`)
+//! at ts (REG_TOKEN consumed and re-emitted, with memory slot 0's LT32). Every row has two memory slots
+//! (cells `cell + s`, their old and new words as columns, bound to the row's bits by degree-2 gates): rows
+//! 1..4 read the block's 8 cells (consume and re-emit the words as they sit in memory, little-endian bytes
+//! of big-endian message words), rows 16 and 17 consume the 4 state cells (old value = `h`, the group's
+//! input state) and emit the new state; all at `ts = 4 clk + 1` with `LT32(old_ts, ts)`, multiplicity
+//! `is_real · f_mem`. Padding groups compress the zero state and block; the table's last group may be cut
+//! short (18 does not divide a power of two): it must be padding.
 
 use zkrv_stark::air::{Air, AirBuilder};
 use zkrv_stark::field::{PrimeCharacteristicRing, F};
@@ -90,7 +93,7 @@ pub fn row_selectors(x: &[Expr; CODE_VARS]) -> Vec<Expr> {
 /// The round constants K_0..K_63 (FIPS 180-4 §4.2.2).
 pub const K: [u32; 64] = zkrv_executor::precompile::SHA256_K;
 
-/// SHA256 row (451 columns).
+/// SHA256 row (441 columns).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sha256Cols<T> {
@@ -217,14 +220,11 @@ impl Air for Sha256Air {
         for x in &l.code {
             b.assert_zero("first row is row 0", first.clone() * x);
         }
-        for v in 0..CODE_VARS {
+        for (v, x) in n.code.iter().enumerate() {
             let next = (0..SHA256_ROWS).fold(Expr::zero(), |acc, r| {
                 acc + sel[r].clone() * c(ROW_CODE[(r + 1) % SHA256_ROWS][v] as u64)
             });
-            b.assert_zero(
-                "row code advances",
-                tr.clone() * (n.code[v].clone() - next),
-            );
+            b.assert_zero("row code advances", tr.clone() * (x.clone() - next));
         }
         let sum = |rows: &[usize]| rows.iter().fold(Expr::zero(), |acc, &r| acc + &sel[r]);
         for (name, flag, rows) in [
@@ -337,7 +337,11 @@ impl Air for Sha256Air {
                 pack(&l.w[j]) + sigma(w1, 7, 18, 3, true),
             );
             // W_{t-7} of the row two on (j < 3) sits in slot j + 1 of the row after this one.
-            let wt7_next = if j < 3 { pack(&n.w[j + 1]) } else { Expr::zero() };
+            let wt7_next = if j < 3 {
+                pack(&n.w[j + 1])
+            } else {
+                Expr::zero()
+            };
             b.assert_eq("s8", n.s8[j].clone(), l.s4[j].clone() + wt7_next);
             b.assert_eq("s12", n.s12[j].clone(), l.s8[j].clone());
         }
@@ -418,11 +422,11 @@ impl Air for Sha256Air {
                 );
                 b.assert_zero(
                     "memory state new",
-                    d16.clone() * (l.new[s][k].clone() - digest_word(&n, m16)),
+                    d16.clone() * (l.new[s][k].clone() - digest_word(n, m16)),
                 );
                 b.assert_zero(
                     "memory state new",
-                    last_row.clone() * (l.new[s][k].clone() - digest_word(&l, m17)),
+                    last_row.clone() * (l.new[s][k].clone() - digest_word(l, m17)),
                 );
             }
         }
@@ -433,7 +437,7 @@ impl Air for Sha256Air {
             l.is_real.clone() * (l.f_mem.clone() + &l.f_init),
             at_mem.clone(),
         ];
-        for s in 0..2 {
+        for (s, lt_mult) in at_lt.iter().enumerate() {
             let cell = l.cell.clone() + c(s as u64);
             b.receive(
                 bus::MEM_TOKEN,
@@ -450,7 +454,7 @@ impl Air for Sha256Air {
                 vec![cell, l.ts.clone(), l.new[s][0].clone(), l.new[s][1].clone()],
                 at_mem.clone(),
             );
-            lt32(b, &l.ots[s], &l.ts, &l.d0[s], &at_lt[s]);
+            lt32(b, &l.ots[s], &l.ts, &l.d0[s], lt_mult);
         }
         b.receive(
             bus::ECALL,
@@ -466,18 +470,16 @@ impl Air for Sha256Air {
             at_first.clone(),
         );
         let a1 = l.cell.clone() * c(8);
-        for (old_ts, mult) in [(&l.ots[0], &at_first)] {
-            b.receive(
-                bus::REG_TOKEN,
-                vec![c(11), old_ts.clone(), a1.clone(), Expr::zero()],
-                mult.clone(),
-            );
-            b.send(
-                bus::REG_TOKEN,
-                vec![c(11), l.ts.clone(), a1.clone(), Expr::zero()],
-                mult.clone(),
-            );
-        }
+        b.receive(
+            bus::REG_TOKEN,
+            vec![c(11), l.ots[0].clone(), a1.clone(), Expr::zero()],
+            at_first.clone(),
+        );
+        b.send(
+            bus::REG_TOKEN,
+            vec![c(11), l.ts.clone(), a1, Expr::zero()],
+            at_first,
+        );
     }
 }
 
@@ -583,7 +585,15 @@ fn group_words(h: &[u32; 8], block: &[u8; 64]) -> GroupWords {
     g
 }
 
-/// The SHA256 trace (`n x 451`, n = [`sha256_height`]): 18 rows per call, then padding groups (the zero
+/// The two memory slots of a row: slot 0's cell, the old timestamps, the old and the new words.
+struct Slots {
+    cell: u64,
+    old_ts: [u64; 2],
+    old: [[F; 2]; 2],
+    new: [[F; 2]; 2],
+}
+
+/// The SHA256 trace (`n x 441`, n = [`sha256_height`]): 18 rows per call, then padding groups (the zero
 /// state and block, `is_real = 0`; the last one cut at the table's end), adding the calls' BYTE and LT32
 /// lookups.
 ///
@@ -636,9 +646,9 @@ pub fn sha256_trace(
             row.e = g.e[i].map(bits);
             row.w = g.w[i].map(bits);
             (aw[r], ew[r], ww[r], flag[r]) = (g.a[i], g.e[i], g.w[i], i);
-            // The row's memory slots: (cell, old timestamps, old words, new words).
+            // The row's memory slots.
             let word = |b: &[u8]| f(u32::from_le_bytes(b.try_into().expect("4 bytes")) as u64);
-            let slots: Option<(u64, [u64; 2], [[F; 2]; 2], [[F; 2]; 2])> = match i {
+            let slots: Option<Slots> = match i {
                 0 => {
                     row.cell = f(block_cell);
                     None
@@ -650,7 +660,12 @@ pub fn sha256_trace(
                         [word(&b[..4]), word(&b[4..])]
                     });
                     let ts = [call.block_old_ts[c0], call.block_old_ts[c0 + 1]];
-                    Some((block_cell + c0 as u64, ts, old, old))
+                    Some(Slots {
+                        cell: block_cell + c0 as u64,
+                        old_ts: ts,
+                        old,
+                        new: old,
+                    })
                 }
                 16 | 17 => {
                     let c0 = if i == 16 { 0 } else { 2 };
@@ -662,17 +677,20 @@ pub fn sha256_trace(
                         std::array::from_fn(|s| pair(&call.state, s)),
                         std::array::from_fn(|s| pair(&g.out, s)),
                     );
-                    Some((state_cell + c0 as u64, ts, old, new))
+                    Some(Slots {
+                        cell: state_cell + c0 as u64,
+                        old_ts: ts,
+                        old,
+                        new,
+                    })
                 }
                 _ => None,
             };
-            if let Some((cell, ots, old, new)) = slots {
-                (row.cell, row.old, row.new) = (f(cell), old, new);
+            if let Some(m) = slots {
+                (row.cell, row.old, row.new) = (f(m.cell), m.old, m.new);
                 if real {
-                    for s in 0..2 {
-                        row.ots[s] = f(ots[s]);
-                        row.d0[s] = f(lookups.lt32(ots[s], call.ts));
-                    }
+                    row.ots = m.old_ts.map(f);
+                    row.d0 = m.old_ts.map(|t| f(lookups.lt32(t, call.ts)));
                 }
             }
             if real && i == 0 {
@@ -695,9 +713,7 @@ pub fn sha256_trace(
     // s8 of row r: s4 of the row before plus (j < 3) the word of slot j + 1 of row r.
     let s8: Vec<[u64; 4]> = (0..n)
         .map(|r| {
-            std::array::from_fn(|j| {
-                s4[prev(r)][j] + if j < 3 { ww[r][j + 1] as u64 } else { 0 }
-            })
+            std::array::from_fn(|j| s4[prev(r)][j] + if j < 3 { ww[r][j + 1] as u64 } else { 0 })
         })
         .collect();
     let inv = inv_pow2(32);
