@@ -20,8 +20,8 @@
 //! flags (sums of selectors) for the multiplicities and the degree-1 gates. Round constants `K_t` are
 //! linear in the selectors (no preprocessed column).
 //!
-//! Bus: the init row receives `ECALL[ts, 0x0100_0002, 0, 8 state_cell, 0, 0, 0]` and reads a1 (`8 cell`)
-//! at ts (REG_TOKEN consumed and re-emitted, with memory slot 0's LT32). Every row has two memory slots
+//! Bus: the digest row receives `ECALL[ts, 0x0100_0002, 0, 8 (cell - 2), 0, 0, 0]` (its cell is the state's
+//! third), the init row reads a1 (`8 cell`) at ts (REG_TOKEN consumed and re-emitted, with memory slot 0's LT32). Every row has two memory slots
 //! (cells `cell + s`, their old and new words as columns, bound to the row's bits by degree-2 gates): rows
 //! 1..4 read the block's 8 cells (consume and re-emit the words as they sit in memory, little-endian bytes
 //! of big-endian message words), rows 16 and 17 consume the 4 state cells (old value = `h`, the group's
@@ -93,7 +93,7 @@ pub fn row_selectors(x: &[Expr; CODE_VARS]) -> Vec<Expr> {
 /// The round constants K_0..K_63 (FIPS 180-4 §4.2.2).
 pub const K: [u32; 64] = zkrv_executor::precompile::SHA256_K;
 
-/// SHA256 row (441 columns).
+/// SHA256 row (440 columns).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sha256Cols<T> {
@@ -110,11 +110,9 @@ pub struct Sha256Cols<T> {
     pub is_real: T,
     /// The call's memory timestamp `4 clk + 1`; constant within a group.
     pub ts: T,
-    /// First cell of the state (a0 / 8); constant within a group.
-    pub state_cell: T,
     /// The cell of the row's memory slot 0: a1 / 8 (the block's first cell) on rows 0 and 1, `a1 / 8 +
-    /// 2(i-1)` on block row i (1..4), `state_cell` on row 16, `state_cell + 2` on row 17; free (0) on rows
-    /// 5..15.
+    /// 2(i-1)` on block row i (1..4), a0 / 8 (the state's first cell) on row 16, `a0 / 8 + 2` on row 17
+    /// (the ECALL's a0 is `8 (cell - 2)` there); free (0) on rows 5..15.
     pub cell: T,
     /// H0..H7 before the call (words); constant within a group.
     pub h: [T; 8],
@@ -239,11 +237,7 @@ impl Air for Sha256Air {
         // 2. Group constants.
         b.assert_bool("is_real bool", l.is_real.clone());
         let in_group = tr * (one() - &last_row);
-        let mut same = vec![
-            ("is_real", &l.is_real, &n.is_real),
-            ("ts", &l.ts, &n.ts),
-            ("state_cell", &l.state_cell, &n.state_cell),
-        ];
+        let mut same = vec![("is_real", &l.is_real, &n.is_real), ("ts", &l.ts, &n.ts)];
         for k in 0..8 {
             same.push(("h", &l.h[k], &n.h[k]));
         }
@@ -385,12 +379,8 @@ impl Air for Sha256Air {
             n.f_block.clone() * (n.cell.clone() - &l.cell - l.f_block.clone() * c(2)),
         );
         b.assert_zero(
-            "cell of state cells 0, 1",
-            d16.clone() * (l.cell.clone() - &l.state_cell),
-        );
-        b.assert_zero(
             "cell of state cells 2, 3",
-            last_row.clone() * (l.cell.clone() - &l.state_cell - c(2)),
+            d16.clone() * (n.cell.clone() - &l.cell - c(2)),
         );
         for s in 0..2 {
             // The new state word m (H0..H7 order) on the digest row `d`: a slot for m < 4, e for m >= 4.
@@ -462,12 +452,12 @@ impl Air for Sha256Air {
                 l.ts.clone(),
                 c(SHA256_ECALL & 0xffff_ffff),
                 c(SHA256_ECALL >> 32),
-                l.state_cell.clone() * c(8),
+                (l.cell.clone() - c(2)) * c(8),
                 Expr::zero(),
                 Expr::zero(),
                 Expr::zero(),
             ],
-            at_first.clone(),
+            l.is_real.clone() * &l.f_digest,
         );
         let a1 = l.cell.clone() * c(8);
         b.receive(
@@ -593,7 +583,7 @@ struct Slots {
     new: [[F; 2]; 2],
 }
 
-/// The SHA256 trace (`n x 441`, n = [`sha256_height`]): 18 rows per call, then padding groups (the zero
+/// The SHA256 trace (`n x 440`, n = [`sha256_height`]): 18 rows per call, then padding groups (the zero
 /// state and block, `is_real = 0`; the last one cut at the table's end), adding the calls' BYTE and LT32
 /// lookups.
 ///
@@ -639,7 +629,6 @@ pub fn sha256_trace(
             row.f_mem = F::from_bool(matches!(i, 1..=4 | 16 | 17));
             row.is_real = F::from_bool(real);
             row.ts = f(call.ts);
-            row.state_cell = f(call.state_ptr / 8);
             let (block_cell, state_cell) = (call.block_ptr / 8, call.state_ptr / 8);
             row.h = call.state.map(|x| f(x as u64));
             row.a = g.a[i].map(bits);
