@@ -277,6 +277,10 @@ fn row_selectors_are_one_hot_on_the_codes() {
             assert_eq!(s.eval(&at), F::from_bool(r == i), "row {i}, selector {r}");
         }
     }
+    // The gates of row 16 read the next row without `is_transition`: no table height ends on a row 16.
+    for log_n in 1..=26 {
+        assert_ne!(((1usize << log_n) - 1) % SHA256_ROWS, 16, "2^{log_n} rows");
+    }
     for (i, p) in ROW_CODE.iter().enumerate() {
         assert!(p.iter().map(|&x| x as u32).sum::<u32>() <= 2, "row {i}");
         assert!(!ROW_CODE[..i].contains(p), "row {i} repeats a code");

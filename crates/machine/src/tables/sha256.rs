@@ -372,6 +372,9 @@ impl Air for Sha256Air {
         // 8. Memory: two slots per row, cells `cell + s`, consumed with `old` at `ots` and emitted with
         //    `new` at ts (LT32(ots, ts)) on the block rows 1..4 and the rows 16, 17; the row's words are
         //    bound to its slots here (degree 2), the tuples read only the slot columns (degree 1).
+        //    The gates of rows 16 (next: 17) and of the block cells (next: a block row) need no
+        //    `is_transition` (which would make them degree 4): the table's last row has index
+        //    `2^k - 1 ≡ 1, 3, 7, 9, 13 or 15 (mod 18)`, never 16, and its next row (row 0) is no block row.
         let block_rows = l.f_block.clone();
         let d16 = sel[16].clone();
         b.assert_zero(
