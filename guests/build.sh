@@ -20,11 +20,11 @@ RUNTIME_SRCS=(c/runtime/crt0.S c/runtime/syscalls.c)
 
 C_GUESTS=(fibonacci exitcode sort matmul modexp rv64im precompiles)
 # Guests that use the precompile ecalls (zkrv only): not smoke-run under qemu.
-NO_QEMU=(precompiles sha256_accel keccak_accel)
-RUST_GUESTS=(sha256 keccak rustalloc typedio sha256_accel keccak_accel)
+NO_QEMU=(precompiles sha256_accel keccak_accel dropin_api)
+RUST_GUESTS=(sha256 keccak rustalloc typedio sha256_accel keccak_accel dropin_api)
 # Rust guests of the workspace rust/accel (the software guests' sources with sha2 / tiny-keccak patched to
 # the precompile drop-ins of rust/dropin); the others are of rust/.
-ACCEL_GUESTS=(sha256_accel keccak_accel)
+ACCEL_GUESTS=(sha256_accel keccak_accel dropin_api)
 declare -A C_EXTRA=([rv64im]="c/programs/rv64im_ops.S")
 
 # Every mnemonic an RV64IM guest may contain (objdump -M no-aliases spelling).

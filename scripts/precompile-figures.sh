@@ -10,7 +10,7 @@
 # trace_cells example with cargo and proves with BACKEND=cpu.
 #   bash scripts/precompile-figures.sh [OUT]                   (default OUT=/tmp/precompile-figures)
 # Environment: SIZES (default "65536 1048576"), GUESTS (default "sha256 sha256_accel keccak keccak_accel"),
-# MODES (default "no-zk zk"), SKIP (space-separated guest:size:mode to leave unproven, e.g.
+# MODES (default "no-zk zk"; "none": cycles and cells only), SKIP (space-separated guest:size:mode to leave unproven, e.g.
 # "sha256:1048576:zk"), BACKEND, PROVE_TIMEOUT (seconds per proof, default 3600). A CPU proof whose estimate
 # is above 1 hour is refused by zkrv (its estimate is logged) unless YES=1 passes --yes.
 set -uo pipefail
@@ -45,6 +45,7 @@ for size in ${SIZES:-65536 1048576}; do
       grep -E "^(CPU|KECCAKF|SHA256|total|all cells) " "$out/$tag.cells" | sed 's/^/cells: /' >> "$s"
     fi
     for mode in ${MODES:-no-zk zk}; do
+      [ "$mode" = none ] && continue
       if [[ " ${SKIP:-} " == *" $g:$size:$mode "* ]]; then echo "$mode: skipped (SKIP)" >> "$s"; continue; fi
       flag=(); [ "$mode" = no-zk ] && flag=(--no-zk)
       log="$out/$tag-$mode.log"
