@@ -20,8 +20,11 @@ RUNTIME_SRCS=(c/runtime/crt0.S c/runtime/syscalls.c)
 
 C_GUESTS=(fibonacci exitcode sort matmul modexp rv64im precompiles)
 # Guests that use the precompile ecalls (zkrv only): not smoke-run under qemu.
-NO_QEMU=(precompiles)
-RUST_GUESTS=(sha256 keccak rustalloc typedio)
+NO_QEMU=(precompiles sha256_accel keccak_accel dropin_api)
+RUST_GUESTS=(sha256 keccak rustalloc typedio sha256_accel keccak_accel dropin_api)
+# Rust guests of the workspace rust/accel (the software guests' sources with sha2 / tiny-keccak patched to
+# the precompile drop-ins of rust/dropin); the others are of rust/.
+ACCEL_GUESTS=(sha256_accel keccak_accel dropin_api)
 declare -A C_EXTRA=([rv64im]="c/programs/rv64im_ops.S")
 
 # Every mnemonic an RV64IM guest may contain (objdump -M no-aliases spelling).
@@ -69,11 +72,12 @@ build_c() {
 }
 
 build_rust() {
-    local name=$1
+    local name=$1 workspace=rust
+    [[ " ${ACCEL_GUESTS[*]} " == *" $name "* ]] && workspace=rust/accel
     # Cargo does not track link.ld: removing the old binary forces a relink.
     rm -f "rust/target/riscv64im-unknown-none-elf/release/$name"
     (
-        cd rust
+        cd "$workspace"
         RUSTC="$DEB_RUSTC" RUSTC_BOOTSTRAP=1 \
             CARGO_TARGET_DIR="$GUESTS_DIR/rust/target" \
             RUSTFLAGS="-C link-arg=-T$GUESTS_DIR/link.ld -C link-arg=-znorelro --remap-path-prefix=$HOME/.cargo/registry/src=/cargo --remap-path-prefix=$GUESTS_DIR=/guests" \

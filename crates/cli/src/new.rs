@@ -1,7 +1,8 @@
 //! `zkrv new NAME --lang c|rust`: a guest project that builds outside the zkrv repository with one command
 //! (`sh build.sh`). The runtime files are this repository's (`guests/c/runtime`, `guests/rust/runtime`,
 //! `guests/link.ld`, `guests/rust/.cargo/config.toml`), embedded at compile time, so a template is always
-//! the runtime the bundled guests use.
+//! the runtime the bundled guests use. A Rust project also gets the drop-in `sha2` and `tiny-keccak` crates
+//! (`guests/rust/dropin`, on the precompiles), patched in by its `Cargo.toml`.
 
 use anyhow::{bail, Context, Result};
 use std::path::Path;
@@ -27,6 +28,13 @@ const RUST_RUNTIME_PRECOMPILE: &str =
 /// in by [`runtime_manifest`].
 const RUST_RUNTIME_MANIFEST: &str = include_str!("../../../guests/rust/runtime/Cargo.toml");
 const RUST_CARGO_CONFIG: &str = include_str!("../../../guests/rust/.cargo/config.toml");
+/// The drop-in `sha2` and `tiny-keccak` crates (guests/README.md "Drop-in"): manifests (their runtime path
+/// rewritten by [`dropin_manifest`]) and sources.
+const DROPIN_SHA2_MANIFEST: &str = include_str!("../../../guests/rust/dropin/sha2/Cargo.toml");
+const DROPIN_SHA2_LIB: &str = include_str!("../../../guests/rust/dropin/sha2/src/lib.rs");
+const DROPIN_KECCAK_MANIFEST: &str =
+    include_str!("../../../guests/rust/dropin/tiny-keccak/Cargo.toml");
+const DROPIN_KECCAK_LIB: &str = include_str!("../../../guests/rust/dropin/tiny-keccak/src/lib.rs");
 
 const DOCS: &str = "guests/README.md (\"Your own guest\") and docs/abi.md of the zkrv repository";
 
@@ -35,6 +43,8 @@ const C_MAIN: &str = r#"/* A zkrv guest (docs/abi.md): reads n (u64) from the pr
  * encodes and decodes them on the host. */
 #include "zkrv.h"
 
+/* Hashing: zkrv_sha256(buf, len, out) and zkrv_keccak256(buf, len, out) (zkrv.h) run on the precompiles,
+ * one proven table row group per block instead of thousands of instructions (README.md). */
 int main(void)
 {
     uint64_t n = zkrv_read_u64(10);
@@ -80,6 +90,9 @@ const RUST_MAIN: &str = r#"//! A zkrv guest (docs/abi.md): reads a typed `Job` f
 //! serde type, one frame each (a u32 LE length, then the value's postcard bytes). A Rust host writes the
 //! input with `zkrv_sdk::io::Input::new().write(&job)` and reads the output with
 //! `receipt.output_value::<u64>()`. Fixed-width helpers (`read_u64`, `write_u64`, `read_bytes`, ...) exist too.
+//!
+//! Hashing: `zkrv_guest::{sha256, keccak, poseidon2}` call the precompiles, and the `sha2` and `tiny-keccak`
+//! crates' APIs run on them unchanged (Cargo.toml patches both to the drop-ins in zkrv-dropin/; README.md).
 #![no_std]
 #![no_main]
 
@@ -193,6 +206,15 @@ publish = false
 # from crates.io (fetched on the first build).
 zkrv-guest = { path = "zkrv-guest", features = ["serde"] }
 serde = { version = "1", default-features = false, features = ["alloc", "derive"] }
+# Hashing on the precompiles: add either as from crates.io and `[patch.crates-io]` below swaps in zkrv's
+# drop-in (zkrv-dropin/), so `sha2::{Sha256, Digest}` and `tiny_keccak::{Keccak, Hasher}` code runs on the
+# sha256_compress and keccak_f precompiles unchanged, in dependencies of dependencies too (README.md).
+# sha2 = { version = "0.10", default-features = false }
+# tiny-keccak = { version = "2", features = ["keccak"] }
+
+[patch.crates-io]
+sha2 = { path = "zkrv-dropin/sha2" }
+tiny-keccak = { path = "zkrv-dropin/tiny-keccak" }
 
 # A standalone workspace (not part of any enclosing one); host/ is the host helper's own.
 [workspace]
@@ -224,6 +246,15 @@ fn runtime_manifest() -> String {
         .collect::<Vec<_>>()
         .join("\n")
         + "\n"
+}
+
+/// A drop-in crate's manifest for the project: its runtime dependency points at the project's `zkrv-guest/`
+/// copy instead of the repository's `guests/rust/runtime`.
+fn dropin_manifest(manifest: &str) -> String {
+    manifest.replace(
+        r#"zkrv-guest = { path = "../../runtime" }"#,
+        r#"zkrv-guest = { path = "../../zkrv-guest" }"#,
+    )
 }
 
 const RUST_BUILD: &str = r#"#!/bin/sh
@@ -283,6 +314,11 @@ Layout: `src/` your code; `zkrv/` (C) or `zkrv-guest/` (Rust) the runtime: entry
 (private input on fd 0, public output on fd 1, debug text on fd 2), HELPERS, a 1 MiB heap; `link.ld` the
 memory layout. The rules a guest must follow (RV64IM only, the address space, what is proven, the memory and
 cycle limits of a proof) are in DOCS.
+
+Hashing on the precompiles (docs/abi.md "Precompiles"): each SHA-256 block or Keccak-f\[1600\] permutation is
+one ecall, proven by its own table, instead of thousands of RV64IM instructions (the zkrv repository's
+sha256_accel guest takes over 200x fewer cycles than its software twin on 64 KiB, keccak_accel over
+40x; docs/PERF.md "Precompiles"). PRECOMPILES
 "#;
 
 /// The language-specific parts of the README: the input encoding, the commands that write the input and
@@ -293,6 +329,7 @@ struct ReadmeParts {
     output_cmd: &'static str,
     host_code: &'static str,
     helpers: &'static str,
+    precompiles: &'static str,
 }
 
 const C_README: ReadmeParts = ReadmeParts {
@@ -306,6 +343,10 @@ proved.receipt.verify(&program)?;
 assert_eq!(proved.receipt.output_reader().read_u64()?, 5050);"#,
     helpers: "fixed-width helpers (`zkrv_read_u64`, `zkrv_read_i64`, `zkrv_read_u32`, `zkrv_read_bytes`, \
               `zkrv_write_u64`, `zkrv_write_bytes`, ...; docs/abi.md \"Typed I/O\")",
+    precompiles: "API (`zkrv/zkrv.h`): `zkrv_sha256(buf, len, out)` and `zkrv_keccak256(buf, len, out)` (whole \
+                  messages; Keccak-256 with the original padding, as Ethereum), `zkrv_sha256_compress(state, \
+                  block)`, `zkrv_keccak_f(state)` and `zkrv_poseidon2(state)` (one call each; 8-aligned \
+                  pointers). A guest that calls them runs under zkrv only, not qemu.",
 };
 
 const RUST_README: ReadmeParts = ReadmeParts {
@@ -327,6 +368,15 @@ assert_eq!(proved.receipt.output_value::<u64>()?, 5050);"#,
     helpers: "typed I/O (`zkrv_guest::read::<T>()`, `zkrv_guest::commit(&v)` for any serde type) and \
               fixed-width helpers (`read_u64`, `write_u64`, `read_bytes`, `write_bytes`, ...; docs/abi.md \
               \"Typed I/O\")",
+    precompiles: "API: `zkrv_guest::sha256::{sha256, compress}`, `zkrv_guest::keccak::{keccak256, keccak_f}`, \
+                  `zkrv_guest::poseidon2::{permute, compress}`. Code written against the `sha2` and \
+                  `tiny-keccak` crates needs no edits: add them as dependencies (commented in `Cargo.toml`) \
+                  and the `[patch.crates-io]` there replaces both with zkrv's drop-ins in `zkrv-dropin/` \
+                  (sha2 0.10: `Sha256` with the `Digest` trait; tiny-keccak 2: `Keccak`, `Sha3`, `Shake`, \
+                  `Hasher`), for every crate of the build:\n\n```rust\nuse sha2::{Digest, Sha256};\n\
+                  use tiny_keccak::{Hasher, Keccak};\n\nlet digest: [u8; 32] = Sha256::digest(b\"abc\").into();\n\
+                  let mut k = Keccak::v256();\nk.update(b\"abc\");\nlet mut out = [0u8; 32];\n\
+                  k.finalize(&mut out);\n```\n\nSHA-512, cSHAKE and KMAC have no precompile and no drop-in.",
 };
 
 /// Names a Rust guest cannot take (compared with `-` read as `_`, as cargo names the crate), and why: the
@@ -338,6 +388,15 @@ const RUST_RESERVED: &[(&str, &str)] = &[
         "the project holds the runtime package zkrv-guest (two packages of one name cannot build)",
     ),
     ("serde", "the template depends on the serde package"),
+    (
+        "sha2",
+        "the project holds the drop-in sha2 package (zkrv-dropin/sha2)",
+    ),
+    (
+        "tiny_keccak",
+        "the project holds the drop-in tiny-keccak package (zkrv-dropin/tiny-keccak)",
+    ),
+    ("digest", "the drop-in sha2 depends on the digest package"),
     ("postcard", "the runtime depends on the postcard package"),
     ("std", "it is a Rust built-in library"),
     ("core", "it is a Rust built-in library"),
@@ -420,6 +479,7 @@ pub fn create(dir: &Path, lang: Lang) -> Result<()> {
         .replace("OUTPUT_CMD", parts.output_cmd)
         .replace("HOST_CODE", parts.host_code)
         .replace("HELPERS", parts.helpers)
+        .replace("PRECOMPILES", parts.precompiles)
         .replace("NAME", name)
         .replace("LANG", lang_name)
         .replace("TOOLCHAIN", toolchain)
@@ -453,6 +513,19 @@ pub fn create(dir: &Path, lang: Lang) -> Result<()> {
             (
                 "zkrv-guest/src/precompile.rs",
                 RUST_RUNTIME_PRECOMPILE.to_string(),
+            ),
+            (
+                "zkrv-dropin/sha2/Cargo.toml",
+                dropin_manifest(DROPIN_SHA2_MANIFEST),
+            ),
+            ("zkrv-dropin/sha2/src/lib.rs", DROPIN_SHA2_LIB.to_string()),
+            (
+                "zkrv-dropin/tiny-keccak/Cargo.toml",
+                dropin_manifest(DROPIN_KECCAK_MANIFEST),
+            ),
+            (
+                "zkrv-dropin/tiny-keccak/src/lib.rs",
+                DROPIN_KECCAK_LIB.to_string(),
             ),
             ("link.ld", LINK_LD.to_string()),
         ],

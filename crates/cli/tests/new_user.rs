@@ -586,7 +586,99 @@ fn new_guest_end_to_end(lang: &str, tools: &[&str]) {
     assert_eq!(j["program_id"].as_str().unwrap(), id);
     let hex: String = want_output.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(j["output_hex"].as_str().unwrap(), hex);
+    if lang == "rust" {
+        rust_template_hashes_on_the_precompiles(&g);
+    }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The cycle count of a `zkrv run` summary line (`exit code 0 after N cycles ...`).
+fn run_cycles(stderr: &[u8]) -> u64 {
+    let t = text(stderr);
+    t.split("after ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no cycle count in {t:?}"))
+}
+
+/// The Rust template's drop-in route: with its commented `sha2` and `tiny-keccak` dependencies enabled, code
+/// written against those crates builds against the drop-ins of `zkrv-dropin/` (`[patch.crates-io]`), gives
+/// the digests of the bundled software guests (crates.io `sha2`, `tiny-keccak`) and runs on the precompiles
+/// (far fewer cycles).
+fn rust_template_hashes_on_the_precompiles(g: &Path) {
+    let manifest = std::fs::read_to_string(g.join("Cargo.toml")).unwrap();
+    let enabled = manifest
+        .replace("# sha2 = ", "sha2 = ")
+        .replace("# tiny-keccak = ", "tiny-keccak = ");
+    let deps = |m: &str| {
+        m.lines()
+            .filter(|l| {
+                l.starts_with("sha2 = { version") || l.starts_with("tiny-keccak = { version")
+            })
+            .count()
+    };
+    assert_eq!(
+        (deps(&manifest), deps(&enabled)),
+        (0, 2),
+        "the template's Cargo.toml lists both drop-in dependencies, commented"
+    );
+    assert!(manifest.contains("[patch.crates-io]"));
+    std::fs::write(g.join("Cargo.toml"), enabled).unwrap();
+    std::fs::write(
+        g.join("src/main.rs"),
+        r#"#![no_std]
+#![no_main]
+use sha2::{Digest, Sha256};
+use tiny_keccak::{Hasher, Keccak};
+zkrv_guest::entry!(main);
+fn main() {
+    let data = zkrv_guest::read_input_to_end();
+    let d: [u8; 32] = Sha256::digest(&data).into();
+    zkrv_guest::write_output(&d);
+    let mut k = Keccak::v256();
+    k.update(&data);
+    let mut out = [0u8; 32];
+    k.finalize(&mut out);
+    zkrv_guest::write_output(&out);
+}
+"#,
+    )
+    .unwrap();
+    let built = Command::new("sh").arg(g.join("build.sh")).output().unwrap();
+    assert!(
+        built.status.success(),
+        "{}{}",
+        text(&built.stdout),
+        text(&built.stderr)
+    );
+    let input = g.join("hash-input.bin");
+    let data: Vec<u8> = (0..3000u32).map(|i| (i * 131 + 7) as u8).collect();
+    std::fs::write(&input, &data).unwrap();
+    let run = zkrv(&["run", s(&g.join("hello.elf")), "--input", s(&input)]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let guests = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../guests/bin");
+    let (mut want, mut software_cycles) = (Vec::new(), 0);
+    for soft in ["sha256", "keccak"] {
+        let r = zkrv(&[
+            "run",
+            s(&guests.join(format!("{soft}.elf"))),
+            "--input",
+            s(&input),
+        ]);
+        assert!(r.status.success(), "{soft}: {}", text(&r.stderr));
+        want.extend_from_slice(&r.stdout);
+        software_cycles += run_cycles(&r.stderr);
+    }
+    assert_eq!(
+        run.stdout, want,
+        "the drop-ins' digests are the software guests'"
+    );
+    let cycles = run_cycles(&run.stderr);
+    assert!(
+        cycles * 5 < software_cycles,
+        "{cycles} cycles on the precompiles vs {software_cycles} for the software guests"
+    );
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! guests/bin/precompiles.elf (guests/c/programs/precompiles.c): the guest checks every precompile against
 //! its own software version and exits 0; its output equals the host's references; its poseidon2 part, and all
-//! three precompiles together (KECCAKF, SHA256, POSEIDON2), prove and verify on the CPU.
+//! three precompiles together (KECCAKF, SHA256, POSEIDON2), prove and verify on the CPU. The accelerated
+//! hash guests (guests/bin/sha256_accel.elf, keccak_accel.elf: the sha256 and keccak guests on the
+//! drop-in sha2 / tiny-keccak crates) prove and verify too, with the host's digest as output.
 
 use tiny_keccak::{Hasher, Keccak};
 use zkrv_executor::precompile::{self, SHA256_IV};
@@ -9,10 +11,12 @@ use zkrv_machine::{prove, verify};
 use zkrv_stark::StarkConfig;
 
 fn guest() -> Program {
-    let path = format!(
-        "{}/../../guests/bin/precompiles.elf",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    load("precompiles")
+}
+
+/// guests/bin/<name>.elf.
+fn load(name: &str) -> Program {
+    let path = format!("{}/../../guests/bin/{name}.elf", env!("CARGO_MANIFEST_DIR"));
     Program::from_elf(&std::fs::read(&path).unwrap()).unwrap()
 }
 
@@ -109,4 +113,26 @@ fn all_three_precompiles_prove_and_verify() {
     assert_eq!(st.exit_code, 0);
     assert_eq!(st.output, expected(b"abc"));
     verify(&p, &st, &proof, &config, 0).unwrap();
+}
+
+#[test]
+fn accel_hash_guests_prove_and_verify() {
+    // 137 bytes: three SHA-256 compressions (two blocks and the padding block), two Keccak-f permutations
+    // (one full 136-byte block, then the padded one).
+    let msg: Vec<u8> = (0..137u32).map(|i| (i * 73 + 11) as u8).collect();
+    let mut k = Keccak::v256();
+    k.update(&msg);
+    let mut keccak = [0u8; 32];
+    k.finalize(&mut keccak);
+    let config = StarkConfig {
+        debug_check: true,
+        ..StarkConfig::dev()
+    };
+    for (name, want) in [("sha256_accel", sha256(&msg)), ("keccak_accel", keccak)] {
+        let p = load(name);
+        let (st, proof) = prove(&p, &msg, &config).unwrap();
+        assert_eq!(st.exit_code, 0, "{name}");
+        assert_eq!(st.output, want, "{name}: the host's digest");
+        verify(&p, &st, &proof, &config, 0).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
 }

@@ -29,6 +29,12 @@ pub const GUESTS: [&str; 10] = [
     "typedio",
 ];
 
+/// The precompile guests (zkrv only, not under qemu) and their software twins: the twin's source built with
+/// `sha2` / `tiny-keccak` patched to the drop-ins of guests/rust/dropin (guests/rust/accel), so the same
+/// input gives the same output.
+pub const ACCEL_GUESTS: [(&str, &str); 2] =
+    [("sha256_accel", "sha256"), ("keccak_accel", "keccak")];
+
 /// The `guests/` folder of this repository.
 pub fn guests_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../guests")
@@ -184,8 +190,8 @@ pub fn expected(name: &str, input: &[u8]) -> (u32, Vec<u8>) {
             out.extend_from_slice(format!("n={n} seed={seed}").as_bytes());
             (0, out)
         }
-        "sha256" => (0, Sha256::digest(input).to_vec()),
-        "keccak" => {
+        "sha256" | "sha256_accel" => (0, Sha256::digest(input).to_vec()),
+        "keccak" | "keccak_accel" => {
             let mut k = Keccak::v256();
             k.update(input);
             let mut out = [0u8; 32];
