@@ -88,89 +88,11 @@ enum Command {
         after_long_help = "Environment: ZKRV_LDE=auto|store|recompute (CPU backend memory mode: \
         `recompute` keeps only coefficients and Merkle digests, about 2.5x less peak memory, byte-identical \
         proofs; `auto`, the default, recomputes a round whose LDE would exceed a quarter of the available \
-        memory). ZKRV_CPU_TRACE=1: GPU backend, host trace generation. See docs/cli.md."
+        memory). ZKRV_GPU_LDE=auto|store|recompute: the GPU backend's. ZKRV_GPU_MEMORY=GIB: caps the GPU \
+        budget (as --gpu-memory). ZKRV_CPU_TRACE=1: GPU backend, host trace generation (as --cpu-trace). \
+        Read once before anything runs; a bad value is an error. See docs/cli.md \"Environment\"."
     )]
-    Prove {
-        /// The guest program (RV64IM ELF).
-        elf: PathBuf,
-        /// File whose bytes are the private input; `-` reads stdin. Default: empty.
-        #[arg(long)]
-        input: Option<PathBuf>,
-        /// Where to write the proof (written atomically: the whole file or nothing).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Stop with an error after this many instructions (as `zkrv run`). A run longer than one proof
-        /// holds (2^26 - 1 cycles) is proven in segments (--segment-cycles).
-        #[arg(long, default_value_t = DEFAULT_MAX_CYCLES)]
-        max_cycles: u64,
-        /// Prove the run in segments of N CPU rows (a power of two, at least the smallest table: 128 in
-        /// zk mode, at most 2^26), each at most N - 1 cycles, chained in one proof file
-        /// (docs/continuations.md). A run that fits in one segment gives the one-segment proof. Default:
-        /// one proof for a run of at most 2^26 - 1 cycles; a longer one in segments of 4194304 (2^22) rows
-        /// on a GPU, 1048576 (2^20) on the CPU (a zk segment within 16 GiB of host memory).
-        #[arg(long, value_name = "N")]
-        segment_cycles: Option<u64>,
-        /// CPU backend, segmented runs: segments proven at the same time (at least 1, at most the segment
-        /// count; default: 2 up to 2^19 rows, else 1; each holds one segment's prover memory). A run proven
-        /// as one proof ignores it (with a note).
-        #[arg(long, value_name = "K", value_parser = parse_segment_jobs)]
-        segment_jobs: Option<usize>,
-        /// GPU backend, segmented runs: the devices to prove on, one segment at a time each (a number, or
-        /// `all`; default 1). A run proven as one proof uses the first.
-        #[arg(long, value_name = "N|all", default_value = "1")]
-        gpus: zkrv_sdk::Gpus,
-        /// Prover backend.
-        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-        backend: BackendArg,
-        /// Print the host<->device transfer statistics (GPU backend): each table resident or uploaded, its
-        /// main-trace host->device bytes, and the totals.
-        #[arg(long)]
-        stats: bool,
-        /// GPU backend: generate every trace on the host and upload it (as `ZKRV_CPU_TRACE=1`); by default
-        /// the tables with a device fill are generated on the GPU.
-        #[arg(long)]
-        cpu_trace: bool,
-        /// Print a per-stage time table, peak memory and transfer totals.
-        #[arg(long)]
-        profile: bool,
-        /// Write the profile as JSON to this file.
-        #[arg(long, value_name = "FILE")]
-        profile_json: Option<PathBuf>,
-        /// Prove without zero knowledge (smaller and faster proofs that reveal information about the
-        /// private input; docs/stark.md "Zero knowledge"). Default: zero-knowledge proofs.
-        #[arg(long)]
-        no_zk: bool,
-        /// Testing only: take the zk randomness from this fixed, public seed instead of the OS, so that two
-        /// runs (e.g. CPU and GPU backends) give byte-identical proofs. Such proofs are NOT zero-knowledge.
-        #[arg(long, value_name = "N", conflicts_with = "no_zk")]
-        zk_test_seed: Option<u64>,
-        /// Security preset: 100 (default) or 128 bits provable, or `dev` (fast, below 100 bits; for
-        /// development only). See `zkrv security` and docs/stark.md "Security".
-        #[arg(long, value_name = "LEVEL", default_value = "100", value_parser = parse_preset)]
-        security: SecurityPreset,
-        /// Print the round-by-round soundness table of the proof (both regimes).
-        #[arg(long)]
-        security_report: bool,
-        /// GPU backend: cap the device memory the prover may use, in GiB (also `ZKRV_GPU_MEMORY`; default:
-        /// the device's free memory). A proof that does not fit stops before it starts, naming the bytes
-        /// needed and available.
-        #[arg(long, value_name = "GIB", value_parser = parse_gpu_memory)]
-        gpu_memory: Option<u64>,
-        /// Zero-knowledge runs proven in segments: accept that every segment boundary becomes public in
-        /// the proof file (the registers, pc and I/O cursors at each boundary and every memory cell
-        /// written before it, which may hold the private input; docs/continuations.md "Zero knowledge").
-        /// Without it such a run is refused before any segment is proven. --no-zk runs and runs proven as
-        /// one proof need no flag.
-        #[arg(long)]
-        public_segment_boundaries: bool,
-        /// Prove on the CPU even when the estimate printed before proving is above 1 hour (without it
-        /// such a run is refused before any proving; docs/cli.md "Estimate before proving").
-        #[arg(long)]
-        yes: bool,
-        /// Testing: the estimate (seconds) above which a CPU proof needs --yes (default 3600).
-        #[arg(long, hide = true, value_name = "SECS", default_value_t = DEFAULT_CONFIRM_ABOVE_SECS)]
-        confirm_above_secs: f64,
-    },
+    Prove(ProveArgs),
     /// Verify a proof file against a guest ELF; prints the public output and exit code.
     Verify(VerifyArgs),
     /// Print the program ID of a guest ELF (64 hex digits): the commitment a proof's statement carries.
@@ -862,27 +784,86 @@ fn mib(b: u64) -> String {
     format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
 }
 
-#[derive(Clone)]
+#[derive(Clone, clap::Args)]
 struct ProveArgs {
+    /// The guest program (RV64IM ELF).
     elf: PathBuf,
+    /// File whose bytes are the private input; `-` reads stdin. Default: empty.
+    #[arg(long)]
     input: Option<PathBuf>,
+    /// Where to write the proof (written atomically: the whole file or nothing).
+    #[arg(short, long)]
     output: PathBuf,
+    /// Stop with an error after this many instructions (as `zkrv run`). A run longer than one proof
+    /// holds (2^26 - 1 cycles) is proven in segments (--segment-cycles).
+    #[arg(long, default_value_t = DEFAULT_MAX_CYCLES)]
     max_cycles: u64,
-    backend: BackendArg,
-    stats: bool,
-    cpu_trace: bool,
-    profile: bool,
-    profile_json: Option<PathBuf>,
-    no_zk: bool,
-    zk_test_seed: Option<u64>,
-    security: SecurityPreset,
-    security_report: bool,
-    gpu_memory: Option<u64>,
+    /// Prove the run in segments of N CPU rows (a power of two, at least the smallest table: 128 in
+    /// zk mode, at most 2^26), each at most N - 1 cycles, chained in one proof file
+    /// (docs/continuations.md). A run that fits in one segment gives the one-segment proof. Default:
+    /// one proof for a run of at most 2^26 - 1 cycles; a longer one in segments of 4194304 (2^22) rows
+    /// on a GPU, 1048576 (2^20) on the CPU (a zk segment within 16 GiB of host memory).
+    #[arg(long, value_name = "N")]
     segment_cycles: Option<u64>,
+    /// CPU backend, segmented runs: segments proven at the same time (at least 1, at most the segment
+    /// count; default: 2 up to 2^19 rows, else 1; each holds one segment's prover memory). A run proven
+    /// as one proof ignores it (with a note).
+    #[arg(long, value_name = "K", value_parser = parse_segment_jobs)]
     segment_jobs: Option<usize>,
+    /// GPU backend, segmented runs: the devices to prove on, one segment at a time each (a number, or
+    /// `all`; default 1). A run proven as one proof uses the first.
+    #[arg(long, value_name = "N|all", default_value = "1")]
     gpus: zkrv_sdk::Gpus,
+    /// Prover backend.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    backend: BackendArg,
+    /// Print the host<->device transfer statistics (GPU backend): each table resident or uploaded, its
+    /// main-trace host->device bytes, and the totals.
+    #[arg(long)]
+    stats: bool,
+    /// GPU backend: generate every trace on the host and upload it (as `ZKRV_CPU_TRACE=1`); by default
+    /// the tables with a device fill are generated on the GPU.
+    #[arg(long)]
+    cpu_trace: bool,
+    /// Print a per-stage time table, peak memory and transfer totals.
+    #[arg(long)]
+    profile: bool,
+    /// Write the profile as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    profile_json: Option<PathBuf>,
+    /// Prove without zero knowledge (smaller and faster proofs that reveal information about the
+    /// private input; docs/stark.md "Zero knowledge"). Default: zero-knowledge proofs.
+    #[arg(long)]
+    no_zk: bool,
+    /// Testing only: take the zk randomness from this fixed, public seed instead of the OS, so that two
+    /// runs (e.g. CPU and GPU backends) give byte-identical proofs. Such proofs are NOT zero-knowledge.
+    #[arg(long, value_name = "N", conflicts_with = "no_zk")]
+    zk_test_seed: Option<u64>,
+    /// Security preset: 100 (default) or 128 bits provable, or `dev` (fast, below 100 bits; for
+    /// development only). See `zkrv security` and docs/stark.md "Security".
+    #[arg(long, value_name = "LEVEL", default_value = "100", value_parser = parse_preset)]
+    security: SecurityPreset,
+    /// Print the round-by-round soundness table of the proof (both regimes).
+    #[arg(long)]
+    security_report: bool,
+    /// GPU backend: cap the device memory the prover may use, in GiB (also `ZKRV_GPU_MEMORY`; default:
+    /// the device's free memory). A proof that does not fit stops before it starts, naming the bytes
+    /// needed and available.
+    #[arg(long, value_name = "GIB", value_parser = parse_gpu_memory)]
+    gpu_memory: Option<u64>,
+    /// Zero-knowledge runs proven in segments: accept that every segment boundary becomes public in
+    /// the proof file (the registers, pc and I/O cursors at each boundary and every memory cell
+    /// written before it, which may hold the private input; docs/continuations.md "Zero knowledge").
+    /// Without it such a run is refused before any segment is proven. --no-zk runs and runs proven as
+    /// one proof need no flag.
+    #[arg(long)]
     public_segment_boundaries: bool,
+    /// Prove on the CPU even when the estimate printed before proving is above 1 hour (without it
+    /// such a run is refused before any proving; docs/cli.md "Estimate before proving").
+    #[arg(long)]
     yes: bool,
+    /// Testing: the estimate (seconds) above which a CPU proof needs --yes (default 3600).
+    #[arg(long, hide = true, value_name = "SECS", default_value_t = DEFAULT_CONFIRM_ABOVE_SECS)]
     confirm_above_secs: f64,
 }
 
@@ -1787,7 +1768,7 @@ fn names_stdin(p: &Path) -> bool {
 fn closed_stdio(command: &Command) -> Result<()> {
     let (name, writes) = match command {
         Command::Run { .. } => ("run", "the guest's public output"),
-        Command::Prove { .. } => ("prove", "the proven statement and the proof's figures"),
+        Command::Prove(_) => ("prove", "the proven statement and the proof's figures"),
         Command::Verify(_) => ("verify", "the verdict and the proven statement"),
         Command::ProgramId { .. } => ("program-id", "the program ID"),
         Command::New { .. } => ("new", "what it created"),
@@ -1809,7 +1790,7 @@ fn closed_stdio(command: &Command) -> Result<()> {
     }
     // The arguments read from stdin when they name it (`--input -`, `/dev/stdin`), as shown in the error.
     let stdin_read: Vec<(String, &Path)> = match command {
-        Command::Run { input, .. } | Command::Prove { input, .. } => input
+        Command::Run { input, .. } | Command::Prove(ProveArgs { input, .. }) => input
             .iter()
             .map(|p| (format!("--input {}", p.display()), p.as_path()))
             .collect(),
@@ -1851,49 +1832,7 @@ fn main() -> ExitCode {
                 input,
                 max_cycles,
             } => run(elf, input, max_cycles),
-            Command::Prove {
-                elf,
-                input,
-                output,
-                max_cycles,
-                backend,
-                stats,
-                cpu_trace,
-                profile,
-                profile_json,
-                no_zk,
-                zk_test_seed,
-                security,
-                security_report,
-                gpu_memory,
-                segment_cycles,
-                segment_jobs,
-                gpus,
-                public_segment_boundaries,
-                yes,
-                confirm_above_secs,
-            } => prove(ProveArgs {
-                elf,
-                input,
-                output,
-                max_cycles,
-                backend,
-                stats,
-                cpu_trace,
-                profile,
-                profile_json,
-                no_zk,
-                zk_test_seed,
-                security,
-                security_report,
-                gpu_memory,
-                segment_cycles,
-                segment_jobs,
-                gpus,
-                public_segment_boundaries,
-                yes,
-                confirm_above_secs,
-            }),
+            Command::Prove(a) => prove(a),
             Command::Verify(a) => verify(a),
             Command::ProgramId { elf } => program_id(elf),
             Command::New { name, lang } => new::create(&name, lang).map(|()| 0),

@@ -74,6 +74,20 @@ impl ProveObserver for Log {
     }
 }
 
+/// Without zero knowledge a proof is deterministic: `proved` (with an observer) is byte for byte what
+/// [`prove`] gives for `opts`, and it verifies.
+fn same_as_quiet(program: &Program, opts: &ProveOptions, proved: &zkrv_sdk::Proved) {
+    let quiet = prove(program, b"", opts).expect("proves");
+    assert_eq!(
+        quiet.receipt.to_bytes().unwrap(),
+        proved.receipt.to_bytes().unwrap()
+    );
+    proved
+        .receipt
+        .check_with(program, 0)
+        .expect("verifies (dev preset: no minimum)");
+}
+
 fn fast() -> ProveOptions {
     ProveOptions {
         zk: false,
@@ -123,16 +137,7 @@ fn one_proof_reports_stages_in_order() {
     }
     assert_eq!(proved.prove_secs, proved.profile.secs("prove").unwrap());
     assert!(proved.devices.is_empty() && proved.transfers.is_none());
-    // Without zero knowledge the proof is deterministic: the observer changes no byte of it.
-    let quiet = prove(&program, b"", &fast()).expect("proves");
-    assert_eq!(
-        quiet.receipt.to_bytes().unwrap(),
-        proved.receipt.to_bytes().unwrap()
-    );
-    proved
-        .receipt
-        .check_with(&program, 0)
-        .expect("verifies (dev preset: no minimum)");
+    same_as_quiet(&program, &fast(), &proved);
 }
 
 /// A refused plan is `Error::Refused` with the observer's reason, after execution and before trace
@@ -189,14 +194,5 @@ fn segmented_run_reports_each_segment() {
     assert!(!ev.iter().any(|e| e.starts_with("start ")), "{ev:?}");
     assert_eq!(proved.segments.len(), n);
     assert!(proved.profile.secs("segments").is_some());
-    // Without zero knowledge the proof is deterministic: the observer changes no byte of it.
-    let quiet = prove(&program, b"", &opts).expect("proves");
-    assert_eq!(
-        quiet.receipt.to_bytes().unwrap(),
-        proved.receipt.to_bytes().unwrap()
-    );
-    proved
-        .receipt
-        .check_with(&program, 0)
-        .expect("verifies (dev preset: no minimum)");
+    same_as_quiet(&program, &opts, &proved);
 }
