@@ -25,14 +25,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use zkrv_executor::{execute_keep_output, ExecOptions, Program, DEFAULT_MAX_CYCLES, MAX_ELF_BYTES};
-use zkrv_machine::segment::default_segment_rows;
-use zkrv_machine::{Statement, MAX_PROVABLE_CYCLES};
-use zkrv_sdk::{proof_file, Backend, Engine};
-use zkrv_stark::backend::LdeMode;
-use zkrv_stark::profile::{self, Profile};
-use zkrv_stark::{SecurityPreset, StarkConfig};
+use zkrv_sdk::{
+    Backend, Note, Plan, Profile, Program, ProveOptions, Proved, ReceiptProof, SecurityPreset,
+    SecurityReport, StarkConfig, Statement, TransferStats, DEFAULT_MAX_CYCLES, MAX_ELF_BYTES,
+    MAX_PROVABLE_CYCLES,
+};
 
 /// Exit status for errors of the host (bad arguments, files, ELF, execution or proving errors).
 const HOST_ERROR: u8 = 2;
@@ -89,89 +88,11 @@ enum Command {
         after_long_help = "Environment: ZKRV_LDE=auto|store|recompute (CPU backend memory mode: \
         `recompute` keeps only coefficients and Merkle digests, about 2.5x less peak memory, byte-identical \
         proofs; `auto`, the default, recomputes a round whose LDE would exceed a quarter of the available \
-        memory). ZKRV_CPU_TRACE=1: GPU backend, host trace generation. See docs/cli.md."
+        memory). ZKRV_GPU_LDE=auto|store|recompute: the GPU backend's. ZKRV_GPU_MEMORY=GIB: caps the GPU \
+        budget (as --gpu-memory). ZKRV_CPU_TRACE=1: GPU backend, host trace generation (as --cpu-trace). \
+        Read once before anything runs; a bad value is an error. See docs/cli.md \"Environment\"."
     )]
-    Prove {
-        /// The guest program (RV64IM ELF).
-        elf: PathBuf,
-        /// File whose bytes are the private input; `-` reads stdin. Default: empty.
-        #[arg(long)]
-        input: Option<PathBuf>,
-        /// Where to write the proof (written atomically: the whole file or nothing).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Stop with an error after this many instructions (as `zkrv run`). A run longer than one proof
-        /// holds (2^26 - 1 cycles) is proven in segments (--segment-cycles).
-        #[arg(long, default_value_t = DEFAULT_MAX_CYCLES)]
-        max_cycles: u64,
-        /// Prove the run in segments of N CPU rows (a power of two, at least the smallest table: 128 in
-        /// zk mode, at most 2^26), each at most N - 1 cycles, chained in one proof file
-        /// (docs/continuations.md). A run that fits in one segment gives the one-segment proof. Default:
-        /// one proof for a run of at most 2^26 - 1 cycles; a longer one in segments of 4194304 (2^22) rows
-        /// on a GPU, 1048576 (2^20) on the CPU (a zk segment within 16 GiB of host memory).
-        #[arg(long, value_name = "N")]
-        segment_cycles: Option<u64>,
-        /// CPU backend, segmented runs: segments proven at the same time (at least 1, at most the segment
-        /// count; default: 2 up to 2^19 rows, else 1; each holds one segment's prover memory). A run proven
-        /// as one proof ignores it (with a note).
-        #[arg(long, value_name = "K", value_parser = parse_segment_jobs)]
-        segment_jobs: Option<usize>,
-        /// GPU backend, segmented runs: the devices to prove on, one segment at a time each (a number, or
-        /// `all`; default 1). A run proven as one proof uses the first.
-        #[arg(long, value_name = "N|all", default_value = "1")]
-        gpus: zkrv_sdk::Gpus,
-        /// Prover backend.
-        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-        backend: BackendArg,
-        /// Print the host<->device transfer statistics (GPU backend): each table resident or uploaded, its
-        /// main-trace host->device bytes, and the totals.
-        #[arg(long)]
-        stats: bool,
-        /// GPU backend: generate every trace on the host and upload it (as `ZKRV_CPU_TRACE=1`); by default
-        /// the tables with a device fill are generated on the GPU.
-        #[arg(long)]
-        cpu_trace: bool,
-        /// Print a per-stage time table, peak memory and transfer totals.
-        #[arg(long)]
-        profile: bool,
-        /// Write the profile as JSON to this file.
-        #[arg(long, value_name = "FILE")]
-        profile_json: Option<PathBuf>,
-        /// Prove without zero knowledge (smaller and faster proofs that reveal information about the
-        /// private input; docs/stark.md "Zero knowledge"). Default: zero-knowledge proofs.
-        #[arg(long)]
-        no_zk: bool,
-        /// Testing only: take the zk randomness from this fixed, public seed instead of the OS, so that two
-        /// runs (e.g. CPU and GPU backends) give byte-identical proofs. Such proofs are NOT zero-knowledge.
-        #[arg(long, value_name = "N", conflicts_with = "no_zk")]
-        zk_test_seed: Option<u64>,
-        /// Security preset: 100 (default) or 128 bits provable, or `dev` (fast, below 100 bits; for
-        /// development only). See `zkrv security` and docs/stark.md "Security".
-        #[arg(long, value_name = "LEVEL", default_value = "100", value_parser = parse_preset)]
-        security: SecurityPreset,
-        /// Print the round-by-round soundness table of the proof (both regimes).
-        #[arg(long)]
-        security_report: bool,
-        /// GPU backend: cap the device memory the prover may use, in GiB (also `ZKRV_GPU_MEMORY`; default:
-        /// the device's free memory). A proof that does not fit stops before it starts, naming the bytes
-        /// needed and available.
-        #[arg(long, value_name = "GIB", value_parser = parse_gpu_memory)]
-        gpu_memory: Option<u64>,
-        /// Zero-knowledge runs proven in segments: accept that every segment boundary becomes public in
-        /// the proof file (the registers, pc and I/O cursors at each boundary and every memory cell
-        /// written before it, which may hold the private input; docs/continuations.md "Zero knowledge").
-        /// Without it such a run is refused before any segment is proven. --no-zk runs and runs proven as
-        /// one proof need no flag.
-        #[arg(long)]
-        public_segment_boundaries: bool,
-        /// Prove on the CPU even when the estimate printed before proving is above 1 hour (without it
-        /// such a run is refused before any proving; docs/cli.md "Estimate before proving").
-        #[arg(long)]
-        yes: bool,
-        /// Testing: the estimate (seconds) above which a CPU proof needs --yes (default 3600).
-        #[arg(long, hide = true, value_name = "SECS", default_value_t = DEFAULT_CONFIRM_ABOVE_SECS)]
-        confirm_above_secs: f64,
-    },
+    Prove(ProveArgs),
     /// Verify a proof file against a guest ELF; prints the public output and exit code.
     Verify(VerifyArgs),
     /// Print the program ID of a guest ELF (64 hex digits): the commitment a proof's statement carries.
@@ -232,7 +153,7 @@ fn parse_preset(s: &str) -> Result<SecurityPreset, String> {
 }
 
 fn parse_log_height(s: &str) -> Result<usize, String> {
-    let max = zkrv_stark::logup::MAX_LOG_HEIGHT;
+    let max = zkrv_sdk::security::MAX_LOG_HEIGHT;
     match s.parse::<usize>() {
         Ok(h) if (1..=max).contains(&h) => Ok(h),
         _ => Err(format!("`{s}` is not a log2 height in 1..={max}")),
@@ -297,7 +218,13 @@ fn load_program(elf: &Path) -> Result<Program> {
         "give the ELF's path (/dev/stdin reads it from stdin)",
     )?;
     let bytes = read_capped(elf, MAX_ELF_BYTES, "ELF")?;
-    Program::from_elf(&bytes).with_context(|| format!("loading {}", elf.display()))
+    Program::from_elf(&bytes).map_err(|e| {
+        let context = format!("loading {}", elf.display());
+        match e {
+            zkrv_sdk::Error::Elf(e) => anyhow::Error::new(e).context(context),
+            e => anyhow::Error::new(e).context(context),
+        }
+    })
 }
 
 /// Whether `--input` names stdin (`-`).
@@ -378,16 +305,14 @@ fn per_sec(n: u64, secs: f64) -> String {
 
 /// The error of a failed guest run (`run`, `prove`), with the cycles it ran; the cycle limit's also names
 /// the flag that raises it.
-fn exec_error(elf: &Path, f: &zkrv_executor::Failure) -> anyhow::Error {
-    let hint = match f.error {
-        zkrv_executor::ExecError::CycleLimit { .. } => "; raise it with --max-cycles",
+fn exec_error(elf: &Path, error: &zkrv_sdk::ExecError, cycles: u64) -> anyhow::Error {
+    let hint = match error {
+        zkrv_sdk::ExecError::CycleLimit { .. } => "; raise it with --max-cycles",
         _ => "",
     };
     anyhow!(
-        "executing {} (after {} cycles): {}{hint}",
+        "executing {} (after {cycles} cycles): {error}{hint}",
         elf.display(),
-        f.cycles,
-        f.error
     )
 }
 
@@ -395,24 +320,23 @@ fn run(elf: PathBuf, input: Option<PathBuf>, max_cycles: u64) -> Result<u8> {
     let program = load_program(&elf)?;
     let input = read_input(input.as_deref())?;
     let t = Instant::now();
-    let result = execute_keep_output(
-        &program,
-        &input,
-        &ExecOptions {
-            max_cycles,
-            record: false,
-        },
-    );
+    let result = program.execute(&input, max_cycles);
     let secs = t.elapsed().as_secs_f64();
     let exec = match result {
         Ok(e) => e,
-        Err(f) => {
+        Err(zkrv_sdk::Error::Exec {
+            error,
+            cycles,
+            debug_output,
+            public_output,
+        }) => {
             // Show what the guest produced before the error (its fd-2 text often explains it).
-            let _ = std::io::stdout().write_all(&f.public_output);
+            let _ = std::io::stdout().write_all(&public_output);
             let _ = std::io::stdout().flush();
-            let _ = std::io::stderr().write_all(&f.debug_output);
-            return Err(exec_error(&elf, &f));
+            let _ = std::io::stderr().write_all(&debug_output);
+            return Err(exec_error(&elf, &error, cycles));
         }
+        Err(e) => return Err(e.into()),
     };
     std::io::stdout()
         .write_all(&exec.public_output)
@@ -446,26 +370,7 @@ fn run_exit_status(code: u32) -> u8 {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Backends (zkrv_sdk::engine)
-
-/// Picks the backend. `auto` falls back to the CPU (with a note on stderr) when no GPU is usable.
-fn select_backend(arg: BackendArg, gpu_memory: Option<u64>) -> Result<Engine> {
-    let backend = match arg {
-        BackendArg::Auto => Backend::Auto,
-        BackendArg::Cpu => Backend::Cpu,
-        BackendArg::Gpu => Backend::Gpu,
-    };
-    match Engine::open_with(backend, gpu_memory) {
-        Ok((engine, fallback)) => {
-            if let Some(e) = fallback {
-                eprintln!("zkrv: no usable GPU ({e}); proving on the CPU");
-            }
-            Ok(engine)
-        }
-        Err(zkrv_sdk::Error::NoGpu(e)) => Err(anyhow!("--backend gpu: no usable GPU: {e}")),
-        Err(e) => Err(e.into()),
-    }
-}
+// Errors and panics
 
 /// Ends the process as Unix tools do by default when the reader of their stdout has gone away
 /// (`zkrv verify proof.zkrv prog.elf | head -1`): killed by SIGPIPE (a shell shows status 141), without a
@@ -514,18 +419,26 @@ fn no_panic<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
 // ---------------------------------------------------------------------------------------------------------
 // Progress
 
-/// The stages of `zkrv prove`, in order (the progress shows `[k/n]`).
+/// The stages of `zkrv prove`, in order (the progress shows `[k/n]`): the SDK's ([`zkrv_sdk::STAGES`]),
+/// then the CLI's own two (the proof file's bytes, then the file).
 const PROVE_STAGES: [&str; 5] = ["execute", "trace generation", "prove", "serialize", "write"];
 
-/// A spinner per stage on stderr when it is a terminal (plain lines when it is not: the prover's
-/// sub-stages as they start) and a time line per stage.
+/// What `zkrv prove` shows while proving ([`zkrv_sdk::ProveObserver`]): a spinner per stage on stderr
+/// when it is a terminal (plain lines when it is not: the prover's sub-stages as they start), a time line
+/// per stage, the notes and the estimate (which refuses a long CPU proof without `--yes`), one line per
+/// segment.
 struct Progress {
     bar: ProgressBar,
     tty: bool,
+    /// The command's arguments (the notes name its flags).
+    args: ProveArgs,
+    /// When proving started (the one-proof path's execute stage, or the first segment): the `total`
+    /// and the remaining time of segments count from it.
+    started: std::sync::Mutex<Instant>,
 }
 
 impl Progress {
-    fn new() -> Self {
+    fn new(args: ProveArgs) -> Self {
         let tty = std::io::stderr().is_terminal();
         let bar = if tty {
             let b = ProgressBar::new_spinner();
@@ -538,7 +451,12 @@ impl Progress {
         } else {
             ProgressBar::hidden()
         };
-        Progress { bar, tty }
+        Progress {
+            bar,
+            tty,
+            args,
+            started: std::sync::Mutex::new(Instant::now()),
+        }
     }
 
     fn line(&self, s: &str) {
@@ -549,24 +467,61 @@ impl Progress {
         }
     }
 
-    /// Runs stage `name` (one of [`PROVE_STAGES`]) inside a profile span, with a spinner showing
-    /// `[k/n] name` and a time line `[k/n] name  secs` when done.
-    fn stage<T>(&self, name: &str, f: impl FnOnce() -> T) -> T {
+    fn started(&self) -> Instant {
+        *self.started.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn restart(&self) {
+        *self.started.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    /// `[k/n] name`, `name` one of [`PROVE_STAGES`].
+    fn label(name: &str) -> String {
         let k = PROVE_STAGES
             .iter()
             .position(|s| *s == name)
             .map_or(0, |i| i + 1);
-        let label = format!("[{k}/{}] {name}", PROVE_STAGES.len());
-        self.bar.set_prefix(label.clone());
+        format!("[{k}/{}] {name}", PROVE_STAGES.len())
+    }
+
+    /// Runs one of the CLI's own stages (serialize, write) as the SDK runs its: spinner, time line; its
+    /// seconds are added to `profile`.
+    fn stage<T>(&self, name: &str, profile: &mut zkrv_sdk::Profile, f: impl FnOnce() -> T) -> T {
+        use zkrv_sdk::ProveObserver;
+        self.stage_started(name);
+        let t = Instant::now();
+        let v = f();
+        let secs = t.elapsed().as_secs_f64();
+        self.stage_finished(name, secs);
+        profile.add(name, secs);
+        v
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl zkrv_sdk::ProveObserver for Progress {
+    fn stage_started(&self, stage: &str) {
+        self.bar.set_prefix(Self::label(stage));
         self.bar.set_message("");
         self.bar.reset_elapsed();
-        let t = Instant::now();
-        let v = profile::time(name, f);
-        self.line(&format!(
-            "  {label:<24} {:>9.3} s",
-            t.elapsed().as_secs_f64()
-        ));
-        v
+    }
+
+    fn stage_finished(&self, stage: &str, secs: f64) {
+        self.line(&format!("  {:<24} {secs:>9.3} s", Self::label(stage)));
+    }
+
+    fn substage(&self, path: &str) {
+        if let Some((_, inner)) = path.split_once('/') {
+            if self.tty {
+                self.bar.set_message(inner.to_string());
+            } else if !inner.contains('/') {
+                // Plain lines for logs and CI: the prover's top-level sub-stages as they start.
+                eprintln!("        {inner} ...");
+            }
+        }
     }
 
     /// Copies the guest's fd-2 text to stderr (above the bar).
@@ -583,8 +538,122 @@ impl Progress {
         });
     }
 
-    fn finish(&self) {
-        self.bar.finish_and_clear();
+    fn note(&self, note: &Note<'_>) {
+        let a = &self.args;
+        match *note {
+            Note::GpuFallback { reason } => {
+                self.line(&format!("zkrv: no usable GPU ({reason}); proving on the CPU"))
+            }
+            Note::FitsOneSegment { rows } => {
+                for n in one_proof_notes(a, &format!("the run fits in one segment of {rows} rows")) {
+                    self.line(&n);
+                }
+            }
+            Note::ProvingOne { engine } => {
+                let config = a.security.config(!a.no_zk);
+                self.line(&format!(
+                    "proving {} on {engine} ({}: blowup 2^{}, {} queries, {})",
+                    a.elf.display(),
+                    a.security,
+                    config.fri.log_blowup,
+                    config.fri.num_queries,
+                    zk_mode(config.zk && a.zk_test_seed.is_none())
+                ));
+                self.restart();
+            }
+            Note::FitsOneProof { cycles } => {
+                let why = format!(
+                    "the run ({cycles} cycles) fits in one proof (at most 2^26 - 1 cycles without \
+                     --segment-cycles)"
+                );
+                for n in one_proof_notes(a, &why) {
+                    self.line(&n);
+                }
+            }
+            Note::TooLongForOneProof { rows, gpu } => self.line(&format!(
+                "zkrv: the run is longer than one proof holds (2^26 - 1 = {MAX_PROVABLE_CYCLES} cycles): \
+                 proving it in segments of {rows} rows (the {} backend's default; --segment-cycles \
+                 chooses the size; docs/continuations.md)",
+                if gpu { "GPU" } else { "CPU" }
+            )),
+            Note::ExitCode { code } => self.line(&format!(
+                "zkrv: warning: the guest exited with code {code} (not 0); the proof will say so, and \
+                 `zkrv verify` refuses it unless given --any-exit-code"
+            )),
+            Note::ProvingSegments(plan) => self.proving_segments(plan),
+            _ => {}
+        }
+    }
+
+    fn check_plan(&self, plan: &Plan) -> std::result::Result<(), String> {
+        let line = estimate_gate(&self.args, plan)?;
+        self.line(&line);
+        Ok(())
+    }
+
+    fn segment_done(&self, d: &zkrv_sdk::SegmentDone) {
+        if self.tty {
+            self.bar
+                .set_prefix(format!("segments {}/{}", d.done, d.count));
+        }
+        // Remaining time at the mean rate so far (segments are of one size; the last is shorter).
+        let eta = if d.done < d.count && d.done > 0 {
+            let left =
+                self.started().elapsed().as_secs_f64() / d.done as f64 * (d.count - d.done) as f64;
+            format!(", about {left:.0} s left")
+        } else {
+            String::new()
+        };
+        self.line(&format!(
+            "  segment {:>4} of {} (worker {}): witness {:.3} s, prove {:.3} s  [{}/{} done{eta}]",
+            d.index, d.count, d.worker, d.witness_secs, d.prove_secs, d.done, d.count
+        ));
+    }
+}
+
+impl Progress {
+    /// The lines before the segments of a segmented proof: where they are proven, the zero-knowledge
+    /// warning, the notes for the options that do not apply.
+    fn proving_segments(&self, plan: &Plan) {
+        let a = &self.args;
+        let Some(seg) = plan.segments else {
+            return;
+        };
+        let n = seg.count;
+        let on = if plan.gpu {
+            format!(
+                "{} GPU(s) ({}), one segment at a time each, traces generated on the host",
+                plan.devices, plan.engine
+            )
+        } else {
+            format!("cpu, {} at a time", seg.jobs)
+        };
+        self.line(&format!(
+            "proving {} in {n} segments of {} rows ({} cycles) on {on} ({}); segment boundaries \
+             (registers, pc, cursors, written memory) are public",
+            a.elf.display(),
+            seg.rows,
+            plan.cycles,
+            zk_mode(plan.config.zk && a.zk_test_seed.is_none())
+        ));
+        if plan.config.zk {
+            self.line(SEGMENTED_ZK_WARNING);
+        }
+        if a.cpu_trace && plan.gpu {
+            self.line("zkrv: note: --cpu-trace: segments always generate their traces on the host");
+        }
+        if plan.gpu && a.segment_jobs.is_some() {
+            self.line("zkrv: note: --segment-jobs is for the CPU backend; on the GPU each device of --gpus proves one segment at a time");
+        } else if let Some(k) = a.segment_jobs.filter(|&k| k > n) {
+            self.line(&format!(
+                "zkrv: note: --segment-jobs {k}: the run has {n} segments, proving {n} at a time"
+            ));
+        }
+        if !plan.gpu && a.gpus != zkrv_sdk::Gpus::Count(1) {
+            self.line("zkrv: note: --gpus is for the GPU backend; the CPU proves --segment-jobs segments at a time");
+        }
+        self.bar.set_prefix(format!("segments 0/{n}"));
+        self.restart();
     }
 }
 
@@ -657,28 +726,22 @@ fn print_statement(s: &Statement) {
     println!("public output       {}", show_output(&s.output));
 }
 
-/// The trace-generation report of a GPU proof.
-#[cfg(feature = "cuda")]
-type TraceReport = zkrv_machine_cuda::TraceGenReport;
-#[cfg(not(feature = "cuda"))]
-type TraceReport = ();
-
 /// `--stats`: each main table resident (filled on the GPU) or uploaded, with its main-trace host->device bytes,
 /// and the totals.
-fn print_trace_origins(s: &zkrv_cuda::TransferStats, report: Option<&TraceReport>) {
+fn print_trace_origins(s: &TransferStats, report: Option<&str>) {
     println!("\nmain traces (host->device bytes at the main commitment):");
     let (mut main_h2d, mut resident) = (0u64, 0usize);
-    for name in zkrv_machine::TABLE_NAMES {
+    for name in zkrv_sdk::TABLE_NAMES {
         let h2d = s
             .bytes
             .get(&("commit".to_string(), name.to_string()))
             .map_or(0, |b| b.h2d);
         let origin = match s.origin.get(name) {
-            Some(zkrv_cuda::TraceOrigin::Resident) => {
+            Some(zkrv_sdk::TraceOrigin::Resident) => {
                 resident += 1;
                 "resident"
             }
-            Some(zkrv_cuda::TraceOrigin::Uploaded) => "uploaded",
+            Some(zkrv_sdk::TraceOrigin::Uploaded) => "uploaded",
             None => "?",
         };
         main_h2d += h2d;
@@ -687,18 +750,15 @@ fn print_trace_origins(s: &zkrv_cuda::TransferStats, report: Option<&TraceReport
     let inputs = s.stage("trace-gen").h2d;
     println!(
         "main-trace host->device {main_h2d} bytes ({resident} of {} tables resident); trace-gen inputs host->device {inputs} bytes",
-        zkrv_machine::TABLE_NAMES.len()
+        zkrv_sdk::TABLE_NAMES.len()
     );
-    #[cfg(feature = "cuda")]
     if let Some(r) = report {
         println!("\ntrace generation:\n{r}");
     }
-    #[cfg(not(feature = "cuda"))]
-    let _ = report;
 }
 
 /// `--stats`: the host<->device transfers (GPU), per table and stage, and the totals.
-fn print_stats(transfers: Option<&zkrv_cuda::TransferStats>, report: Option<&TraceReport>) {
+fn print_stats(transfers: Option<&TransferStats>, report: Option<&str>) {
     match transfers {
         Some(s) => {
             println!("\nhost<->device transfers (bytes):");
@@ -724,26 +784,86 @@ fn mib(b: u64) -> String {
     format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
 }
 
+#[derive(Clone, clap::Args)]
 struct ProveArgs {
+    /// The guest program (RV64IM ELF).
     elf: PathBuf,
+    /// File whose bytes are the private input; `-` reads stdin. Default: empty.
+    #[arg(long)]
     input: Option<PathBuf>,
+    /// Where to write the proof (written atomically: the whole file or nothing).
+    #[arg(short, long)]
     output: PathBuf,
+    /// Stop with an error after this many instructions (as `zkrv run`). A run longer than one proof
+    /// holds (2^26 - 1 cycles) is proven in segments (--segment-cycles).
+    #[arg(long, default_value_t = DEFAULT_MAX_CYCLES)]
     max_cycles: u64,
-    backend: BackendArg,
-    stats: bool,
-    cpu_trace: bool,
-    profile: bool,
-    profile_json: Option<PathBuf>,
-    no_zk: bool,
-    zk_test_seed: Option<u64>,
-    security: SecurityPreset,
-    security_report: bool,
-    gpu_memory: Option<u64>,
+    /// Prove the run in segments of N CPU rows (a power of two, at least the smallest table: 128 in
+    /// zk mode, at most 2^26), each at most N - 1 cycles, chained in one proof file
+    /// (docs/continuations.md). A run that fits in one segment gives the one-segment proof. Default:
+    /// one proof for a run of at most 2^26 - 1 cycles; a longer one in segments of 4194304 (2^22) rows
+    /// on a GPU, 1048576 (2^20) on the CPU (a zk segment within 16 GiB of host memory).
+    #[arg(long, value_name = "N")]
     segment_cycles: Option<u64>,
+    /// CPU backend, segmented runs: segments proven at the same time (at least 1, at most the segment
+    /// count; default: 2 up to 2^19 rows, else 1; each holds one segment's prover memory). A run proven
+    /// as one proof ignores it (with a note).
+    #[arg(long, value_name = "K", value_parser = parse_segment_jobs)]
     segment_jobs: Option<usize>,
+    /// GPU backend, segmented runs: the devices to prove on, one segment at a time each (a number, or
+    /// `all`; default 1). A run proven as one proof uses the first.
+    #[arg(long, value_name = "N|all", default_value = "1")]
     gpus: zkrv_sdk::Gpus,
+    /// Prover backend.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    backend: BackendArg,
+    /// Print the host<->device transfer statistics (GPU backend): each table resident or uploaded, its
+    /// main-trace host->device bytes, and the totals.
+    #[arg(long)]
+    stats: bool,
+    /// GPU backend: generate every trace on the host and upload it (as `ZKRV_CPU_TRACE=1`); by default
+    /// the tables with a device fill are generated on the GPU.
+    #[arg(long)]
+    cpu_trace: bool,
+    /// Print a per-stage time table, peak memory and transfer totals.
+    #[arg(long)]
+    profile: bool,
+    /// Write the profile as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    profile_json: Option<PathBuf>,
+    /// Prove without zero knowledge (smaller and faster proofs that reveal information about the
+    /// private input; docs/stark.md "Zero knowledge"). Default: zero-knowledge proofs.
+    #[arg(long)]
+    no_zk: bool,
+    /// Testing only: take the zk randomness from this fixed, public seed instead of the OS, so that two
+    /// runs (e.g. CPU and GPU backends) give byte-identical proofs. Such proofs are NOT zero-knowledge.
+    #[arg(long, value_name = "N", conflicts_with = "no_zk")]
+    zk_test_seed: Option<u64>,
+    /// Security preset: 100 (default) or 128 bits provable, or `dev` (fast, below 100 bits; for
+    /// development only). See `zkrv security` and docs/stark.md "Security".
+    #[arg(long, value_name = "LEVEL", default_value = "100", value_parser = parse_preset)]
+    security: SecurityPreset,
+    /// Print the round-by-round soundness table of the proof (both regimes).
+    #[arg(long)]
+    security_report: bool,
+    /// GPU backend: cap the device memory the prover may use, in GiB (also `ZKRV_GPU_MEMORY`; default:
+    /// the device's free memory). A proof that does not fit stops before it starts, naming the bytes
+    /// needed and available.
+    #[arg(long, value_name = "GIB", value_parser = parse_gpu_memory)]
+    gpu_memory: Option<u64>,
+    /// Zero-knowledge runs proven in segments: accept that every segment boundary becomes public in
+    /// the proof file (the registers, pc and I/O cursors at each boundary and every memory cell
+    /// written before it, which may hold the private input; docs/continuations.md "Zero knowledge").
+    /// Without it such a run is refused before any segment is proven. --no-zk runs and runs proven as
+    /// one proof need no flag.
+    #[arg(long)]
     public_segment_boundaries: bool,
+    /// Prove on the CPU even when the estimate printed before proving is above 1 hour (without it
+    /// such a run is refused before any proving; docs/cli.md "Estimate before proving").
+    #[arg(long)]
     yes: bool,
+    /// Testing: the estimate (seconds) above which a CPU proof needs --yes (default 3600).
+    #[arg(long, hide = true, value_name = "SECS", default_value_t = DEFAULT_CONFIRM_ABOVE_SECS)]
     confirm_above_secs: f64,
 }
 
@@ -774,7 +894,7 @@ fn one_proof_notes(a: &ProveArgs, why: &str) -> Vec<String> {
 
 /// `--gpu-memory GIB`: a positive number of GiB, as bytes.
 fn parse_gpu_memory(s: &str) -> std::result::Result<u64, String> {
-    zkrv_cuda::parse_gib(s)
+    zkrv_sdk::parse_gib(s)
         .ok_or_else(|| format!("{s:?} is not a positive number of GiB (e.g. 24 or 7.5)"))
 }
 
@@ -885,18 +1005,8 @@ fn check_prove_paths(a: &ProveArgs) -> Result<()> {
     Ok(())
 }
 
-/// The security of `proof` under its own parameters `config` ([`zkrv_machine::proof_security`]: its table
-/// heights and DEEP batch size; docs/stark.md "Security").
-fn proof_security(
-    program: &Program,
-    config: &StarkConfig,
-    proof: &zkrv_machine::Proof,
-) -> Result<zkrv_stark::security::SecurityReport> {
-    zkrv_machine::proof_security(program, proof, config).context("estimating the proof's security")
-}
-
 /// The one-line security figure: "security            100 bits provable (Johnson regime, BCHKS25)".
-fn security_line(r: &zkrv_stark::security::SecurityReport, config: &StarkConfig) -> String {
+fn security_line(r: &SecurityReport, config: &StarkConfig) -> String {
     let preset = SecurityPreset::of(config).map_or(String::new(), |p| format!("; {p}"));
     format!("security            {}{preset}", r.summary())
 }
@@ -904,10 +1014,10 @@ fn security_line(r: &zkrv_stark::security::SecurityReport, config: &StarkConfig)
 /// `zkrv security`: the round-by-round table of a preset with every table at `2^log_height` rows.
 fn security(preset: SecurityPreset, no_zk: bool, log_height: Option<usize>) -> Result<u8> {
     let config = preset.config(!no_zk);
-    let mut lh = log_height.unwrap_or(zkrv_stark::logup::MAX_LOG_HEIGHT);
+    let mut lh = log_height.unwrap_or(zkrv_sdk::security::MAX_LOG_HEIGHT);
     // No proof of this preset has a table below its smallest height (zk: `2 * queries + 2` rows rounded up
     // to a power of two): show that height instead of one no proof has.
-    let min_lh = zkrv_machine::min_height(&config).trailing_zeros() as usize;
+    let min_lh = zkrv_sdk::security::min_log_height(&config);
     if lh < min_lh {
         eprintln!(
             "zkrv: note: --log-height {lh}: every table of a {} proof at this preset has at least 2^{min_lh} \
@@ -916,11 +1026,7 @@ fn security(preset: SecurityPreset, no_zk: bool, log_height: Option<usize>) -> R
         );
         lh = min_lh;
     }
-    // The table shapes do not depend on the program: a one-instruction one (exit) stands for all.
-    let exit = [0x0000_0073u32];
-    let program = Program::from_words(0x1000, &exit).context("building the reference program")?;
-    let r = zkrv_machine::worst_case_security(&program, &config, lh)
-        .context("estimating the security")?;
+    let r = zkrv_sdk::security::worst_case(&config, lh).context("estimating the security")?;
     let f = &config.fri;
     println!(
         "{preset}: blowup 2^{}, {} queries, {} grinding bits, {}; every table 2^{lh} rows",
@@ -946,273 +1052,336 @@ fn security(preset: SecurityPreset, no_zk: bool, log_height: Option<usize>) -> R
     Ok(0)
 }
 
-fn prove(a: ProveArgs) -> Result<u8> {
-    // Refuse bad destinations before the (long) proof.
-    check_prove_paths(&a)?;
-    // The segment size before the cycle limit, which is counted in segments of `rows - 1` cycles.
-    if let Some(rows) = a.segment_cycles {
-        zkrv_machine::segment::check_segment_rows(rows, &a.security.config(!a.no_zk))
-            .map_err(|reason| anyhow!("--segment-cycles {rows}: {reason}"))?;
+/// The SDK's options for `zkrv prove`'s arguments, over the environment's switches
+/// ([`zkrv_sdk::ProveOptions::from_env`]), checked before anything runs.
+fn prove_options(a: &ProveArgs) -> Result<ProveOptions> {
+    let env = ProveOptions::from_env()?;
+    let opts = ProveOptions {
+        zk: !a.no_zk,
+        security: a.security,
+        backend: match a.backend {
+            BackendArg::Auto => Backend::Auto,
+            BackendArg::Cpu => Backend::Cpu,
+            BackendArg::Gpu => Backend::Gpu,
+        },
+        max_cycles: a.max_cycles,
+        segment_cycles: a.segment_cycles,
+        segment_jobs: a.segment_jobs,
+        gpus: a.gpus,
+        zk_test_seed: a.zk_test_seed,
+        // The flag and `ZKRV_GPU_MEMORY` both cap the budget: the smaller wins.
+        gpu_memory: match (a.gpu_memory, env.gpu_memory) {
+            (Some(f), Some(e)) => Some(f.min(e)),
+            (f, e) => f.or(e),
+        },
+        cpu_trace: a.cpu_trace || env.cpu_trace,
+        public_segment_boundaries: a.public_segment_boundaries,
+        ..env
+    };
+    opts.validate().map_err(|e| prove_error(a, e))?;
+    Ok(opts)
+}
+
+/// An error of [`zkrv_sdk::prove_with`] in the words of `zkrv prove` (its flags instead of the SDK's
+/// option names).
+fn prove_error(a: &ProveArgs, e: zkrv_sdk::Error) -> anyhow::Error {
+    use zkrv_sdk::Error as E;
+    match e {
+        E::SegmentSize { rows, reason } => anyhow!("--segment-cycles {rows}: {reason}"),
+        E::CycleLimitTooLarge {
+            max_cycles,
+            segment_rows: rows,
+            limit,
+        } => anyhow!(
+            "--max-cycles {max_cycles}: a proof holds at most 2^32 - 1 segments of {} cycles = {limit} \
+             cycles (segments of {rows} rows); `zkrv run` has no such limit",
+            rows.saturating_sub(1)
+        ),
+        E::Exec { error, cycles, .. } => exec_error(&a.elf, &error, cycles),
+        E::PublicSegmentBoundaries {
+            segments,
+            segment_rows,
+            cycles,
+        } => anyhow!(
+            "{} needs {segments} segments of {segment_rows} rows ({cycles} cycles), and a segmented proof \
+             makes every segment boundary public: the registers, pc and I/O cursors at each boundary and \
+             every memory cell written before it, which may hold the private input (docs/continuations.md \
+             \"Zero knowledge\"). Pass --public-segment-boundaries to accept that; or prove with --no-zk \
+             (no zero knowledge at all); or prove it as one zero-knowledge proof: a run of at most 2^26 - 1 \
+             cycles without --segment-cycles (fewer cycles), or a --segment-cycles it fits in",
+            a.elf.display()
+        ),
+        E::NoGpu(e) => anyhow!("--backend gpu: no usable GPU: {e}"),
+        E::GpuCount { want, reason } => match want {
+            Some(n) => anyhow!("--gpus {n}: {reason}"),
+            None => anyhow!("--gpus: {reason}"),
+        },
+        e => e.into(),
     }
+}
+
+fn prove(a: ProveArgs) -> Result<u8> {
+    // Refuse bad destinations, options and environment switches before the (long) proof.
+    check_prove_paths(&a)?;
+    let opts = prove_options(&a)?;
     remove_temp_files_on_signals()?;
-    LdeMode::from_env().map_err(|e| anyhow!(e))?;
     let program = load_program(&a.elf)?;
     let input = read_input(a.input.as_deref())?;
-    let engine = select_backend(a.backend, a.gpu_memory)?;
-    // The automatic segment size depends on the backend (2^22 rows on a GPU, 2^20 on the CPU).
-    let default_rows = default_segment_rows(engine.is_gpu());
-    let rows = a.segment_cycles.unwrap_or(default_rows);
-    if a.max_cycles > zkrv_machine::segment::max_run_cycles(rows) {
-        bail!(
-            "--max-cycles {}: a proof holds at most 2^32 - 1 segments of {} cycles = {} cycles \
-             (segments of {rows} rows); `zkrv run` has no such limit",
-            a.max_cycles,
-            rows.saturating_sub(1),
-            zkrv_machine::segment::max_run_cycles(rows)
-        );
-    }
-    let device_base = engine.device_used();
-    let config = StarkConfig {
-        zk_seed: a.zk_test_seed,
-        ..a.security.config(!a.no_zk)
-    };
     if a.zk_test_seed.is_some() {
         eprintln!("zkrv: --zk-test-seed: fixed public randomness, the proof is NOT zero-knowledge");
     }
-    if let Some(rows) = a.segment_cycles {
-        match plan_segments(&a, &program, &input, rows, &config)? {
-            plan if plan.checkpoints.len() > 1 => {
-                return prove_segmented(&a, &program, &input, plan, &config, engine)
-            }
-            // One segment: the one-segment proof below (same bytes as without --segment-cycles).
-            _ => {
-                for note in
-                    one_proof_notes(&a, &format!("the run fits in one segment of {rows} rows"))
-                {
-                    eprintln!("{note}");
-                }
-            }
+    let progress = Arc::new(Progress::new(a.clone()));
+    let observer: Arc<dyn zkrv_sdk::ProveObserver> = progress.clone();
+    let proved = zkrv_sdk::prove_with(&program, &input, &opts, observer);
+    let proved = match proved {
+        Ok(p) => p,
+        Err(e) => {
+            progress.finish();
+            return Err(prove_error(&a, e));
         }
-    }
-    let progress = Progress::new();
-    eprintln!(
-        "proving {} on {} ({}: blowup 2^{}, {} queries, {})",
-        a.elf.display(),
-        engine.name(),
-        a.security,
-        config.fri.log_blowup,
-        config.fri.num_queries,
-        zk_mode(config.zk && a.zk_test_seed.is_none())
-    );
-    let bar = progress.bar.clone();
-    let tty = progress.tty;
-    let listener: profile::Listener = Box::new(move |path: &str| {
-        if let Some((_, inner)) = path.split_once('/') {
-            if tty {
-                bar.set_message(inner.to_string());
-            } else if !inner.contains('/') {
-                // Plain lines for logs and CI: the prover's top-level sub-stages as they start.
-                eprintln!("        {inner} ...");
-            }
-        }
-    });
-    let t0 = Instant::now();
-    let (res, mut prof) = profile::record(Some(listener), || -> Result<_> {
-        let exec = progress.stage("execute", || {
-            execute_keep_output(
-                &program,
-                &input,
-                &ExecOptions {
-                    max_cycles: a.max_cycles,
-                    record: false,
-                },
-            )
-        });
-        let exec = match exec {
-            Ok(e) => e,
-            Err(f) => {
-                // The guest's fd-2 text often explains the failure.
-                progress.guest_stderr(&f.debug_output);
-                return Err(exec_error(&a.elf, &f));
-            }
-        };
-        if exec.cycles > MAX_PROVABLE_CYCLES {
-            // Longer than one proof holds: segments of the default size (after this closure).
-            return Ok(None);
-        }
-        let work = zkrv_sdk::estimate::rows_to_prove(exec.cycles, None);
-        progress.line(&estimate_gate(&a, &engine, work, &config)?);
-        if a.segment_cycles.is_none() {
-            let why = format!(
-                "the run ({} cycles) fits in one proof (at most 2^26 - 1 cycles without --segment-cycles)",
-                exec.cycles
-            );
-            for note in one_proof_notes(&a, &why) {
-                progress.line(&note);
-            }
-        }
-        progress.guest_stderr(&exec.debug_output);
-        if exec.exit_code != 0 {
-            progress.line(&format!(
-                "zkrv: warning: the guest exited with code {} (not 0); the proof will say so, and \
-                 `zkrv verify` refuses it unless given --any-exit-code",
-                exec.exit_code
-            ));
-        }
-        let prepared = progress.stage("trace generation", || {
-            no_panic("trace generation", || {
-                Ok(engine.prepare_traces(&program, &input, a.cpu_trace, &config)?)
-            })
-        })?;
-        let report = match &prepared {
-            #[cfg(feature = "cuda")]
-            zkrv_sdk::engine::Prepared::Gpu(g) => Some(g.report.clone()),
-            zkrv_sdk::engine::Prepared::Host(_) => None,
-        };
-        let (statement, proof) = progress.stage("prove", || {
-            no_panic("proving", || {
-                let lde = LdeMode::from_env().map_err(|e| anyhow!(e))?;
-                Ok(engine.prove(&program, prepared, &config, lde)?)
-            })
-        })?;
-        let bytes = progress.stage("serialize", || {
-            proof_file::encode(&config, &statement, &proof)
-        })?;
-        progress.stage("write", || write_atomic(&a.output, &bytes))?;
-        let security = proof_security(&program, &config, &proof)?;
-        Ok(Some((
-            exec.cycles,
-            statement,
-            bytes.len(),
-            security,
-            report,
-        )))
-    });
-    progress.finish();
-    let Some((cycles, statement, size, security, report)) = res? else {
-        eprintln!(
-            "zkrv: the run is longer than one proof holds (2^26 - 1 = {MAX_PROVABLE_CYCLES} cycles): \
-             proving it in segments of {default_rows} rows (the {} backend's default; --segment-cycles \
-             chooses the size; docs/continuations.md)",
-            if engine.is_gpu() { "GPU" } else { "CPU" }
-        );
-        let plan = plan_segments(&a, &program, &input, default_rows, &config)?;
-        return prove_segmented(&a, &program, &input, plan, &config, engine);
     };
-    let total = t0.elapsed().as_secs_f64();
+    let receipt = &proved.receipt;
+    let segmented = matches!(receipt.proof, ReceiptProof::Segmented { .. });
+    let mut prof = proved.profile.clone();
+    let bytes = if segmented {
+        let bytes = receipt.to_bytes()?;
+        write_atomic(&a.output, &bytes)?;
+        bytes
+    } else {
+        let bytes = progress.stage("serialize", &mut prof, || -> Result<Vec<u8>> {
+            Ok(receipt.to_bytes()?)
+        })?;
+        progress.stage("write", &mut prof, || write_atomic(&a.output, &bytes))?;
+        bytes
+    };
+    let security = receipt
+        .security_report(&program)
+        .context("estimating the proof's security")?;
+    progress.finish();
+    let total = progress.started().elapsed().as_secs_f64();
     prof.add("total", total);
-    let prove_secs = prof.secs("prove").unwrap_or(total);
+    let fig = Figures {
+        proved: &proved,
+        prof,
+        total,
+        size: bytes.len(),
+        peak_host: peak_host_bytes(),
+    };
 
-    print_statement(&statement);
+    let (config, cycles) = (&receipt.config, proved.cycles);
+    print_statement(&receipt.statement);
+    if let ReceiptProof::Segmented { segment_rows, .. } = &receipt.proof {
+        println!(
+            "segments            {} of {segment_rows} rows",
+            receipt.segments()
+        );
+    }
     println!("cycles              {cycles}");
-    println!("proof               {} ({size} bytes)", a.output.display());
+    println!(
+        "proof               {} ({} bytes)",
+        a.output.display(),
+        fig.size
+    );
     if config.zk && a.zk_test_seed.is_some() {
         println!("zero knowledge      no (--zk-test-seed: zk mode with public randomness)");
+    } else if segmented {
+        println!("zero knowledge      {}", zk_segmented(config.zk));
     } else {
         println!("zero knowledge      {}", yes_no(config.zk));
     }
-    println!(
-        "prove time          {prove_secs:.3} s ({} cycles/s; {total:.3} s in all)",
-        per_sec(cycles, prove_secs)
-    );
-    println!("{}", security_line(&security, &config));
+    let prove_secs = proved.prove_secs;
+    if segmented {
+        println!(
+            "prove time          {prove_secs:.3} s ({} cycles/s)",
+            per_sec(cycles, prove_secs)
+        );
+        println!("{} (the weakest segment)", security_line(&security, config));
+    } else {
+        println!(
+            "prove time          {prove_secs:.3} s ({} cycles/s; {total:.3} s in all)",
+            per_sec(cycles, prove_secs)
+        );
+        println!("{}", security_line(&security, config));
+    }
     if a.security_report {
         println!();
         print!("{security}");
     }
-
-    let device_peak = engine
-        .device_used()
-        .zip(device_base)
-        .map(|(u, b)| u.saturating_sub(b));
-    #[cfg(feature = "cuda")]
-    let transfers = match &engine {
-        Engine::Gpu(b) => Some(b.stats()),
-        Engine::Cpu => None,
-    };
-    #[cfg(not(feature = "cuda"))]
-    let transfers: Option<zkrv_cuda::TransferStats> = None;
     if a.stats {
-        print_stats(transfers.as_ref(), report.as_ref());
+        print_stats(proved.transfers.as_ref(), proved.trace_report.as_deref());
+        if segmented && !proved.devices.is_empty() {
+            println!(
+                "(summed over the {} segments; every trace uploaded: host trace generation)",
+                receipt.segments()
+            );
+        }
     }
-    let peak_host = peak_host_bytes();
     if a.profile {
         println!();
-        print_profile(&prof, total);
-        println!("cycles/s            {}", per_sec(cycles, prove_secs));
-        println!("proof size          {size} bytes");
-        if let Some(p) = peak_host {
-            println!("peak host memory    {} (VmHWM)", mib(p));
-        }
-        if let Some(d) = device_peak {
-            println!("peak device memory  {} (memory pool high-water)", mib(d));
-        }
-        if let Some((peak, budget, estimate, recomputed)) = engine.device_memory() {
-            println!(
-                "device buffers      {} peak of live buffers (estimated {} before the proof), budget {}{}",
-                mib(peak),
-                mib(estimate),
-                mib(budget),
-                if recomputed {
-                    "; LDEs recomputed per coset block (the stored proof did not fit, or ZKRV_GPU_LDE)"
-                } else {
-                    ""
-                }
-            );
-        }
-        if let Some(s) = &transfers {
-            println!(
-                "host<->device       {} host->device, {} device->host",
-                mib(s.total_h2d()),
-                mib(s.total_d2h())
-            );
-        }
+        print_profile(&fig.prof, total);
+        print_profile_figures(&fig);
     }
     if let Some(path) = &a.profile_json {
-        let stages: Vec<_> = prof
-            .stages
-            .iter()
-            .map(|s| {
-                serde_json::json!({"name": s.name, "depth": s.depth, "secs": s.secs, "calls": s.calls})
-            })
-            .collect();
-        let json = serde_json::json!({
-            "elf": a.elf.display().to_string(),
-            "backend": engine.name(),
-            "cycles": cycles,
-            "prove_secs": prove_secs,
-            "total_secs": total,
-            "cycles_per_sec": cycles as f64 / prove_secs.max(1e-9),
-            "proof_bytes": size,
-            "peak_host_bytes": peak_host,
-            "peak_device_bytes": device_peak,
-            "h2d_bytes": transfers.as_ref().map(|s| s.total_h2d()),
-            "d2h_bytes": transfers.as_ref().map(|s| s.total_d2h()),
-            "stages": stages,
-        });
+        let json = profile_json(&a, &fig);
         let text = serde_json::to_string_pretty(&json).context("encoding the profile")?;
         write_atomic(path, text.as_bytes())?;
     }
     Ok(0)
 }
 
-/// The estimate of the prove stage of `work` on `engine` (docs/cli.md "Estimate before proving"), as the
-/// line to print; on the CPU, an error above `--confirm-above-secs` (1 hour) without `--yes`, naming the
-/// ways out (before any proving).
-fn estimate_gate(
-    a: &ProveArgs,
-    engine: &Engine,
-    work: zkrv_sdk::estimate::Work,
-    config: &StarkConfig,
-) -> Result<String> {
+/// What `--profile` and `--profile-json` show of a proof.
+struct Figures<'a> {
+    proved: &'a Proved,
+    /// [`Proved::profile`] with the CLI's stages and the total.
+    prof: zkrv_sdk::Profile,
+    /// Seconds from the start of proving to the written proof file.
+    total: f64,
+    /// Bytes of the proof file.
+    size: usize,
+    /// Peak resident set of the process.
+    peak_host: Option<u64>,
+}
+
+impl Figures<'_> {
+    fn segmented(&self) -> bool {
+        !self.proved.segments.is_empty()
+    }
+
+    /// How a segmented proof's traces were made.
+    fn trace_gen(&self) -> &'static str {
+        if self.proved.devices.is_empty() {
+            "host"
+        } else {
+            "host (segments on the GPU: the device fills do not take a segment's start state; \
+             docs/continuations.md)"
+        }
+    }
+}
+
+/// `--profile` after the stage table: the segments' table, the rates, sizes and memory figures.
+fn print_profile_figures(f: &Figures<'_>) {
+    let p = f.proved;
+    let segmented = f.segmented();
+    if segmented {
+        println!("trace generation    {}", f.trace_gen());
+        println!(
+            "{:<9} {:>6} {:>12} {:>12} {:>12}",
+            "segment", "worker", "witness s", "prove s", "wait s"
+        );
+        for d in &p.segments {
+            println!(
+                "{:<9} {:>6} {:>12.3} {:>12.3} {:>12.3}",
+                d.index, d.worker, d.witness_secs, d.prove_secs, d.wait_secs
+            );
+        }
+    }
+    println!("cycles/s            {}", per_sec(p.cycles, p.prove_secs));
+    println!("proof size          {} bytes", f.size);
+    if let Some(h) = f.peak_host {
+        println!("peak host memory    {} (VmHWM)", mib(h));
+    }
+    for (k, d) in p.devices.iter().enumerate() {
+        // Segments name each device; one proof has one.
+        let gpu = if segmented {
+            format!("GPU {k}: ")
+        } else {
+            String::new()
+        };
+        if let Some(m) = d.memory_used {
+            println!(
+                "peak device memory  {gpu}{} (memory pool high-water)",
+                mib(m)
+            );
+        }
+        let Some(b) = d.buffers else { continue };
+        let (estimate, recomputed) = match segmented {
+            true => (String::new(), "; LDEs recomputed per coset block"),
+            false => (
+                format!(" (estimated {} before the proof)", mib(b.estimate)),
+                "; LDEs recomputed per coset block (the stored proof did not fit, or ZKRV_GPU_LDE)",
+            ),
+        };
+        println!(
+            "device buffers      {gpu}{} peak of live buffers{estimate}, budget {}{}",
+            mib(b.peak),
+            mib(b.budget),
+            if b.recomputed { recomputed } else { "" }
+        );
+    }
+    print_transfer_totals(p.transfers.as_ref());
+}
+
+fn print_transfer_totals(transfers: Option<&TransferStats>) {
+    if let Some(s) = transfers {
+        println!(
+            "host<->device       {} host->device, {} device->host",
+            mib(s.total_h2d()),
+            mib(s.total_d2h())
+        );
+    }
+}
+
+/// `--profile-json`: the figures as one JSON object (docs/cli.md).
+fn profile_json(a: &ProveArgs, f: &Figures<'_>) -> serde_json::Value {
+    let p = f.proved;
+    let stages: Vec<_> = f
+        .prof
+        .stages
+        .iter()
+        .map(|s| serde_json::json!({"name": s.name, "depth": s.depth, "secs": s.secs, "calls": s.calls}))
+        .collect();
+    let mut json = serde_json::json!({
+        "elf": a.elf.display().to_string(),
+        "backend": match (&p.devices[..], f.segmented()) {
+            ([first, ..], true) => format!("{} x {}", p.devices.len(), first.name),
+            _ => p.devices.first().map_or_else(|| "cpu".to_string(), |d| d.name.clone()),
+        },
+        "cycles": p.cycles,
+        "prove_secs": p.prove_secs,
+        "total_secs": f.total,
+        "cycles_per_sec": p.cycles as f64 / p.prove_secs.max(1e-9),
+        "proof_bytes": f.size,
+        "peak_host_bytes": f.peak_host,
+        "peak_device_bytes": p.devices.iter().filter_map(|d| d.memory_used).max(),
+        "h2d_bytes": p.transfers.as_ref().map(|s| s.total_h2d()),
+        "d2h_bytes": p.transfers.as_ref().map(|s| s.total_d2h()),
+        "stages": stages,
+    });
+    if let ReceiptProof::Segmented { segment_rows, .. } = &p.receipt.proof {
+        let per_segment: Vec<_> = p
+            .segments
+            .iter()
+            .map(|d| {
+                serde_json::json!({
+                    "index": d.index,
+                    "worker": d.worker,
+                    "witness_secs": d.witness_secs,
+                    "prove_secs": d.prove_secs,
+                    "wait_secs": d.wait_secs,
+                })
+            })
+            .collect();
+        json["segment_rows"] = (*segment_rows).into();
+        json["segment_count"] = p.segments.len().into();
+        json["trace_generation"] = f.trace_gen().into();
+        json["segments"] = per_segment.into();
+    }
+    json
+}
+
+/// The estimate of the prove stage of `plan` (docs/cli.md "Estimate before proving"), as the line to
+/// print; on the CPU, an error above `--confirm-above-secs` (1 hour) without `--yes`, naming the ways out
+/// (before any proving).
+fn estimate_gate(a: &ProveArgs, plan: &Plan) -> std::result::Result<String, String> {
     use zkrv_sdk::estimate::{calibrate, cpu_secs, gpu_secs, human_secs, Calibration};
+    let (work, config) = (plan.work, &plan.config);
     let what = if work.tables > 1 {
         format!("{} segments of {} rows", work.tables, work.rows_per_table)
     } else {
         format!("{} rows", work.rows_per_table)
     };
     let gpu = gpu_secs(work, config);
-    if engine.is_gpu() {
+    if plan.gpu {
         return Ok(format!(
             "zkrv: estimate: about {} to prove {what} on the GPU (recorded on one NVIDIA H200, \
              docs/PERF.md; another GPU may differ)",
@@ -1240,13 +1409,8 @@ fn estimate_gate(
                 .into(),
         )
     };
-    let line = format!(
-        "zkrv: estimate: about {} to prove {what} on the CPU ({basis}; within about 2x; docs/cli.md \
-         \"Estimate before proving\")",
-        human_secs(secs)
-    );
     if secs > a.confirm_above_secs && !a.yes {
-        bail!(
+        return Err(format!(
             "the estimated CPU proving time is about {} ({what}), above {}: pass --yes to prove on the CPU \
              anyway; --backend gpu proves it in about {} on one NVIDIA H200 (docs/gpu.md); \
              --segment-cycles N sets the segment size (the memory a segment needs, not the total time); \
@@ -1254,346 +1418,13 @@ fn estimate_gate(
             human_secs(secs),
             human_secs(a.confirm_above_secs),
             human_secs(gpu)
-        );
-    }
-    Ok(line)
-}
-
-/// The first pass of a segmented proof (`zkrv_machine::segment::plan_run`): the run cut into segments of
-/// `rows` CPU rows; the guest's fd-2 text and the execution error as `prove` shows them.
-fn plan_segments(
-    a: &ProveArgs,
-    program: &Program,
-    input: &[u8],
-    rows: u64,
-    config: &StarkConfig,
-) -> Result<zkrv_machine::segment::RunPlan> {
-    match zkrv_machine::segment::plan_run(program, input, rows, a.max_cycles, config) {
-        Err(zkrv_machine::segment::PlanError::Exec(f)) => {
-            eprint!("{}", String::from_utf8_lossy(&f.debug_output));
-            Err(exec_error(&a.elf, &f))
-        }
-        Err(e) => bail!("{e}"),
-        Ok(plan) => Ok(plan),
-    }
-}
-
-/// Adds the stages of `p` to `into` under `prefix` (`prefix/stage`), times and calls summed.
-fn add_profile(into: &mut Profile, prefix: &str, p: &Profile) {
-    for st in &p.stages {
-        let name = format!("{prefix}/{}", st.name);
-        match into.stages.iter_mut().find(|s| s.name == name) {
-            Some(s) => {
-                s.secs += st.secs;
-                s.calls += st.calls;
-            }
-            None => into.stages.push(profile::Stage {
-                depth: name.matches('/').count(),
-                name,
-                secs: st.secs,
-                calls: st.calls,
-            }),
-        }
-    }
-}
-
-/// `prove` of a run of more than one segment (docs/continuations.md): every segment re-executed from its
-/// checkpoint, its traces generated on the host and proven with `zkrv_sdk::prove_segments`: on the CPU
-/// `--segment-jobs` at a time; on the GPU one worker per device of `--gpus`, the host stage of a device's
-/// next segment overlapping its current proof. One version-4 proof file.
-fn prove_segmented(
-    a: &ProveArgs,
-    program: &Program,
-    input: &[u8],
-    plan: zkrv_machine::segment::RunPlan,
-    config: &StarkConfig,
-    engine: Engine,
-) -> Result<u8> {
-    let n = plan.checkpoints.len();
-    if config.zk && !a.public_segment_boundaries {
-        bail!(
-            "{} needs {n} segments of {} rows ({} cycles), and a segmented proof makes every segment \
-             boundary public: the registers, pc and I/O cursors at each boundary and every memory cell \
-             written before it, which may hold the private input (docs/continuations.md \"Zero \
-             knowledge\"). Pass --public-segment-boundaries to accept that; or prove with --no-zk (no zero \
-             knowledge at all); or prove it as one zero-knowledge proof: a run of at most 2^26 - 1 cycles \
-             without --segment-cycles (fewer cycles), or a --segment-cycles it fits in",
-            a.elf.display(),
-            plan.segment_rows,
-            plan.cycles
-        );
-    }
-    let work = zkrv_sdk::estimate::rows_to_prove(plan.cycles, Some((n as u64, plan.segment_rows)));
-    eprintln!("{}", estimate_gate(a, &engine, work, config)?);
-    let mut engines = vec![engine];
-    if engines[0].is_gpu() {
-        let want = a.gpus.resolve().map_err(|e| anyhow!("--gpus: {e}"))?;
-        for ordinal in 1..want {
-            engines.push(
-                Engine::open_ordinal(ordinal, a.gpu_memory)
-                    .map_err(|e| anyhow!("--gpus {want}: {e}"))?,
-            );
-        }
-    }
-    let gpu = engines[0].is_gpu();
-    let device_base: Vec<Option<u64>> = engines.iter().map(Engine::device_used).collect();
-    // At most one worker per segment (the scheduler starts no more).
-    let jobs = a
-        .segment_jobs
-        .unwrap_or(zkrv_sdk::default_segment_jobs(plan.segment_rows))
-        .clamp(1, n);
-    eprint!("{}", String::from_utf8_lossy(&plan.debug_output));
-    if plan.statement.exit_code != 0 {
-        eprintln!(
-            "zkrv: warning: the guest exited with code {} (not 0); the proof will say so, and \
-             `zkrv verify` refuses it unless given --any-exit-code",
-            plan.statement.exit_code
-        );
-    }
-    let on = if gpu {
-        format!(
-            "{} GPU(s) ({}), one segment at a time each, traces generated on the host",
-            engines.len(),
-            engines[0].name()
-        )
-    } else {
-        format!("cpu, {jobs} at a time")
-    };
-    eprintln!(
-        "proving {} in {n} segments of {} rows ({} cycles) on {on} ({}); segment boundaries \
-         (registers, pc, cursors, written memory) are public",
-        a.elf.display(),
-        plan.segment_rows,
-        plan.cycles,
-        zk_mode(config.zk && a.zk_test_seed.is_none())
-    );
-    if config.zk {
-        eprintln!("{SEGMENTED_ZK_WARNING}");
-    }
-    if a.cpu_trace && gpu {
-        eprintln!("zkrv: note: --cpu-trace: segments always generate their traces on the host");
-    }
-    if gpu && a.segment_jobs.is_some() {
-        eprintln!("zkrv: note: --segment-jobs is for the CPU backend; on the GPU each device of --gpus proves one segment at a time");
-    } else if let Some(k) = a.segment_jobs.filter(|&k| k > n) {
-        eprintln!(
-            "zkrv: note: --segment-jobs {k}: the run has {n} segments, proving {n} at a time"
-        );
-    }
-    if !gpu && a.gpus != zkrv_sdk::Gpus::Count(1) {
-        eprintln!("zkrv: note: --gpus is for the GPU backend; the CPU proves --segment-jobs segments at a time");
-    }
-    let progress = Progress::new();
-    progress.bar.set_prefix(format!("segments 0/{n}"));
-    let lde = LdeMode::from_env().map_err(|e| anyhow!(e))?;
-    let t0 = Instant::now();
-    let on_done = |d: &zkrv_sdk::SegmentDone| {
-        if progress.tty {
-            progress
-                .bar
-                .set_prefix(format!("segments {}/{}", d.done, d.count));
-        }
-        // Remaining time at the mean rate so far (segments are of one size; the last is shorter).
-        let eta = if d.done < d.count && d.done > 0 {
-            let left = t0.elapsed().as_secs_f64() / d.done as f64 * (d.count - d.done) as f64;
-            format!(", about {left:.0} s left")
-        } else {
-            String::new()
-        };
-        progress.line(&format!(
-            "  segment {:>4} of {n} (worker {}): witness {:.3} s, prove {:.3} s  [{}/{} done{eta}]",
-            d.index, d.worker, d.witness_secs, d.prove_secs, d.done, d.count
         ));
-    };
-    let res = no_panic("proving", || {
-        Ok(zkrv_sdk::prove_segments(
-            &engines,
-            program,
-            input,
-            &plan,
-            config,
-            Some(jobs),
-            lde,
-            &on_done,
-        )?)
-    });
-    progress.finish();
-    let (segments, dones) = res?;
-    let prove_secs = t0.elapsed().as_secs_f64();
-    let receipt = zkrv_sdk::Receipt {
-        statement: plan.statement.clone(),
-        proof: zkrv_sdk::ReceiptProof::Segmented {
-            segment_rows: plan.segment_rows,
-            segments,
-        },
-        config: config.clone(),
-    };
-    let bytes = receipt.to_bytes()?;
-    write_atomic(&a.output, &bytes)?;
-    let security = receipt
-        .security_report(&zkrv_sdk::Program::from_inner(program.clone()))
-        .context("estimating the proof's security")?;
-    let total = t0.elapsed().as_secs_f64();
-    print_statement(&plan.statement);
-    println!("segments            {n} of {} rows", plan.segment_rows);
-    println!("cycles              {}", plan.cycles);
-    println!(
-        "proof               {} ({} bytes)",
-        a.output.display(),
-        bytes.len()
-    );
-    if config.zk && a.zk_test_seed.is_some() {
-        println!("zero knowledge      no (--zk-test-seed: zk mode with public randomness)");
-    } else {
-        println!("zero knowledge      {}", zk_segmented(config.zk));
     }
-    println!(
-        "prove time          {prove_secs:.3} s ({} cycles/s)",
-        per_sec(plan.cycles, prove_secs)
-    );
-    println!("{} (the weakest segment)", security_line(&security, config));
-    if a.security_report {
-        println!();
-        print!("{security}");
-    }
-
-    // Sums over the segments: transfers (every engine), the prover's stages.
-    #[cfg(feature = "cuda")]
-    let transfers = gpu.then(|| {
-        let mut t = zkrv_cuda::TransferStats::default();
-        for e in &engines {
-            if let Some(s) = e.transfers() {
-                t.merge(&s);
-            }
-        }
-        t
-    });
-    #[cfg(not(feature = "cuda"))]
-    let transfers: Option<zkrv_cuda::TransferStats> = None;
-    if a.stats {
-        print_stats(transfers.as_ref(), None);
-        if gpu {
-            println!("(summed over the {n} segments; every trace uploaded: host trace generation)");
-        }
-    }
-    let mut prof = Profile::default();
-    prof.add("segments", prove_secs);
-    for (name, secs) in [
-        ("witness (sum)", dones.iter().map(|d| d.witness_secs).sum()),
-        ("prove (sum)", dones.iter().map(|d| d.prove_secs).sum()),
-    ] {
-        prof.stages.push(profile::Stage {
-            name: format!("segments/{name}"),
-            depth: 1,
-            secs,
-            calls: dones.len() as u64,
-        });
-    }
-    for d in &dones {
-        add_profile(&mut prof, "segments/prove (sum)", &d.profile);
-    }
-    prof.add("total", total);
-    let trace_gen = if gpu {
-        "host (segments on the GPU: the device fills do not take a segment's start state; \
-         docs/continuations.md)"
-    } else {
-        "host"
-    };
-    let peak_host = peak_host_bytes();
-    let device_peaks: Vec<Option<u64>> = engines
-        .iter()
-        .zip(&device_base)
-        .map(|(e, b)| e.device_used().zip(*b).map(|(u, b)| u.saturating_sub(b)))
-        .collect();
-    if a.profile {
-        println!();
-        print_profile(&prof, total);
-        println!("trace generation    {trace_gen}");
-        println!(
-            "{:<9} {:>6} {:>12} {:>12} {:>12}",
-            "segment", "worker", "witness s", "prove s", "wait s"
-        );
-        for d in &dones {
-            println!(
-                "{:<9} {:>6} {:>12.3} {:>12.3} {:>12.3}",
-                d.index, d.worker, d.witness_secs, d.prove_secs, d.wait_secs
-            );
-        }
-        println!("cycles/s            {}", per_sec(plan.cycles, prove_secs));
-        println!("proof size          {} bytes", bytes.len());
-        if let Some(p) = peak_host {
-            println!("peak host memory    {} (VmHWM)", mib(p));
-        }
-        for (k, (e, d)) in engines.iter().zip(&device_peaks).enumerate() {
-            if let Some(d) = d {
-                println!(
-                    "peak device memory  GPU {k}: {} (memory pool high-water)",
-                    mib(*d)
-                );
-            }
-            if let Some((peak, budget, _, recomputed)) = e.device_memory() {
-                println!(
-                    "device buffers      GPU {k}: {} peak of live buffers, budget {}{}",
-                    mib(peak),
-                    mib(budget),
-                    if recomputed {
-                        "; LDEs recomputed per coset block"
-                    } else {
-                        ""
-                    }
-                );
-            }
-        }
-        if let Some(s) = &transfers {
-            println!(
-                "host<->device       {} host->device, {} device->host",
-                mib(s.total_h2d()),
-                mib(s.total_d2h())
-            );
-        }
-    }
-    if let Some(path) = &a.profile_json {
-        let stages: Vec<_> = prof
-            .stages
-            .iter()
-            .map(|s| {
-                serde_json::json!({"name": s.name, "depth": s.depth, "secs": s.secs, "calls": s.calls})
-            })
-            .collect();
-        let per_segment: Vec<_> = dones
-            .iter()
-            .map(|d| {
-                serde_json::json!({
-                    "index": d.index,
-                    "worker": d.worker,
-                    "witness_secs": d.witness_secs,
-                    "prove_secs": d.prove_secs,
-                    "wait_secs": d.wait_secs,
-                })
-            })
-            .collect();
-        let json = serde_json::json!({
-            "elf": a.elf.display().to_string(),
-            "backend": if gpu { format!("{} x {}", engines.len(), engines[0].name()) } else { engines[0].name() },
-            "cycles": plan.cycles,
-            "prove_secs": prove_secs,
-            "total_secs": total,
-            "cycles_per_sec": plan.cycles as f64 / prove_secs.max(1e-9),
-            "proof_bytes": bytes.len(),
-            "peak_host_bytes": peak_host,
-            "peak_device_bytes": device_peaks.iter().flatten().max(),
-            "h2d_bytes": transfers.as_ref().map(|s| s.total_h2d()),
-            "d2h_bytes": transfers.as_ref().map(|s| s.total_d2h()),
-            "stages": stages,
-            "segment_rows": plan.segment_rows,
-            "segment_count": n,
-            "trace_generation": trace_gen,
-            "segments": per_segment,
-        });
-        let text = serde_json::to_string_pretty(&json).context("encoding the profile")?;
-        write_atomic(path, text.as_bytes())?;
-    }
-    Ok(0)
+    Ok(format!(
+        "zkrv: estimate: about {} to prove {what} on the CPU ({basis}; within about 2x; docs/cli.md \
+         \"Estimate before proving\")",
+        human_secs(secs)
+    ))
 }
 
 fn print_profile(p: &Profile, total: f64) {
@@ -1748,9 +1579,8 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
     };
     let (statement, config) = (&receipt.statement, &receipt.config);
     let segmented = matches!(receipt.proof, zkrv_sdk::ReceiptProof::Segmented { .. });
-    let sdk_program = zkrv_sdk::Program::from_inner(program);
-    // The verifier refuses parameters below the minimum itself (`zkrv_stark::verify`, for every segment).
-    let verified = match receipt.check_with(&sdk_program, a.min_security) {
+    // The verifier refuses parameters below the minimum itself (for every segment): `Error::TooWeak`.
+    let verified = match receipt.check_with(&program, a.min_security) {
         Ok(v) => v,
         Err(zkrv_sdk::Error::TooWeak { bits, min }) => {
             let preset =
@@ -1773,7 +1603,7 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
     // The level of the proof's own parameters (the weakest segment's), for the report.
     let report = match no_panic("estimating the security", || {
         receipt
-            .security_report(&sdk_program)
+            .security_report(&program)
             .context("estimating the proof's security")
     }) {
         Ok(r) => r,
@@ -1816,17 +1646,9 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
             "segments": verified.segments,
             "security": {"provable_bits": prov, "regime": "Johnson, BCHKS25", "line": security},
         });
-        match (&receipt.proof, verified.cycles) {
-            (zkrv_sdk::ReceiptProof::Single(p), _) => {
-                json["cpu_table_log_height"] = p
-                    .stark
-                    .log_heights
-                    .get(zkrv_machine::table_id::CPU)
-                    .copied()
-                    .unwrap_or(0)
-                    .into()
-            }
-            (_, Some(c)) => json["cycles"] = c.into(),
+        match (receipt.cpu_log_height(), verified.cycles) {
+            (Some(h), _) => json["cpu_table_log_height"] = h.into(),
+            (None, Some(c)) => json["cycles"] = c.into(),
             _ => {}
         }
         println!("{json}");
@@ -1896,7 +1718,7 @@ fn min_security_hint(bits: u32) -> String {
 
 fn program_id(elf: PathBuf) -> Result<u8> {
     let program = load_program(&elf)?;
-    println!("{}", hex(&zkrv_machine::program_commitment(&program)));
+    println!("{}", program.id());
     Ok(0)
 }
 
@@ -1946,7 +1768,7 @@ fn names_stdin(p: &Path) -> bool {
 fn closed_stdio(command: &Command) -> Result<()> {
     let (name, writes) = match command {
         Command::Run { .. } => ("run", "the guest's public output"),
-        Command::Prove { .. } => ("prove", "the proven statement and the proof's figures"),
+        Command::Prove(_) => ("prove", "the proven statement and the proof's figures"),
         Command::Verify(_) => ("verify", "the verdict and the proven statement"),
         Command::ProgramId { .. } => ("program-id", "the program ID"),
         Command::New { .. } => ("new", "what it created"),
@@ -1968,7 +1790,7 @@ fn closed_stdio(command: &Command) -> Result<()> {
     }
     // The arguments read from stdin when they name it (`--input -`, `/dev/stdin`), as shown in the error.
     let stdin_read: Vec<(String, &Path)> = match command {
-        Command::Run { input, .. } | Command::Prove { input, .. } => input
+        Command::Run { input, .. } | Command::Prove(ProveArgs { input, .. }) => input
             .iter()
             .map(|p| (format!("--input {}", p.display()), p.as_path()))
             .collect(),
@@ -2010,49 +1832,7 @@ fn main() -> ExitCode {
                 input,
                 max_cycles,
             } => run(elf, input, max_cycles),
-            Command::Prove {
-                elf,
-                input,
-                output,
-                max_cycles,
-                backend,
-                stats,
-                cpu_trace,
-                profile,
-                profile_json,
-                no_zk,
-                zk_test_seed,
-                security,
-                security_report,
-                gpu_memory,
-                segment_cycles,
-                segment_jobs,
-                gpus,
-                public_segment_boundaries,
-                yes,
-                confirm_above_secs,
-            } => prove(ProveArgs {
-                elf,
-                input,
-                output,
-                max_cycles,
-                backend,
-                stats,
-                cpu_trace,
-                profile,
-                profile_json,
-                no_zk,
-                zk_test_seed,
-                security,
-                security_report,
-                gpu_memory,
-                segment_cycles,
-                segment_jobs,
-                gpus,
-                public_segment_boundaries,
-                yes,
-                confirm_above_secs,
-            }),
+            Command::Prove(a) => prove(a),
             Command::Verify(a) => verify(a),
             Command::ProgramId { elf } => program_id(elf),
             Command::New { name, lang } => new::create(&name, lang).map(|()| 0),

@@ -64,8 +64,12 @@ impl std::str::FromStr for Gpus {
     }
 }
 
-/// An opened prover backend.
-pub enum Engine {
+/// An opened prover backend: the CPU, or one CUDA device (feature `cuda`). Opaque: [`crate::prove`] opens
+/// and drives the engines; a host opens one itself only to ask what is there ([`Engine::open`],
+/// [`Engine::open_gpus`], [`Engine::name`]).
+pub struct Engine(Inner);
+
+enum Inner {
     Cpu,
     #[cfg(feature = "cuda")]
     Gpu(Box<zkrv_cuda::CudaBackend>),
@@ -78,25 +82,19 @@ impl Engine {
         Self::open_with(backend, None)
     }
 
-    /// [`Engine::open`] with the GPU's memory budget capped at `gpu_memory` bytes (`--gpu-memory`; the
-    /// default budget is the device's free memory, capped by `ZKRV_GPU_MEMORY`). A proof that does not fit
-    /// fails before it starts, naming the bytes needed and available.
+    /// [`Engine::open`] with the GPU's memory budget capped at `gpu_memory` bytes (the device's own budget
+    /// is its free memory, capped by `ZKRV_GPU_MEMORY` where the device runtime is opened). A proof that
+    /// does not fit fails before it starts, naming the bytes needed and available.
     pub fn open_with(
         backend: Backend,
         gpu_memory: Option<u64>,
     ) -> Result<(Engine, Option<String>), Error> {
         if backend == Backend::Cpu {
-            return Ok((Engine::Cpu, None));
+            return Ok((Engine(Inner::Cpu), None));
         }
-        // A malformed GPU setting is an error, not a reason to fall back to the CPU.
-        #[cfg(feature = "cuda")]
-        {
-            zkrv_cuda::device::gpu_memory_from_env().map_err(|e| Error::Gpu(e.to_string()))?;
-            zkrv_cuda::GpuLdeMode::from_env().map_err(Error::Gpu)?;
-        }
-        match open_gpu(gpu_memory) {
+        match open_gpu_ordinal(0, gpu_memory) {
             Ok(e) => Ok((e, None)),
-            Err(e) if backend == Backend::Auto => Ok((Engine::Cpu, Some(e))),
+            Err(e) if backend == Backend::Auto => Ok((Engine(Inner::Cpu), Some(e))),
             Err(e) => Err(Error::NoGpu(e)),
         }
     }
@@ -111,7 +109,7 @@ impl Engine {
         gpus: Gpus,
     ) -> Result<(Vec<Engine>, Option<String>), Error> {
         let (first, fallback) = Self::open_with(backend, gpu_memory)?;
-        if matches!(first, Engine::Cpu) {
+        if !first.is_gpu() {
             return Ok((vec![first], fallback));
         }
         let mut engines = vec![first];
@@ -127,26 +125,55 @@ impl Engine {
         open_gpu_ordinal(ordinal, gpu_memory).map_err(Error::NoGpu)
     }
 
+    /// Whether this is a GPU engine.
+    pub fn is_gpu(&self) -> bool {
+        !matches!(self.0, Inner::Cpu)
+    }
+
+    /// `cpu`, or `gpu (<device name>)`.
+    pub fn name(&self) -> String {
+        match &self.0 {
+            Inner::Cpu => "cpu".into(),
+            #[cfg(feature = "cuda")]
+            Inner::Gpu(b) => format!("gpu ({})", b.device().name()),
+        }
+    }
+
+    /// GPU only: where the device keeps its LDEs (`auto`, `store`, `recompute`: the same three modes as the
+    /// CPU's [`LdeMode`]; no effect on the CPU, whose mode is given to each proof).
+    pub(crate) fn set_gpu_lde(&self, mode: LdeMode) {
+        #[cfg(not(feature = "cuda"))]
+        let _ = mode;
+        #[cfg(feature = "cuda")]
+        if let Inner::Gpu(b) = &self.0 {
+            b.set_lde_mode(match mode {
+                LdeMode::Auto => zkrv_cuda::GpuLdeMode::Auto,
+                LdeMode::Store => zkrv_cuda::GpuLdeMode::Store,
+                LdeMode::Recompute => zkrv_cuda::GpuLdeMode::Recompute,
+            });
+        }
+    }
+
     /// Proves one segment's witness (`zkrv_machine::segment::segment_witness`: host traces) on this
     /// engine. On the GPU the traces are uploaded at the main commitment (a segment's traces are generated
     /// on the host: the device fills do not take a segment's start state, docs/continuations.md "GPU"),
     /// and the tables are named in the transfer statistics, which add up over the segments.
-    pub fn prove_segment(
+    pub(crate) fn prove_segment(
         &self,
         program: &Program,
         witness: zkrv_machine::segment::SegmentWitness,
         config: &StarkConfig,
         lde: LdeMode,
     ) -> Result<zkrv_machine::segment::SegmentProof, zkrv_machine::MachineError> {
-        match self {
-            Engine::Cpu => zkrv_machine::segment::prove_segment_with(
+        match &self.0 {
+            Inner::Cpu => zkrv_machine::segment::prove_segment_with(
                 &CpuBackend::new(lde),
                 program,
                 witness,
                 config,
             ),
             #[cfg(feature = "cuda")]
-            Engine::Gpu(b) => {
+            Inner::Gpu(b) => {
                 // The precompile tables have no GPU support yet: refuse, naming the table.
                 let used = zkrv_machine::precompile_calls(&witness.traces);
                 if let Some(&(t, calls)) = used.iter().find(|&&(_, n)| n > 0) {
@@ -167,35 +194,21 @@ impl Engine {
         }
     }
 
-    /// Whether this is a GPU engine.
-    pub fn is_gpu(&self) -> bool {
-        !matches!(self, Engine::Cpu)
-    }
-
     /// GPU only: the transfer statistics of every proof on this engine so far.
-    #[cfg(feature = "cuda")]
-    pub fn transfers(&self) -> Option<zkrv_cuda::TransferStats> {
-        match self {
-            Engine::Cpu => None,
-            Engine::Gpu(b) => Some(b.stats()),
-        }
-    }
-
-    /// `cpu`, or `gpu (<device name>)`.
-    pub fn name(&self) -> String {
-        match self {
-            Engine::Cpu => "cpu".into(),
+    pub(crate) fn transfers(&self) -> Option<zkrv_cuda::TransferStats> {
+        match &self.0 {
+            Inner::Cpu => None,
             #[cfg(feature = "cuda")]
-            Engine::Gpu(b) => format!("gpu ({})", b.device().name()),
+            Inner::Gpu(b) => Some(b.stats()),
         }
     }
 
     /// Device memory in use (bytes, `cuMemGetInfo`: total - free), GPU only.
-    pub fn device_used(&self) -> Option<u64> {
-        match self {
-            Engine::Cpu => None,
+    pub(crate) fn device_used(&self) -> Option<u64> {
+        match &self.0 {
+            Inner::Cpu => None,
             #[cfg(feature = "cuda")]
-            Engine::Gpu(b) => b
+            Inner::Gpu(b) => b
                 .device()
                 .mem_info()
                 .ok()
@@ -203,25 +216,24 @@ impl Engine {
         }
     }
 
-    /// GPU only: (high-water mark of the bytes held by live device buffers, the budget, the last proof's
-    /// estimate before it started) in bytes, and whether that proof recomputed its LDEs per coset block.
-    pub fn device_memory(&self) -> Option<(u64, u64, u64, bool)> {
-        match self {
-            Engine::Cpu => None,
+    /// GPU only: the device's live-buffer figures ([`crate::DeviceBuffers`]).
+    pub(crate) fn device_buffers(&self) -> Option<crate::DeviceBuffers> {
+        match &self.0 {
+            Inner::Cpu => None,
             #[cfg(feature = "cuda")]
-            Engine::Gpu(b) => Some((
-                b.device().memory_peak(),
-                b.device().memory_budget(),
-                b.reserved_bytes(),
-                b.recomputes(),
-            )),
+            Inner::Gpu(b) => Some(crate::DeviceBuffers {
+                peak: b.device().memory_peak(),
+                budget: b.device().memory_budget(),
+                estimate: b.reserved_bytes(),
+                recomputed: b.recomputes(),
+            }),
         }
     }
 
     /// Generates the main traces of a run of `program` on `input` for this engine: on the GPU, device
-    /// fills unless `cpu_trace` or `ZKRV_CPU_TRACE=1`. Runs the program with recording
-    /// (`zkrv_machine::run_for_proof`: the cycle and memory-touch limits are checked there).
-    pub fn prepare_traces(
+    /// fills unless `cpu_trace`. Runs the program with recording (`zkrv_machine::run_for_proof`: the cycle
+    /// and memory-touch limits are checked there).
+    pub(crate) fn prepare_traces(
         &self,
         program: &Program,
         input: &[u8],
@@ -230,15 +242,17 @@ impl Engine {
     ) -> Result<Prepared, Error> {
         #[cfg(not(feature = "cuda"))]
         let _ = cpu_trace;
-        match self {
-            Engine::Cpu => Ok(Prepared::Host(zkrv_machine::witness_for(
+        match &self.0 {
+            Inner::Cpu => Ok(Prepared::Host(zkrv_machine::witness_for(
                 program, input, config,
             )?)),
             #[cfg(feature = "cuda")]
-            Engine::Gpu(b) => {
-                let mut opts = zkrv_machine_cuda::TraceGenOptions::from_env();
-                opts.host_traces |= cpu_trace;
-                opts.min_height = zkrv_machine::min_height(config);
+            Inner::Gpu(b) => {
+                let opts = zkrv_machine_cuda::TraceGenOptions {
+                    host_traces: cpu_trace,
+                    min_height: zkrv_machine::min_height(config),
+                    ..Default::default()
+                };
                 zkrv_machine_cuda::trace_gen::generate_traces(b.as_ref(), program, input, opts)
                     .map(Prepared::Gpu)
                     .map_err(|e| Error::Gpu(e.to_string()))
@@ -248,22 +262,22 @@ impl Engine {
 
     /// Proves prepared traces (from [`Engine::prepare_traces`] on this engine). `lde` is the CPU backend's
     /// memory mode (no effect on the GPU).
-    pub fn prove(
+    pub(crate) fn prove(
         &self,
         program: &Program,
         prepared: Prepared,
         config: &StarkConfig,
         lde: LdeMode,
     ) -> Result<(Statement, Proof), Error> {
-        match (self, prepared) {
-            (Engine::Cpu, Prepared::Host(w)) => Ok(zkrv_machine::prove_witness_with(
+        match (&self.0, prepared) {
+            (Inner::Cpu, Prepared::Host(w)) => Ok(zkrv_machine::prove_witness_with(
                 &CpuBackend::new(lde),
                 program,
                 w,
                 config,
             )?),
             #[cfg(feature = "cuda")]
-            (Engine::Gpu(b), Prepared::Gpu(g)) => Ok(zkrv_machine::prove_inputs_with(
+            (Inner::Gpu(b), Prepared::Gpu(g)) => Ok(zkrv_machine::prove_inputs_with(
                 b.as_ref(),
                 program,
                 g.statement,
@@ -292,11 +306,6 @@ fn device_count() -> Result<usize, Error> {
 }
 
 #[cfg(feature = "cuda")]
-fn open_gpu(gpu_memory: Option<u64>) -> Result<Engine, String> {
-    open_gpu_ordinal(0, gpu_memory)
-}
-
-#[cfg(feature = "cuda")]
 fn open_gpu_ordinal(ordinal: usize, gpu_memory: Option<u64>) -> Result<Engine, String> {
     let dev = zkrv_cuda::Device::with_ordinal(ordinal).map_err(|e| match ordinal {
         0 => e.to_string(),
@@ -305,19 +314,13 @@ fn open_gpu_ordinal(ordinal: usize, gpu_memory: Option<u64>) -> Result<Engine, S
     if let Some(cap) = gpu_memory {
         dev.set_memory_budget(dev.memory_budget().min(cap));
     }
-    let mode = zkrv_cuda::GpuLdeMode::from_env()?;
-    let b = zkrv_cuda::CudaBackend::new(dev);
-    b.set_lde_mode(mode);
-    Ok(Engine::Gpu(Box::new(b)))
+    Ok(Engine(Inner::Gpu(Box::new(zkrv_cuda::CudaBackend::new(
+        dev,
+    )))))
 }
 
 #[cfg(not(feature = "cuda"))]
-fn open_gpu_ordinal(_ordinal: usize, gpu_memory: Option<u64>) -> Result<Engine, String> {
-    open_gpu(gpu_memory)
-}
-
-#[cfg(not(feature = "cuda"))]
-fn open_gpu(_gpu_memory: Option<u64>) -> Result<Engine, String> {
+fn open_gpu_ordinal(_ordinal: usize, _gpu_memory: Option<u64>) -> Result<Engine, String> {
     Err(
         "this build has no GPU support (feature `cuda` of zkrv-sdk, or of the zkrv binary, is off)"
             .into(),
@@ -325,7 +328,7 @@ fn open_gpu(_gpu_memory: Option<u64>) -> Result<Engine, String> {
 }
 
 /// The main traces of a run, ready to prove on an [`Engine`].
-pub enum Prepared {
+pub(crate) enum Prepared {
     /// Host traces (CPU backend).
     Host(zkrv_machine::Witness),
     /// GPU backend: device-filled tables resident, the others host matrices.

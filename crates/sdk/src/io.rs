@@ -44,7 +44,10 @@ pub enum EncodeError {
     Postcard(#[source] postcard::Error),
     /// A frame or byte string of `len` bytes: the length prefix holds at most 2^32 - 1.
     #[error("a frame or byte string of {len} bytes: at most 4294967295 fit a u32 length")]
-    TooLong { len: usize },
+    TooLong {
+        /// Its length, bytes.
+        len: usize,
+    },
 }
 
 /// Why a public output (or any byte string in these encodings) does not decode. `at` is a byte offset in
@@ -53,20 +56,31 @@ pub enum EncodeError {
 pub enum DecodeError {
     /// The bytes end inside the value starting at `at`: `want` more bytes were expected.
     #[error("the output ends inside the value at byte {at}: {want} more bytes expected")]
-    Short { at: usize, want: usize },
+    Short {
+        /// Where the value starts.
+        at: usize,
+        /// Bytes missing.
+        want: usize,
+    },
     /// The frame at `at` is not a postcard encoding of `ty`.
     #[error("the frame at byte {at} does not decode as {ty} (postcard): {error}")]
     Postcard {
+        /// Where the frame starts.
         at: usize,
+        /// The type asked for.
         ty: &'static str,
+        /// postcard's error.
         #[source]
         error: postcard::Error,
     },
     /// The `ty` value of the frame at `at` ends `left` bytes before its frame does.
     #[error("the {ty} value of the frame at byte {at} leaves {left} bytes of the frame unread")]
     FrameTrailing {
+        /// Where the frame starts.
         at: usize,
+        /// The type read.
         ty: &'static str,
+        /// Bytes of the frame left unread.
         left: usize,
     },
     /// [`OutputReader::finish`]: bytes are left after the last value read.
@@ -79,6 +93,7 @@ pub enum DecodeError {
 pub struct Input(Vec<u8>);
 
 impl Input {
+    /// An empty input.
     pub fn new() -> Input {
         Input::default()
     }
@@ -130,6 +145,7 @@ impl Input {
         &self.0
     }
 
+    /// The input's bytes (what [`crate::prove`] takes as the private input).
     pub fn into_bytes(self) -> Vec<u8> {
         self.0
     }
@@ -144,6 +160,7 @@ pub struct OutputReader<'a> {
 }
 
 impl<'a> OutputReader<'a> {
+    /// A reader at the start of `bytes`.
     pub fn new(bytes: &'a [u8]) -> OutputReader<'a> {
         OutputReader { bytes, at: 0 }
     }

@@ -18,6 +18,11 @@
 //!   the segment boundaries are public, memory written before a boundary included, which may hold the
 //!   private input: such a receipt is zero-knowledge only within each segment, so a zk run that needs
 //!   segments is refused unless [`ProveOptions::public_segment_boundaries`] accepts that).
+//! * [`prove_with`] is [`prove`] reporting to a [`ProveObserver`] (the stages and the prover's spans as they
+//!   start, notes, the guest's fd-2 text, the plan to accept or refuse before proving, each segment done):
+//!   what `zkrv prove` prints. [`Proved`] carries the profile, the GPU transfers and trace report, the
+//!   device figures. [`ProveOptions::from_env`] reads the prover's `ZKRV_*` switches once (docs/cli.md
+//!   "Environment"); otherwise the SDK reads only a test switch (`ZKRV_TEST_WRITE_PAUSE_MS`, [`write_atomic`]).
 //! * [`Receipt::to_bytes`] / [`Receipt::from_bytes`] / [`Receipt::save`] / [`Receipt::load`]: the `.zkrv`
 //!   proof file ([`proof_file`], the format `zkrv prove` writes and `zkrv verify` reads).
 //! * [`Receipt::verify`] checks a receipt against a program and that the run succeeded (exit code 0, as
@@ -76,20 +81,37 @@
 //! # Ok::<(), zkrv_sdk::Error>(())
 //! ```
 
-pub mod engine;
+mod engine;
 pub mod estimate;
 pub mod io;
 pub mod proof_file;
+mod proving;
+pub mod security;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use engine::{Backend, Engine, Gpus};
+pub use proving::{
+    default_segment_jobs, prove, prove_with, DeviceBuffers, DeviceReport, Note, Plan,
+    ProveObserver, Proved, SegmentPlan, STAGES,
+};
+pub use security::SecurityReport;
+/// The host<->device transfer statistics of a GPU proof ([`Proved::transfers`]; `zkrv prove --stats`):
+/// bytes per (stage, table) each way and each main trace's [`TraceOrigin`].
+pub use zkrv_cuda::{TraceOrigin, TransferStats};
+/// A guest's run without a proof ([`Program::execute`]) and why one fails ([`Error::Exec`]).
+pub use zkrv_executor::{ElfError, ExecError, Execution, DEFAULT_MAX_CYCLES};
 pub use zkrv_machine::segment::{
     default_segment_rows, SegmentDone, SegmentProof, DEFAULT_CPU_SEGMENT_ROWS, DEFAULT_SEGMENT_ROWS,
 };
+/// The tables of a proof, in proof order (the names [`TransferStats`] uses).
+pub use zkrv_machine::TABLE_NAMES;
 pub use zkrv_machine::{Proof, Statement, MAX_PROVABLE_CYCLES, MAX_TOUCHED_PAGES};
 pub use zkrv_stark::backend::LdeMode;
+/// Stage timings ([`Proved::profile`]): stages in order of first entry, each with its path, depth,
+/// seconds and calls.
+pub use zkrv_stark::profile::{Profile, Stage as ProfileStage};
 pub use zkrv_stark::{SecurityPreset, StarkConfig};
 
 /// Largest ELF file [`Program::load`] reads (256 MiB, the executor's limit).
@@ -100,40 +122,61 @@ pub const MAX_PROOF_BYTES: u64 = 1 << 30;
 /// Why an SDK call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The I/O error is part of the message (not also reported as a source, which would print it twice).
+    /// Reading or writing a file failed. The I/O error is part of the message (not also reported as a
+    /// source, which would print it twice).
     #[error("{what} {path}: {error}")]
     Io {
+        /// What was read or written (`ELF`, `proof file`, `writing`, ...).
         what: &'static str,
+        /// The file.
         path: PathBuf,
+        /// The OS's error.
         error: std::io::Error,
     },
+    /// A file above the size its reader takes ([`MAX_ELF_BYTES`], [`MAX_PROOF_BYTES`], ...).
     #[error("{what} {path} is larger than the limit of {limit} bytes")]
     TooLarge {
+        /// What was read.
         what: &'static str,
+        /// The file.
         path: PathBuf,
+        /// The limit, bytes.
         limit: u64,
     },
+    /// The bytes are not an ELF the executor runs (docs/abi.md lists what is refused).
     #[error("bad ELF: {0}")]
     Elf(#[from] zkrv_executor::ElfError),
     /// The guest did not run to its `exit`. A cycle limit names the option that raises it.
     #[error("execution failed after {cycles} cycles: {error}{}", exec_hint(error))]
     Exec {
-        error: zkrv_executor::ExecError,
+        /// Why the run stopped (boxed: an [`Error`] stays small).
+        error: Box<zkrv_executor::ExecError>,
+        /// Instructions executed before it stopped.
         cycles: u64,
         /// What the guest wrote to fd 2 before the error (often the reason).
         debug_output: Vec<u8>,
+        /// What the guest wrote to fd 1 before the error (not proven).
+        public_output: Vec<u8>,
     },
     /// `ProveOptions::max_cycles` above what one proof file can hold: 2^32 - 1 segments of
     /// `segment_rows - 1` cycles (`zkrv_machine::segment::max_run_cycles`); refused before the guest runs.
     #[error("max_cycles {max_cycles}: a proof holds at most 2^32 - 1 segments of {} cycles = {limit} cycles (segments of {segment_rows} rows)", segment_rows.saturating_sub(1))]
     CycleLimitTooLarge {
+        /// The limit asked for.
         max_cycles: u64,
+        /// CPU rows per segment.
         segment_rows: u64,
+        /// The most cycles a proof file of such segments holds.
         limit: u64,
     },
     /// `ProveOptions::segment_cycles` is not a usable segment size (power of two, table minimum, 2^26).
     #[error("segment_cycles {rows}: {reason}")]
-    SegmentSize { rows: u64, reason: String },
+    SegmentSize {
+        /// The size asked for.
+        rows: u64,
+        /// Why it is refused.
+        reason: String,
+    },
     /// `ProveOptions::segment_jobs` is `Some(0)`: at least one segment must be proven at a time.
     #[error("segment_jobs 0: at least one segment must be proven at a time")]
     SegmentJobs,
@@ -148,12 +191,44 @@ pub enum Error {
          set ProveOptions::public_segment_boundaries to accept that, or prove with zk: false, or in one \
          segment (a run of at most 2^26 - 1 cycles without segment_cycles, or a segment_cycles it fits in)"
     )]
-    PublicSegmentBoundaries { segments: usize, segment_rows: u64 },
+    PublicSegmentBoundaries {
+        /// Segments the run needs.
+        segments: usize,
+        /// CPU rows per segment.
+        segment_rows: u64,
+        /// Cycles of the run.
+        cycles: u64,
+    },
+    /// The [`ProveObserver`] refused the plan before any proving ([`ProveObserver::check_plan`]; its
+    /// reason).
+    #[error("{0}")]
+    Refused(String),
+    /// Fewer usable GPUs than [`ProveOptions::gpus`] asks for a segmented proof (`want`: the count, when
+    /// it could be read); no segment was proven.
+    #[error("gpus{}: {reason}", want.map_or(String::new(), |n| format!(" {n}")))]
+    GpuCount {
+        /// Devices asked for.
+        want: Option<usize>,
+        /// Why a device could not be counted or opened.
+        reason: String,
+    },
+    /// An environment switch ([`ProveOptions::from_env`]) has a value it does not take.
+    #[error("{var}={value:?}: expected {expected}")]
+    Env {
+        /// The variable (`ZKRV_LDE`, ...).
+        var: &'static str,
+        /// Its value (lossily decoded when not UTF-8).
+        value: String,
+        /// What it takes.
+        expected: &'static str,
+    },
     /// Proving failed (limits, unsupported instruction, prover error).
     #[error(transparent)]
     Machine(#[from] zkrv_machine::MachineError),
+    /// [`Backend::Gpu`] and no usable GPU (no driver, no NVRTC, no device, feature `cuda` off): the reason.
     #[error("no usable GPU: {0}")]
     NoGpu(String),
+    /// The GPU failed outside the prover (trace generation on the device): the device's error.
     #[error("GPU: {0}")]
     Gpu(String),
     /// Not a readable proof file.
@@ -162,7 +237,9 @@ pub enum Error {
     /// The proof is for another program: its program ID is `proof`, the program's `program`.
     #[error("the proof is for another program (program ID {proof}, expected {program})")]
     WrongProgram {
+        /// The program ID in the proof's statement.
         proof: ProgramId,
+        /// The program's ID.
         program: ProgramId,
     },
     /// The proof does not verify.
@@ -174,7 +251,10 @@ pub enum Error {
         "the proof is valid, but the guest exited with code {code} (not 0: the run failed); \
          Receipt::verify_any_exit accepts any exit code"
     )]
-    ExitCode { code: u32 },
+    ExitCode {
+        /// The proven exit code.
+        code: u32,
+    },
     /// A value does not encode into a private input ([`io::Input::write`]).
     #[error(transparent)]
     Encode(#[from] io::EncodeError),
@@ -185,24 +265,46 @@ pub enum Error {
     /// The proof's parameters give fewer bits of provable security than the verifier requires
     /// ([`Receipt::check_with`]).
     #[error("the proof's parameters give {bits} bits provable, below the required {min}{}", too_weak_hint(*min))]
-    TooWeak { bits: u32, min: u32 },
+    TooWeak {
+        /// Bits provable of the proof's parameters (Johnson regime; the first segment below `min`).
+        bits: u32,
+        /// Bits required.
+        min: u32,
+    },
     /// A path [`Receipt::save`] / [`write_atomic`] refuses to write ([`check_output_path`]); nothing was
     /// written and the path is untouched.
     #[error("cannot write {}: {reason}", .path.display())]
     OutputPath {
+        /// The path refused.
         path: PathBuf,
+        /// Why.
         reason: OutputPathError,
     },
     /// A path that is not a regular file or a character device (a FIFO or a socket), refused before it is
     /// opened: opening a FIFO blocks until something writes to it ([`check_input_path`]).
     #[error("{what} {} is a {kind}, not a file: opening it would wait for a writer, reading it may never end", .path.display())]
     NotAFile {
+        /// What would have been read.
         what: &'static str,
+        /// The path refused.
         path: PathBuf,
+        /// `FIFO (named pipe)` or `socket`.
         kind: &'static str,
     },
+    /// A bug or an unexpected state (a panic inside the prover or verifier, caught; its message).
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl From<zkrv_executor::Failure> for Error {
+    fn from(f: zkrv_executor::Failure) -> Error {
+        Error::Exec {
+            error: Box::new(f.error),
+            cycles: f.cycles,
+            debug_output: f.debug_output,
+            public_output: f.public_output,
+        }
+    }
 }
 
 /// How to raise the limit an [`Error::Exec`] hit (the SDK's names, not the CLI's flags).
@@ -263,6 +365,12 @@ impl fmt::Debug for ProgramId {
     }
 }
 
+/// A positive decimal number of GiB (`24`, `7.5`) as bytes (`--gpu-memory`, `ZKRV_GPU_MEMORY`); `None`
+/// for anything else.
+pub fn parse_gib(s: &str) -> Option<u64> {
+    zkrv_cuda::parse_gib(s)
+}
+
 /// Lowercase hex of `b`.
 pub fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -288,10 +396,16 @@ pub enum OutputPathError {
     NotRegularFile,
     /// A last component longer than [`MAX_FILE_NAME`] bytes.
     #[error("file name of {len} bytes is longer than {MAX_FILE_NAME} bytes")]
-    NameTooLong { len: usize },
+    NameTooLong {
+        /// The name's length, bytes.
+        len: usize,
+    },
     /// The directory the file would be in does not exist (or is not a directory).
     #[error("cannot write: directory {} does not exist", .dir.display())]
-    NoDirectory { dir: PathBuf },
+    NoDirectory {
+        /// The directory.
+        dir: PathBuf,
+    },
 }
 
 /// Longest file name (one path component) most filesystems accept, in bytes (Linux `NAME_MAX`).
@@ -454,11 +568,7 @@ impl Program {
                 record: false,
             },
         )
-        .map_err(|f| Error::Exec {
-            error: f.error,
-            cycles: f.cycles,
-            debug_output: f.debug_output,
-        })
+        .map_err(Error::from)
     }
 }
 
@@ -500,6 +610,13 @@ pub struct ProveOptions {
     /// GPU backend: cap the device-memory budget at this many bytes (default: the device's free memory,
     /// capped by `ZKRV_GPU_MEMORY` in GiB). A proof that does not fit fails before it starts.
     pub gpu_memory: Option<u64>,
+    /// GPU backend: where the device keeps the LDEs of the committed rounds (default [`LdeMode::Auto`]:
+    /// stored when the proof fits in the device budget, else recomputed one coset block at a time;
+    /// byte-identical proofs either way; docs/gpu.md).
+    pub gpu_lde: LdeMode,
+    /// GPU backend, one proof: generate every main trace on the host and upload it (default `false`: the
+    /// tables with a device fill are generated on the GPU). Segments always use host traces.
+    pub cpu_trace: bool,
     /// Zero-knowledge runs that need more than one segment: accept that every segment boundary becomes
     /// public (the registers, pc and I/O cursors at each boundary and every memory cell written before it,
     /// which may hold the private input; docs/continuations.md "Zero knowledge"). Default `false`: such a
@@ -521,12 +638,69 @@ impl Default for ProveOptions {
             lde_mode: LdeMode::Auto,
             zk_test_seed: None,
             gpu_memory: None,
+            gpu_lde: LdeMode::Auto,
+            cpu_trace: false,
             public_segment_boundaries: false,
         }
     }
 }
 
 impl ProveOptions {
+    /// The defaults with the prover's environment switches applied, read here once (docs/cli.md
+    /// "Environment"): `ZKRV_LDE` ([`ProveOptions::lde_mode`]) and `ZKRV_GPU_LDE`
+    /// ([`ProveOptions::gpu_lde`]), each `auto`, `store` or `recompute` (unset or empty: `auto`);
+    /// `ZKRV_GPU_MEMORY` ([`ProveOptions::gpu_memory`], GiB, e.g. `24` or `7.5`); `ZKRV_CPU_TRACE`
+    /// ([`ProveOptions::cpu_trace`]: set to anything but empty or `0`). A value a switch does not take
+    /// (including one that is not UTF-8) is [`Error::Env`] naming the variable.
+    pub fn from_env() -> Result<ProveOptions, Error> {
+        let var = |name: &'static str| -> Option<String> {
+            std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+        };
+        let env_err = |var: &'static str, value: &str, expected: &'static str| Error::Env {
+            var,
+            value: value.to_string(),
+            expected,
+        };
+        let lde = |name: &'static str| match std::env::var(name) {
+            Err(std::env::VarError::NotPresent) => Ok(LdeMode::Auto),
+            Err(std::env::VarError::NotUnicode(v)) => Err(env_err(
+                name,
+                &v.to_string_lossy(),
+                "UTF-8: `auto`, `store` or `recompute`",
+            )),
+            Ok(v) => LdeMode::from_name(&v)
+                .ok_or_else(|| env_err(name, &v, "`auto`, `store` or `recompute`")),
+        };
+        let gpu_memory = match var("ZKRV_GPU_MEMORY") {
+            Some(v) if !v.trim().is_empty() => Some(
+                parse_gib(&v)
+                    .ok_or_else(|| env_err("ZKRV_GPU_MEMORY", &v, "GiB, e.g. 24 or 7.5"))?,
+            ),
+            _ => None,
+        };
+        Ok(ProveOptions {
+            lde_mode: lde("ZKRV_LDE")?,
+            gpu_lde: lde("ZKRV_GPU_LDE")?,
+            gpu_memory,
+            cpu_trace: var("ZKRV_CPU_TRACE").is_some_and(|v| !v.is_empty() && v != "0"),
+            ..ProveOptions::default()
+        })
+    }
+
+    /// Checks the options that need no run, as [`prove`] does before anything else: the segment size
+    /// ([`Error::SegmentSize`]: a power of two, at least the smallest table of these parameters, at most
+    /// 2^26) and the job count ([`Error::SegmentJobs`]).
+    pub fn validate(&self) -> Result<(), Error> {
+        if let Some(rows) = self.segment_cycles {
+            zkrv_machine::segment::check_segment_rows(rows, &self.stark_config())
+                .map_err(|reason| Error::SegmentSize { rows, reason })?;
+        }
+        if self.segment_jobs == Some(0) {
+            return Err(Error::SegmentJobs);
+        }
+        Ok(())
+    }
+
     /// The STARK configuration these options prove with: the preset's parameters, zk or not.
     pub fn stark_config(&self) -> StarkConfig {
         StarkConfig {
@@ -545,7 +719,9 @@ pub enum ReceiptProof {
     /// The run's segments in order, each `segment_rows` CPU rows (proof file version 4; the segment
     /// boundaries are public: docs/continuations.md).
     Segmented {
+        /// CPU rows per segment.
         segment_rows: u64,
+        /// The segments' proofs, in run order.
         segments: Vec<SegmentProof>,
     },
 }
@@ -553,7 +729,9 @@ pub enum ReceiptProof {
 /// A proven statement with its proof: what a `.zkrv` file holds.
 #[derive(Clone, Debug)]
 pub struct Receipt {
+    /// What is proven: program ID, exit code, public output.
     pub statement: Statement,
+    /// The proof of it.
     pub proof: ReceiptProof,
     /// The STARK parameters (this build's, in the proof's zk mode).
     pub config: StarkConfig,
@@ -716,6 +894,19 @@ impl Receipt {
         }
     }
 
+    /// log2 of the CPU table's height in a one-proof receipt (its cycles are below `2^h`); `None` for
+    /// segments (their cycles are proven: [`Verified::cycles`]).
+    pub fn cpu_log_height(&self) -> Option<u8> {
+        match &self.proof {
+            ReceiptProof::Single(p) => p
+                .stark
+                .log_heights
+                .get(zkrv_machine::table_id::CPU)
+                .copied(),
+            ReceiptProof::Segmented { .. } => None,
+        }
+    }
+
     /// The program ID in the statement.
     pub fn program_id(&self) -> ProgramId {
         ProgramId(self.statement.program)
@@ -770,10 +961,7 @@ impl Receipt {
     /// (`zkrv_machine::proof_security`, docs/stark.md "Security"); of the weakest segment (fewest bits
     /// provable) for a segmented proof. `program` is the program the proof is about (its tables' shapes).
     /// Errors (never panics) on a proof whose shape does not fit the machine.
-    pub fn security_report(
-        &self,
-        program: &Program,
-    ) -> Result<zkrv_stark::security::SecurityReport, Error> {
+    pub fn security_report(&self, program: &Program) -> Result<SecurityReport, Error> {
         match &self.proof {
             ReceiptProof::Single(p) => Ok(zkrv_machine::proof_security(
                 &program.inner,
@@ -781,7 +969,7 @@ impl Receipt {
                 &self.config,
             )?),
             ReceiptProof::Segmented { segments, .. } => {
-                let mut weakest: Option<zkrv_stark::security::SecurityReport> = None;
+                let mut weakest: Option<SecurityReport> = None;
                 for s in segments {
                     let r =
                         zkrv_machine::segment::segment_security(s, &self.config).map_err(|e| {
@@ -813,236 +1001,6 @@ impl Receipt {
 /// The bits of provable security [`Receipt::verify`] requires by default (the default of `zkrv verify
 /// --min-security`).
 pub const DEFAULT_MIN_SECURITY: u32 = 100;
-
-/// What [`prove`] returns.
-#[derive(Debug)]
-pub struct Proved {
-    pub receipt: Receipt,
-    /// Instructions executed (including the final ECALL).
-    pub cycles: u64,
-    /// What the guest wrote to fd 2 (not proven).
-    pub debug_output: Vec<u8>,
-    /// The engine that proved (`cpu`, `gpu (<name>)`; `N x gpu (<name>)` for segments on N devices), and
-    /// why `Backend::Auto` fell back to the CPU.
-    pub engine: String,
-    pub fallback: Option<String>,
-    /// One entry per segment of a segmented proof, in segment order (worker, witness and proof seconds,
-    /// the prover's stages); empty for one proof.
-    pub segments: Vec<SegmentDone>,
-}
-
-/// Runs `program` on the private `input` and proves the run (see [`ProveOptions`]). Errors: a bad segment
-/// size, cycle limit or job count ([`Error::SegmentSize`], [`Error::CycleLimitTooLarge`],
-/// [`Error::SegmentJobs`], before the guest runs), a zero-knowledge run that needs segments without
-/// [`ProveOptions::public_segment_boundaries`] ([`Error::PublicSegmentBoundaries`], before any segment is
-/// proven),
-/// the run fails or exceeds `max_cycles` ([`Error::Exec`]), exceeds what can be proven ([`Error::Machine`]
-/// with `MachineError::TooMuchMemory`), no GPU for [`Backend::Gpu`] (or fewer than [`ProveOptions::gpus`]),
-/// or a prover error (a segment's names it: `MachineError::Segment`). A run that exits with a code other
-/// than 0 is proven: check [`Receipt::exit_code`].
-///
-/// One proof when the run fits in one segment (at most [`MAX_PROVABLE_CYCLES`] cycles without
-/// `segment_cycles`); else the run is executed once more in recording mode, cut at checkpoints and every
-/// segment re-executed and proven ([`prove_segments`]).
-pub fn prove(program: &Program, input: &[u8], opts: &ProveOptions) -> Result<Proved, Error> {
-    // The segment size first: the cycle limit below is counted in segments of `rows - 1` cycles.
-    if let Some(rows) = opts.segment_cycles {
-        zkrv_machine::segment::check_segment_rows(rows, &opts.stark_config())
-            .map_err(|reason| Error::SegmentSize { rows, reason })?;
-    }
-    let config = opts.stark_config();
-    if opts.segment_jobs == Some(0) {
-        return Err(Error::SegmentJobs);
-    }
-    let (engines, fallback) = Engine::open_gpus(opts.backend, opts.gpu_memory, opts.gpus)?;
-    let rows = opts
-        .segment_cycles
-        .unwrap_or_else(|| default_segment_rows(engines[0].is_gpu()));
-    let limit = zkrv_machine::segment::max_run_cycles(rows);
-    if opts.max_cycles > limit {
-        return Err(Error::CycleLimitTooLarge {
-            max_cycles: opts.max_cycles,
-            segment_rows: rows,
-            limit,
-        });
-    }
-    // Without a segment size the run is executed first: one proof if it fits, segments if not.
-    let (cycles, debug_output, plan) = match opts.segment_cycles {
-        None => {
-            let exec = program.execute(input, opts.max_cycles)?;
-            if exec.cycles <= MAX_PROVABLE_CYCLES {
-                (exec.cycles, exec.debug_output, None)
-            } else {
-                let plan = plan_segments(program, input, rows, opts.max_cycles, &config)?;
-                (plan.cycles, plan.debug_output.clone(), Some(plan))
-            }
-        }
-        Some(rows) => {
-            let plan = plan_segments(program, input, rows, opts.max_cycles, &config)?;
-            (plan.cycles, plan.debug_output.clone(), Some(plan))
-        }
-    };
-    let engine = &engines[0];
-    let name = match engines.len() {
-        1 => engine.name(),
-        k => format!("{k} x {}", engine.name()),
-    };
-    if let Some(plan) = plan.filter(|p| p.checkpoints.len() > 1) {
-        if config.zk && !opts.public_segment_boundaries {
-            return Err(Error::PublicSegmentBoundaries {
-                segments: plan.checkpoints.len(),
-                segment_rows: plan.segment_rows,
-            });
-        }
-        let (segments, dones) = prove_segments(
-            &engines,
-            &program.inner,
-            input,
-            &plan,
-            &config,
-            opts.segment_jobs,
-            opts.lde_mode,
-            &|_| {},
-        )?;
-        return Ok(Proved {
-            receipt: Receipt {
-                statement: plan.statement,
-                proof: ReceiptProof::Segmented {
-                    segment_rows: plan.segment_rows,
-                    segments,
-                },
-                config: StarkConfig {
-                    zk_seed: None,
-                    ..config
-                },
-            },
-            cycles,
-            debug_output,
-            engine: name,
-            fallback,
-            segments: dones,
-        });
-    }
-    let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let prepared = engine.prepare_traces(&program.inner, input, false, &config)?;
-        engine.prove(&program.inner, prepared, &config, opts.lde_mode)
-    }));
-    let (statement, proof) = match res {
-        Ok(r) => r?,
-        Err(_) => return Err(Error::Internal("the prover panicked".into())),
-    };
-    Ok(Proved {
-        receipt: Receipt {
-            statement,
-            proof: ReceiptProof::Single(proof),
-            config: StarkConfig {
-                zk_seed: None,
-                ..config
-            },
-        },
-        cycles,
-        debug_output,
-        engine: engine.name(),
-        fallback,
-        segments: Vec::new(),
-    })
-}
-
-/// `zkrv_machine::segment::plan_run` with its errors as the SDK's.
-fn plan_segments(
-    program: &Program,
-    input: &[u8],
-    rows: u64,
-    max_cycles: u64,
-    config: &StarkConfig,
-) -> Result<zkrv_machine::segment::RunPlan, Error> {
-    use zkrv_machine::segment::PlanError;
-    zkrv_machine::segment::plan_run(&program.inner, input, rows, max_cycles, config).map_err(|e| {
-        match e {
-            PlanError::SegmentSize { rows, reason } => Error::SegmentSize { rows, reason },
-            PlanError::RunTooLong {
-                max_cycles,
-                rows,
-                limit,
-            } => Error::CycleLimitTooLarge {
-                max_cycles,
-                segment_rows: rows,
-                limit,
-            },
-            PlanError::Exec(f) => Error::Exec {
-                error: f.error,
-                cycles: f.cycles,
-                debug_output: f.debug_output,
-            },
-            PlanError::Unprovable(e) => Error::Machine(e),
-        }
-    })
-}
-
-/// The segments a CPU engine proves at the same time by default: 2 up to 2^19 rows, else 1 (a zk segment
-/// of 2^20 rows alone peaks at 10.7 GiB: two would not fit in 16 GiB).
-pub fn default_segment_jobs(segment_rows: u64) -> usize {
-    if segment_rows <= 1 << 19 {
-        2
-    } else {
-        1
-    }
-}
-
-/// Proves every segment of `plan` (`zkrv_machine::segment::plan_run`) on `engines`, with
-/// `zkrv_machine::segment::prove_segments`:
-/// * GPU engines: one worker per engine (one device each, one segment at a time), each overlapping the
-///   re-execution and host trace generation of its next segment with the GPU proof of the current one
-///   (the pipeline of `zkrv_machine::segment::Schedule`). Segment traces are generated on the host:
-///   the device fills do not take a segment's start state (docs/continuations.md "GPU").
-/// * a CPU engine: `jobs` workers (default [`default_segment_jobs`]), each building then proving its
-///   segment (no overlap: the CPU prover uses every core, and one witness per worker keeps memory low),
-///   with the CPU backend's LDE mode `lde`.
-///
-/// `on_done` is called after each segment (progress: done of count). Returns the proofs in segment order
-/// and their [`SegmentDone`]s; a failure names its segment (`MachineError::Segment`); a panic in a worker
-/// is [`Error::Internal`].
-#[allow(clippy::too_many_arguments)]
-pub fn prove_segments(
-    engines: &[Engine],
-    program: &zkrv_executor::Program,
-    input: &[u8],
-    plan: &zkrv_machine::segment::RunPlan,
-    config: &StarkConfig,
-    jobs: Option<usize>,
-    lde: LdeMode,
-    on_done: &(dyn Fn(&SegmentDone) + Sync),
-) -> Result<(Vec<SegmentProof>, Vec<SegmentDone>), Error> {
-    let gpu = engines.first().is_some_and(Engine::is_gpu);
-    if engines.is_empty() || engines.iter().any(|e| e.is_gpu() != gpu) {
-        return Err(Error::Internal(
-            "prove_segments: give one CPU engine or GPU engines only".into(),
-        ));
-    }
-    let schedule = zkrv_machine::segment::Schedule {
-        workers: if gpu {
-            engines.len()
-        } else {
-            jobs.unwrap_or_else(|| default_segment_jobs(plan.segment_rows))
-                .max(1)
-        },
-        pipelined: gpu,
-    };
-    let prove = |worker: usize, w: zkrv_machine::segment::SegmentWitness| {
-        let engine = &engines[if gpu { worker } else { 0 }];
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            engine.prove_segment(program, w, config, lde)
-        })) {
-            Ok(r) => r,
-            Err(_) => Err(zkrv_machine::MachineError::Internal(
-                "the prover panicked".into(),
-            )),
-        }
-    };
-    Ok(zkrv_machine::segment::prove_segments(
-        program, input, plan, config, schedule, &prove, on_done,
-    )?)
-}
 
 /// Temporary files of [`write_atomic`] being written now. An application that handles SIGINT/SIGTERM
 /// (as `zkrv prove` does) removes them before it exits, so that a signal leaves no partial file.

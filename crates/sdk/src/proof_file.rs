@@ -35,15 +35,22 @@ pub const VERSION_SEGMENTED: u32 = 4;
 pub enum Decoded {
     /// Version 3: one proof of the whole run.
     Single {
+        /// What is proven.
         statement: Statement,
+        /// The proof.
         proof: Proof,
+        /// Its STARK parameters (a preset's, in the file's zk mode).
         config: StarkConfig,
     },
     /// Version 4: the run's segments, in order.
     Segmented {
+        /// What the whole run proves.
         statement: Statement,
+        /// CPU rows per segment.
         segment_rows: u64,
+        /// The segments' proofs, in run order.
         segments: Vec<SegmentProof>,
+        /// Their STARK parameters.
         config: StarkConfig,
     },
 }
@@ -60,13 +67,18 @@ fn version_kind(v: u32) -> &'static str {
 /// Why a file is not a readable zkrv proof.
 #[derive(Debug, Error)]
 pub enum FileError {
+    /// The file does not start with the magic.
     #[error("not a zkrv proof file (no `ZKRVPRF` magic at the start)")]
     NotZkrv,
+    /// A format version this build does not read.
     #[error(
         "proof file format version {found}, but this zkrv reads versions {VERSION} (one proof) and \
          {VERSION_SEGMENTED} (segments) only"
     )]
-    Version { found: u32 },
+    Version {
+        /// The file's version field.
+        found: u32,
+    },
     /// The version field names one of the versions this build reads, but the file is laid out as the
     /// other one: the version field is corrupt (or was edited).
     #[error(
@@ -75,7 +87,13 @@ pub enum FileError {
         version_kind(*found),
         version_kind(*layout)
     )]
-    VersionMismatch { found: u32, layout: u32 },
+    VersionMismatch {
+        /// The version field.
+        found: u32,
+        /// The version the layout is.
+        layout: u32,
+    },
+    /// The file ends inside a fixed-size field (named).
     #[error("truncated proof file: {0} is cut short")]
     Truncated(&'static str),
     /// A section's length field exceeds the bytes that follow it.
@@ -84,8 +102,11 @@ pub enum FileError {
          corrupt length)"
     )]
     Length {
+        /// The section.
         what: &'static str,
+        /// Its length field.
         len: u64,
+        /// Bytes that follow the field.
         remaining: usize,
     },
     /// A version-4 segment count the rest of the file cannot hold (each segment takes at least its 8-byte
@@ -95,22 +116,46 @@ pub enum FileError {
          a corrupt count)",
         u128::from(*count) * 8
     )]
-    SegmentCount { count: u64, remaining: usize },
+    SegmentCount {
+        /// The segment count field.
+        count: u64,
+        /// Bytes that follow it.
+        remaining: usize,
+    },
+    /// Bytes after the last section.
     #[error("{0} trailing bytes after the proof")]
     Trailing(usize),
+    /// The statement section does not decode (why).
     #[error("malformed statement: {0}")]
     Statement(String),
+    /// The proof section does not decode (why).
     #[error("malformed proof: {0}")]
     Proof(String),
+    /// The header's STARK parameters are not a preset's.
     #[error("proof uses STARK parameters {found}, not those of a preset this verifier knows: {expected}")]
-    Params { found: String, expected: String },
+    Params {
+        /// The file's parameters.
+        found: String,
+        /// The presets this verifier knows.
+        expected: String,
+    },
     /// The header's zero-knowledge byte is neither 0 nor 1.
     #[error("proof header: zero-knowledge flag {found}, expected 0 (no zk) or 1 (zk)")]
-    ZkByte { found: u8 },
+    ZkByte {
+        /// The byte.
+        found: u8,
+    },
+    /// Encoding: parameters a header field cannot hold (which).
     #[error("STARK parameters out of the file format's range: {0}")]
     Unencodable(String),
     #[error("the header's zk flag ({header}) disagrees with the proof's ({proof})")]
-    ZkFlag { header: bool, proof: bool },
+    /// The header's zk flag and the proof's zk mode differ.
+    ZkFlag {
+        /// The header's flag.
+        header: bool,
+        /// The proof's mode.
+        proof: bool,
+    },
 }
 
 /// The 8 parameter bytes of `config` (all fields absorbed by the transcript).

@@ -339,6 +339,7 @@ fn zk_segmented_runs_need_public_segment_boundaries() {
             e @ Error::PublicSegmentBoundaries {
                 segments: 2,
                 segment_rows: 128,
+                ..
             },
         ) => {
             let m = e.to_string();

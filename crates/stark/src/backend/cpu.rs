@@ -38,22 +38,14 @@ pub enum LdeMode {
 }
 
 impl LdeMode {
-    /// `ZKRV_LDE=store|recompute|auto`; unset or empty means `auto`. Any other value (including one that is
-    /// not UTF-8) is an error naming the variable.
-    pub fn from_env() -> Result<Self, String> {
-        match std::env::var("ZKRV_LDE") {
-            Err(std::env::VarError::NotPresent) => Ok(LdeMode::Auto),
-            Err(std::env::VarError::NotUnicode(v)) => Err(format!(
-                "ZKRV_LDE={v:?} is not UTF-8: expected `auto`, `store` or `recompute`"
-            )),
-            Ok(v) => match v.as_str() {
-                "" | "auto" => Ok(LdeMode::Auto),
-                "store" => Ok(LdeMode::Store),
-                "recompute" => Ok(LdeMode::Recompute),
-                other => Err(format!(
-                    "ZKRV_LDE={other:?}: expected `auto`, `store` or `recompute`"
-                )),
-            },
+    /// The mode named `auto`, `store` or `recompute` (`ZKRV_LDE`, read by the host: `zkrv_sdk::ProveOptions::from_env`);
+    /// empty means `auto`; `None` for any other name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "" | "auto" => Some(LdeMode::Auto),
+            "store" => Some(LdeMode::Store),
+            "recompute" => Some(LdeMode::Recompute),
+            _ => None,
         }
     }
 }
