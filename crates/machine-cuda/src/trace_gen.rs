@@ -36,7 +36,7 @@ use zkrv_stark::backend::TraceInput;
 use zkrv_stark::StarkConfig;
 
 use crate::tables::requests::device_requests;
-use crate::tables::{self, DeviceCycles, DeviceLookups, DeviceTableFill};
+use crate::tables::{self, DeviceCalls, DeviceCycles, DeviceLookups, DeviceTableFill};
 use zkrv_cuda::stats::{TraceOrigin, TransferStats};
 use zkrv_cuda::CudaError;
 use zkrv_cuda::{CudaBackend, DeviceTrace};
@@ -307,7 +307,15 @@ pub fn generate_traces(
             scope.spawn(|| {
                 let t = Instant::now();
                 let mut st = TransferStats::default();
-                let r = DeviceCycles::upload(dev, &run.record.cycles, &mut st);
+                let r = DeviceCycles::upload(dev, &run.record.cycles, &mut st).and_then(|c| {
+                    // The precompile events, the compact record of the memory walk's calls and their fills.
+                    let calls = if device.mem_walk {
+                        Some(DeviceCalls::upload(dev, &run.record, &mut st)?)
+                    } else {
+                        None
+                    };
+                    Ok((c, calls))
+                });
                 (r, st, t.elapsed().as_secs_f64())
             })
         });
@@ -330,8 +338,8 @@ pub fn generate_traces(
         record: run.record,
     };
     check_missing_fills(no_fill, |t| has_rows(&split, t))?;
-    let cycles = match cycles_upload {
-        None => None,
+    let (cycles, calls) = match cycles_upload {
+        None => (None, None),
         Some(Err(_)) => {
             return Err(TraceGenError::Fill {
                 table: "record",
@@ -341,10 +349,11 @@ pub fn generate_traces(
         Some(Ok((r, st, s))) => {
             stats.merge(&st);
             report.record_upload_s = s;
-            Some(r.map_err(|source| TraceGenError::Fill {
+            let (c, calls) = r.map_err(|source| TraceGenError::Fill {
                 table: "record",
                 source,
-            })?)
+            })?;
+            (Some(c), calls)
         }
     };
     let mut resident: PerTable<Option<(DeviceTrace, f64)>> = PerTable::default();
@@ -436,9 +445,9 @@ pub fn generate_traces(
             }
         };
         // The memory walk on the device, before the LOAD, STORE, MEMW_A, MEMW, PAGE and SYSIO fills that read it.
-        let mem = match (device.mem_walk, cycles.as_ref()) {
-            (false, _) => None,
-            (true, Some(c)) => {
+        let mem = match (device.mem_walk, cycles.as_ref(), calls.as_ref()) {
+            (false, _, _) => None,
+            (true, Some(c), Some(pc)) => {
                 dev.synchronize()?;
                 let start = Instant::now();
                 let rec = &split.record;
@@ -450,6 +459,7 @@ pub fn generate_traces(
                     &rec.init_pages,
                     &rec.final_pages,
                     &split.inputs.sysio,
+                    pc,
                     tables::memwalk::MEM_WALK_CHUNK,
                     &mut stats,
                 )
@@ -462,7 +472,7 @@ pub fn generate_traces(
                 report.device_fill_s += report.mem_walk_s;
                 Some(w)
             }
-            (true, None) => {
+            (true, _, _) => {
                 return Err(TraceGenError::Fill {
                     table: "MEMWALK",
                     source: CudaError::InvalidArgument(
@@ -485,6 +495,7 @@ pub fn generate_traces(
                 walk: walk.as_ref(),
                 requests: requests.as_ref(),
                 mem: mem.as_ref(),
+                calls: calls.as_ref(),
                 lookups: &lookups,
             };
             let trace = fill

@@ -47,13 +47,13 @@ fn env_of(calls: &[KeccakfCall]) -> Env {
     for call in calls {
         env.ecall(call.ts, KECCAK_F_ECALL, call.ptr);
         let out = output(call);
-        for l in 0..NUM_LANES {
+        for (l, o) in out.iter().enumerate().take(NUM_LANES) {
             env.cell(
                 call.ptr / 8 + l as u64,
                 call.old_ts[l],
                 call.input[l],
                 call.ts,
-                out[l],
+                *o,
             );
         }
     }

@@ -67,6 +67,12 @@
 #define REG_OUTPUT_CURSOR 33u
 // zkrv_machine_cuda::tables::regwalk::WALK_NO_CURSOR: a syscall that moves no cursor.
 #define WALK_NO_CURSOR 0xffffffffu
+// zkrv_executor::precompile::KECCAK_F: a7 of a keccak_f call.
+#define ECALL_KECCAK_F 0x1000001ull
+// zkrv_executor::precompile::SHA256_COMPRESS: a7 of a sha256_compress call.
+#define ECALL_SHA256_COMPRESS 0x1000002ull
+// zkrv_executor::precompile::POSEIDON2: a7 of a poseidon2 call.
+#define ECALL_POSEIDON2 0x1000003ull
 // zkrv_machine_cuda::tables::memw_a::MEMW_A_TS_BITS: bits of MemwAIn::ts_meta holding the timestamp.
 #define MEMW_A_TS_BITS 29
 
@@ -506,6 +512,52 @@ static_assert(ZKRV_OFFSETOF(CycleEvent, word) == 4, "CycleEvent.word: offset");
 static_assert(ZKRV_OFFSETOF(CycleEvent, rs1_val) == 8, "CycleEvent.rs1_val: offset");
 static_assert(ZKRV_OFFSETOF(CycleEvent, rs2_val) == 16, "CycleEvent.rs2_val: offset");
 static_assert(ZKRV_OFFSETOF(CycleEvent, rd_val) == 24, "CycleEvent.rd_val: offset");
+
+// zkrv_executor::record::KeccakEvent (416 bytes, align 8).
+struct KeccakEvent {
+    unsigned long long cycle;
+    unsigned long long state_ptr;
+    unsigned long long input[25];
+    unsigned long long output[25];
+};
+static_assert(sizeof(KeccakEvent) == 416, "KeccakEvent: size");
+static_assert(alignof(KeccakEvent) == 8, "KeccakEvent: alignment");
+static_assert(ZKRV_OFFSETOF(KeccakEvent, cycle) == 0, "KeccakEvent.cycle: offset");
+static_assert(ZKRV_OFFSETOF(KeccakEvent, state_ptr) == 8, "KeccakEvent.state_ptr: offset");
+static_assert(ZKRV_OFFSETOF(KeccakEvent, input) == 16, "KeccakEvent.input: offset");
+static_assert(ZKRV_OFFSETOF(KeccakEvent, output) == 216, "KeccakEvent.output: offset");
+
+// zkrv_executor::record::Sha256Event (152 bytes, align 8).
+struct Sha256Event {
+    unsigned long long cycle;
+    unsigned long long state_ptr;
+    unsigned long long block_ptr;
+    unsigned int state_in[8];
+    unsigned char block[64];
+    unsigned int state_out[8];
+};
+static_assert(sizeof(Sha256Event) == 152, "Sha256Event: size");
+static_assert(alignof(Sha256Event) == 8, "Sha256Event: alignment");
+static_assert(ZKRV_OFFSETOF(Sha256Event, cycle) == 0, "Sha256Event.cycle: offset");
+static_assert(ZKRV_OFFSETOF(Sha256Event, state_ptr) == 8, "Sha256Event.state_ptr: offset");
+static_assert(ZKRV_OFFSETOF(Sha256Event, block_ptr) == 16, "Sha256Event.block_ptr: offset");
+static_assert(ZKRV_OFFSETOF(Sha256Event, state_in) == 24, "Sha256Event.state_in: offset");
+static_assert(ZKRV_OFFSETOF(Sha256Event, block) == 56, "Sha256Event.block: offset");
+static_assert(ZKRV_OFFSETOF(Sha256Event, state_out) == 120, "Sha256Event.state_out: offset");
+
+// zkrv_executor::record::Poseidon2Event (144 bytes, align 8).
+struct Poseidon2Event {
+    unsigned long long cycle;
+    unsigned long long state_ptr;
+    unsigned long long input[8];
+    unsigned long long output[8];
+};
+static_assert(sizeof(Poseidon2Event) == 144, "Poseidon2Event: size");
+static_assert(alignof(Poseidon2Event) == 8, "Poseidon2Event: alignment");
+static_assert(ZKRV_OFFSETOF(Poseidon2Event, cycle) == 0, "Poseidon2Event.cycle: offset");
+static_assert(ZKRV_OFFSETOF(Poseidon2Event, state_ptr) == 8, "Poseidon2Event.state_ptr: offset");
+static_assert(ZKRV_OFFSETOF(Poseidon2Event, input) == 16, "Poseidon2Event.input: offset");
+static_assert(ZKRV_OFFSETOF(Poseidon2Event, output) == 80, "Poseidon2Event.output: offset");
 
 // zkrv_machine::tables::cpu::RegWalk (20 bytes, align 4).
 struct RegWalk {
