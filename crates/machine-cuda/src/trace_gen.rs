@@ -483,6 +483,10 @@ pub fn generate_traces(
         };
         for fill in &selected {
             let t = fill.table();
+            if absent(t, &split.record) {
+                // No rows (docs/stark.md §10): the host's `0 x width` trace stands, nothing is filled.
+                continue;
+            }
             dev.synchronize()?;
             let start = Instant::now();
             // (The memory walk's lists index the record's cycles: with it, the memory tables read them too.)
@@ -559,6 +563,17 @@ pub fn generate_traces(
         traces: inputs,
         report,
     })
+}
+
+/// Whether table `t` is absent from this run: a precompile table whose precompile `rec` never calls (its trace
+/// is `0 x width`, docs/stark.md §10).
+fn absent(t: Table, rec: &zkrv_executor::Record) -> bool {
+    match t {
+        Table::Keccakf => rec.keccak.is_empty(),
+        Table::Sha256 => rec.sha256.is_empty(),
+        Table::Poseidon2 => rec.poseidon2.is_empty(),
+        _ => false,
+    }
 }
 
 /// Whether the record's cycles are uploaded for the fills of `device` (CPU, the device request lists and the

@@ -34,7 +34,7 @@ use zkrv_stark::StarkConfig;
 fn device_fills_cover_the_registry() {
     let fills = device_fills();
     for (t, f) in fills.iter() {
-        if HOST_ONLY_TABLES.contains(&t) || t == Table::Poseidon2 {
+        if HOST_ONLY_TABLES.contains(&t) {
             assert!(
                 f.is_none(),
                 "{t} is listed as host-only but has a device fill"
@@ -63,21 +63,15 @@ fn a_table_without_a_device_fill_is_a_named_error_only_with_rows() {
     let fills: PerTable<Option<&'static dyn DeviceTableFill>> =
         all.map(|t, f| if t == Table::Input { None } else { f });
     let (device, missing) = without_missing_fills(&fills, DeviceFill::ALL);
-    // INPUT and the precompile tables (no device fill yet).
-    assert_eq!(
-        missing,
-        [
-            Table::Input,
-            Table::Keccakf,
-            Table::Sha256,
-            Table::Poseidon2
-        ]
-    );
+    // INPUT and the precompile tables without a device fill yet.
+    let mut want = vec![Table::Input];
+    want.extend(HOST_ONLY_TABLES);
+    assert_eq!(missing, want);
     assert!(!device.has(Table::Input) && device.has(Table::Lt));
     // No rows: fine, INPUT is filled on the host, every other table on the device.
     check_missing_fills(missing.clone(), |_| false).unwrap();
     let plan = fill_plan(&fills, device).unwrap();
-    assert_eq!(plan.len(), Table::COUNT - 4);
+    assert_eq!(plan.len(), Table::COUNT - 1 - HOST_ONLY_TABLES.len());
     assert!(plan.iter().all(|f| f.table() != Table::Input));
     // Rows: the error names the table.
     match check_missing_fills(missing, |t| t == Table::Input) {
@@ -384,4 +378,75 @@ fn gpu_tracegen_zk_proof_is_byte_identical_to_cpu() {
         );
     }
     assert!(resident > 0, "{g} (zk): no resident table");
+}
+
+/// `guests/bin/precompiles.elf` (guests/c/programs/precompiles.c: the first input byte selects the
+/// precompiles, bit 0 keccak_f, bit 1 sha256_compress, bit 2 poseidon2, 0 all) with GPU trace generation,
+/// no-zk and zk (fixed test seed): for every selection the GPU prover covers (`check_gpu_support`), the proof
+/// is byte-identical to the CPU proof and verifies, the called precompiles' tables resident; a selection it
+/// does not cover yet (`HOST_ONLY_TABLES`) is refused naming the table. Prints `SKIPPED` without a device.
+#[test]
+fn gpu_tracegen_precompile_proofs_are_byte_identical_to_cpu() {
+    const T: &str = "gpu_tracegen_precompile_proofs_are_byte_identical_to_cpu";
+    let (p, _) = rv_programs::guest("precompiles");
+    let msg =
+        b"zkrv precompiles: keccak_f, sha256_compress and poseidon2 on the device, seventy bytes+";
+    let dev = match Device::new() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("SKIPPED {T}: {e}");
+            return;
+        }
+    };
+    dev.set_debug(true);
+    let backend = CudaBackend::new(dev);
+    let zk = StarkConfig {
+        zk_seed: Some(20261203),
+        ..StarkConfig::dev_zk()
+    };
+    let mut proved = 0;
+    for mask in [4u8, 1, 2, 0] {
+        let input: Vec<u8> = [mask].into_iter().chain(msg.iter().copied()).collect();
+        let rec = rv_programs::run(&p, &input);
+        let opts = TraceGenOptions {
+            host_traces: false,
+            ..TraceGenOptions::default()
+        };
+        if let Err(want) = check_gpu_support(&rec) {
+            let e = prove_gpu_tracegen_with(&backend, &p, &input, &StarkConfig::dev(), opts)
+                .err()
+                .unwrap_or_else(|| panic!("mask {mask}: an uncovered precompile was proved"));
+            assert_eq!(e.to_string(), want.to_string(), "mask {mask}");
+            eprintln!("{T}: mask {mask} refused: {e}");
+            continue;
+        }
+        for (what, config) in [("no-zk", StarkConfig::dev()), ("zk", zk.clone())] {
+            backend.reset_stats();
+            let (st_cpu, proof_cpu) = prove(&p, &input, &config).unwrap();
+            let (st, proof, report) = prove_gpu_tracegen_with(&backend, &p, &input, &config, opts)
+                .unwrap_or_else(|e| panic!("mask {mask} ({what}): {e}"));
+            eprintln!("precompiles mask {mask} ({what}):\n{report}");
+            assert_eq!(st, st_cpu, "mask {mask} ({what}): statement");
+            assert!(
+                proof.to_bytes() == proof_cpu.to_bytes(),
+                "mask {mask} ({what}): GPU trace-gen proof differs from the CPU proof"
+            );
+            verify(&p, &st, &proof, &config, 0).unwrap();
+            for (t, calls) in [
+                ("KECCAKF", rec.keccak.len()),
+                ("SHA256", rec.sha256.len()),
+                ("POSEIDON2", rec.poseidon2.len()),
+            ] {
+                let g = report.tables.iter().find(|g| g.name == t).unwrap();
+                if calls > 0 {
+                    assert_eq!(g.origin, TraceOrigin::Resident, "mask {mask} ({what}): {t}");
+                } else {
+                    assert_eq!(g.rows, 0, "mask {mask} ({what}): {t} is absent");
+                }
+            }
+            proved += 1;
+        }
+    }
+    assert!(proved > 0, "no precompile selection is covered");
+    eprintln!("{T}: {proved} proofs byte-identical");
 }

@@ -24,6 +24,7 @@ pub mod memw_a;
 pub mod memwalk;
 pub mod mul;
 pub mod page;
+pub mod poseidon2;
 pub mod regfile;
 pub mod regwalk;
 pub mod requests;
@@ -174,6 +175,7 @@ pub fn device_fills() -> PerTable<Option<&'static dyn DeviceTableFill>> {
             Table::Pow2 => &shift::Pow2Fill,
             Table::Mul => &mul::MulFill,
             Table::Memw => &memw::MemwFill,
+            Table::Poseidon2 => &poseidon2::Poseidon2Fill,
             #[allow(unreachable_patterns)]
             _ => return None,
         })
