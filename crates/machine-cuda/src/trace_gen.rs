@@ -85,17 +85,13 @@ pub enum TraceGenError {
     },
 }
 
-/// Tables without a device fill yet (the precompile tables, issue 25): their traces are the host's, and
-/// [`generate_traces`] refuses a run that has rows in them (a run without calls carries only their padding,
-/// filled on the host).
-pub const HOST_ONLY_TABLES: &[Table] = &[Table::Keccakf, Table::Sha256];
+/// Tables without a device fill yet (SHA256, issue 25): [`generate_traces`] refuses a run that calls them (a
+/// run without calls has the table absent, `0 x width`).
+pub const HOST_ONLY_TABLES: &[Table] = &[Table::Sha256];
 
 /// [`TraceGenError::Unsupported`] for the first table of [`HOST_ONLY_TABLES`] that `record` uses.
 pub fn check_gpu_support(record: &zkrv_executor::Record) -> Result<(), TraceGenError> {
-    let calls = [
-        (Table::Keccakf, "keccak_f", record.keccak.len()),
-        (Table::Sha256, "sha256_compress", record.sha256.len()),
-    ];
+    let calls = [(Table::Sha256, "sha256_compress", record.sha256.len())];
     match calls.into_iter().find(|&(_, _, n)| n > 0) {
         Some((t, call, calls)) => Err(TraceGenError::Unsupported {
             table: t.name(),

@@ -17,6 +17,7 @@ pub mod decode;
 pub mod dvrm;
 pub mod eq;
 pub mod input;
+pub mod keccakf;
 pub mod load;
 pub mod lt;
 pub mod memw;
@@ -175,6 +176,7 @@ pub fn device_fills() -> PerTable<Option<&'static dyn DeviceTableFill>> {
             Table::Pow2 => &shift::Pow2Fill,
             Table::Mul => &mul::MulFill,
             Table::Memw => &memw::MemwFill,
+            Table::Keccakf => &keccakf::KeccakfFill,
             Table::Poseidon2 => &poseidon2::Poseidon2Fill,
             #[allow(unreachable_patterns)]
             _ => return None,
