@@ -47,14 +47,13 @@ fn env_of(calls: &[KeccakfCall]) -> Env {
     for call in calls {
         env.ecall(call.ts, KECCAK_F_ECALL, call.ptr);
         let out = output(call);
-        for (l, o) in out.iter().enumerate().take(NUM_LANES) {
-            env.cell(
-                call.ptr / 8 + l as u64,
-                call.old_ts[l],
-                call.input[l],
-                call.ts,
-                *o,
-            );
+        for (l, (&old_ts, (&input, &out))) in call
+            .old_ts
+            .iter()
+            .zip(call.input.iter().zip(&out))
+            .enumerate()
+        {
+            env.cell(call.ptr / 8 + l as u64, old_ts, input, call.ts, out);
         }
     }
     env

@@ -1,7 +1,7 @@
 //! SHA256 table (docs/tables.md §6.19.2): the fill against the executor's `sha256_compress` (and FIPS 180-4's
 //! "abc" vector), the honest witness accepted, and one negative test per constraint group (a round bit and
-//! carry, the schedule and its helpers, the round constant / row flags, the digest, the group constants and
-//! the cut last group, the ECALL tuple, the a1 read, the memory tokens and their timestamps).
+//! carry, the schedule and its helpers, the round constant / row encoder and flags, the digest, the group constants and
+//! the cut last group, the ECALL tuple, the a1 read, the memory slots, tokens and timestamps).
 
 mod precompile_common;
 
@@ -119,7 +119,7 @@ fn reference_compression_matches_the_executor_and_fips() {
 #[test]
 fn width_and_committed_cells_per_call() {
     let air = CompiledAir::new(&Sha256Air, 3).unwrap();
-    assert_eq!(NUM_SHA256_COLS, 451);
+    assert_eq!(NUM_SHA256_COLS, 440);
     assert_eq!(air.degree, 3);
     let aux = 3 * air.logup.num_ext_columns();
     let per_row = NUM_SHA256_COLS + aux;
@@ -131,7 +131,11 @@ fn width_and_committed_cells_per_call() {
         457 * 17,
         457.0 * 17.0 / 64.0
     );
-    assert_eq!(aux, 51);
+    // 17 interactions: 6 BYTE pairs, 2 memory slots x (consume, emit, 2 RANGE16), ECALL, 2 REG_TOKEN; two
+    // per term column, and the running sum.
+    assert_eq!(air.interactions.len(), 17);
+    assert_eq!(aux, 3 * (9 + 1));
+    assert_eq!(per_call, 8460);
 }
 
 #[test]
@@ -190,12 +194,7 @@ fn tampered_round_and_schedule_cells_are_rejected() {
     let mut h = harness(&calls, 8);
     flip(&mut h, 10, c.w[1][20]);
     assert_constraint(&h.violations(), "schedule");
-    for (field, name) in [
-        (c.s4[2], "s4"),
-        (c.s8[0], "s8"),
-        (c.s12[3], "s12"),
-        (c.w3[1], "w3"),
-    ] {
+    for (field, name) in [(c.s4[2], "s4"), (c.s8[0], "s8"), (c.s12[3], "s12")] {
         let mut h = harness(&calls, 8);
         let x = h.get(12, field);
         h.set(12, field, x + F::ONE);
@@ -227,22 +226,65 @@ fn out_of_range_carries_are_caught_by_the_byte_lookup() {
     assert_bus(&v, bus::BYTE);
 }
 
+fn set_code(h: &mut Harness, row: usize, code: &[u8; CODE_VARS]) {
+    let c = col();
+    for (v, &x) in code.iter().enumerate() {
+        h.set(row, c.code[v], F::from_u64(x as u64));
+    }
+}
+
 #[test]
 fn wrong_round_constant_and_flags_are_rejected() {
     let mut rng = Rng(seed("wrong_round_constant_and_flags_are_rejected"));
     let calls = random_calls(&mut rng, 1);
     let c = col();
-    // Row 6 claims to be row 7 (round constants of rounds 24..27): the rotation breaks.
+    // Row 6 claims to be row 7 (round constants of rounds 24..27): the code does not advance.
     let mut h = harness(&calls, 8);
-    h.set(6, c.row[6], F::ZERO);
-    h.set(6, c.row[7], F::ONE);
-    assert_constraint(&h.violations(), "row flags rotate");
+    set_code(&mut h, 6, &ROW_CODE[7]);
+    assert_constraint(&h.violations(), "row code advances");
     // A group that starts at another row.
     let mut h = harness(&calls, 8);
-    for r in 0..SHA256_ROWS {
-        h.set(0, c.row[r], F::from_bool(r == 1));
-    }
+    set_code(&mut h, 0, &ROW_CODE[1]);
     assert_constraint(&h.violations(), "first row is row 0");
+    // Each degree-1 flag is its rows' selector sum.
+    for (row, field, name) in [
+        (0, c.f_init, "row flag f_init"),
+        (17, c.f_digest, "row flag f_digest"),
+        (3, c.f_block, "row flag f_block"),
+        (16, c.f_mem, "row flag f_mem"),
+        (9, c.f_mem, "row flag f_mem"),
+    ] {
+        let mut h = harness(&calls, 8);
+        flip(&mut h, row, field);
+        assert_constraint(&h.violations(), name);
+    }
+}
+
+#[test]
+fn row_selectors_are_one_hot_on_the_codes() {
+    use zkrv_stark::symbolic::Expr;
+    // The selectors evaluated at every row's code: the identity matrix (the encoder is what K_t, the
+    // memory rows and the digest read).
+    let x: [Expr; CODE_VARS] = std::array::from_fn(|col| Expr::Main { col, next: false });
+    let sel = row_selectors(&x);
+    assert!(sel.iter().all(|s| s.degree() == 2));
+    for (i, code) in ROW_CODE.iter().enumerate() {
+        let at = |e: &Expr| match e {
+            Expr::Main { col, .. } => F::from_u64(code[*col] as u64),
+            _ => unreachable!("selectors read the code only"),
+        };
+        for (r, s) in sel.iter().enumerate() {
+            assert_eq!(s.eval(&at), F::from_bool(r == i), "row {i}, selector {r}");
+        }
+    }
+    // The gates of row 16 read the next row without `is_transition`: no table height ends on a row 16.
+    for log_n in 1..=26 {
+        assert_ne!(((1usize << log_n) - 1) % SHA256_ROWS, 16, "2^{log_n} rows");
+    }
+    for (i, p) in ROW_CODE.iter().enumerate() {
+        assert!(p.iter().map(|&x| x as u32).sum::<u32>() <= 2, "row {i}");
+        assert!(!ROW_CODE[..i].contains(p), "row {i} repeats a code");
+    }
 }
 
 #[test]
@@ -255,12 +297,7 @@ fn group_transitions_are_enforced() {
         h.set(18 + r, c.is_real, F::ZERO);
     }
     assert_constraint(&h.violations(), "group constant is_real");
-    for (field, name) in [
-        (c.ts, "group constant ts"),
-        (c.state_cell, "group constant state_cell"),
-        (c.block_cell, "group constant block_cell"),
-        (c.h[6], "group constant h"),
-    ] {
+    for (field, name) in [(c.ts, "group constant ts"), (c.h[6], "group constant h")] {
         let mut h = harness(&calls, 8);
         for r in 9..SHA256_ROWS {
             let x = h.get(r, field);
@@ -340,16 +377,42 @@ fn memory_tokens_are_bound() {
     assert!(failed_constraints(&v).is_empty(), "{v:#?}");
     assert_eq!(unbalanced_buses(&v), [bus::MEM_TOKEN]);
     // Another old timestamp (a block cell on row 2, a state cell on the digest row).
-    for (row, slot) in [(2, 1), (17, 3)] {
+    for (row, slot) in [(2, 1), (17, 1)] {
         let mut h = harness(&calls, 8);
         let x = h.get(row, c.ots[slot]);
         h.set(row, c.ots[slot], x + F::ONE);
         assert!(unbalanced_buses(&h.violations()).contains(&bus::MEM_TOKEN));
     }
+    // The row's words bound to its slots, and the slots' cells.
+    for (row, field, name) in [
+        (2, c.old[1][0], "memory block word"),
+        (4, c.new[0][1], "memory block word"),
+        (16, c.old[0][1], "memory state old"),
+        (17, c.old[1][0], "memory state old"),
+        (16, c.new[1][0], "memory state new"),
+        (17, c.new[0][1], "memory state new"),
+        (3, c.cell, "cell of the block rows"),
+        (17, c.cell, "cell of state cells 2, 3"),
+    ] {
+        let mut h = harness(&calls, 8);
+        let x = h.get(row, field);
+        h.set(row, field, x + F::ONE);
+        assert_constraint(&h.violations(), name);
+    }
+    // The state's cells moved together (rows 16 and 17): no constraint objects, the tokens disagree (the
+    // ECALL's a0 follows row 17's cell: `ecall_and_a1_are_bound`).
+    let mut h = harness(&calls, 8);
+    for row in [16, 17] {
+        let x = h.get(row, c.cell);
+        h.set(row, c.cell, x + F::ONE);
+    }
+    let v = h.violations();
+    assert!(failed_constraints(&v).is_empty(), "{v:#?}");
+    assert!(unbalanced_buses(&v).contains(&bus::MEM_TOKEN), "{v:#?}");
     // A token from the future, the memory agreeing: the LT32 range check fails.
     let mut h = harness(&calls, 8);
     let bad = calls[0].ts + 1;
-    h.set(17, c.ots[2], F::from_u64(bad));
+    h.set(17, c.ots[0], F::from_u64(bad));
     let i = h
         .env
         .public

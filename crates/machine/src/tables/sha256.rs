@@ -12,19 +12,22 @@
 //! rows, so on the init and digest rows they are free and absorb whatever the relation gives. The message
 //! schedule works the same way: row i slot j holds the bits of `W_{4(i-1)+j}` (the block's words on rows
 //! 1..4), `W_t = σ1(W_{t-2}) + W_{t-7} + σ0(W_{t-15}) + W_{t-16}` holds on every transition with its carry
-//! range-checked on rows 5..16 only, and `W_{t-16} + σ0(W_{t-15})` (`s4`) and `W_{t-7}` (`w3`) are carried
-//! forward from rows the relation cannot see (`s4 -> s8 -> s12`). The digest row holds `H + (a..h)` as bits
-//! (each word's carry `(H + v - new) / 2^32` boolean).
+//! range-checked on rows 5..16 only, and `W_{t-16} + σ0(W_{t-15})` (`s4`, then `s8 = s4 + W_{t-7}` for
+//! slots 0..2, then `s12 = s8`) is carried forward from rows the relation cannot see. The digest row holds
+//! `H + (a..h)` as bits (each word's carry `(H + v - new) / 2^32` boolean).
 //!
-//! Round constants `K_t` are linear in the one-hot row flags (as KECCAKF's, no preprocessed column).
+//! Row index: a degree-2 encoder ([`ROW_CODE`], [`row_selectors`]: 5 columns for 18 rows) and four degree-1
+//! flags (sums of selectors) for the multiplicities and the degree-1 gates. Round constants `K_t` are
+//! linear in the selectors (no preprocessed column).
 //!
-//! Bus: the init row receives `ECALL[ts, 0x0100_0002, 0, 8 state_cell, 0, 0, 0]` and reads a1 (`8
-//! block_cell`) through a MEMW_R group at ts; rows 1..4 read the block's 8 cells (two each: consume and
-//! re-emit, the words as they sit in memory, little-endian bytes of big-endian message words); the digest
-//! row consumes the 4 state cells (old value = `h`, the group's input state) and emits the new state; all
-//! at `ts = 4 clk + 1` with `LT32(old_ts, ts)`, multiplicity `is_real`. Padding groups compress the zero
-//! state and block; the table's last group may be cut short (18 does not divide a power of two): it must be
-//! padding.
+//! Bus: the digest row receives `ECALL[ts, 0x0100_0002, 0, 8 (cell - 2), 0, 0, 0]` (its cell is the state's
+//! third), the init row reads a1 (`8 cell`) at ts (REG_TOKEN consumed and re-emitted, with memory slot 0's LT32). Every row has two memory slots
+//! (cells `cell + s`, their old and new words as columns, bound to the row's bits by degree-2 gates): rows
+//! 1..4 read the block's 8 cells (consume and re-emit the words as they sit in memory, little-endian bytes
+//! of big-endian message words), rows 16 and 17 consume the 4 state cells (old value = `h`, the group's
+//! input state) and emit the new state; all at `ts = 4 clk + 1` with `LT32(old_ts, ts)`, multiplicity
+//! `is_real · f_mem`. Padding groups compress the zero state and block; the table's last group may be cut
+//! short (18 does not divide a power of two): it must be padding.
 
 use zkrv_stark::air::{Air, AirBuilder};
 use zkrv_stark::field::{PrimeCharacteristicRing, F};
@@ -34,28 +37,83 @@ use zkrv_stark::symbolic::Expr;
 use crate::bus;
 use crate::cols::columns;
 use crate::tables::bitwise::Lookups;
-use crate::tables::cpu::{c, inv_pow2, lt32, reg_access};
+use crate::tables::cpu::{c, inv_pow2, lt32};
 
 /// The `sha256_compress` ecall number (a7), docs/abi.md.
 pub const SHA256_ECALL: u64 = zkrv_executor::precompile::SHA256_COMPRESS;
 /// Rows per call: init, 16 round rows, digest.
 pub const SHA256_ROWS: usize = 18;
+/// Variables of the row encoder.
+pub const CODE_VARS: usize = 5;
+/// The row encoder's points: row i is `ROW_CODE[i]`, the first 18 points `x ∈ {0, 1, 2}^5` with
+/// `Σ x ≤ 2` in lexicographic order (row 0 is the zero point). With the slack `x_0 = 2 - Σ x`, the point
+/// `p` has the degree-2 selector `Π_a binom(x_a, p_a)` (1 at p, 0 at every other point), as OpenVM's
+/// `Encoder` (openvm-org/openvm `crates/circuits/primitives/src/encoder`).
+pub const ROW_CODE: [[u8; CODE_VARS]; SHA256_ROWS] = [
+    [0, 0, 0, 0, 0],
+    [0, 0, 0, 0, 1],
+    [0, 0, 0, 0, 2],
+    [0, 0, 0, 1, 0],
+    [0, 0, 0, 1, 1],
+    [0, 0, 0, 2, 0],
+    [0, 0, 1, 0, 0],
+    [0, 0, 1, 0, 1],
+    [0, 0, 1, 1, 0],
+    [0, 0, 2, 0, 0],
+    [0, 1, 0, 0, 0],
+    [0, 1, 0, 0, 1],
+    [0, 1, 0, 1, 0],
+    [0, 1, 1, 0, 0],
+    [0, 2, 0, 0, 0],
+    [1, 0, 0, 0, 0],
+    [1, 0, 0, 0, 1],
+    [1, 0, 0, 1, 0],
+];
+
+/// The selectors of the 18 rows at the encoder point `x` (degree 2; `[i]` is 1 on row i's code and 0 on
+/// the other rows').
+pub fn row_selectors(x: &[Expr; CODE_VARS]) -> Vec<Expr> {
+    let slack = x.iter().fold(c(2), |acc, v| acc - v);
+    let half = inv_pow2(1);
+    let binom = |v: &Expr, k: u8| match k {
+        0 => Expr::one(),
+        1 => v.clone(),
+        _ => v.clone() * (v.clone() - Expr::one()) * half,
+    };
+    ROW_CODE
+        .iter()
+        .map(|p| {
+            let s0: u8 = 2 - p.iter().sum::<u8>();
+            p.iter()
+                .zip(x)
+                .fold(binom(&slack, s0), |acc, (&k, v)| acc * binom(v, k))
+        })
+        .collect()
+}
 /// The round constants K_0..K_63 (FIPS 180-4 §4.2.2).
 pub const K: [u32; 64] = zkrv_executor::precompile::SHA256_K;
 
-/// SHA256 row (451 columns).
+/// SHA256 row (440 columns).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sha256Cols<T> {
-    /// One-hot row index in the group (0 init, 1..=16 rounds, 17 digest).
-    pub row: [T; SHA256_ROWS],
+    /// The row index i in the group (0 init, 1..=16 rounds, 17 digest) as a point of the degree-2
+    /// encoder ([`ROW_CODE`]`[i]`; its selectors [`row_selectors`] are degree 2).
+    pub code: [T; CODE_VARS],
+    /// Degree-1 row flags (each the sum of its rows' selectors): row 0, row 17, the block rows 1..4, the
+    /// memory rows 1..4, 16, 17.
+    pub f_init: T,
+    pub f_digest: T,
+    pub f_block: T,
+    pub f_mem: T,
     /// 1 on the rows of a call, 0 on padding; constant within a group.
     pub is_real: T,
     /// The call's memory timestamp `4 clk + 1`; constant within a group.
     pub ts: T,
-    /// First cell of the state (a0 / 8) and of the block (a1 / 8); constant within a group.
-    pub state_cell: T,
-    pub block_cell: T,
+    /// The cell of the row's memory slot 0: a1 / 8 (the block's first cell) on rows 0 and 1, `a1 / 8 +
+    /// 2(i-1)` on block row i (1..4), a0 / 8 (the state's first cell) on row 16, `a0 / 8 + 2` on row 17
+    /// (the ECALL's a0 is `8 (cell - 2)` there); free (0) on rows 5..15.
+    pub cell: T,
     /// H0..H7 before the call (words); constant within a group.
     pub h: [T; 8],
     /// Bits of `A_{4i+j-3}` and `E_{4i+j-3}` on row i (digest row: the new state, same slots).
@@ -68,19 +126,18 @@ pub struct Sha256Cols<T> {
     pub w: [[T; 32]; 4],
     /// Carries of the schedule sums (range-checked on rows 5..16).
     pub cw: [T; 4],
-    /// `W + σ0(W')` of the previous row's slots (`s4`), one and two rows older (`s8`, `s12`).
+    /// Schedule pipeline of slot j (for `W_t`, t = 4(i-1) + j, on row i): `s4 = W_{t-16} + σ0(W_{t-15})`
+    /// on row i-3, `s8 = s4 + W_{t-7}` (j < 3; j = 3: `s8 = s4`) on row i-2, `s12 = s8` on row i-1.
     pub s4: [T; 4],
     pub s8: [T; 4],
     pub s12: [T; 4],
-    /// The previous row's schedule words of slots 1..3.
-    pub w3: [T; 3],
-    /// Memory slots: old timestamps and LT32 witnesses (digest row: the 4 state cells; rows 1..4: the two
-    /// block cells of the row).
-    pub ots: [T; 4],
-    pub d0: [T; 4],
-    /// Read of a1 at ts (init row).
-    pub a1_old_ts: T,
-    pub a1_d0: T,
+    /// Memory slots s = 0, 1 of the row (cells `cell + s`): old timestamps, LT32 witnesses, the old and the
+    /// new words. Rows 1..4: the block (new = old); row 16: state cells 0, 1; row 17: state cells 2, 3.
+    /// Row 0: `ots[0], d0[0]` are the a1 read's (old timestamp and LT32 witness).
+    pub ots: [T; 2],
+    pub d0: [T; 2],
+    pub old: [[T; 2]; 2],
+    pub new: [[T; 2]; 2],
 }
 columns!(Sha256Cols, NUM_SHA256_COLS);
 
@@ -152,32 +209,35 @@ impl Air for Sha256Air {
         let two32 = c(1 << 32);
         let first = b.is_first_row();
         let tr = b.is_transition();
-        let last_row = l.row[SHA256_ROWS - 1].clone();
+        let sel = row_selectors(&l.code);
+        let sel_next = row_selectors(&n.code);
+        let last_row = l.f_digest.clone();
 
-        // 1. Row flags: [1, 0, ..] on the first row, rotated by every transition.
-        b.assert_zero(
-            "first row is row 0",
-            first.clone() * (l.row[0].clone() - one()),
-        );
-        for r in 1..SHA256_ROWS {
-            b.assert_zero("first row is row 0", first.clone() * &l.row[r]);
+        // 1. Row codes: the zero point (row 0) on the first row, advanced by every transition; the
+        //    degree-1 flags are sums of selectors.
+        for x in &l.code {
+            b.assert_zero("first row is row 0", first.clone() * x);
         }
-        for r in 0..SHA256_ROWS {
-            b.assert_zero(
-                "row flags rotate",
-                tr.clone() * (n.row[(r + 1) % SHA256_ROWS].clone() - &l.row[r]),
-            );
+        for (v, x) in n.code.iter().enumerate() {
+            let next = (0..SHA256_ROWS).fold(Expr::zero(), |acc, r| {
+                acc + sel[r].clone() * c(ROW_CODE[(r + 1) % SHA256_ROWS][v] as u64)
+            });
+            b.assert_zero("row code advances", tr.clone() * (x.clone() - next));
+        }
+        let sum = |rows: &[usize]| rows.iter().fold(Expr::zero(), |acc, &r| acc + &sel[r]);
+        for (name, flag, rows) in [
+            ("row flag f_init", &l.f_init, &[0][..]),
+            ("row flag f_digest", &l.f_digest, &[17][..]),
+            ("row flag f_block", &l.f_block, &[1, 2, 3, 4][..]),
+            ("row flag f_mem", &l.f_mem, &[1, 2, 3, 4, 16, 17][..]),
+        ] {
+            b.assert_zero(name, flag.clone() - sum(rows));
         }
 
         // 2. Group constants.
         b.assert_bool("is_real bool", l.is_real.clone());
         let in_group = tr * (one() - &last_row);
-        let mut same = vec![
-            ("is_real", &l.is_real, &n.is_real),
-            ("ts", &l.ts, &n.ts),
-            ("state_cell", &l.state_cell, &n.state_cell),
-            ("block_cell", &l.block_cell, &n.block_cell),
-        ];
+        let mut same = vec![("is_real", &l.is_real, &n.is_real), ("ts", &l.ts, &n.ts)];
         for k in 0..8 {
             same.push(("h", &l.h[k], &n.h[k]));
         }
@@ -201,11 +261,11 @@ impl Air for Sha256Air {
         for j in 0..4 {
             b.assert_zero(
                 "init a",
-                l.row[0].clone() * (l.h[3 - j].clone() - pack(&l.a[j])),
+                l.f_init.clone() * (l.h[3 - j].clone() - pack(&l.a[j])),
             );
             b.assert_zero(
                 "init e",
-                l.row[0].clone() * (l.h[7 - j].clone() - pack(&l.e[j])),
+                l.f_init.clone() * (l.h[7 - j].clone() - pack(&l.e[j])),
             );
         }
 
@@ -239,7 +299,7 @@ impl Air for Sha256Air {
                 x.clone() * y + x.clone() * z + y.clone() * z - x.clone() * y * z * c(2)
             });
             let k_t = (1..=16).fold(Expr::zero(), |acc, i| {
-                acc + n.row[i].clone() * c(K[4 * (i - 1) + j] as u64)
+                acc + sel_next[i].clone() * c(K[4 * (i - 1) + j] as u64)
             });
             let t1 = pack(&h) + sum1 + ch + k_t + pack(&n.w[j]);
             b.assert_eq(
@@ -254,14 +314,11 @@ impl Air for Sha256Air {
             );
         }
 
-        // 5. Message schedule (every transition).
+        // 5. Message schedule (every transition): W_t of next row i slot j, the local row holding
+        //    `s12 = W_{t-16} + σ0(W_{t-15}) + W_{t-7}` (j < 3) and W_{t-7} itself (j = 3: slot 0).
         for j in 0..4 {
             let wt2 = if j >= 2 { &n.w[j - 2] } else { &l.w[j + 2] };
-            let wt7 = if j == 3 {
-                pack(&l.w[0])
-            } else {
-                l.w3[j].clone()
-            };
+            let wt7 = if j == 3 { pack(&l.w[0]) } else { Expr::zero() };
             b.assert_eq(
                 "schedule",
                 pack(&n.w[j]) + n.cw[j].clone() * two32.clone(),
@@ -273,11 +330,14 @@ impl Air for Sha256Air {
                 n.s4[j].clone(),
                 pack(&l.w[j]) + sigma(w1, 7, 18, 3, true),
             );
-            b.assert_eq("s8", n.s8[j].clone(), l.s4[j].clone());
+            // W_{t-7} of the row two on (j < 3) sits in slot j + 1 of the row after this one.
+            let wt7_next = if j < 3 {
+                pack(&n.w[j + 1])
+            } else {
+                Expr::zero()
+            };
+            b.assert_eq("s8", n.s8[j].clone(), l.s4[j].clone() + wt7_next);
             b.assert_eq("s12", n.s12[j].clone(), l.s8[j].clone());
-        }
-        for k in 0..3 {
-            b.assert_eq("w3", n.w3[k].clone(), pack(&l.w[k + 1]));
         }
 
         // 6. Digest: the next row (17) holds H + (a..h) of this row (16); the carry of each word,
@@ -291,14 +351,14 @@ impl Air for Sha256Air {
                 let carry = (h.clone() + pack(bits_l) - pack(bits_n)) * inv32;
                 b.assert_zero(
                     "digest",
-                    l.row[16].clone() * carry.clone() * (carry - one()),
+                    n.f_digest.clone() * carry.clone() * (carry - one()),
                 );
             }
         }
 
         // 7. Range checks of the carries.
-        let rounds = (1..=16).fold(Expr::zero(), |acc, i| acc + &l.row[i]);
-        let late = (5..=16).fold(Expr::zero(), |acc, i| acc + &l.row[i]);
+        let rounds = one() - &l.f_init - &l.f_digest;
+        let late = rounds.clone() - &l.f_block;
         let m_round = l.is_real.clone() * rounds;
         let m_late = l.is_real.clone() * late;
         let pair = |x: &Expr, y: &Expr| vec![c(bus::BYTE_PAIR), x.clone(), y.clone(), Expr::zero()];
@@ -309,59 +369,85 @@ impl Air for Sha256Air {
             b.send(bus::BYTE, pair(&l.cw[j], &l.cw[j + 1]), m_late.clone());
         }
 
-        // 8. Memory and the ECALL.
-        let block_rows = (1..=4).fold(Expr::zero(), |acc, i| acc + &l.row[i]);
-        let at_first = l.is_real.clone() * &l.row[0];
-        let at_digest = l.is_real.clone() * &last_row;
-        let at_block = l.is_real.clone() * block_rows.clone();
-        for s in 0..4 {
-            let mult = if s < 2 {
-                l.is_real.clone() * (block_rows.clone() + &last_row)
-            } else {
-                at_digest.clone()
-            };
-            lt32(b, &l.ots[s], &l.ts, &l.d0[s], &mult);
-        }
-        for k in 0..4 {
-            let cell = l.state_cell.clone() + c(k as u64);
-            let new = |m: usize| {
+        // 8. Memory: two slots per row, cells `cell + s`, consumed with `old` at `ots` and emitted with
+        //    `new` at ts (LT32(ots, ts)) on the block rows 1..4 and the rows 16, 17; the row's words are
+        //    bound to its slots here (degree 2), the tuples read only the slot columns (degree 1).
+        //    The gates of rows 16 (next: 17) and of the block cells (next: a block row) need no
+        //    `is_transition` (which would make them degree 4): the table's last row has index
+        //    `2^k - 1 ≡ 1, 3, 7, 9, 13 or 15 (mod 18)`, never 16, and its next row (row 0) is no block row.
+        let block_rows = l.f_block.clone();
+        let d16 = sel[16].clone();
+        b.assert_zero(
+            "cell of the block rows",
+            n.f_block.clone() * (n.cell.clone() - &l.cell - l.f_block.clone() * c(2)),
+        );
+        b.assert_zero(
+            "cell of state cells 2, 3",
+            d16.clone() * (n.cell.clone() - &l.cell - c(2)),
+        );
+        for s in 0..2 {
+            // The new state word m (H0..H7 order) on the digest row `d`: a slot for m < 4, e for m >= 4.
+            let digest_word = |d: &Sha256Cols<Expr>, m: usize| {
                 if m < 4 {
-                    pack(&l.a[3 - m])
+                    pack(&d.a[3 - m])
                 } else {
-                    pack(&l.e[7 - m])
+                    pack(&d.e[7 - m])
                 }
             };
+            for k in 0..2 {
+                let w = &l.w[2 * s + k];
+                b.assert_zero(
+                    "memory block word",
+                    block_rows.clone() * (l.old[s][k].clone() - pack_bswap(w)),
+                );
+                b.assert_zero(
+                    "memory block word",
+                    block_rows.clone() * (l.new[s][k].clone() - &l.old[s][k]),
+                );
+                let (m16, m17) = (2 * s + k, 4 + 2 * s + k);
+                b.assert_zero(
+                    "memory state old",
+                    d16.clone() * (l.old[s][k].clone() - &l.h[m16]),
+                );
+                b.assert_zero(
+                    "memory state old",
+                    last_row.clone() * (l.old[s][k].clone() - &l.h[m17]),
+                );
+                b.assert_zero(
+                    "memory state new",
+                    d16.clone() * (l.new[s][k].clone() - digest_word(n, m16)),
+                );
+                b.assert_zero(
+                    "memory state new",
+                    last_row.clone() * (l.new[s][k].clone() - digest_word(l, m17)),
+                );
+            }
+        }
+        let at_first = l.is_real.clone() * &l.f_init;
+        let at_mem = l.is_real.clone() * &l.f_mem;
+        // Slot 0's LT32 also serves the a1 read on row 0.
+        let at_lt = [
+            l.is_real.clone() * (l.f_mem.clone() + &l.f_init),
+            at_mem.clone(),
+        ];
+        for (s, lt_mult) in at_lt.iter().enumerate() {
+            let cell = l.cell.clone() + c(s as u64);
             b.receive(
                 bus::MEM_TOKEN,
                 vec![
                     cell.clone(),
-                    l.ots[k].clone(),
-                    l.h[2 * k].clone(),
-                    l.h[2 * k + 1].clone(),
+                    l.ots[s].clone(),
+                    l.old[s][0].clone(),
+                    l.old[s][1].clone(),
                 ],
-                at_digest.clone(),
+                at_mem.clone(),
             );
             b.send(
                 bus::MEM_TOKEN,
-                vec![cell, l.ts.clone(), new(2 * k), new(2 * k + 1)],
-                at_digest.clone(),
+                vec![cell, l.ts.clone(), l.new[s][0].clone(), l.new[s][1].clone()],
+                at_mem.clone(),
             );
-        }
-        for s in 0..2 {
-            let cell = (1..=4).fold(l.block_cell.clone(), |acc, i| {
-                acc + l.row[i].clone() * c((2 * (i - 1) + s) as u64)
-            });
-            let (lo, hi) = (pack_bswap(&l.w[2 * s]), pack_bswap(&l.w[2 * s + 1]));
-            b.receive(
-                bus::MEM_TOKEN,
-                vec![cell.clone(), l.ots[s].clone(), lo.clone(), hi.clone()],
-                at_block.clone(),
-            );
-            b.send(
-                bus::MEM_TOKEN,
-                vec![cell, l.ts.clone(), lo, hi],
-                at_block.clone(),
-            );
+            lt32(b, &l.ots[s], &l.ts, &l.d0[s], lt_mult);
         }
         b.receive(
             bus::ECALL,
@@ -369,24 +455,23 @@ impl Air for Sha256Air {
                 l.ts.clone(),
                 c(SHA256_ECALL & 0xffff_ffff),
                 c(SHA256_ECALL >> 32),
-                l.state_cell.clone() * c(8),
+                (l.cell.clone() - c(2)) * c(8),
                 Expr::zero(),
                 Expr::zero(),
                 Expr::zero(),
             ],
+            l.is_real.clone() * &l.f_digest,
+        );
+        let a1 = l.cell.clone() * c(8);
+        b.receive(
+            bus::REG_TOKEN,
+            vec![c(11), l.ots[0].clone(), a1.clone(), Expr::zero()],
             at_first.clone(),
         );
-        let a1 = l.block_cell.clone() * c(8);
-        let zero = Expr::zero();
-        reg_access(
-            b,
-            &c(11),
-            &l.ts,
-            &l.a1_old_ts,
-            &l.a1_d0,
-            [&a1, &zero],
-            [&a1, &zero],
-            &at_first,
+        b.send(
+            bus::REG_TOKEN,
+            vec![c(11), l.ts.clone(), a1, Expr::zero()],
+            at_first,
         );
     }
 }
@@ -493,7 +578,15 @@ fn group_words(h: &[u32; 8], block: &[u8; 64]) -> GroupWords {
     g
 }
 
-/// The SHA256 trace (`n x 451`, n = [`sha256_height`]): 18 rows per call, then padding groups (the zero
+/// The two memory slots of a row: slot 0's cell, the old timestamps, the old and the new words.
+struct Slots {
+    cell: u64,
+    old_ts: [u64; 2],
+    old: [[F; 2]; 2],
+    new: [[F; 2]; 2],
+}
+
+/// The SHA256 trace (`n x 440`, n = [`sha256_height`]): 18 rows per call, then padding groups (the zero
 /// state and block, `is_real = 0`; the last one cut at the table's end), adding the calls' BYTE and LT32
 /// lookups.
 ///
@@ -532,33 +625,69 @@ pub fn sha256_trace(
         for (i, chunk) in group.chunks_mut(NUM_SHA256_COLS).enumerate() {
             let r = gi * SHA256_ROWS + i;
             let row = Sha256Cols::from_row_mut(chunk);
-            row.row[i] = F::ONE;
+            row.code = ROW_CODE[i].map(|x| f(x as u64));
+            row.f_init = F::from_bool(i == 0);
+            row.f_digest = F::from_bool(i == 17);
+            row.f_block = F::from_bool((1..=4).contains(&i));
+            row.f_mem = F::from_bool(matches!(i, 1..=4 | 16 | 17));
             row.is_real = F::from_bool(real);
             row.ts = f(call.ts);
-            row.state_cell = f(call.state_ptr / 8);
-            row.block_cell = f(call.block_ptr / 8);
+            let (block_cell, state_cell) = (call.block_ptr / 8, call.state_ptr / 8);
             row.h = call.state.map(|x| f(x as u64));
             row.a = g.a[i].map(bits);
             row.e = g.e[i].map(bits);
             row.w = g.w[i].map(bits);
             (aw[r], ew[r], ww[r], flag[r]) = (g.a[i], g.e[i], g.w[i], i);
-            if real {
-                if i == 0 {
-                    row.a1_old_ts = f(call.a1_old_ts);
-                    row.a1_d0 = f(lookups.lt32(call.a1_old_ts, call.ts));
-                } else if (1..=4).contains(&i) {
-                    for s in 0..2 {
-                        let t = call.block_old_ts[2 * (i - 1) + s];
-                        row.ots[s] = f(t);
-                        row.d0[s] = f(lookups.lt32(t, call.ts));
-                    }
-                } else if i == SHA256_ROWS - 1 {
-                    for k in 0..4 {
-                        let t = call.state_old_ts[k];
-                        row.ots[k] = f(t);
-                        row.d0[k] = f(lookups.lt32(t, call.ts));
-                    }
+            // The row's memory slots.
+            let word = |b: &[u8]| f(u32::from_le_bytes(b.try_into().expect("4 bytes")) as u64);
+            let slots: Option<Slots> = match i {
+                0 => {
+                    row.cell = f(block_cell);
+                    None
                 }
+                1..=4 => {
+                    let c0 = 2 * (i - 1);
+                    let old: [[F; 2]; 2] = std::array::from_fn(|s| {
+                        let b = &call.block[8 * (c0 + s)..8 * (c0 + s + 1)];
+                        [word(&b[..4]), word(&b[4..])]
+                    });
+                    let ts = [call.block_old_ts[c0], call.block_old_ts[c0 + 1]];
+                    Some(Slots {
+                        cell: block_cell + c0 as u64,
+                        old_ts: ts,
+                        old,
+                        new: old,
+                    })
+                }
+                16 | 17 => {
+                    let c0 = if i == 16 { 0 } else { 2 };
+                    let pair = |v: &[u32; 8], s: usize| {
+                        [f(v[2 * (c0 + s)] as u64), f(v[2 * (c0 + s) + 1] as u64)]
+                    };
+                    let ts = [call.state_old_ts[c0], call.state_old_ts[c0 + 1]];
+                    let (old, new) = (
+                        std::array::from_fn(|s| pair(&call.state, s)),
+                        std::array::from_fn(|s| pair(&g.out, s)),
+                    );
+                    Some(Slots {
+                        cell: state_cell + c0 as u64,
+                        old_ts: ts,
+                        old,
+                        new,
+                    })
+                }
+                _ => None,
+            };
+            if let Some(m) = slots {
+                (row.cell, row.old, row.new) = (f(m.cell), m.old, m.new);
+                if real {
+                    row.ots = m.old_ts.map(f);
+                    row.d0 = m.old_ts.map(|t| f(lookups.lt32(t, call.ts)));
+                }
+            }
+            if real && i == 0 {
+                row.ots[0] = f(call.a1_old_ts);
+                row.d0[0] = f(lookups.lt32(call.a1_old_ts, call.ts));
             }
         }
     }
@@ -573,19 +702,22 @@ pub fn sha256_trace(
             })
         })
         .collect();
+    // s8 of row r: s4 of the row before plus (j < 3) the word of slot j + 1 of row r.
+    let s8: Vec<[u64; 4]> = (0..n)
+        .map(|r| {
+            std::array::from_fn(|j| s4[prev(r)][j] + if j < 3 { ww[r][j + 1] as u64 } else { 0 })
+        })
+        .collect();
     let inv = inv_pow2(32);
     for r in 0..n {
         let p = prev(r);
-        // This row's helpers, and the local row's (which the relations read).
-        let w3: [u64; 3] = std::array::from_fn(|k| ww[p][k + 1] as u64);
-        let w3_local: [u64; 3] = std::array::from_fn(|k| ww[prev(p)][k + 1] as u64);
-        let s12_local = s4[prev(prev(p))];
+        // This row's helpers, and the local row's s12 (which the schedule reads).
         let chunk = &mut values[r * NUM_SHA256_COLS..(r + 1) * NUM_SHA256_COLS];
         let row = Sha256Cols::from_row_mut(chunk);
         row.s4 = s4[r].map(f);
-        row.s8 = s4[p].map(f);
-        row.s12 = s4[prev(p)].map(f);
-        row.w3 = w3.map(f);
+        row.s8 = s8[r].map(f);
+        row.s12 = s8[p].map(f);
+        let s12_local = s8[prev(p)];
         // Carries of row r from (local p, next r); field division off the round rows.
         let carry = |rhs: u64, lhs: u32| (f(rhs) - f(lhs as u64)) * inv;
         let round_row = (1..=16).contains(&flag[r]);
@@ -617,7 +749,7 @@ pub fn sha256_trace(
             row.ce[j] = carry(sum_ce[j], ew[r][j]);
             row.ca[j] = carry(sum_ca[j], aw[r][j]);
             let wt2 = if j >= 2 { ww[r][j - 2] } else { ww[p][j + 2] };
-            let wt7 = if j == 3 { ww[p][0] as u64 } else { w3_local[j] };
+            let wt7 = if j == 3 { ww[p][0] as u64 } else { 0 };
             let sum_w = ssig(wt2, 17, 19, 10) as u64 + wt7 + s12_local[j];
             row.cw[j] = carry(sum_w, ww[r][j]);
         }
@@ -631,7 +763,7 @@ pub fn sha256_trace(
             for j in [0, 2] {
                 let cw = |j: usize| {
                     let wt2 = if j >= 2 { ww[r][j - 2] } else { ww[p][j + 2] };
-                    let wt7 = if j == 3 { ww[p][0] as u64 } else { w3_local[j] };
+                    let wt7 = if j == 3 { ww[p][0] as u64 } else { 0 };
                     (ssig(wt2, 17, 19, 10) as u64 + wt7 + s12_local[j]) >> 32
                 };
                 lookups.pair(cw(j), cw(j + 1));
