@@ -90,6 +90,8 @@ table_programs! {
     KECCAKF_CU = "keccakf.cu";
     /// `kernels/tables/poseidon2.cu`: the POSEIDON2 table fill.
     POSEIDON2_CU = "poseidon2.cu";
+    /// `kernels/tables/sha256.cu`: the SHA256 table fill.
+    SHA256_CU = "sha256.cu";
     /// `kernels/tables/regwalk.cu`: the device register walk.
     REGWALK_CU = "regwalk.cu";
     /// `kernels/tables/memwalk.cu`: the device memory walk.

@@ -73,33 +73,6 @@ pub enum TraceGenError {
     /// Another device failure (histogram, synchronization).
     #[error("device: {0}")]
     Device(#[from] CudaError),
-    /// The run has rows in a table the GPU prover does not support yet ([`HOST_ONLY_TABLES`]).
-    #[error(
-        "{table}: the GPU prover has no {table} support yet and this run has {calls} {call} call(s); \
-         prove it with the CPU backend (--backend cpu)"
-    )]
-    Unsupported {
-        table: &'static str,
-        call: &'static str,
-        calls: usize,
-    },
-}
-
-/// Tables without a device fill yet (SHA256, issue 25): [`generate_traces`] refuses a run that calls them (a
-/// run without calls has the table absent, `0 x width`).
-pub const HOST_ONLY_TABLES: &[Table] = &[Table::Sha256];
-
-/// [`TraceGenError::Unsupported`] for the first table of [`HOST_ONLY_TABLES`] that `record` uses.
-pub fn check_gpu_support(record: &zkrv_executor::Record) -> Result<(), TraceGenError> {
-    let calls = [(Table::Sha256, "sha256_compress", record.sha256.len())];
-    match calls.into_iter().find(|&(_, _, n)| n > 0) {
-        Some((t, call, calls)) => Err(TraceGenError::Unsupported {
-            table: t.name(),
-            call,
-            calls,
-        }),
-        None => Ok(()),
-    }
 }
 
 /// Where the traces are generated.
@@ -291,7 +264,6 @@ pub fn generate_traces(
     let t = Instant::now();
     let run = run_for_proof(program, input)?;
     report.execute_s = t.elapsed().as_secs_f64();
-    check_gpu_support(&run.record)?;
 
     let dev = backend.device();
     let mut stats = TransferStats::default();

@@ -286,6 +286,10 @@ pub struct FillInputs {
     pub keccakf: Vec<KeccakfCall>,
     pub sha256: Vec<Sha256Call>,
     pub poseidon2: Vec<Poseidon2Row>,
+    /// With [`DeviceFill::mem_walk`]: the previous timestamp of every sha256_compress call's a1 read, in call
+    /// order (from the host's register walk; what the device SHA256 fill uploads besides the record); empty
+    /// otherwise (it is in [`Self::sha256`]).
+    pub sha256_a1: Vec<u64>,
     /// The host's DECODE multiplicities (`decode.height(min_height)` counts, padding row 0 included) and POW2
     /// counters (`pow2_height(min_height)`; empty with [`DeviceFill::requests`]): what the device counts must
     /// equal (tests); the device fills do not read them.
@@ -547,6 +551,7 @@ pub fn generate_split_at(
     let (mut syscall_rows, mut sysio_rows) = (Vec::new(), Vec::new());
     let mut keccak_calls: Vec<KeccakfCall> = Vec::with_capacity(rec.keccak.len());
     let mut sha_calls: Vec<Sha256Call> = Vec::with_capacity(rec.sha256.len());
+    let mut sha_a1: Vec<u64> = Vec::new();
     let mut p2_rows: Vec<Poseidon2Row> = Vec::with_capacity(rec.poseidon2.len());
     // INPUT lookups per index (the end-of-input row is index `input.len()`).
     let mut input_uses = vec![0u64; input.len() + 1];
@@ -715,6 +720,9 @@ pub fn generate_split_at(
             debug_assert_eq!(reg_val[11], e.block_ptr, "a1 at cycle {i}");
             let a1_old_ts = reg_ts[11];
             reg_ts[11] = ts1;
+            if device.mem_walk {
+                sha_a1.push(a1_old_ts);
+            }
             // With the memory walk on the device its walk reads the cells and the device fill makes the rows
             // (checked above).
             if !device.mem_walk {
@@ -1196,6 +1204,7 @@ pub fn generate_split_at(
         sysio: sysio_rows,
         keccakf: keccak_calls,
         sha256: sha_calls,
+        sha256_a1: sha_a1,
         poseidon2: p2_rows,
         decode: decode_counts,
         pow2,

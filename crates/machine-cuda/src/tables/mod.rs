@@ -29,6 +29,7 @@ pub mod poseidon2;
 pub mod regfile;
 pub mod regwalk;
 pub mod requests;
+pub mod sha256;
 pub mod shift;
 pub mod store;
 pub mod sysio;
@@ -177,6 +178,7 @@ pub fn device_fills() -> PerTable<Option<&'static dyn DeviceTableFill>> {
             Table::Mul => &mul::MulFill,
             Table::Memw => &memw::MemwFill,
             Table::Keccakf => &keccakf::KeccakfFill,
+            Table::Sha256 => &sha256::Sha256Fill,
             Table::Poseidon2 => &poseidon2::Poseidon2Fill,
             #[allow(unreachable_patterns)]
             _ => return None,

@@ -66,6 +66,7 @@ pub fn column_layouts() -> Vec<ColumnLayout> {
         page::PageCols => NUM_PAGE_COLS,
         poseidon2::Poseidon2Cols => NUM_POSEIDON2_COLS,
         regfile::RegfileCols => NUM_REGFILE_COLS,
+        sha256::Sha256Cols => NUM_SHA256_COLS,
         shift::ShiftCols => NUM_SHIFT_COLS,
         shift::Pow2PrepCols => NUM_POW2_PREP_COLS,
         store::StoreCols => NUM_STORE_COLS,
