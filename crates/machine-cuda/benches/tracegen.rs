@@ -31,7 +31,7 @@ use zkrv_machine::{run_for_proof, split_traces, table_id, SplitWitness, TABLE_NA
 use zkrv_machine_cuda::prove_gpu_tracegen_with;
 use zkrv_machine_cuda::tables::memwalk::{mem_walk, MEM_WALK_CHUNK};
 use zkrv_machine_cuda::tables::requests::device_requests;
-use zkrv_machine_cuda::tables::{DeviceCycles, DeviceLookups};
+use zkrv_machine_cuda::tables::{DeviceCalls, DeviceCycles, DeviceLookups};
 use zkrv_machine_cuda::trace_gen::{TraceGenOptions, DEVICE_FILLS};
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::StarkConfig;
@@ -238,6 +238,7 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
                     walk: None,
                     requests: None,
                     mem: None,
+                    calls: None,
                     lookups: &lookups,
                 };
                 let d = fill.fill(&cx, &mut stats)?;
@@ -357,6 +358,7 @@ fn bench_mem_walk(dev: &Device, split: &SplitWitness) {
     let rec = &split.record;
     let mut stats = TransferStats::default();
     let cycles = DeviceCycles::upload(dev, &rec.cycles, &mut stats).expect("record upload");
+    let calls = DeviceCalls::upload(dev, rec, &mut stats).expect("precompile events upload");
     let decode = &split.inputs.cpu.as_ref().expect("CPU inputs").decode;
     let mut h2d = 0;
     let mut walk = || -> f64 {
@@ -371,6 +373,7 @@ fn bench_mem_walk(dev: &Device, split: &SplitWitness) {
             &rec.init_pages,
             &rec.final_pages,
             &split.inputs.sysio,
+            &calls,
             MEM_WALK_CHUNK,
             &mut st,
         )

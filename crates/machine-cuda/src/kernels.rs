@@ -86,6 +86,12 @@ table_programs! {
     DECODE_CU = "decode.cu";
     /// `kernels/tables/bitwise.cu`: the BITWISE table from the lookup histogram.
     BITWISE_CU = "bitwise.cu";
+    /// `kernels/tables/keccakf.cu`: the KECCAKF table fill.
+    KECCAKF_CU = "keccakf.cu";
+    /// `kernels/tables/poseidon2.cu`: the POSEIDON2 table fill.
+    POSEIDON2_CU = "poseidon2.cu";
+    /// `kernels/tables/sha256.cu`: the SHA256 table fill.
+    SHA256_CU = "sha256.cu";
     /// `kernels/tables/regwalk.cu`: the device register walk.
     REGWALK_CU = "regwalk.cu";
     /// `kernels/tables/memwalk.cu`: the device memory walk.

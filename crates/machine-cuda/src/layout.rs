@@ -18,7 +18,8 @@ use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::OnceLock;
 
-use zkrv_executor::CycleEvent;
+use zkrv_executor::precompile::{KECCAK_F, POSEIDON2, SHA256_COMPRESS};
+use zkrv_executor::{CycleEvent, KeccakEvent, Poseidon2Event, Sha256Event};
 use zkrv_machine::bus::{alu, NUM_REG_CELLS, REG_INPUT_CURSOR, REG_OUTPUT_CURSOR};
 use zkrv_machine::tables::bitwise::{LookupKind, BITWISE_LOG_HEIGHT};
 use zkrv_machine::tables::cpu::{RegWalk, NO_DECODE_ROW};
@@ -157,6 +158,26 @@ pub fn upload_structs() -> Vec<CStruct> {
             rs1_val: u64,
             rs2_val: u64,
             rd_val: u64
+        }),
+        c_struct!(KeccakEvent {
+            cycle: u64,
+            state_ptr: u64,
+            input: [u64; 25],
+            output: [u64; 25]
+        }),
+        c_struct!(Sha256Event {
+            cycle: u64,
+            state_ptr: u64,
+            block_ptr: u64,
+            state_in: [u32; 8],
+            block: [u8; 64],
+            state_out: [u32; 8]
+        }),
+        c_struct!(Poseidon2Event {
+            cycle: u64,
+            state_ptr: u64,
+            input: [u64; 8],
+            output: [u64; 8]
         }),
         c_struct!(RegWalk {
             r1_old_ts: u32,
@@ -299,6 +320,21 @@ pub fn constants() -> Vec<(&'static str, String, &'static str)> {
             "WALK_NO_CURSOR",
             format!("{WALK_NO_CURSOR:#x}u"),
             "zkrv_machine_cuda::tables::regwalk::WALK_NO_CURSOR: a syscall that moves no cursor",
+        ),
+        (
+            "ECALL_KECCAK_F",
+            format!("{KECCAK_F:#x}ull"),
+            "zkrv_executor::precompile::KECCAK_F: a7 of a keccak_f call",
+        ),
+        (
+            "ECALL_SHA256_COMPRESS",
+            format!("{SHA256_COMPRESS:#x}ull"),
+            "zkrv_executor::precompile::SHA256_COMPRESS: a7 of a sha256_compress call",
+        ),
+        (
+            "ECALL_POSEIDON2",
+            format!("{POSEIDON2:#x}ull"),
+            "zkrv_executor::precompile::POSEIDON2: a7 of a poseidon2 call",
         ),
         (
             "MEMW_A_TS_BITS",

@@ -36,7 +36,7 @@ use zkrv_stark::backend::TraceInput;
 use zkrv_stark::StarkConfig;
 
 use crate::tables::requests::device_requests;
-use crate::tables::{self, DeviceCycles, DeviceLookups, DeviceTableFill};
+use crate::tables::{self, DeviceCalls, DeviceCycles, DeviceLookups, DeviceTableFill};
 use zkrv_cuda::stats::{TraceOrigin, TransferStats};
 use zkrv_cuda::CudaError;
 use zkrv_cuda::{CudaBackend, DeviceTrace};
@@ -73,37 +73,6 @@ pub enum TraceGenError {
     /// Another device failure (histogram, synchronization).
     #[error("device: {0}")]
     Device(#[from] CudaError),
-    /// The run has rows in a table the GPU prover does not support yet ([`HOST_ONLY_TABLES`]).
-    #[error(
-        "{table}: the GPU prover has no {table} support yet and this run has {calls} {call} call(s); \
-         prove it with the CPU backend (--backend cpu)"
-    )]
-    Unsupported {
-        table: &'static str,
-        call: &'static str,
-        calls: usize,
-    },
-}
-
-/// Tables without a device fill yet (the precompile tables, issue 25): their traces are the host's, and
-/// [`generate_traces`] refuses a run that has rows in them (a run without calls carries only their padding,
-/// filled on the host).
-pub const HOST_ONLY_TABLES: &[Table] = &[Table::Keccakf, Table::Sha256];
-
-/// [`TraceGenError::Unsupported`] for the first table of [`HOST_ONLY_TABLES`] that `record` uses.
-pub fn check_gpu_support(record: &zkrv_executor::Record) -> Result<(), TraceGenError> {
-    let calls = [
-        (Table::Keccakf, "keccak_f", record.keccak.len()),
-        (Table::Sha256, "sha256_compress", record.sha256.len()),
-    ];
-    match calls.into_iter().find(|&(_, _, n)| n > 0) {
-        Some((t, call, calls)) => Err(TraceGenError::Unsupported {
-            table: t.name(),
-            call,
-            calls,
-        }),
-        None => Ok(()),
-    }
 }
 
 /// Where the traces are generated.
@@ -295,7 +264,6 @@ pub fn generate_traces(
     let t = Instant::now();
     let run = run_for_proof(program, input)?;
     report.execute_s = t.elapsed().as_secs_f64();
-    check_gpu_support(&run.record)?;
 
     let dev = backend.device();
     let mut stats = TransferStats::default();
@@ -307,7 +275,15 @@ pub fn generate_traces(
             scope.spawn(|| {
                 let t = Instant::now();
                 let mut st = TransferStats::default();
-                let r = DeviceCycles::upload(dev, &run.record.cycles, &mut st);
+                let r = DeviceCycles::upload(dev, &run.record.cycles, &mut st).and_then(|c| {
+                    // The precompile events, the compact record of the memory walk's calls and their fills.
+                    let calls = if device.mem_walk {
+                        Some(DeviceCalls::upload(dev, &run.record, &mut st)?)
+                    } else {
+                        None
+                    };
+                    Ok((c, calls))
+                });
                 (r, st, t.elapsed().as_secs_f64())
             })
         });
@@ -330,8 +306,8 @@ pub fn generate_traces(
         record: run.record,
     };
     check_missing_fills(no_fill, |t| has_rows(&split, t))?;
-    let cycles = match cycles_upload {
-        None => None,
+    let (cycles, calls) = match cycles_upload {
+        None => (None, None),
         Some(Err(_)) => {
             return Err(TraceGenError::Fill {
                 table: "record",
@@ -341,10 +317,11 @@ pub fn generate_traces(
         Some(Ok((r, st, s))) => {
             stats.merge(&st);
             report.record_upload_s = s;
-            Some(r.map_err(|source| TraceGenError::Fill {
+            let (c, calls) = r.map_err(|source| TraceGenError::Fill {
                 table: "record",
                 source,
-            })?)
+            })?;
+            (Some(c), calls)
         }
     };
     let mut resident: PerTable<Option<(DeviceTrace, f64)>> = PerTable::default();
@@ -436,9 +413,9 @@ pub fn generate_traces(
             }
         };
         // The memory walk on the device, before the LOAD, STORE, MEMW_A, MEMW, PAGE and SYSIO fills that read it.
-        let mem = match (device.mem_walk, cycles.as_ref()) {
-            (false, _) => None,
-            (true, Some(c)) => {
+        let mem = match (device.mem_walk, cycles.as_ref(), calls.as_ref()) {
+            (false, _, _) => None,
+            (true, Some(c), Some(pc)) => {
                 dev.synchronize()?;
                 let start = Instant::now();
                 let rec = &split.record;
@@ -450,6 +427,7 @@ pub fn generate_traces(
                     &rec.init_pages,
                     &rec.final_pages,
                     &split.inputs.sysio,
+                    pc,
                     tables::memwalk::MEM_WALK_CHUNK,
                     &mut stats,
                 )
@@ -462,7 +440,7 @@ pub fn generate_traces(
                 report.device_fill_s += report.mem_walk_s;
                 Some(w)
             }
-            (true, None) => {
+            (true, _, _) => {
                 return Err(TraceGenError::Fill {
                     table: "MEMWALK",
                     source: CudaError::InvalidArgument(
@@ -473,6 +451,10 @@ pub fn generate_traces(
         };
         for fill in &selected {
             let t = fill.table();
+            if absent(t, &split.record) {
+                // No rows (docs/stark.md §10): the host's `0 x width` trace stands, nothing is filled.
+                continue;
+            }
             dev.synchronize()?;
             let start = Instant::now();
             // (The memory walk's lists index the record's cycles: with it, the memory tables read them too.)
@@ -485,6 +467,7 @@ pub fn generate_traces(
                 walk: walk.as_ref(),
                 requests: requests.as_ref(),
                 mem: mem.as_ref(),
+                calls: calls.as_ref(),
                 lookups: &lookups,
             };
             let trace = fill
@@ -548,6 +531,17 @@ pub fn generate_traces(
         traces: inputs,
         report,
     })
+}
+
+/// Whether table `t` is absent from this run: a precompile table whose precompile `rec` never calls (its trace
+/// is `0 x width`, docs/stark.md §10).
+fn absent(t: Table, rec: &zkrv_executor::Record) -> bool {
+    match t {
+        Table::Keccakf => rec.keccak.is_empty(),
+        Table::Sha256 => rec.sha256.is_empty(),
+        Table::Poseidon2 => rec.poseidon2.is_empty(),
+        _ => false,
+    }
 }
 
 /// Whether the record's cycles are uploaded for the fills of `device` (CPU, the device request lists and the

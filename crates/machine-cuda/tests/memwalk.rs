@@ -3,9 +3,11 @@
 //! MEMW, PAGE and SYSIO inputs (previous bytes and timestamps of every access, final cells) must equal what the
 //! host walk hands the same fills, on random RV64IM programs run through the executor (misaligned and
 //! cell-crossing loads/stores, `read`/`write` syscalls; seeded, `ZKRV_SEED` to replay), programs with
-//! page-straddling accesses, edge cases (no access, one access, many accesses to one cell) and every guest, each
-//! with several chunk sizes (1, a random one, `MEM_WALK_CHUNK`). And the walk's checks: a record whose page list
-//! misses a touched page, or whose final memory disagrees, is an error naming the cycle / cell. The host
+//! page-straddling accesses, edge cases (no access, one access, many accesses to one cell) and every guest
+//! (`precompiles.elf` with its keccak_f, sha256_compress and poseidon2 calls: their cells' previous timestamps
+//! must equal the host walk's), each with several chunk sizes (1, a random one, `MEM_WALK_CHUNK`). And the
+//! walk's checks: a record whose page list misses a touched page, whose final memory disagrees, whose
+//! precompile event disagrees with memory or is missing for its ECALL, is an error naming the cycle / cell. The host
 //! emulation always runs; the GPU part prints `SKIPPED gpu_mem_walk_matches_host_walk (GPU part): <reason>`
 //! without a device, else also fills LOAD, STORE, MEMW_A, MEMW, PAGE and SYSIO from the walk and compares them
 //! with the host fills.
@@ -29,19 +31,29 @@ use zkrv_machine::tables::cpu::CpuDecode;
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::tables::sysio::SysioEventRow;
 use zkrv_machine::trace::{generate_split, DeviceFill, FillInputs};
-use zkrv_machine::MIN_HEIGHT;
+use zkrv_machine::{Table, MIN_HEIGHT};
 use zkrv_machine_cuda::tables::memw::pack_memw;
 use zkrv_machine_cuda::tables::memw_a::pack_accesses_rec;
-use zkrv_machine_cuda::tables::memwalk::{check_errors, mem_walk, MEM_WALK_CHUNK};
+use zkrv_machine_cuda::tables::memwalk::{
+    check_errors, mem_walk, CALL_CELLS, ERRS, MEM_WALK_CHUNK,
+};
 use zkrv_machine_cuda::tables::page::pack_page;
 use zkrv_machine_cuda::tables::sysio::{pack_sysio, SysioIn};
-use zkrv_machine_cuda::tables::{DeviceCycles, DeviceLookups};
+use zkrv_machine_cuda::tables::{DeviceCalls, DeviceCycles, DeviceLookups};
 
 /// The tables the memory walk feeds, on the device.
 const MEM: DeviceFill = DeviceFill {
     tables: DeviceFill::walk_readers()[1].1,
     ..DeviceFill::NONE
 };
+/// With the walk on the device, the precompile tables go there too (their fills read the walk).
+const MEM_DEV: DeviceFill = DeviceFill {
+    mem_walk: true,
+    ..MEM
+}
+.with(Table::Keccakf)
+.with(Table::Sha256)
+.with(Table::Poseidon2);
 
 struct Case {
     name: String,
@@ -59,22 +71,13 @@ struct Case {
 fn case(name: String, program: &Program, input: &[u8], record: Record, chunks: Vec<usize>) -> Case {
     let dt = DecodeTable::new(program).unwrap();
     let (_, want) = generate_split(&dt, &record, input, MIN_HEIGHT, MEM).unwrap();
-    let (_, dev) = generate_split(
-        &dt,
-        &record,
-        input,
-        MIN_HEIGHT,
-        DeviceFill {
-            mem_walk: true,
-            ..MEM
-        },
-    )
-    .unwrap();
+    let (_, dev) = generate_split(&dt, &record, input, MIN_HEIGHT, MEM_DEV).unwrap();
     assert!(
         dev.loads.is_empty() && dev.stores.is_empty() && dev.accesses.is_empty(),
         "{name}: with the walk on the device the host leaves the memory lists out"
     );
     assert!(dev.general.is_empty() && dev.page.is_empty());
+    assert!(dev.keccakf.is_empty() && dev.sha256.is_empty() && dev.poseidon2.is_empty());
     assert_eq!(dev.sysio.len(), want.sysio.len());
     Case {
         name,
@@ -160,12 +163,25 @@ fn cases(test: &str) -> Vec<Case> {
         &[],
     ));
     // Every guest in guests/bin (typedio too: it reads typed input through several `read`s).
-    for g in rv_programs::GUESTS.iter().copied().chain(["typedio"]) {
-        let (p, input) = rv_programs::guest(g);
+    for g in rv_programs::GUESTS
+        .iter()
+        .copied()
+        .chain(["typedio", "precompiles"])
+    {
+        let (p, mut input) = rv_programs::guest(g);
+        if g == "precompiles" {
+            // Mask 7 (every precompile) and a message of several keccak/SHA-256 blocks.
+            input = [7u8].into_iter().chain((0..300).map(|_| r.gen())).collect();
+        }
         let rec = rv_programs::run(&p, &input);
         let chunks = vec![r.gen_range(1..100), MEM_WALK_CHUNK];
         out.push(case(format!("guest {g}"), &p, &input, rec, chunks));
     }
+    let calls = |c: &Case| c.want.keccakf.len() * c.want.sha256.len() * c.want.poseidon2.len();
+    assert!(
+        out.iter().any(|c| calls(c) > 0),
+        "the cases exercise every precompile"
+    );
     let sysio: usize = out.iter().map(|c| c.want.sysio.len()).sum();
     let cross: usize = out.iter().map(|c| c.want.general.len()).sum();
     assert!(
@@ -204,7 +220,42 @@ fn cases(test: &str) -> Vec<Case> {
     c.record.final_pages[last] ^= 1;
     c.err = Some((3, (c.record.pages.len() * 512 - 1) as u32));
     out.push(c);
+    // Negative precompile cases: an event whose input is not what memory holds; an ECALL without its event.
+    let pre = out
+        .iter()
+        .position(|c| c.name == "guest precompiles")
+        .unwrap();
+    let mut c = clone_case(&out[pre], "keccak_f event disagrees with memory");
+    let k = r.gen_range(0..c.record.keccak.len());
+    c.record.keccak[k].input[r.gen_range(0..25)] ^= 1 << r.gen_range(0..64);
+    c.err = Some((6, c.record.keccak[k].cycle as u32));
+    out.push(c);
+    let mut c = clone_case(&out[pre], "sha256_compress block disagrees with memory");
+    let k = r.gen_range(0..c.record.sha256.len());
+    c.record.sha256[k].block[r.gen_range(0..64)] ^= 1;
+    c.err = Some((6, c.record.sha256[k].cycle as u32));
+    out.push(c);
+    let mut c = clone_case(&out[pre], "poseidon2 event missing");
+    let k = r.gen_range(0..c.record.poseidon2.len());
+    let e = c.record.poseidon2.remove(k);
+    c.err = Some((5, e.cycle as u32));
+    out.push(c);
     out
+}
+
+/// The precompile calls' cells' previous timestamps as the walk lists them (u32 LE): keccak_f calls, then
+/// sha256_compress (state cells, block cells), then poseidon2.
+fn call_old_ts(w: &FillInputs) -> Vec<u8> {
+    let k = w.keccakf.iter().flat_map(|c| c.old_ts);
+    let s = w
+        .sha256
+        .iter()
+        .flat_map(|c| c.state_old_ts.into_iter().chain(c.block_old_ts));
+    let p = w.poseidon2.iter().flat_map(|c| c.old_ts);
+    k.chain(s)
+        .chain(p)
+        .flat_map(|t| (t as u32).to_le_bytes())
+        .collect()
 }
 
 fn clone_case(c: &Case, what: &str) -> Case {
@@ -227,9 +278,10 @@ int main() {
     u64 ncases;
     rd(&ncases, 8);
     for (u64 cs = 0; cs < ncases; cs++) {
-        u64 hdr[7];
+        u64 hdr[10];
         rd(hdr, sizeof hdr);
         const u64 n = hdr[0], chunk = hdr[1], ndec = hdr[4], nsys = hdr[5], npages = hdr[6];
+        const u64 nkec = hdr[7], nsha = hdr[8], np2 = hdr[9];
         const u32 base = (u32)hdr[2], slots = (u32)hdr[3];
         std::vector<CycleEvent> cyc(n + 1);
         rd(cyc.data(), n * sizeof(CycleEvent));
@@ -245,6 +297,16 @@ int main() {
         std::vector<u64> init(ncells + 1), fin(ncells + 1);
         rd(init.data(), ncells * 8);
         rd(fin.data(), ncells * 8);
+        std::vector<KeccakEvent> kec(nkec + 1);
+        rd(kec.data(), nkec * sizeof(KeccakEvent));
+        std::vector<Sha256Event> sha(nsha + 1);
+        rd(sha.data(), nsha * sizeof(Sha256Event));
+        std::vector<Poseidon2Event> p2(np2 + 1);
+        rd(p2.data(), np2 * sizeof(Poseidon2Event));
+        const MwCalls calls = {kec.data(), nkec, sha.data(), nsha, p2.data(), np2};
+        const u64 ncalls = nkec + nsha + np2;
+        const u64 ncallcells = nkec * MW_KEC_CELLS + nsha * MW_SHA_CELLS + np2 * MW_P2_CELLS;
+        std::vector<u32> call_item(ncalls + 1), call_ts(ncallcells + 1);
         u64 nchunks = (n + chunk - 1) / chunk;
         if (nchunks == 0) nchunks = 1;
         // 1.
@@ -252,7 +314,7 @@ int main() {
         std::vector<u32> counts(MW_CATS * stride, 0);
         for (u64 c = 0; c < nchunks; c++)
             memwalk_count_chunk(c, chunk, nchunks, cyc.data(), n, rop.data(), base, slots, dec.data(), sys.data(),
-                                nsys, counts.data());
+                                nsys, calls, counts.data());
         for (u32 k = 0; k < MW_CATS; k++) sort_scan_emu(counts.data() + k * stride, stride);
         u64 tot[MW_CATS];
         for (u32 k = 0; k < MW_CATS; k++) tot[k] = counts[k * stride + nchunks];
@@ -266,10 +328,10 @@ int main() {
         for (u32 k = 0; k < MW_ERRS; k++) err[k] = MW_NO_ERR;
         const MwLists out = {key.data(), ts.data(), mask.data(), data.data(), load_clk.data(), load_item.data(),
                              store_clk.data(), a_clk.data(), a_item.data(), g_clk.data(), g_item.data(),
-                             sys_item.data()};
+                             sys_item.data(), call_item.data()};
         for (u64 c = 0; c < nchunks; c++)
             memwalk_emit_chunk(c, chunk, nchunks, cyc.data(), n, rop.data(), base, slots, dec.data(), sys.data(),
-                               nsys, pages.data(), (u32)npages, counts.data(), &out, err);
+                               nsys, calls, pages.data(), (u32)npages, counts.data(), &out, err);
         // 3.
         std::vector<u32> perm(ni + 1);
         const u32* kp = key.data();
@@ -307,6 +369,9 @@ int main() {
                              res_old.data(), err);
         for (u64 k = 0; k < nsys; k++)
             memwalk_sysio_row(k, sys_item.data(), res_old.data(), res_ts.data(), sys.data(), err);
+        if (tot[MW_CALLS] == ncalls)
+            for (u64 k = 0; k < ncalls; k++)
+                memwalk_call_row(k, calls, call_item.data(), res_old.data(), res_ts.data(), call_ts.data(), err);
         fwrite(tot, 8, MW_CATS, stdout);
         fwrite(err, 4, MW_ERRS, stdout);
         fwrite(load_clk.data(), 4, tot[1], stdout);
@@ -315,6 +380,7 @@ int main() {
         fwrite(mw.data(), sizeof(MemwIn), tot[4], stdout);
         fwrite(page.data(), sizeof(PageIn), ncells, stdout);
         fwrite(sys.data(), sizeof(SysioIn), nsys, stdout);
+        fwrite(call_ts.data(), 4, ncallcells, stdout);
     }
     return 0;
 }
@@ -331,8 +397,8 @@ fn sysio_bytes(v: &[SysioIn]) -> Vec<u8> {
 }
 
 /// What the walk must produce for `c`, as bytes per list: LOAD cycles, STORE cycles, MEMW_A, MEMW, PAGE,
-/// SYSIO.
-fn expected(c: &Case) -> [Vec<u8>; 6] {
+/// SYSIO, the precompile calls' previous timestamps.
+fn expected(c: &Case) -> [Vec<u8>; 7] {
     let n = c.record.cycles.len();
     let clks = |ts: &mut dyn Iterator<Item = u64>| -> Vec<u8> {
         ts.flat_map(|t| (((t - 1) / 4) as u32).to_le_bytes())
@@ -362,16 +428,18 @@ fn expected(c: &Case) -> [Vec<u8>; 6] {
             })
             .collect(),
         sysio_bytes(&pack_sysio(&c.want.sysio).unwrap()),
+        call_old_ts(&c.want),
     ]
 }
 
-const LISTS: [&str; 6] = [
+const LISTS: [&str; 7] = [
     "LOAD cycles",
     "STORE cycles",
     "MEMW_A",
     "MEMW",
     "PAGE",
     "SYSIO",
+    "call old_ts",
 ];
 
 #[test]
@@ -415,6 +483,7 @@ fn gpu_mem_walk_matches_host_walk() {
     for c in &cases {
         let mut stats = TransferStats::default();
         let cycles = DeviceCycles::upload(&dev, &c.record.cycles, &mut stats).unwrap();
+        let calls = DeviceCalls::upload(&dev, &c.record, &mut stats).unwrap();
         for &chunk in &c.chunks {
             let what = format!("GPU, {} (chunk {chunk})", c.name);
             let w = mem_walk(
@@ -425,12 +494,21 @@ fn gpu_mem_walk_matches_host_walk() {
                 &c.record.init_pages,
                 &c.record.final_pages,
                 &c.sysio,
+                &calls,
                 chunk,
                 &mut stats,
             );
             if let Some((slot, _)) = c.err {
                 let e = w.err().expect("the walk must fail").to_string();
-                let key = ["outside the record's pages", "", "", "final memory"][slot];
+                let key = [
+                    "outside the record's pages",
+                    "",
+                    "",
+                    "final memory",
+                    "",
+                    "without its event",
+                    "disagrees with memory",
+                ][slot];
                 assert!(e.contains(key), "{what}: {e}");
                 continue;
             }
@@ -459,8 +537,9 @@ fn gpu_mem_walk_matches_host_walk() {
                     })
                     .collect(),
                 sysio_bytes(&dev.download(&w.sysio).unwrap()),
+                bytemuck::cast_slice(&dev.download(&w.call_old_ts).unwrap()).to_vec(),
             ];
-            check(&what, c, &[u32::MAX; 5], &got, &expected(c));
+            check(&what, c, &[u32::MAX; ERRS], &got, &expected(c));
             fills_match(&dev, &what, c, &cycles, &w);
         }
     }
@@ -479,6 +558,9 @@ fn case_input(c: &Case, chunk: usize) -> Vec<u8> {
         c.decode.rows.len() as u64,
         sys.len() as u64,
         c.record.pages.len() as u64,
+        c.record.keccak.len() as u64,
+        c.record.sha256.len() as u64,
+        c.record.poseidon2.len() as u64,
     ] {
         input.extend_from_slice(&v.to_le_bytes());
     }
@@ -489,15 +571,24 @@ fn case_input(c: &Case, chunk: usize) -> Vec<u8> {
     input.extend_from_slice(bytemuck::cast_slice(&c.record.pages));
     input.extend_from_slice(&c.record.init_pages);
     input.extend_from_slice(&c.record.final_pages);
+    input.extend_from_slice(bytemuck::cast_slice(&c.record.keccak));
+    input.extend_from_slice(bytemuck::cast_slice(&c.record.sha256));
+    input.extend_from_slice(bytemuck::cast_slice(&c.record.poseidon2));
     input
 }
 
 /// Checks one walk's output of a driver (list sizes, error flags, the lists) at `at`; returns the end.
-fn check_output(what: &str, c: &Case, out: &[u8], mut at: usize, want: &[Vec<u8>; 6]) -> usize {
-    let tot = host_emu::u64s(&out[at..at + 40]);
-    at += 40;
-    let err = host_emu::u32s(&out[at..at + 20]);
-    at += 20;
+fn check_output(what: &str, c: &Case, out: &[u8], mut at: usize, want: &[Vec<u8>; 7]) -> usize {
+    let tot = host_emu::u64s(&out[at..at + 48]);
+    at += 48;
+    let err = host_emu::u32s(&out[at..at + 4 * ERRS]);
+    at += 4 * ERRS;
+    let r = &c.record;
+    let call_cells = [r.keccak.len(), r.sha256.len(), r.poseidon2.len()]
+        .iter()
+        .zip(CALL_CELLS)
+        .map(|(n, k)| n * k)
+        .sum::<usize>();
     let sizes = [
         4 * tot[1] as usize,
         4 * tot[2] as usize,
@@ -505,6 +596,7 @@ fn check_output(what: &str, c: &Case, out: &[u8], mut at: usize, want: &[Vec<u8>
         56 * tot[4] as usize,
         16 * c.record.pages.len() * 512,
         64 * c.sysio.len(),
+        4 * call_cells,
     ];
     let mut got = Vec::new();
     for s in sizes {
@@ -515,7 +607,7 @@ fn check_output(what: &str, c: &Case, out: &[u8], mut at: usize, want: &[Vec<u8>
     at
 }
 
-fn check(what: &str, c: &Case, err: &[u32], got: &[Vec<u8>], want: &[Vec<u8>; 6]) {
+fn check(what: &str, c: &Case, err: &[u32], got: &[Vec<u8>], want: &[Vec<u8>; 7]) {
     if let Some((slot, v)) = c.err {
         assert_eq!(err[slot], v, "{what}: error flag {slot}");
         assert!(check_errors(err, &c.record.pages).is_err(), "{what}");
@@ -614,9 +706,10 @@ int main() {
     u64 ncases;
     rd(&ncases, 8);
     for (u64 cs = 0; cs < ncases; cs++) {
-        u64 hdr[7];
+        u64 hdr[10];
         rd(hdr, sizeof hdr);
         const u64 n = hdr[0], chunk = hdr[1], ndec = hdr[4], nsys = hdr[5], npages = hdr[6];
+        const u64 nkec = hdr[7], nsha = hdr[8], np2 = hdr[9];
         const u32 base = (u32)hdr[2], slots = (u32)hdr[3];
         std::vector<CycleEvent> cyc(n + 1);
         rd(cyc.data(), n * sizeof(CycleEvent));
@@ -632,6 +725,17 @@ int main() {
         std::vector<u64> init(ncells + 1), fin(ncells + 1);
         rd(init.data(), ncells * 8);
         rd(fin.data(), ncells * 8);
+        std::vector<KeccakEvent> kec(nkec + 1);
+        rd(kec.data(), nkec * sizeof(KeccakEvent));
+        std::vector<Sha256Event> sha(nsha + 1);
+        rd(sha.data(), nsha * sizeof(Sha256Event));
+        std::vector<Poseidon2Event> p2(np2 + 1);
+        rd(p2.data(), np2 * sizeof(Poseidon2Event));
+        const MwCalls calls = {kec.data(), nkec, sha.data(), nsha, p2.data(), np2};
+        (void)calls;
+        const u64 ncalls = nkec + nsha + np2;
+        const u64 ncallcells = nkec * MW_KEC_CELLS + nsha * MW_SHA_CELLS + np2 * MW_P2_CELLS;
+        std::vector<u32> call_item(ncalls + 1), call_ts(ncallcells + 1);
         const CycleEvent* C = cyc.data();
         const u32* R = rop.data();
         const u64* D = dec.data();
@@ -641,7 +745,8 @@ int main() {
         std::vector<u32> counts(MW_CATS * stride, 0);
         u32* K = counts.data();
         simt_launch(blocks(nchunks, 256), 256,
-                    [&] { memwalk_count(chunk, nchunks, C, n, R, base, slots, D, S, nsys, K); });
+                    [&] { memwalk_count(chunk, nchunks, C, n, R, base, slots, D, S, nsys, kec.data(), nkec, sha.data(),
+                                        nsha, p2.data(), np2, K); });
         for (u32 k = 0; k < MW_CATS; k++) {
             u32* a = K + k * stride;
             simt_launch(1, 1024, [&] { sort_scan(a, stride); });
@@ -657,9 +762,10 @@ int main() {
         u32 err[MW_ERRS];
         for (u32 k = 0; k < MW_ERRS; k++) err[k] = MW_NO_ERR;
         simt_launch(blocks(nchunks, 256), 256, [&] {
-            memwalk_emit(chunk, nchunks, C, n, R, base, slots, D, S, nsys, P, (u32)npages, K, keyv[0].data(),
-                         ts.data(), mask.data(), data.data(), load_clk.data(), load_item.data(), store_clk.data(),
-                         a_clk.data(), a_item.data(), g_clk.data(), g_item.data(), sys_item.data(), err);
+            memwalk_emit(chunk, nchunks, C, n, R, base, slots, D, S, nsys, kec.data(), nkec, sha.data(), nsha,
+                         p2.data(), np2, P, (u32)npages, K, keyv[0].data(), ts.data(), mask.data(), data.data(),
+                         load_clk.data(), load_item.data(), store_clk.data(), a_clk.data(), a_item.data(),
+                         g_clk.data(), g_item.data(), sys_item.data(), call_item.data(), err);
         });
         std::vector<u32> perm(ni + 1);
         simt_sort(keyv, ni, perm.data());
@@ -702,6 +808,11 @@ int main() {
         if (nsys)
             simt_launch(blocks(nsys, 256), 256,
                         [&] { memwalk_sysio(nsys, sys_item.data(), res_old.data(), res_ts.data(), S, err); });
+        if (ncalls && tot[MW_CALLS] == ncalls)
+            simt_launch(blocks(ncalls, 256), 256, [&] {
+                memwalk_calls(kec.data(), nkec, sha.data(), nsha, p2.data(), np2, call_item.data(), res_old.data(),
+                              res_ts.data(), call_ts.data(), err);
+            });
         fwrite(tot, 8, MW_CATS, stdout);
         fwrite(err, 4, MW_ERRS, stdout);
         fwrite(load_clk.data(), 4, tot[1], stdout);
@@ -710,6 +821,7 @@ int main() {
         fwrite(mw.data(), sizeof(MemwIn), tot[4], stdout);
         fwrite(page.data(), sizeof(PageIn), ncells, stdout);
         fwrite(sys.data(), sizeof(SysioIn), nsys, stdout);
+        fwrite(call_ts.data(), 4, ncallcells, stdout);
     }
     return 0;
 }

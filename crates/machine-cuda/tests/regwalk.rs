@@ -2,7 +2,8 @@
 //! (`zkrv_machine::trace::generate_split`): every cycle's `RegWalk` (old timestamps of the rs1/rs2/rd accesses,
 //! the overwritten rd value) and every register cell's final value and timestamp (REGFILE's input), on random
 //! RV64IM programs run through the executor (x0 writes, first reads, `read`/`write` syscalls moving the cursor
-//! cells, misaligned loads/stores; seeded, `ZKRV_SEED` to replay) at edge cycle counts and on every guest, each
+//! cells, misaligned loads/stores; seeded, `ZKRV_SEED` to replay) at edge cycle counts and on every guest
+//! (`precompiles.elf` too: keccak_f and poseidon2 touch no extra register, sha256_compress reads a1), each
 //! with several chunk sizes (1, a random one, `WALK_CHUNK`): the chunked scan must equal the sequential walk for
 //! any chunking. The host emulation always runs; the GPU part prints `SKIPPED gpu_reg_walk_matches_host_walk
 //! (GPU part): <reason>` without a device, else also fills CPU and REGFILE from the walk and compares them with
@@ -79,12 +80,22 @@ fn cases() -> Vec<Case> {
         let chunks = vec![1, r.gen_range(2..700), WALK_CHUNK];
         out.push(case(format!("random {n} cycles"), &p, &input, rec, chunks));
     }
-    for g in rv_programs::GUESTS {
-        let (p, input) = rv_programs::guest(g);
+    for g in rv_programs::GUESTS.iter().copied().chain(["precompiles"]) {
+        let (p, mut input) = rv_programs::guest(g);
+        if g == "precompiles" {
+            // Mask 7 (keccak_f, sha256_compress with its a1 read, poseidon2) and several blocks of message.
+            input = [7u8].into_iter().chain((0..300).map(|_| r.gen())).collect();
+        }
         let rec = rv_programs::run(&p, &input);
         let chunks = vec![r.gen_range(1..100), WALK_CHUNK];
         out.push(case(format!("guest {g}"), &p, &input, rec, chunks));
     }
+    assert!(
+        out.iter().any(|c| !c.record.sha256.is_empty()
+            && !c.record.keccak.is_empty()
+            && !c.record.poseidon2.is_empty()),
+        "the cases exercise every precompile"
+    );
     let syscalls: usize = out.iter().map(|c| c.record.syscalls.len()).sum();
     assert!(syscalls > out.len(), "the cases exercise syscalls");
     out

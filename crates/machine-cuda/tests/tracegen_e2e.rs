@@ -15,8 +15,8 @@ use zkrv_machine::{PerTable, Table};
 use zkrv_machine_cuda::prove_gpu_tracegen_with;
 use zkrv_machine_cuda::tables::{device_fills, DeviceTableFill};
 use zkrv_machine_cuda::trace_gen::{
-    check_gpu_support, check_missing_fills, fill_plan, without_missing_fills, TraceGenError,
-    TraceGenOptions, DEVICE_FILLS, HOST_ONLY_TABLES,
+    check_missing_fills, fill_plan, without_missing_fills, TraceGenError, TraceGenOptions,
+    DEVICE_FILLS,
 };
 
 /// Table indices selected in `device`, in proof order.
@@ -34,13 +34,6 @@ use zkrv_stark::StarkConfig;
 fn device_fills_cover_the_registry() {
     let fills = device_fills();
     for (t, f) in fills.iter() {
-        if HOST_ONLY_TABLES.contains(&t) || t == Table::Poseidon2 {
-            assert!(
-                f.is_none(),
-                "{t} is listed as host-only but has a device fill"
-            );
-            continue;
-        }
         let f = f.unwrap_or_else(|| panic!("{t} has no device fill"));
         assert_eq!(f.table(), t, "the fill listed for {t}");
         let p = f.program();
@@ -63,21 +56,12 @@ fn a_table_without_a_device_fill_is_a_named_error_only_with_rows() {
     let fills: PerTable<Option<&'static dyn DeviceTableFill>> =
         all.map(|t, f| if t == Table::Input { None } else { f });
     let (device, missing) = without_missing_fills(&fills, DeviceFill::ALL);
-    // INPUT and the precompile tables (no device fill yet).
-    assert_eq!(
-        missing,
-        [
-            Table::Input,
-            Table::Keccakf,
-            Table::Sha256,
-            Table::Poseidon2
-        ]
-    );
+    assert_eq!(missing, [Table::Input]);
     assert!(!device.has(Table::Input) && device.has(Table::Lt));
     // No rows: fine, INPUT is filled on the host, every other table on the device.
     check_missing_fills(missing.clone(), |_| false).unwrap();
     let plan = fill_plan(&fills, device).unwrap();
-    assert_eq!(plan.len(), Table::COUNT - 4);
+    assert_eq!(plan.len(), Table::COUNT - 1);
     assert!(plan.iter().all(|f| f.table() != Table::Input));
     // Rows: the error names the table.
     match check_missing_fills(missing, |t| t == Table::Input) {
@@ -96,24 +80,22 @@ fn a_table_without_a_device_fill_is_a_named_error_only_with_rows() {
     }
 }
 
+/// With the memory walk on the device, a precompile table left on the host is refused, naming it (its calls'
+/// old timestamps are the device's): never filled wrong behind the caller's back.
 #[test]
-fn runs_with_precompile_calls_are_refused_naming_the_table() {
-    let mut rec = zkrv_executor::Record::default();
-    assert!(check_gpu_support(&rec).is_ok());
-    rec.keccak.push(bytemuck::Zeroable::zeroed());
-    let e = check_gpu_support(&rec).unwrap_err().to_string();
-    assert!(
-        e.contains("KECCAKF") && e.contains("1 keccak_f call") && e.contains("--backend cpu"),
-        "{e}"
-    );
-    rec.keccak.clear();
-    rec.sha256.push(bytemuck::Zeroable::zeroed());
-    rec.sha256.push(bytemuck::Zeroable::zeroed());
-    let e = check_gpu_support(&rec).unwrap_err().to_string();
-    assert!(
-        e.contains("SHA256") && e.contains("2 sha256_compress call"),
-        "{e}"
-    );
+fn a_precompile_table_on_the_host_with_the_device_memory_walk_is_refused() {
+    let (p, _) = rv_programs::guest("precompiles");
+    let input = [0u8, 1, 2, 3];
+    for t in [Table::Keccakf, Table::Sha256, Table::Poseidon2] {
+        let run = zkrv_machine::run_for_proof(&p, &input).unwrap();
+        match zkrv_machine::split_traces(&p, run, DeviceFill::ALL.without(t)) {
+            Err(e @ zkrv_machine::MachineError::NoDeviceFill { .. }) => {
+                assert!(e.to_string().contains(t.name()), "{t}: {e}")
+            }
+            Err(e) => panic!("{t}: wrong error {e}"),
+            Ok(_) => panic!("{t} on the host was accepted with the device memory walk"),
+        }
+    }
 }
 
 #[test]
@@ -384,4 +366,67 @@ fn gpu_tracegen_zk_proof_is_byte_identical_to_cpu() {
         );
     }
     assert!(resident > 0, "{g} (zk): no resident table");
+}
+
+/// `guests/bin/precompiles.elf` (guests/c/programs/precompiles.c: the first input byte selects the
+/// precompiles, bit 0 keccak_f, bit 1 sha256_compress, bit 2 poseidon2, 0 all) with GPU trace generation,
+/// no-zk and zk (fixed test seed): for every selection (each precompile alone, all three) the proof is
+/// byte-identical to the CPU proof and verifies, the called precompiles' tables resident and the others absent.
+/// Prints `SKIPPED` without a device.
+#[test]
+fn gpu_tracegen_precompile_proofs_are_byte_identical_to_cpu() {
+    const T: &str = "gpu_tracegen_precompile_proofs_are_byte_identical_to_cpu";
+    let (p, _) = rv_programs::guest("precompiles");
+    let msg =
+        b"zkrv precompiles: keccak_f, sha256_compress and poseidon2 on the device, seventy bytes+";
+    let dev = match Device::new() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("SKIPPED {T}: {e}");
+            return;
+        }
+    };
+    dev.set_debug(true);
+    let backend = CudaBackend::new(dev);
+    let zk = StarkConfig {
+        zk_seed: Some(20261203),
+        ..StarkConfig::dev_zk()
+    };
+    let mut proved = 0;
+    for mask in [4u8, 1, 2, 0] {
+        let input: Vec<u8> = [mask].into_iter().chain(msg.iter().copied()).collect();
+        let rec = rv_programs::run(&p, &input);
+        let opts = TraceGenOptions {
+            host_traces: false,
+            ..TraceGenOptions::default()
+        };
+        for (what, config) in [("no-zk", StarkConfig::dev()), ("zk", zk.clone())] {
+            backend.reset_stats();
+            let (st_cpu, proof_cpu) = prove(&p, &input, &config).unwrap();
+            let (st, proof, report) = prove_gpu_tracegen_with(&backend, &p, &input, &config, opts)
+                .unwrap_or_else(|e| panic!("mask {mask} ({what}): {e}"));
+            eprintln!("precompiles mask {mask} ({what}):\n{report}");
+            assert_eq!(st, st_cpu, "mask {mask} ({what}): statement");
+            assert!(
+                proof.to_bytes() == proof_cpu.to_bytes(),
+                "mask {mask} ({what}): GPU trace-gen proof differs from the CPU proof"
+            );
+            verify(&p, &st, &proof, &config, 0).unwrap();
+            for (t, calls) in [
+                ("KECCAKF", rec.keccak.len()),
+                ("SHA256", rec.sha256.len()),
+                ("POSEIDON2", rec.poseidon2.len()),
+            ] {
+                let g = report.tables.iter().find(|g| g.name == t).unwrap();
+                if calls > 0 {
+                    assert_eq!(g.origin, TraceOrigin::Resident, "mask {mask} ({what}): {t}");
+                } else {
+                    assert_eq!(g.rows, 0, "mask {mask} ({what}): {t} is absent");
+                }
+            }
+            proved += 1;
+        }
+    }
+    assert_eq!(proved, 8, "4 selections, no-zk and zk");
+    eprintln!("{T}: {proved} proofs byte-identical");
 }

@@ -231,10 +231,12 @@ pub enum MachineError {
          with the CPU backend (--backend cpu)"
     )]
     GpuUnsupported { table: &'static str, calls: usize },
-    /// A run that uses a table whose device fill does not exist yet, traced with device fills (the GPU
-    /// prover): refused rather than filled on the host behind the device's back.
-    #[error("the run has {rows} {table} row(s) (precompile calls), and {table} has no GPU fill yet: prove it \
-             with `--backend cpu`, or on the GPU with host trace generation (ZKRV_CPU_TRACE=1)")]
+    /// A run with precompile calls traced with the memory walk on the device but their table on the host
+    /// (e.g. a table whose device fill does not exist yet): the host fill would lack the calls' old
+    /// timestamps, so it is refused rather than filled behind the device's back.
+    #[error("the run has {rows} {table} row(s) (precompile calls), and {table} has no GPU fill in this \
+             selection (the device memory walk needs it on the device): prove it with `--backend cpu`, or on \
+             the GPU with host trace generation (ZKRV_CPU_TRACE=1)")]
     NoDeviceFill { table: &'static str, rows: usize },
     #[error("internal error: {0}")]
     Internal(String),

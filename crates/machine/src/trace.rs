@@ -191,7 +191,8 @@ impl DeviceFill {
     }
 
     /// Checks that every selected table and walk can be filled from what the other selections provide
-    /// ([`Self::needs`], [`Self::walk_readers`]). Errors: [`MachineError::Internal`] naming the selected table
+    /// ([`Self::needs`], [`Self::walk_readers`]; a precompile table, KECCAKF, SHA256 or POSEIDON2, needs the
+    /// memory walk). Errors: [`MachineError::Internal`] naming the selected table
     /// or walk and the missing tables.
     pub fn check(self) -> Result<(), MachineError> {
         let needs = Self::needs();
@@ -200,6 +201,14 @@ impl DeviceFill {
             if !missing.is_empty() {
                 return Err(MachineError::Internal(format!(
                     "{t} on the device needs {missing} on the device too (their fills count its rows)"
+                )));
+            }
+        }
+        // A precompile fill on the device reads its calls' old timestamps from the device memory walk.
+        for t in [Table::Keccakf, Table::Sha256, Table::Poseidon2] {
+            if self.has(t) && !self.mem_walk {
+                return Err(MachineError::Internal(format!(
+                    "{t} on the device needs the memory walk on the device too (it reads the calls' old timestamps)"
                 )));
             }
         }
@@ -271,6 +280,16 @@ pub struct FillInputs {
     /// order (= row order).
     pub syscall: Vec<SyscallEventRow>,
     pub sysio: Vec<SysioEventRow>,
+    /// KECCAKF, SHA256, POSEIDON2: every precompile call with its cells' old timestamps from the host memory
+    /// walk, in call order (= row group order); empty with [`DeviceFill::mem_walk`] (the device walk computes
+    /// the timestamps from the record's events).
+    pub keccakf: Vec<KeccakfCall>,
+    pub sha256: Vec<Sha256Call>,
+    pub poseidon2: Vec<Poseidon2Row>,
+    /// With [`DeviceFill::mem_walk`]: the previous timestamp of every sha256_compress call's a1 read, in call
+    /// order (from the host's register walk; what the device SHA256 fill uploads besides the record); empty
+    /// otherwise (it is in [`Self::sha256`]).
+    pub sha256_a1: Vec<u64>,
     /// The host's DECODE multiplicities (`decode.height(min_height)` counts, padding row 0 included) and POW2
     /// counters (`pow2_height(min_height)`; empty with [`DeviceFill::requests`]): what the device counts must
     /// equal (tests); the device fills do not read them.
@@ -471,13 +490,19 @@ pub fn generate_split_at(
 ) -> Result<(Traces, FillInputs), MachineError> {
     let base = start.input_cursor;
     device.check()?;
-    if device != DeviceFill::NONE && !rec.poseidon2.is_empty() {
-        // The device walks (registers, memory) and fills do not know the precompile's accesses yet: refuse
-        // loudly rather than fill POSEIDON2 on the host behind the device's back.
-        return Err(MachineError::NoDeviceFill {
-            table: Table::Poseidon2.name(),
-            rows: rec.poseidon2.len(),
-        });
+    // With the memory walk on the device, the precompile calls' cells are the device's: a precompile table
+    // filled on the host would lack its old timestamps (refused, named, rather than filled wrong).
+    for (t, calls) in [
+        (Table::Keccakf, rec.keccak.len()),
+        (Table::Sha256, rec.sha256.len()),
+        (Table::Poseidon2, rec.poseidon2.len()),
+    ] {
+        if device.mem_walk && !device.has(t) && calls > 0 {
+            return Err(MachineError::NoDeviceFill {
+                table: t.name(),
+                rows: calls,
+            });
+        }
     }
     if device.has(Table::Input) && *start != TraceStart::RUN {
         // The device INPUT fill writes a whole run's table (first index 0, end row present).
@@ -526,11 +551,14 @@ pub fn generate_split_at(
     let (mut syscall_rows, mut sysio_rows) = (Vec::new(), Vec::new());
     let mut keccak_calls: Vec<KeccakfCall> = Vec::with_capacity(rec.keccak.len());
     let mut sha_calls: Vec<Sha256Call> = Vec::with_capacity(rec.sha256.len());
+    let mut sha_a1: Vec<u64> = Vec::new();
     let mut p2_rows: Vec<Poseidon2Row> = Vec::with_capacity(rec.poseidon2.len());
     // INPUT lookups per index (the end-of-input row is index `input.len()`).
     let mut input_uses = vec![0u64; input.len() + 1];
     input_uses[0] += start.input_ended as u64;
     let mut ecalls = 0usize;
+    // The precompile events met so far (keccak_f, sha256_compress, poseidon2).
+    let mut seen = [0usize; 3];
 
     for (i, ev) in rec.cycles.iter().enumerate() {
         let row_idx = cpu_decode
@@ -659,78 +687,83 @@ pub fn generate_split_at(
             // keccak_f: the 25 cells at a0, read and written at ts + 1 (docs/tables.md §6.19.1).
             let e = rec
                 .keccak
-                .get(keccak_calls.len())
+                .get(seen[0])
                 .ok_or_else(|| MachineError::Internal(format!("no keccak_f event at cycle {i}")))?;
-            if device.mem_walk {
-                return Err(MachineError::Internal(
-                    "KECCAKF: the device memory walk does not cover keccak_f calls (host trace needed)"
-                        .into(),
-                ));
-            }
+            seen[0] += 1;
             let ts1 = ts + 1;
-            let mut old_ts = [0u64; NUM_LANES];
-            for (l, t) in old_ts.iter_mut().enumerate() {
-                let cell = e.state_ptr / 8 + l as u64;
-                *t = precompile_cell(&mut mem, &init_cell, cell, e.input[l], e.output[l], ts1)
-                    .map_err(|m| MachineError::Internal(format!("keccak_f at cycle {i}: {m}")))?;
+            // With the memory walk on the device its walk reads the cells and the device fill makes the rows
+            // (checked above).
+            if !device.mem_walk {
+                let mut old_ts = [0u64; NUM_LANES];
+                for (l, t) in old_ts.iter_mut().enumerate() {
+                    let cell = e.state_ptr / 8 + l as u64;
+                    *t = precompile_cell(&mut mem, &init_cell, cell, e.input[l], e.output[l], ts1)
+                        .map_err(|m| {
+                            MachineError::Internal(format!("keccak_f at cycle {i}: {m}"))
+                        })?;
+                }
+                keccak_calls.push(KeccakfCall {
+                    ts: ts1,
+                    ptr: e.state_ptr,
+                    input: e.input,
+                    old_ts,
+                });
             }
-            keccak_calls.push(KeccakfCall {
-                ts: ts1,
-                ptr: e.state_ptr,
-                input: e.input,
-                old_ts,
-            });
         } else if is_ecall && ev.rs1_val == SHA256_COMPRESS {
             // sha256_compress: a1 read, the 4 state cells read and written, the 8 block cells read, all at
             // ts + 1 (docs/tables.md §6.19.2).
-            let e = rec.sha256.get(sha_calls.len()).ok_or_else(|| {
+            let e = rec.sha256.get(seen[1]).ok_or_else(|| {
                 MachineError::Internal(format!("no sha256_compress event at cycle {i}"))
             })?;
-            if device.mem_walk {
-                return Err(MachineError::Internal(
-                    "SHA256: the device memory walk does not cover sha256_compress calls (host trace needed)"
-                        .into(),
-                ));
-            }
+            seen[1] += 1;
             let ts1 = ts + 1;
             debug_assert_eq!(reg_val[11], e.block_ptr, "a1 at cycle {i}");
             let a1_old_ts = reg_ts[11];
             reg_ts[11] = ts1;
-            let pair = |h: &[u32; 8], k: usize| h[2 * k] as u64 | (h[2 * k + 1] as u64) << 32;
-            let mut cells: Vec<(u64, u64, u64)> = (0..4)
-                .map(|k| {
-                    (
-                        e.state_ptr / 8 + k,
-                        pair(&e.state_in, k as usize),
-                        pair(&e.state_out, k as usize),
-                    )
-                })
-                .collect();
-            for j in 0..8 {
-                let v = u64::from_le_bytes(e.block[8 * j..8 * j + 8].try_into().expect("8 bytes"));
-                cells.push((e.block_ptr / 8 + j as u64, v, v));
+            if device.mem_walk {
+                sha_a1.push(a1_old_ts);
             }
-            let mut old_ts = [0u64; 12];
-            for (t, &(cell, old, new)) in old_ts.iter_mut().zip(&cells) {
-                *t = precompile_cell(&mut mem, &init_cell, cell, old, new, ts1).map_err(|m| {
-                    MachineError::Internal(format!("sha256_compress at cycle {i}: {m}"))
-                })?;
+            // With the memory walk on the device its walk reads the cells and the device fill makes the rows
+            // (checked above).
+            if !device.mem_walk {
+                let pair = |h: &[u32; 8], k: usize| h[2 * k] as u64 | (h[2 * k + 1] as u64) << 32;
+                let mut cells: Vec<(u64, u64, u64)> = (0..4)
+                    .map(|k| {
+                        (
+                            e.state_ptr / 8 + k,
+                            pair(&e.state_in, k as usize),
+                            pair(&e.state_out, k as usize),
+                        )
+                    })
+                    .collect();
+                for j in 0..8 {
+                    let v =
+                        u64::from_le_bytes(e.block[8 * j..8 * j + 8].try_into().expect("8 bytes"));
+                    cells.push((e.block_ptr / 8 + j as u64, v, v));
+                }
+                let mut old_ts = [0u64; 12];
+                for (t, &(cell, old, new)) in old_ts.iter_mut().zip(&cells) {
+                    *t = precompile_cell(&mut mem, &init_cell, cell, old, new, ts1).map_err(
+                        |m| MachineError::Internal(format!("sha256_compress at cycle {i}: {m}")),
+                    )?;
+                }
+                sha_calls.push(Sha256Call {
+                    ts: ts1,
+                    state_ptr: e.state_ptr,
+                    block_ptr: e.block_ptr,
+                    state: e.state_in,
+                    block: e.block,
+                    state_old_ts: old_ts[..4].try_into().expect("4"),
+                    block_old_ts: old_ts[4..].try_into().expect("8"),
+                    a1_old_ts,
+                });
             }
-            sha_calls.push(Sha256Call {
-                ts: ts1,
-                state_ptr: e.state_ptr,
-                block_ptr: e.block_ptr,
-                state: e.state_in,
-                block: e.block,
-                state_old_ts: old_ts[..4].try_into().expect("4"),
-                block_old_ts: old_ts[4..].try_into().expect("8"),
-                a1_old_ts,
-            });
         } else if is_ecall && ev.rs1_val == POSEIDON2 {
-            let k = p2_rows.len();
+            let k = seen[2];
             let event = *rec.poseidon2.get(k).ok_or_else(|| {
                 MachineError::Internal(format!("no poseidon2 event for the ECALL at cycle {i}"))
             })?;
+            seen[2] += 1;
             let sc = rec.syscalls.get(ecalls);
             if sc.map(|s| (s.num, s.args[0], s.cycle))
                 != Some((POSEIDON2, event.state_ptr, event.cycle))
@@ -740,20 +773,23 @@ pub fn generate_split_at(
                 )));
             }
             let ts1 = ts + 1;
-            let mut old_ts = [0u64; P2_WIDTH];
-            for (j, slot) in old_ts.iter_mut().enumerate() {
-                let cell = event.state_ptr / 8 + j as u64;
-                let (old, new) = (event.input[j], event.output[j]);
-                *slot =
-                    precompile_cell(&mut mem, &init_cell, cell, old, new, ts1).map_err(|m| {
-                        MachineError::Internal(format!("poseidon2 call {k} (cycle {i}): {m}"))
-                    })?;
+            // With the memory walk on the device its walk reads the cells and the device fill makes the rows
+            // (checked above).
+            if !device.mem_walk {
+                let mut old_ts = [0u64; P2_WIDTH];
+                for (j, slot) in old_ts.iter_mut().enumerate() {
+                    let cell = event.state_ptr / 8 + j as u64;
+                    let (old, new) = (event.input[j], event.output[j]);
+                    *slot = precompile_cell(&mut mem, &init_cell, cell, old, new, ts1).map_err(
+                        |m| MachineError::Internal(format!("poseidon2 call {k} (cycle {i}): {m}")),
+                    )?;
+                }
+                p2_rows.push(Poseidon2Row {
+                    event,
+                    ts: ts1,
+                    old_ts,
+                });
             }
-            p2_rows.push(Poseidon2Row {
-                event,
-                ts: ts1,
-                old_ts,
-            });
         } else if is_ecall && !(ev.rs1_val == 93 || ev.rs1_val == 94) {
             let sc = rec
                 .syscalls
@@ -1166,6 +1202,10 @@ pub fn generate_split_at(
         regs,
         syscall: syscall_rows,
         sysio: sysio_rows,
+        keccakf: keccak_calls,
+        sha256: sha_calls,
+        sha256_a1: sha_a1,
+        poseidon2: p2_rows,
         decode: decode_counts,
         pow2,
     };

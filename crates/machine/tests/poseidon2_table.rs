@@ -226,10 +226,17 @@ fn a_non_canonical_input_encoding_is_named() {
 }
 
 #[test]
-fn device_trace_generation_refuses_a_run_with_poseidon2_calls() {
+fn device_memory_walk_refuses_poseidon2_calls_filled_on_the_host() {
     let p = program();
+    // POSEIDON2 on the device with the memory walk is the GPU prover's selection (the split leaves it empty).
+    let ok = split_traces(&p, run_for_proof(&p, &input()).unwrap(), DeviceFill::ALL).unwrap();
     let run = run_for_proof(&p, &input()).unwrap();
-    match split_traces(&p, run, DeviceFill::ALL) {
+    assert_eq!(ok.traces.tables[zkrv_machine::Table::Poseidon2].height(), 0);
+    match split_traces(
+        &p,
+        run,
+        DeviceFill::ALL.without(zkrv_machine::Table::Poseidon2),
+    ) {
         Err(
             e @ MachineError::NoDeviceFill {
                 table: "POSEIDON2",

@@ -67,6 +67,12 @@
 #define REG_OUTPUT_CURSOR 33u
 // zkrv_machine_cuda::tables::regwalk::WALK_NO_CURSOR: a syscall that moves no cursor.
 #define WALK_NO_CURSOR 0xffffffffu
+// zkrv_executor::precompile::KECCAK_F: a7 of a keccak_f call.
+#define ECALL_KECCAK_F 0x1000001ull
+// zkrv_executor::precompile::SHA256_COMPRESS: a7 of a sha256_compress call.
+#define ECALL_SHA256_COMPRESS 0x1000002ull
+// zkrv_executor::precompile::POSEIDON2: a7 of a poseidon2 call.
+#define ECALL_POSEIDON2 0x1000003ull
 // zkrv_machine_cuda::tables::memw_a::MEMW_A_TS_BITS: bits of MemwAIn::ts_meta holding the timestamp.
 #define MEMW_A_TS_BITS 29
 
@@ -266,6 +272,201 @@
 #define INPUT_COL_IS_EOF 2
 #define INPUT_COL_M 3
 
+// KECCAKF: 2402 columns.
+#define KECCAKF_WIDTH 2402
+#define KECCAKF_COL_ROUND 0
+#define KECCAKF_COL_ROUND_LEN 24
+#define KECCAKF_COL_IS_REAL 24
+#define KECCAKF_COL_TS 25
+#define KECCAKF_COL_CELL 26
+#define KECCAKF_COL_OLD_TS 27
+#define KECCAKF_COL_OLD_TS_LEN 25
+#define KECCAKF_COL_LANE_OLD_TS 52
+#define KECCAKF_COL_D0 53
+#define KECCAKF_COL_D0_24 54
+#define KECCAKF_COL_A 55
+#define KECCAKF_COL_A_LEN 50
+#define KECCAKF_COL_A_0 55
+#define KECCAKF_COL_A_0_LEN 2
+#define KECCAKF_COL_A_1 57
+#define KECCAKF_COL_A_1_LEN 2
+#define KECCAKF_COL_A_2 59
+#define KECCAKF_COL_A_2_LEN 2
+#define KECCAKF_COL_A_3 61
+#define KECCAKF_COL_A_3_LEN 2
+#define KECCAKF_COL_A_4 63
+#define KECCAKF_COL_A_4_LEN 2
+#define KECCAKF_COL_A_5 65
+#define KECCAKF_COL_A_5_LEN 2
+#define KECCAKF_COL_A_6 67
+#define KECCAKF_COL_A_6_LEN 2
+#define KECCAKF_COL_A_7 69
+#define KECCAKF_COL_A_7_LEN 2
+#define KECCAKF_COL_A_8 71
+#define KECCAKF_COL_A_8_LEN 2
+#define KECCAKF_COL_A_9 73
+#define KECCAKF_COL_A_9_LEN 2
+#define KECCAKF_COL_A_10 75
+#define KECCAKF_COL_A_10_LEN 2
+#define KECCAKF_COL_A_11 77
+#define KECCAKF_COL_A_11_LEN 2
+#define KECCAKF_COL_A_12 79
+#define KECCAKF_COL_A_12_LEN 2
+#define KECCAKF_COL_A_13 81
+#define KECCAKF_COL_A_13_LEN 2
+#define KECCAKF_COL_A_14 83
+#define KECCAKF_COL_A_14_LEN 2
+#define KECCAKF_COL_A_15 85
+#define KECCAKF_COL_A_15_LEN 2
+#define KECCAKF_COL_A_16 87
+#define KECCAKF_COL_A_16_LEN 2
+#define KECCAKF_COL_A_17 89
+#define KECCAKF_COL_A_17_LEN 2
+#define KECCAKF_COL_A_18 91
+#define KECCAKF_COL_A_18_LEN 2
+#define KECCAKF_COL_A_19 93
+#define KECCAKF_COL_A_19_LEN 2
+#define KECCAKF_COL_A_20 95
+#define KECCAKF_COL_A_20_LEN 2
+#define KECCAKF_COL_A_21 97
+#define KECCAKF_COL_A_21_LEN 2
+#define KECCAKF_COL_A_22 99
+#define KECCAKF_COL_A_22_LEN 2
+#define KECCAKF_COL_A_23 101
+#define KECCAKF_COL_A_23_LEN 2
+#define KECCAKF_COL_A_24 103
+#define KECCAKF_COL_A_24_LEN 2
+#define KECCAKF_COL_C 105
+#define KECCAKF_COL_C_LEN 320
+#define KECCAKF_COL_C_0 105
+#define KECCAKF_COL_C_0_LEN 64
+#define KECCAKF_COL_C_1 169
+#define KECCAKF_COL_C_1_LEN 64
+#define KECCAKF_COL_C_2 233
+#define KECCAKF_COL_C_2_LEN 64
+#define KECCAKF_COL_C_3 297
+#define KECCAKF_COL_C_3_LEN 64
+#define KECCAKF_COL_C_4 361
+#define KECCAKF_COL_C_4_LEN 64
+#define KECCAKF_COL_C_PRIME 425
+#define KECCAKF_COL_C_PRIME_LEN 320
+#define KECCAKF_COL_C_PRIME_0 425
+#define KECCAKF_COL_C_PRIME_0_LEN 64
+#define KECCAKF_COL_C_PRIME_1 489
+#define KECCAKF_COL_C_PRIME_1_LEN 64
+#define KECCAKF_COL_C_PRIME_2 553
+#define KECCAKF_COL_C_PRIME_2_LEN 64
+#define KECCAKF_COL_C_PRIME_3 617
+#define KECCAKF_COL_C_PRIME_3_LEN 64
+#define KECCAKF_COL_C_PRIME_4 681
+#define KECCAKF_COL_C_PRIME_4_LEN 64
+#define KECCAKF_COL_A_PRIME 745
+#define KECCAKF_COL_A_PRIME_LEN 1600
+#define KECCAKF_COL_A_PRIME_0 745
+#define KECCAKF_COL_A_PRIME_0_LEN 64
+#define KECCAKF_COL_A_PRIME_1 809
+#define KECCAKF_COL_A_PRIME_1_LEN 64
+#define KECCAKF_COL_A_PRIME_2 873
+#define KECCAKF_COL_A_PRIME_2_LEN 64
+#define KECCAKF_COL_A_PRIME_3 937
+#define KECCAKF_COL_A_PRIME_3_LEN 64
+#define KECCAKF_COL_A_PRIME_4 1001
+#define KECCAKF_COL_A_PRIME_4_LEN 64
+#define KECCAKF_COL_A_PRIME_5 1065
+#define KECCAKF_COL_A_PRIME_5_LEN 64
+#define KECCAKF_COL_A_PRIME_6 1129
+#define KECCAKF_COL_A_PRIME_6_LEN 64
+#define KECCAKF_COL_A_PRIME_7 1193
+#define KECCAKF_COL_A_PRIME_7_LEN 64
+#define KECCAKF_COL_A_PRIME_8 1257
+#define KECCAKF_COL_A_PRIME_8_LEN 64
+#define KECCAKF_COL_A_PRIME_9 1321
+#define KECCAKF_COL_A_PRIME_9_LEN 64
+#define KECCAKF_COL_A_PRIME_10 1385
+#define KECCAKF_COL_A_PRIME_10_LEN 64
+#define KECCAKF_COL_A_PRIME_11 1449
+#define KECCAKF_COL_A_PRIME_11_LEN 64
+#define KECCAKF_COL_A_PRIME_12 1513
+#define KECCAKF_COL_A_PRIME_12_LEN 64
+#define KECCAKF_COL_A_PRIME_13 1577
+#define KECCAKF_COL_A_PRIME_13_LEN 64
+#define KECCAKF_COL_A_PRIME_14 1641
+#define KECCAKF_COL_A_PRIME_14_LEN 64
+#define KECCAKF_COL_A_PRIME_15 1705
+#define KECCAKF_COL_A_PRIME_15_LEN 64
+#define KECCAKF_COL_A_PRIME_16 1769
+#define KECCAKF_COL_A_PRIME_16_LEN 64
+#define KECCAKF_COL_A_PRIME_17 1833
+#define KECCAKF_COL_A_PRIME_17_LEN 64
+#define KECCAKF_COL_A_PRIME_18 1897
+#define KECCAKF_COL_A_PRIME_18_LEN 64
+#define KECCAKF_COL_A_PRIME_19 1961
+#define KECCAKF_COL_A_PRIME_19_LEN 64
+#define KECCAKF_COL_A_PRIME_20 2025
+#define KECCAKF_COL_A_PRIME_20_LEN 64
+#define KECCAKF_COL_A_PRIME_21 2089
+#define KECCAKF_COL_A_PRIME_21_LEN 64
+#define KECCAKF_COL_A_PRIME_22 2153
+#define KECCAKF_COL_A_PRIME_22_LEN 64
+#define KECCAKF_COL_A_PRIME_23 2217
+#define KECCAKF_COL_A_PRIME_23_LEN 64
+#define KECCAKF_COL_A_PRIME_24 2281
+#define KECCAKF_COL_A_PRIME_24_LEN 64
+#define KECCAKF_COL_OUT 2345
+#define KECCAKF_COL_OUT_LEN 50
+#define KECCAKF_COL_OUT_0 2345
+#define KECCAKF_COL_OUT_0_LEN 2
+#define KECCAKF_COL_OUT_1 2347
+#define KECCAKF_COL_OUT_1_LEN 2
+#define KECCAKF_COL_OUT_2 2349
+#define KECCAKF_COL_OUT_2_LEN 2
+#define KECCAKF_COL_OUT_3 2351
+#define KECCAKF_COL_OUT_3_LEN 2
+#define KECCAKF_COL_OUT_4 2353
+#define KECCAKF_COL_OUT_4_LEN 2
+#define KECCAKF_COL_OUT_5 2355
+#define KECCAKF_COL_OUT_5_LEN 2
+#define KECCAKF_COL_OUT_6 2357
+#define KECCAKF_COL_OUT_6_LEN 2
+#define KECCAKF_COL_OUT_7 2359
+#define KECCAKF_COL_OUT_7_LEN 2
+#define KECCAKF_COL_OUT_8 2361
+#define KECCAKF_COL_OUT_8_LEN 2
+#define KECCAKF_COL_OUT_9 2363
+#define KECCAKF_COL_OUT_9_LEN 2
+#define KECCAKF_COL_OUT_10 2365
+#define KECCAKF_COL_OUT_10_LEN 2
+#define KECCAKF_COL_OUT_11 2367
+#define KECCAKF_COL_OUT_11_LEN 2
+#define KECCAKF_COL_OUT_12 2369
+#define KECCAKF_COL_OUT_12_LEN 2
+#define KECCAKF_COL_OUT_13 2371
+#define KECCAKF_COL_OUT_13_LEN 2
+#define KECCAKF_COL_OUT_14 2373
+#define KECCAKF_COL_OUT_14_LEN 2
+#define KECCAKF_COL_OUT_15 2375
+#define KECCAKF_COL_OUT_15_LEN 2
+#define KECCAKF_COL_OUT_16 2377
+#define KECCAKF_COL_OUT_16_LEN 2
+#define KECCAKF_COL_OUT_17 2379
+#define KECCAKF_COL_OUT_17_LEN 2
+#define KECCAKF_COL_OUT_18 2381
+#define KECCAKF_COL_OUT_18_LEN 2
+#define KECCAKF_COL_OUT_19 2383
+#define KECCAKF_COL_OUT_19_LEN 2
+#define KECCAKF_COL_OUT_20 2385
+#define KECCAKF_COL_OUT_20_LEN 2
+#define KECCAKF_COL_OUT_21 2387
+#define KECCAKF_COL_OUT_21_LEN 2
+#define KECCAKF_COL_OUT_22 2389
+#define KECCAKF_COL_OUT_22_LEN 2
+#define KECCAKF_COL_OUT_23 2391
+#define KECCAKF_COL_OUT_23_LEN 2
+#define KECCAKF_COL_OUT_24 2393
+#define KECCAKF_COL_OUT_24_LEN 2
+#define KECCAKF_COL_IOTA_BITS 2395
+#define KECCAKF_COL_IOTA_BITS_LEN 7
+
 // LOAD: 20 columns.
 #define LOAD_WIDTH 20
 #define LOAD_COL_TS 0
@@ -381,6 +582,94 @@
 #define PAGE_COL_FIN_TS 3
 #define PAGE_COL_IS_REAL 4
 
+// POSEIDON2: 247 columns.
+#define POSEIDON2_WIDTH 247
+#define POSEIDON2_COL_TS 0
+#define POSEIDON2_COL_CELL 1
+#define POSEIDON2_COL_MU 2
+#define POSEIDON2_COL_INPUT 3
+#define POSEIDON2_COL_INPUT_LEN 16
+#define POSEIDON2_COL_INPUT_0 3
+#define POSEIDON2_COL_INPUT_0_LEN 2
+#define POSEIDON2_COL_INPUT_1 5
+#define POSEIDON2_COL_INPUT_1_LEN 2
+#define POSEIDON2_COL_INPUT_2 7
+#define POSEIDON2_COL_INPUT_2_LEN 2
+#define POSEIDON2_COL_INPUT_3 9
+#define POSEIDON2_COL_INPUT_3_LEN 2
+#define POSEIDON2_COL_INPUT_4 11
+#define POSEIDON2_COL_INPUT_4_LEN 2
+#define POSEIDON2_COL_INPUT_5 13
+#define POSEIDON2_COL_INPUT_5_LEN 2
+#define POSEIDON2_COL_INPUT_6 15
+#define POSEIDON2_COL_INPUT_6_LEN 2
+#define POSEIDON2_COL_INPUT_7 17
+#define POSEIDON2_COL_INPUT_7_LEN 2
+#define POSEIDON2_COL_IN_INV 19
+#define POSEIDON2_COL_IN_INV_LEN 8
+#define POSEIDON2_COL_OLD_TS 27
+#define POSEIDON2_COL_OLD_TS_LEN 8
+#define POSEIDON2_COL_D0 35
+#define POSEIDON2_COL_D0_LEN 8
+#define POSEIDON2_COL_FULL_SBOX 43
+#define POSEIDON2_COL_FULL_SBOX_LEN 64
+#define POSEIDON2_COL_FULL_SBOX_0 43
+#define POSEIDON2_COL_FULL_SBOX_0_LEN 8
+#define POSEIDON2_COL_FULL_SBOX_1 51
+#define POSEIDON2_COL_FULL_SBOX_1_LEN 8
+#define POSEIDON2_COL_FULL_SBOX_2 59
+#define POSEIDON2_COL_FULL_SBOX_2_LEN 8
+#define POSEIDON2_COL_FULL_SBOX_3 67
+#define POSEIDON2_COL_FULL_SBOX_3_LEN 8
+#define POSEIDON2_COL_FULL_SBOX_4 75
+#define POSEIDON2_COL_FULL_SBOX_4_LEN 8
+#define POSEIDON2_COL_FULL_SBOX_5 83
+#define POSEIDON2_COL_FULL_SBOX_5_LEN 8
+#define POSEIDON2_COL_FULL_SBOX_6 91
+#define POSEIDON2_COL_FULL_SBOX_6_LEN 8
+#define POSEIDON2_COL_FULL_SBOX_7 99
+#define POSEIDON2_COL_FULL_SBOX_7_LEN 8
+#define POSEIDON2_COL_FULL_POST 107
+#define POSEIDON2_COL_FULL_POST_LEN 56
+#define POSEIDON2_COL_FULL_POST_0 107
+#define POSEIDON2_COL_FULL_POST_0_LEN 8
+#define POSEIDON2_COL_FULL_POST_1 115
+#define POSEIDON2_COL_FULL_POST_1_LEN 8
+#define POSEIDON2_COL_FULL_POST_2 123
+#define POSEIDON2_COL_FULL_POST_2_LEN 8
+#define POSEIDON2_COL_FULL_POST_3 131
+#define POSEIDON2_COL_FULL_POST_3_LEN 8
+#define POSEIDON2_COL_FULL_POST_4 139
+#define POSEIDON2_COL_FULL_POST_4_LEN 8
+#define POSEIDON2_COL_FULL_POST_5 147
+#define POSEIDON2_COL_FULL_POST_5_LEN 8
+#define POSEIDON2_COL_FULL_POST_6 155
+#define POSEIDON2_COL_FULL_POST_6_LEN 8
+#define POSEIDON2_COL_PARTIAL_SBOX 163
+#define POSEIDON2_COL_PARTIAL_SBOX_LEN 22
+#define POSEIDON2_COL_PARTIAL_POST 185
+#define POSEIDON2_COL_PARTIAL_POST_LEN 22
+#define POSEIDON2_COL_OUTPUT 207
+#define POSEIDON2_COL_OUTPUT_LEN 32
+#define POSEIDON2_COL_OUTPUT_0 207
+#define POSEIDON2_COL_OUTPUT_0_LEN 4
+#define POSEIDON2_COL_OUTPUT_1 211
+#define POSEIDON2_COL_OUTPUT_1_LEN 4
+#define POSEIDON2_COL_OUTPUT_2 215
+#define POSEIDON2_COL_OUTPUT_2_LEN 4
+#define POSEIDON2_COL_OUTPUT_3 219
+#define POSEIDON2_COL_OUTPUT_3_LEN 4
+#define POSEIDON2_COL_OUTPUT_4 223
+#define POSEIDON2_COL_OUTPUT_4_LEN 4
+#define POSEIDON2_COL_OUTPUT_5 227
+#define POSEIDON2_COL_OUTPUT_5_LEN 4
+#define POSEIDON2_COL_OUTPUT_6 231
+#define POSEIDON2_COL_OUTPUT_6_LEN 4
+#define POSEIDON2_COL_OUTPUT_7 235
+#define POSEIDON2_COL_OUTPUT_7_LEN 4
+#define POSEIDON2_COL_OUT_INV 239
+#define POSEIDON2_COL_OUT_INV_LEN 8
+
 // REGFILE: 5 columns.
 #define REGFILE_WIDTH 5
 #define REGFILE_COL_REG 0
@@ -388,6 +677,78 @@
 #define REGFILE_COL_FIN_LEN 2
 #define REGFILE_COL_FIN_TS 3
 #define REGFILE_COL_IS_REAL 4
+
+// SHA256: 440 columns.
+#define SHA256_WIDTH 440
+#define SHA256_COL_CODE 0
+#define SHA256_COL_CODE_LEN 5
+#define SHA256_COL_F_INIT 5
+#define SHA256_COL_F_DIGEST 6
+#define SHA256_COL_F_BLOCK 7
+#define SHA256_COL_F_MEM 8
+#define SHA256_COL_IS_REAL 9
+#define SHA256_COL_TS 10
+#define SHA256_COL_CELL 11
+#define SHA256_COL_H 12
+#define SHA256_COL_H_LEN 8
+#define SHA256_COL_A 20
+#define SHA256_COL_A_LEN 128
+#define SHA256_COL_A_0 20
+#define SHA256_COL_A_0_LEN 32
+#define SHA256_COL_A_1 52
+#define SHA256_COL_A_1_LEN 32
+#define SHA256_COL_A_2 84
+#define SHA256_COL_A_2_LEN 32
+#define SHA256_COL_A_3 116
+#define SHA256_COL_A_3_LEN 32
+#define SHA256_COL_E 148
+#define SHA256_COL_E_LEN 128
+#define SHA256_COL_E_0 148
+#define SHA256_COL_E_0_LEN 32
+#define SHA256_COL_E_1 180
+#define SHA256_COL_E_1_LEN 32
+#define SHA256_COL_E_2 212
+#define SHA256_COL_E_2_LEN 32
+#define SHA256_COL_E_3 244
+#define SHA256_COL_E_3_LEN 32
+#define SHA256_COL_CA 276
+#define SHA256_COL_CA_LEN 4
+#define SHA256_COL_CE 280
+#define SHA256_COL_CE_LEN 4
+#define SHA256_COL_W 284
+#define SHA256_COL_W_LEN 128
+#define SHA256_COL_W_0 284
+#define SHA256_COL_W_0_LEN 32
+#define SHA256_COL_W_1 316
+#define SHA256_COL_W_1_LEN 32
+#define SHA256_COL_W_2 348
+#define SHA256_COL_W_2_LEN 32
+#define SHA256_COL_W_3 380
+#define SHA256_COL_W_3_LEN 32
+#define SHA256_COL_CW 412
+#define SHA256_COL_CW_LEN 4
+#define SHA256_COL_S4 416
+#define SHA256_COL_S4_LEN 4
+#define SHA256_COL_S8 420
+#define SHA256_COL_S8_LEN 4
+#define SHA256_COL_S12 424
+#define SHA256_COL_S12_LEN 4
+#define SHA256_COL_OTS 428
+#define SHA256_COL_OTS_LEN 2
+#define SHA256_COL_D0 430
+#define SHA256_COL_D0_LEN 2
+#define SHA256_COL_OLD 432
+#define SHA256_COL_OLD_LEN 4
+#define SHA256_COL_OLD_0 432
+#define SHA256_COL_OLD_0_LEN 2
+#define SHA256_COL_OLD_1 434
+#define SHA256_COL_OLD_1_LEN 2
+#define SHA256_COL_NEW 436
+#define SHA256_COL_NEW_LEN 4
+#define SHA256_COL_NEW_0 436
+#define SHA256_COL_NEW_0_LEN 2
+#define SHA256_COL_NEW_1 438
+#define SHA256_COL_NEW_1_LEN 2
 
 // SHIFT: 22 columns.
 #define SHIFT_WIDTH 22
@@ -506,6 +867,52 @@ static_assert(ZKRV_OFFSETOF(CycleEvent, word) == 4, "CycleEvent.word: offset");
 static_assert(ZKRV_OFFSETOF(CycleEvent, rs1_val) == 8, "CycleEvent.rs1_val: offset");
 static_assert(ZKRV_OFFSETOF(CycleEvent, rs2_val) == 16, "CycleEvent.rs2_val: offset");
 static_assert(ZKRV_OFFSETOF(CycleEvent, rd_val) == 24, "CycleEvent.rd_val: offset");
+
+// zkrv_executor::record::KeccakEvent (416 bytes, align 8).
+struct KeccakEvent {
+    unsigned long long cycle;
+    unsigned long long state_ptr;
+    unsigned long long input[25];
+    unsigned long long output[25];
+};
+static_assert(sizeof(KeccakEvent) == 416, "KeccakEvent: size");
+static_assert(alignof(KeccakEvent) == 8, "KeccakEvent: alignment");
+static_assert(ZKRV_OFFSETOF(KeccakEvent, cycle) == 0, "KeccakEvent.cycle: offset");
+static_assert(ZKRV_OFFSETOF(KeccakEvent, state_ptr) == 8, "KeccakEvent.state_ptr: offset");
+static_assert(ZKRV_OFFSETOF(KeccakEvent, input) == 16, "KeccakEvent.input: offset");
+static_assert(ZKRV_OFFSETOF(KeccakEvent, output) == 216, "KeccakEvent.output: offset");
+
+// zkrv_executor::record::Sha256Event (152 bytes, align 8).
+struct Sha256Event {
+    unsigned long long cycle;
+    unsigned long long state_ptr;
+    unsigned long long block_ptr;
+    unsigned int state_in[8];
+    unsigned char block[64];
+    unsigned int state_out[8];
+};
+static_assert(sizeof(Sha256Event) == 152, "Sha256Event: size");
+static_assert(alignof(Sha256Event) == 8, "Sha256Event: alignment");
+static_assert(ZKRV_OFFSETOF(Sha256Event, cycle) == 0, "Sha256Event.cycle: offset");
+static_assert(ZKRV_OFFSETOF(Sha256Event, state_ptr) == 8, "Sha256Event.state_ptr: offset");
+static_assert(ZKRV_OFFSETOF(Sha256Event, block_ptr) == 16, "Sha256Event.block_ptr: offset");
+static_assert(ZKRV_OFFSETOF(Sha256Event, state_in) == 24, "Sha256Event.state_in: offset");
+static_assert(ZKRV_OFFSETOF(Sha256Event, block) == 56, "Sha256Event.block: offset");
+static_assert(ZKRV_OFFSETOF(Sha256Event, state_out) == 120, "Sha256Event.state_out: offset");
+
+// zkrv_executor::record::Poseidon2Event (144 bytes, align 8).
+struct Poseidon2Event {
+    unsigned long long cycle;
+    unsigned long long state_ptr;
+    unsigned long long input[8];
+    unsigned long long output[8];
+};
+static_assert(sizeof(Poseidon2Event) == 144, "Poseidon2Event: size");
+static_assert(alignof(Poseidon2Event) == 8, "Poseidon2Event: alignment");
+static_assert(ZKRV_OFFSETOF(Poseidon2Event, cycle) == 0, "Poseidon2Event.cycle: offset");
+static_assert(ZKRV_OFFSETOF(Poseidon2Event, state_ptr) == 8, "Poseidon2Event.state_ptr: offset");
+static_assert(ZKRV_OFFSETOF(Poseidon2Event, input) == 16, "Poseidon2Event.input: offset");
+static_assert(ZKRV_OFFSETOF(Poseidon2Event, output) == 80, "Poseidon2Event.output: offset");
 
 // zkrv_machine::tables::cpu::RegWalk (20 bytes, align 4).
 struct RegWalk {

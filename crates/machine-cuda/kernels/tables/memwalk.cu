@@ -5,7 +5,11 @@
 // Accesses (docs/tables.md): a load/store at cycle i (ts = 4 i + 1, the DECODE flags say which) of `width`
 // bytes at addr = rs1_val + imm touches cell addr >> 3, and also the next cell when it crosses a cell boundary
 // (offset + width > 8); a store writes its bytes. A `read`/`write` ECALL at cycle i touches, at ts 4 i + 1, the
-// cells of its SYSIO rows (host-made `SysioIn`, in cycle order), a read writing the transferred bytes. A cell's
+// cells of its SYSIO rows (host-made `SysioIn`, in cycle order), a read writing the transferred bytes. A
+// precompile ECALL at cycle i (docs/tables.md §6.19: word 0x73, a7 = ECALL_*) touches, at ts 4 i + 1, the cells of
+// its event in the record (`KeccakEvent`, `Sha256Event`, `Poseidon2Event`, each list in cycle order): keccak_f the
+// 25 state cells and poseidon2 the 8 (each read as the event's input and written with its output),
+// sha256_compress the 4 state cells (read and written) then the 8 block cells (read, written back unchanged). A cell's
 // first access reads the record's initial page image and timestamp 0. Cells are numbered densely: the k-th
 // touched page (sorted page list) holds cells 512 k .. 512 k + 511.
 //
@@ -15,16 +19,20 @@
 //    driver scans each category (sort.cu `sort_scan`) into the chunk's first output index, the totals last.
 // 2. `memwalk_emit`, one thread per chunk again: writes every item (dense cell = the sort key, ts, written-byte
 //    mask and bytes) in cycle order, and the per-table lists (cycle + first item index of every load, store,
-//    in-cell and crossing access; every SYSIO row's item index). A cell outside the touched pages is an error.
+//    in-cell and crossing access; every SYSIO row's item index; every precompile call's first item index, the
+//    calls numbered keccak_f, then sha256_compress, then poseidon2). A cell outside the touched pages is an error,
+//    and so is a precompile ECALL without its event or an event at a cycle that is no such ECALL.
 // 3. the items are sorted stably by dense cell (sort.cu), so each cell's accesses are consecutive in ts order.
 // 4. a segmented scan over the sorted items whose operator composes byte-masked writes (later writer's bytes
 //    win where its mask is set; associative): `memwalk_seg_summarize` (one thread per chunk of MW_SEG items: the
 //    writes since the chunk's last cell start), `memwalk_seg_scan` (one block: exclusive scan of the summaries)
 //    and `memwalk_seg_replay` (each item's previous bytes = the initial cell overlaid with the writes before it,
 //    previous ts = the previous item's if the same cell, else 0; each cell's final bytes and ts into PageIn).
-// 5. `memwalk_memw_a`, `memwalk_memw`, `memwalk_loads`, `memwalk_sysio`, `memwalk_page_check`: the fills'
-//    inputs (MemwARecIn, MemwIn, SysioIn patched in place) and the host walk's checks (a load's value equals the
-//    executor's, a `write` reads the bytes memory holds, the final cells equal the executor's final pages).
+// 5. `memwalk_memw_a`, `memwalk_memw`, `memwalk_loads`, `memwalk_sysio`, `memwalk_calls`, `memwalk_page_check`:
+//    the fills' inputs (MemwARecIn, MemwIn, SysioIn patched in place, every precompile call's cells' previous
+//    timestamps) and the host walk's checks (a load's value equals the executor's, a `write` reads the bytes
+//    memory holds, a precompile call's event reads the bytes memory holds, the final cells equal the executor's
+//    final pages).
 // Errors: err[MW_ERR_*] holds the smallest offending cycle / row / dense cell (MW_NO_ERR: none), read back
 // by the driver, which fails the walk naming it.
 #include "table_common.cuh"
@@ -37,14 +45,17 @@
 #define MW_STORES 2
 #define MW_IN_CELL 3
 #define MW_CROSS 4
-#define MW_CATS 5
+#define MW_CALLS 5  // precompile calls matched with their events
+#define MW_CATS 6
 // err[] slots.
 #define MW_ERR_PAGE 0    // cycle of an access to a cell outside the record's pages
 #define MW_ERR_LOAD 1    // cycle of a load whose value is not the executor's
 #define MW_ERR_SYSIO 2   // SYSIO row of a `write` whose bytes memory does not hold
 #define MW_ERR_FINAL 3   // dense cell whose final bytes are not the executor's final memory
 #define MW_ERR_ADDR 4    // cycle of a load/store (DECODE flags) whose word has no load/store opcode
-#define MW_ERRS 5
+#define MW_ERR_CALL 5    // cycle of a precompile ECALL without its event, or of an event at no such ECALL
+#define MW_ERR_CALL_MEM 6  // cycle of a precompile call whose event's input is not what memory holds
+#define MW_ERRS 7
 #define MW_NO_ERR 0xffffffffu
 // Dense cell of an access outside the pages (sorts last).
 #define MW_NO_CELL 0xffffffffu
@@ -153,6 +164,75 @@ ZKRV_HD u32 mw_sysio_mask(u64 meta) {
     return (((1u << n) - 1u) << offset) & 0xffu;
 }
 
+// The record's precompile calls (each list in cycle order).
+struct MwCalls {
+    const KeccakEvent* kec;
+    u64 n_kec;
+    const Sha256Event* sha;
+    u64 n_sha;
+    const Poseidon2Event* p2;
+    u64 n_p2;
+};
+
+// Cells touched per call of each kind (keccak_f, sha256_compress, poseidon2).
+#define MW_KEC_CELLS 25u
+#define MW_SHA_CELLS 12u
+#define MW_P2_CELLS 8u
+
+// Number of calls of kind `kind` and the cycle of call k of it.
+ZKRV_HD u64 mw_calls_len(const MwCalls& c, u32 kind) { return kind == 0 ? c.n_kec : kind == 1 ? c.n_sha : c.n_p2; }
+ZKRV_HD u64 mw_call_cycle(const MwCalls& c, u32 kind, u64 k) {
+    return kind == 0 ? c.kec[k].cycle : kind == 1 ? c.sha[k].cycle : c.p2[k].cycle;
+}
+ZKRV_HD u32 mw_call_cells(u32 kind) { return kind == 0 ? MW_KEC_CELLS : kind == 1 ? MW_SHA_CELLS : MW_P2_CELLS; }
+ZKRV_HD u64 mw_call_num(u32 kind) {
+    return kind == 0 ? ECALL_KECCAK_F : kind == 1 ? ECALL_SHA256_COMPRESS : ECALL_POSEIDON2;
+}
+
+// Cell j of call k of kind `kind` (trace.rs's host walk order): its index, the value the call reads (the
+// event's input) and writes, and the written-byte mask (0: read only).
+ZKRV_HD void mw_call_cell(const MwCalls& c, u32 kind, u64 k, u32 j, u64* cell, u64* old, u64* nw, u32* mask) {
+    if (kind == 0) {
+        const KeccakEvent& e = c.kec[k];
+        *cell = e.state_ptr / 8 + j;
+        *old = e.input[j];
+        *nw = e.output[j];
+        *mask = 0xffu;
+    } else if (kind == 1) {
+        const Sha256Event& e = c.sha[k];
+        if (j < 4) {
+            *cell = e.state_ptr / 8 + j;
+            *old = (u64)e.state_in[2 * j] | (u64)e.state_in[2 * j + 1] << 32;
+            *nw = (u64)e.state_out[2 * j] | (u64)e.state_out[2 * j + 1] << 32;
+            *mask = 0xffu;
+        } else {
+            u64 v = 0;
+            for (u32 b = 0; b < 8; b++) v |= (u64)e.block[8 * (j - 4) + b] << (8 * b);
+            *cell = e.block_ptr / 8 + (j - 4);
+            *old = v;
+            *nw = v;
+            *mask = 0;
+        }
+    } else {
+        const Poseidon2Event& e = c.p2[k];
+        *cell = e.state_ptr / 8 + j;
+        *old = e.input[j];
+        *nw = e.output[j];
+        *mask = 0xffu;
+    }
+}
+
+// Index of the first call of kind `kind` at cycle >= `cycle`.
+ZKRV_HD u64 mw_first_call(const MwCalls& c, u32 kind, u64 cycle) {
+    u64 lo = 0, hi = mw_calls_len(c, kind);
+    while (lo < hi) {
+        const u64 mid = (lo + hi) / 2;
+        if (mw_call_cycle(c, kind, mid) < cycle) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 // The walk's outputs of step 2 (null in step 1).
 struct MwLists {
     u32* key;       // items: dense cell (sort key)
@@ -167,15 +247,19 @@ struct MwLists {
     u32* g_clk;  // crossing accesses: cycle, first item (the second is the next)
     u32* g_item;
     u32* sys_item;  // SYSIO rows: item
+    u32* call_item;  // precompile calls (keccak_f, then sha256_compress, then poseidon2): first item
 };
 
 // Steps 1 and 2 for chunk `c`: counts the chunk's entries per category into cnt[] (step 1, `out` null), or
 // writes them from the chunk's first indices in cnt[] (step 2). `err`: see MW_ERR_*.
 ZKRV_HD void memwalk_chunk(u64 c, u64 chunk, const CycleEvent* cycles, u64 n_cycles, const u32* row_of_pc,
                            u32 base_pc, u32 n_slots, const u64* decode_rows, const SysioIn* sys, u64 n_sys,
-                           const u32* pages, u32 n_pages, u32* cnt, const MwLists* out, u32* err) {
+                           const MwCalls& calls, const u32* pages, u32 n_pages, u32* cnt, const MwLists* out,
+                           u32* err) {
     const u64 begin = c * chunk, end = begin + chunk < n_cycles ? begin + chunk : n_cycles;
     u64 k = mw_first_sysio(sys, n_sys, 4 * begin + 1);
+    u64 kc[3];
+    for (u32 kind = 0; kind < 3; kind++) kc[kind] = mw_first_call(calls, kind, begin);
     for (u64 i = begin; i < end; i++) {
         const CycleEvent ev = cycles[i];
         const u32 ts = (u32)(4 * i + 1);
@@ -230,28 +314,59 @@ ZKRV_HD void memwalk_chunk(u64 c, u64 chunk, const CycleEvent* cycles, u64 n_cyc
             }
             cnt[MW_ITEMS] += 1;
         }
+        // A precompile call: the cells of its event (an ECALL: never a load/store, no SYSIO rows).
+        u64 first = 0;
+        for (u32 kind = 0; kind < 3; kind++) {
+            const bool has = kc[kind] < mw_calls_len(calls, kind) && mw_call_cycle(calls, kind, kc[kind]) == i;
+            const bool called = ev.word == 0x73u && ev.rs1_val == mw_call_num(kind);
+            if (has != called) {
+                if (out) mw_error(err, MW_ERR_CALL, (u32)i);
+            } else if (has) {
+                const u32 n = mw_call_cells(kind);
+                if (out) {
+                    const u32 item = cnt[MW_ITEMS];
+                    for (u32 j = 0; j < n; j++) {
+                        u64 cell, old, nw;
+                        u32 m;
+                        mw_call_cell(calls, kind, kc[kind], j, &cell, &old, &nw, &m);
+                        const u32 dc = mw_dense(cell, pages, n_pages);
+                        if (dc == MW_NO_CELL) mw_error(err, MW_ERR_PAGE, (u32)i);
+                        out->key[item + j] = dc;
+                        out->ts[item + j] = ts;
+                        out->mask[item + j] = m;
+                        out->data[item + j] = nw & mw_expand(m);
+                    }
+                    out->call_item[first + kc[kind]] = item;
+                }
+                cnt[MW_ITEMS] += n;
+                cnt[MW_CALLS] += 1;
+            }
+            if (has) kc[kind] += 1;
+            first += mw_calls_len(calls, kind);
+        }
     }
 }
 
 // Step 1 for chunk `c`: counts[cat * (n_chunks + 1) + c].
 ZKRV_HD void memwalk_count_chunk(u64 c, u64 chunk, u64 n_chunks, const CycleEvent* cycles, u64 n_cycles,
                                  const u32* row_of_pc, u32 base_pc, u32 n_slots, const u64* decode_rows,
-                                 const SysioIn* sys, u64 n_sys, u32* counts) {
-    u32 cnt[MW_CATS] = {0, 0, 0, 0, 0};
-    memwalk_chunk(c, chunk, cycles, n_cycles, row_of_pc, base_pc, n_slots, decode_rows, sys, n_sys, (const u32*)0,
-                  0, cnt, (const MwLists*)0, (u32*)0);
+                                 const SysioIn* sys, u64 n_sys, const MwCalls& calls, u32* counts) {
+    u32 cnt[MW_CATS];
+    for (u32 k = 0; k < MW_CATS; k++) cnt[k] = 0;
+    memwalk_chunk(c, chunk, cycles, n_cycles, row_of_pc, base_pc, n_slots, decode_rows, sys, n_sys, calls,
+                  (const u32*)0, 0, cnt, (const MwLists*)0, (u32*)0);
     for (u32 k = 0; k < MW_CATS; k++) counts[k * (n_chunks + 1) + c] = cnt[k];
 }
 
 // Step 2 for chunk `c` from the scanned counts.
 ZKRV_HD void memwalk_emit_chunk(u64 c, u64 chunk, u64 n_chunks, const CycleEvent* cycles, u64 n_cycles,
                                 const u32* row_of_pc, u32 base_pc, u32 n_slots, const u64* decode_rows,
-                                const SysioIn* sys, u64 n_sys, const u32* pages, u32 n_pages, const u32* offsets,
-                                const MwLists* out, u32* err) {
+                                const SysioIn* sys, u64 n_sys, const MwCalls& calls, const u32* pages, u32 n_pages,
+                                const u32* offsets, const MwLists* out, u32* err) {
     u32 cnt[MW_CATS];
     for (u32 k = 0; k < MW_CATS; k++) cnt[k] = offsets[k * (n_chunks + 1) + c];
-    memwalk_chunk(c, chunk, cycles, n_cycles, row_of_pc, base_pc, n_slots, decode_rows, sys, n_sys, pages, n_pages,
-                  cnt, out, err);
+    memwalk_chunk(c, chunk, cycles, n_cycles, row_of_pc, base_pc, n_slots, decode_rows, sys, n_sys, calls, pages,
+                  n_pages, cnt, out, err);
 }
 
 // Whether sorted position p starts a cell's run.
@@ -412,28 +527,60 @@ ZKRV_HD void memwalk_sysio_row(u64 r, const u32* sys_item, const u64* res_old, c
     sys[r] = s;
 }
 
+// Precompile call r (keccak_f calls first, then sha256_compress, then poseidon2): its cells' previous timestamps
+// into old_ts (MW_KEC_CELLS per keccak_f call, then MW_SHA_CELLS per sha256_compress call, then MW_P2_CELLS per
+// poseidon2 call, in call order), and the event's input against the bytes memory held.
+ZKRV_HD void memwalk_call_row(u64 r, const MwCalls& calls, const u32* call_item, const u64* res_old,
+                              const u32* res_ts, u32* old_ts, u32* err) {
+    u32 kind = 0;
+    u64 k = r, base = 0;
+    while (kind < 2 && k >= mw_calls_len(calls, kind)) {
+        k -= mw_calls_len(calls, kind);
+        base += mw_calls_len(calls, kind) * mw_call_cells(kind);
+        kind++;
+    }
+    const u32 n = mw_call_cells(kind), item = call_item[r];
+    base += k * n;
+    bool bad = false;
+    for (u32 j = 0; j < n; j++) {
+        u64 cell, old, nw;
+        u32 m;
+        mw_call_cell(calls, kind, k, j, &cell, &old, &nw, &m);
+        bad |= res_old[item + j] != old;
+        old_ts[base + j] = res_ts[item + j];
+    }
+    if (bad) mw_error(err, MW_ERR_CALL_MEM, (u32)mw_call_cycle(calls, kind, k));
+}
+
 #ifndef ZKRV_HOST_EMU
 // Steps 1 and 2: one thread per chunk (`n_chunks` threads or more).
 extern "C" __global__ void memwalk_count(u64 chunk, u64 n_chunks, const CycleEvent* cycles, u64 n_cycles,
                                          const u32* row_of_pc, u32 base_pc, u32 n_slots, const u64* decode_rows,
-                                         const SysioIn* sys, u64 n_sys, u32* counts) {
+                                         const SysioIn* sys, u64 n_sys, const KeccakEvent* kec, u64 n_kec,
+                                         const Sha256Event* sha, u64 n_sha, const Poseidon2Event* p2, u64 n_p2,
+                                         u32* counts) {
     const u64 c = global_row();
     if (c >= n_chunks) return;
+    const MwCalls calls = {kec, n_kec, sha, n_sha, p2, n_p2};
     memwalk_count_chunk(c, chunk, n_chunks, cycles, n_cycles, row_of_pc, base_pc, n_slots, decode_rows, sys, n_sys,
-                        counts);
+                        calls, counts);
 }
 
 extern "C" __global__ void memwalk_emit(u64 chunk, u64 n_chunks, const CycleEvent* cycles, u64 n_cycles,
                                         const u32* row_of_pc, u32 base_pc, u32 n_slots, const u64* decode_rows,
-                                        const SysioIn* sys, u64 n_sys, const u32* pages, u32 n_pages,
-                                        const u32* offsets, u32* key, u32* ts, u32* mask, u64* data, u32* load_clk,
-                                        u32* load_item, u32* store_clk, u32* a_clk, u32* a_item, u32* g_clk,
-                                        u32* g_item, u32* sys_item, u32* err) {
+                                        const SysioIn* sys, u64 n_sys, const KeccakEvent* kec, u64 n_kec,
+                                        const Sha256Event* sha, u64 n_sha, const Poseidon2Event* p2, u64 n_p2,
+                                        const u32* pages, u32 n_pages, const u32* offsets, u32* key, u32* ts,
+                                        u32* mask, u64* data, u32* load_clk, u32* load_item, u32* store_clk,
+                                        u32* a_clk, u32* a_item, u32* g_clk, u32* g_item, u32* sys_item,
+                                        u32* call_item, u32* err) {
     const u64 c = global_row();
     if (c >= n_chunks) return;
-    const MwLists out = {key, ts, mask, data, load_clk, load_item, store_clk, a_clk, a_item, g_clk, g_item, sys_item};
+    const MwCalls calls = {kec, n_kec, sha, n_sha, p2, n_p2};
+    const MwLists out = {key,   ts,    mask,  data,   load_clk, load_item, store_clk,
+                         a_clk, a_item, g_clk, g_item, sys_item, call_item};
     memwalk_emit_chunk(c, chunk, n_chunks, cycles, n_cycles, row_of_pc, base_pc, n_slots, decode_rows, sys, n_sys,
-                       pages, n_pages, offsets, &out, err);
+                       calls, pages, n_pages, offsets, &out, err);
 }
 
 // Step 4a: one thread per chunk of MW_SEG sorted items.
@@ -539,5 +686,13 @@ extern "C" __global__ void memwalk_sysio(u64 n, const u32* sys_item, const u64* 
                                          SysioIn* sys, u32* err) {
     const u64 r = global_row();
     if (r < n) memwalk_sysio_row(r, sys_item, res_old, res_ts, sys, err);
+}
+// One thread per precompile call (n_kec + n_sha + n_p2).
+extern "C" __global__ void memwalk_calls(const KeccakEvent* kec, u64 n_kec, const Sha256Event* sha, u64 n_sha,
+                                         const Poseidon2Event* p2, u64 n_p2, const u32* call_item, const u64* res_old,
+                                         const u32* res_ts, u32* old_ts, u32* err) {
+    const u64 r = global_row();
+    const MwCalls calls = {kec, n_kec, sha, n_sha, p2, n_p2};
+    if (r < n_kec + n_sha + n_p2) memwalk_call_row(r, calls, call_item, res_old, res_ts, old_ts, err);
 }
 #endif

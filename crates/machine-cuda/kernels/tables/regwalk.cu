@@ -5,8 +5,10 @@
 //
 // Accesses (docs/tables.md §6.4): at cycle i (ts = 4 i) a non-exit ECALL (`is_ecall`, a7 = rs1_val not 93/94)
 // first reads a1, a2 at ts + 1 and writes its cursor cell (32 input / 33 output; none for fd 2) at ts + 3, adding
-// the bytes transferred (`WalkSyscall`, from the record's syscall events); then the row's rs1 read (ts + 1), rs2
-// read (ts + 2) and rd write (ts + 3) as the DECODE flags say, rd taking the CPU result (cpu.cu's `res`).
+// the bytes transferred (`WalkSyscall`, from the record's syscall events); a precompile ECALL (a7 = ECALL_*, no
+// `WalkSyscall`) reads a1 at ts + 1 for sha256_compress and no extra register for keccak_f and poseidon2; then
+// the row's rs1 read (ts + 1), rs2 read (ts + 2) and rd write (ts + 3) as the DECODE flags say, rd taking the CPU
+// result (cpu.cu's `res`).
 //
 // Method: a per-register scan over chunks of `chunk` cycles, three launches.
 // 1. `regwalk_summarize`, one thread per chunk: walks its chunk from an empty state; per register the last
@@ -20,7 +22,7 @@
 #include "table_common.cuh"
 
 // CycleEvent, RegWalk, RegfileIn, WalkSyscall, DECODE_PREP_COL_*, REG_CELLS, REG_INPUT_CURSOR, REG_OUTPUT_CURSOR,
-// WALK_NO_CURSOR: layout.cuh (generated).
+// WALK_NO_CURSOR, ECALL_*: layout.cuh (generated).
 
 // The register state a walk thread carries: timestamp, value and `wrote` flag of every register cell.
 struct WalkState {
@@ -50,7 +52,11 @@ ZKRV_HD void regwalk_cycle(u64 i, const CycleEvent* cycles, const u32* row_of_pc
     if (drow == NO_DECODE_ROW) drow = 0;
     const u64* d = decode_rows + (u64)drow * DECODE_PREP_WIDTH;
     const u32 ts = (u32)(4 * i);
-    if (d[DECODE_PREP_COL_DEC_FLAGS_IS_ECALL] == 1 && ev.rs1_val != 93 && ev.rs1_val != 94) {
+    if (d[DECODE_PREP_COL_DEC_FLAGS_IS_ECALL] == 1 && ev.rs1_val == ECALL_SHA256_COMPRESS) {
+        // sha256_compress reads a1 (the block pointer) at ts + 1 (docs/tables.md §6.19.2).
+        s->ts[11] = ts + 1;
+    } else if (d[DECODE_PREP_COL_DEC_FLAGS_IS_ECALL] == 1 && ev.rs1_val != 93 && ev.rs1_val != 94 &&
+               ev.rs1_val != ECALL_KECCAK_F && ev.rs1_val != ECALL_POSEIDON2) {
         s->ts[11] = ts + 1;
         s->ts[12] = ts + 1;
         if (*k < n_sys && sys[*k].cycle == i) {

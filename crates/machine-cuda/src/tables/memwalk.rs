@@ -1,11 +1,12 @@
 //! The memory walk on the device (kernels `kernels/tables/memwalk.cu`, method there; reference: the memory
 //! walk of `zkrv_machine::trace::generate_split_at`): from the record's cycles resident on the device, every
-//! load/store/syscall-I/O cell access's previous bytes and timestamp, by emitting one item per touched cell,
+//! load/store/syscall-I/O/precompile cell access's previous bytes and timestamp, by emitting one item per touched cell,
 //! a stable sort of the items by cell ([`crate::sort`]) and a segmented scan of byte-masked writes; from them
-//! the inputs of the LOAD, STORE, MEMW_A, MEMW, PAGE and SYSIO fills, left on the device ([`DeviceMemWalk`]).
-//! Uploads only what the record's cycles do not hold: the initial and final images of the touched pages (the
-//! final image to check the walk against, as the host walk does), the page list, the program's decode data
-//! and the SYSIO rows without their memory fields (64 B per transferred cell).
+//! the inputs of the LOAD, STORE, MEMW_A, MEMW, PAGE and SYSIO fills and the precompile calls' previous cell
+//! timestamps (KECCAKF, SHA256, POSEIDON2), left on the device ([`DeviceMemWalk`]). Uploads only what the
+//! record's cycles and precompile events ([`DeviceCalls`], resident) do not hold: the initial and final images
+//! of the touched pages (the final image to check the walk against, as the host walk does), the page list, the
+//! program's decode data and the SYSIO rows without their memory fields (64 B per transferred cell).
 
 use crate::kernels;
 use zkrv_machine::tables::cpu::CpuDecode;
@@ -19,20 +20,24 @@ use crate::tables::memw::MemwIn;
 use crate::tables::memw_a::MemwARecIn;
 use crate::tables::page::PageIn;
 use crate::tables::sysio::{pack_sysio, SysioIn};
-use crate::tables::{DeviceCycles, FILL_BLOCK};
+use crate::tables::{DeviceCalls, DeviceCycles, FILL_BLOCK};
 use zkrv_cuda::device::MAX_GRID_X;
 use zkrv_cuda::device::{Device, DeviceBuffer, KArg};
 use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
 
+/// Memory cells a call touches: keccak_f, sha256_compress (4 state + 8 block), poseidon2 (`MW_*_CELLS`).
+pub const CALL_CELLS: [usize; 3] = [25, 12, 8];
+
 /// Cycles per thread of the walk's first two steps on the device.
 pub const MEM_WALK_CHUNK: usize = 64;
-/// Categories counted per chunk (`MW_CATS`): items, loads, stores, in-cell accesses, crossing accesses.
-const CATS: usize = 5;
+/// Categories counted per chunk (`MW_CATS`): items, loads, stores, in-cell accesses, crossing accesses,
+/// precompile calls.
+const CATS: usize = 6;
 /// Sorted items per thread of the segmented scan (`MW_SEG`).
 const SEG: usize = 32;
 /// `MW_ERRS` and `MW_NO_ERR`.
-const ERRS: usize = 5;
+pub const ERRS: usize = 7;
 const NO_ERR: u32 = u32::MAX;
 
 /// The walk's result on the device: every list in row order of its table.
@@ -49,6 +54,21 @@ pub struct DeviceMemWalk {
     pub page: DeviceBuffer<PageIn>,
     /// SYSIO: the rows with their memory fields (`fill_sysio_resident`).
     pub sysio: DeviceBuffer<SysioIn>,
+    /// The precompile calls' cells' previous timestamps: [`CALL_CELLS`]`[0]` per keccak_f call (lane order),
+    /// then `[1]` per sha256_compress call (4 state cells, 8 block cells), then `[2]` per poseidon2 call, in
+    /// call order (the record's event lists); see [`Self::call_old_ts`].
+    pub call_old_ts: DeviceBuffer<u32>,
+    /// Calls per kind (keccak_f, sha256_compress, poseidon2).
+    pub calls: [usize; 3],
+}
+
+impl DeviceMemWalk {
+    /// The device address of the first previous timestamp of kind `kind`'s calls (0 keccak_f, 1
+    /// sha256_compress, 2 poseidon2) in [`Self::call_old_ts`] (`calls[kind] x CALL_CELLS[kind]` u32).
+    pub fn call_old_ts(&self, kind: usize) -> u64 {
+        let before: usize = (0..kind).map(|k| self.calls[k] * CALL_CELLS[k]).sum();
+        self.call_old_ts.ptr() + 4 * before as u64
+    }
 }
 
 fn grid(threads: usize, block: u32) -> Result<LaunchConfig, CudaError> {
@@ -87,10 +107,12 @@ fn upload_or_empty<T: cudarc::driver::DeviceRepr + Copy>(
 /// ([`MEM_WALK_CHUNK`] in production; any size >= 1 gives the same result). `decode`: the program's `CpuDecode`;
 /// `pages`, `init_pages`, `final_pages`: the record's touched pages (sorted base addresses) and their images
 /// (4096 bytes per page, page order); `sysio`: the SYSIO rows as `generate_split` makes them with
-/// `DeviceFill::mem_walk` (memory fields to be filled in). Uploads those (H2D stage "trace-gen", table
-/// "MEMWALK") and synchronizes three times (list sizes, the sort's digit histograms, the error flags).
-/// Errors: what the host walk reports (a cell outside the record's pages, naming the cycle; a load or a `write`
-/// that disagrees with memory; a final cell that disagrees with the executor's final memory), inputs out of
+/// `DeviceFill::mem_walk` (memory fields to be filled in); `calls`: the record's precompile events (resident).
+/// Uploads the rest (H2D stage "trace-gen", table "MEMWALK") and synchronizes three times (list sizes, the
+/// sort's digit histograms, the error flags).
+/// Errors: what the host walk reports (a cell outside the record's pages, naming the cycle; a load, a `write`
+/// or a precompile event that disagrees with memory; a precompile ECALL without its event or an event at no
+/// such ECALL; a final cell that disagrees with the executor's final memory), inputs out of
 /// shape (unsorted pages, images of the wrong size, more than 2^30 - 1 cycles, SYSIO rows out of order or not
 /// at a cycle of the record), `chunk` 0, allocation, launch.
 #[allow(clippy::too_many_arguments)]
@@ -102,6 +124,7 @@ pub fn mem_walk(
     init_pages: &[u8],
     final_pages: &[u8],
     sysio: &[SysioEventRow],
+    calls: &DeviceCalls,
     chunk: usize,
     stats: &mut TransferStats,
 ) -> Result<DeviceMemWalk, CudaError> {
@@ -163,6 +186,14 @@ pub fn mem_walk(
         KArg::U32(n_slots),
         KArg::U64(d_decode.ptr()),
     ];
+    let call_args = [
+        KArg::U64(calls.keccak.ptr()),
+        KArg::U64(calls.n_keccak as u64),
+        KArg::U64(calls.sha256.ptr()),
+        KArg::U64(calls.n_sha256 as u64),
+        KArg::U64(calls.poseidon2.ptr()),
+        KArg::U64(calls.n_poseidon2 as u64),
+    ];
 
     // 1. Counts per chunk and category, scanned per category into first indices (the total last).
     let stride = n_chunks + 1;
@@ -178,11 +209,9 @@ pub fn mem_walk(
             KArg::U64(n as u64),
         ];
         args.extend(dec);
-        args.extend([
-            KArg::U64(d_sys.ptr()),
-            KArg::U64(sys.len() as u64),
-            KArg::U64(counts.ptr()),
-        ]);
+        args.extend([KArg::U64(d_sys.ptr()), KArg::U64(sys.len() as u64)]);
+        args.extend(call_args);
+        args.push(KArg::U64(counts.ptr()));
         dev.launch(&kernels::MEMWALK_CU, "memwalk_count", chunk_cfg, &args)?;
         for k in 0..CATS {
             // SAFETY: category k's stride u32 of `counts`; one block (sort.cu `sort_scan`).
@@ -197,7 +226,7 @@ pub fn mem_walk(
             )?;
         }
     }
-    // Only the totals come back (5 u32, one synchronization).
+    // Only the totals come back (CATS u32, one synchronization).
     let totals = dev.alloc::<u32>(CATS)?;
     for k in 0..CATS {
         dev.copy_dtod(&counts, k * stride + n_chunks, &totals, k, 1)?;
@@ -210,6 +239,7 @@ pub fn mem_walk(
         t[3] as usize,
         t[4] as usize,
     );
+    let n_calls = calls.len();
 
     // 2. The items and the per-table lists.
     let key = dev.alloc::<u32>(n_items)?;
@@ -224,6 +254,7 @@ pub fn mem_walk(
     let g_clk = dev.alloc::<u32>(n_cross)?;
     let g_item = dev.alloc::<u32>(n_cross)?;
     let sys_item = dev.alloc::<u32>(sys.len())?;
+    let call_item = dev.alloc::<u32>(n_calls)?;
     let err = dev.upload(&[NO_ERR; ERRS])?;
     // SAFETY: as step 1, plus `d_pages` pages.len() sorted u32; the first indices in `counts` and the list sizes
     // come from the same chunk walk, so every write is inside its list.
@@ -235,9 +266,9 @@ pub fn mem_walk(
             KArg::U64(n as u64),
         ];
         args.extend(dec);
+        args.extend([KArg::U64(d_sys.ptr()), KArg::U64(sys.len() as u64)]);
+        args.extend(call_args);
         args.extend([
-            KArg::U64(d_sys.ptr()),
-            KArg::U64(sys.len() as u64),
             KArg::U64(d_pages.ptr()),
             KArg::U32(pages.len() as u32),
             KArg::U64(counts.ptr()),
@@ -255,6 +286,7 @@ pub fn mem_walk(
             KArg::U64(g_clk.ptr()),
             KArg::U64(g_item.ptr()),
             KArg::U64(sys_item.ptr()),
+            KArg::U64(call_item.ptr()),
             KArg::U64(err.ptr()),
         ]);
         dev.launch(&kernels::MEMWALK_CU, "memwalk_emit", chunk_cfg, &args)?;
@@ -335,6 +367,10 @@ pub fn mem_walk(
     // 5. The fills' inputs and the checks.
     let memw_a = dev.alloc::<MemwARecIn>(n_in)?;
     let memw = dev.alloc::<MemwIn>(n_cross)?;
+    let n_call_cells = calls.n_keccak * CALL_CELLS[0]
+        + calls.n_sha256 * CALL_CELLS[1]
+        + calls.n_poseidon2 * CALL_CELLS[2];
+    let call_old_ts = dev.alloc::<u32>(n_call_cells)?;
     // SAFETY: every list holds the entries its count says, each naming items (< n_items, a crossing access's
     // second item being the next) whose results step 4 wrote; `d_sys` sys.len() rows, `d_fin` n_cells u64.
     unsafe {
@@ -415,7 +451,37 @@ pub fn mem_walk(
             )?;
         }
     }
+    // Every event must have met its ECALL (events out of order or past the record are not matched).
+    let matched = t[5] as usize == n_calls;
+    if n_calls > 0 && matched {
+        let mut args = call_args.to_vec();
+        args.extend([
+            KArg::U64(call_item.ptr()),
+            KArg::U64(res_old.ptr()),
+            KArg::U64(res_ts.ptr()),
+            KArg::U64(call_old_ts.ptr()),
+            KArg::U64(err.ptr()),
+        ]);
+        // SAFETY: the event lists hold the counts passed; `call_item` n_calls first items (step 2 wrote every
+        // one: the matched count is n_calls), each followed by its call's cells' items; `call_old_ts`
+        // n_call_cells u32 in the kernel's order; the grid covers n_calls threads and the kernel skips the rest.
+        unsafe {
+            dev.launch(
+                &kernels::MEMWALK_CU,
+                "memwalk_calls",
+                grid(n_calls, FILL_BLOCK)?,
+                &args,
+            )?;
+        }
+    }
     check_errors(&dev.download(&err)?, pages)?;
+    if !matched {
+        return bad(format!(
+            "{} of the record's {n_calls} precompile events are at a precompile ECALL of their kind \
+             (events out of cycle order or past the record)",
+            t[5]
+        ));
+    }
     Ok(DeviceMemWalk {
         load_clks,
         store_clks,
@@ -423,6 +489,8 @@ pub fn mem_walk(
         memw,
         page,
         sysio: d_sys,
+        call_old_ts,
+        calls: [calls.n_keccak, calls.n_sha256, calls.n_poseidon2],
     })
 }
 
@@ -436,6 +504,11 @@ pub fn check_errors(err: &[u32], pages: &[u32]) -> Result<(), CudaError> {
             "no address at cycle {c} (a load/store without a load/store opcode)"
         ));
     }
+    if let Some(c) = at(5) {
+        return fail(format!(
+            "cycle {c}: a precompile ECALL without its event in the record, or an event at no such ECALL"
+        ));
+    }
     if let Some(c) = at(0) {
         return fail(format!(
             "cycle {c} accesses a cell outside the record's pages"
@@ -444,6 +517,11 @@ pub fn check_errors(err: &[u32], pages: &[u32]) -> Result<(), CudaError> {
     if let Some(c) = at(1) {
         return fail(format!(
             "the load at cycle {c} disagrees with the executor's value"
+        ));
+    }
+    if let Some(c) = at(6) {
+        return fail(format!(
+            "the precompile call at cycle {c}: its event's input disagrees with memory"
         ));
     }
     if let Some(r) = at(2) {

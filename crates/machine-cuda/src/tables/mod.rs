@@ -17,6 +17,7 @@ pub mod decode;
 pub mod dvrm;
 pub mod eq;
 pub mod input;
+pub mod keccakf;
 pub mod load;
 pub mod lt;
 pub mod memw;
@@ -24,9 +25,11 @@ pub mod memw_a;
 pub mod memwalk;
 pub mod mul;
 pub mod page;
+pub mod poseidon2;
 pub mod regfile;
 pub mod regwalk;
 pub mod requests;
+pub mod sha256;
 pub mod shift;
 pub mod store;
 pub mod sysio;
@@ -82,6 +85,9 @@ pub struct FillCtx<'a> {
     pub requests: Option<&'a requests::DeviceRequests>,
     /// The device memory walk (`DeviceFill::mem_walk`): LOAD, STORE, MEMW_A, MEMW, PAGE, SYSIO read it.
     pub mem: Option<&'a memwalk::DeviceMemWalk>,
+    /// The record's precompile calls on the device (the memory walk and the KECCAKF, SHA256, POSEIDON2 fills
+    /// read them).
+    pub calls: Option<&'a DeviceCalls>,
     pub lookups: &'a DeviceLookups,
 }
 
@@ -109,6 +115,12 @@ impl FillCtx<'_> {
     pub fn need_mem(&self, table: &str) -> Result<&memwalk::DeviceMemWalk, CudaError> {
         self.mem
             .ok_or_else(|| missing(table, "the device memory walk (DeviceFill::mem_walk)"))
+    }
+
+    /// The record's precompile calls on the device, or [`CudaError::InvalidArgument`] naming `table`.
+    pub fn need_calls(&self, table: &str) -> Result<&DeviceCalls, CudaError> {
+        self.calls
+            .ok_or_else(|| missing(table, "the record's precompile calls on the device"))
     }
 
     /// The device register walk, or [`CudaError::InvalidArgument`] naming `table`, whose fill reads it.
@@ -165,6 +177,9 @@ pub fn device_fills() -> PerTable<Option<&'static dyn DeviceTableFill>> {
             Table::Pow2 => &shift::Pow2Fill,
             Table::Mul => &mul::MulFill,
             Table::Memw => &memw::MemwFill,
+            Table::Keccakf => &keccakf::KeccakfFill,
+            Table::Sha256 => &sha256::Sha256Fill,
+            Table::Poseidon2 => &poseidon2::Poseidon2Fill,
             #[allow(unreachable_patterns)]
             _ => return None,
         })
@@ -498,6 +513,64 @@ impl DeviceCycles {
             data,
             len: cycles.len(),
         })
+    }
+}
+
+/// The record's precompile calls resident on the device (the compact record of the KECCAKF, SHA256 and
+/// POSEIDON2 tables): every `zkrv_executor::KeccakEvent` (416 B), `Sha256Event` (152 B) and `Poseidon2Event`
+/// (144 B) as it is in the record (`#[repr(C)]`, the kernels' structs of layout.cuh), each list in cycle order.
+/// The memory walk reads their cells from them and the precompile fills their inputs; uploaded once.
+pub struct DeviceCalls {
+    /// The three lists as u64 words (52, 19 and 18 words per event).
+    pub keccak: DeviceBuffer<u64>,
+    pub sha256: DeviceBuffer<u64>,
+    pub poseidon2: DeviceBuffer<u64>,
+    /// Calls in each list.
+    pub n_keccak: usize,
+    pub n_sha256: usize,
+    pub n_poseidon2: usize,
+}
+
+impl DeviceCalls {
+    /// Uploads the record's three event lists, recorded as H2D ("trace-gen", "record"). Errors: allocation,
+    /// copy.
+    pub fn upload(
+        dev: &Device,
+        rec: &zkrv_executor::Record,
+        stats: &mut TransferStats,
+    ) -> Result<Self, CudaError> {
+        fn up<E: bytemuck::Pod>(
+            dev: &Device,
+            events: &[E],
+            stats: &mut TransferStats,
+        ) -> Result<DeviceBuffer<u64>, CudaError> {
+            // Every event is 8-aligned and a whole number of u64 (the record's size asserts).
+            let words: &[u64] = bytemuck::cast_slice(events);
+            stats.add_h2d("trace-gen", "record", 8 * words.len() as u64);
+            if words.is_empty() {
+                dev.alloc::<u64>(0)
+            } else {
+                dev.upload(words)
+            }
+        }
+        Ok(DeviceCalls {
+            keccak: up(dev, &rec.keccak, stats)?,
+            sha256: up(dev, &rec.sha256, stats)?,
+            poseidon2: up(dev, &rec.poseidon2, stats)?,
+            n_keccak: rec.keccak.len(),
+            n_sha256: rec.sha256.len(),
+            n_poseidon2: rec.poseidon2.len(),
+        })
+    }
+
+    /// Every call of the three lists.
+    pub fn len(&self) -> usize {
+        self.n_keccak + self.n_sha256 + self.n_poseidon2
+    }
+
+    /// Whether the record has no precompile call.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 

@@ -4,10 +4,12 @@
 //! every register cell's final value and timestamp (what the REGFILE fill reads), by a per-register scan over
 //! chunks of cycles (method in the kernel file). Uploads only what the record's cycles do not hold: the initial
 //! registers (34 u64), one 16-byte [`WalkSyscall`] per `read`/`write` ECALL, and the program's decode data
-//! (`CpuDecode`, program-sized).
+//! (`CpuDecode`, program-sized). A precompile ECALL needs nothing uploaded: its number is a7 (the cycle's
+//! `rs1_val`), and only sha256_compress touches a register besides the row's own (a1, at `ts + 1`).
 
 use crate::kernels;
 use cudarc::driver::DeviceRepr;
+use zkrv_executor::precompile::{KECCAK_F, POSEIDON2, SHA256_COMPRESS};
 use zkrv_executor::SyscallEvent;
 use zkrv_machine::bus::{NUM_REG_CELLS, REG_INPUT_CURSOR, REG_OUTPUT_CURSOR};
 use zkrv_machine::tables::cpu::CpuDecode;
@@ -41,7 +43,8 @@ pub struct WalkSyscall {
 // SAFETY: plain-old-data, `#[repr(C)]`, no padding, any bit pattern valid.
 unsafe impl DeviceRepr for WalkSyscall {}
 
-/// The walk's syscall list from the record's syscall events (exits dropped), in cycle order. Errors:
+/// The walk's syscall list from the record's syscall events (exits and precompile calls dropped: the kernel
+/// reads a precompile's number from a7), in cycle order. Errors:
 /// [`CudaError::InvalidArgument`] for a call other than `write` to fd 1/2 or `read` from fd 0, cycles out of
 /// order, or a cycle at or beyond `n_cycles`.
 pub fn pack_walk_syscalls(
@@ -50,7 +53,8 @@ pub fn pack_walk_syscalls(
 ) -> Result<Vec<WalkSyscall>, CudaError> {
     let mut out: Vec<WalkSyscall> = Vec::new();
     for (k, sc) in syscalls.iter().enumerate() {
-        if sc.num == 93 || sc.num == 94 {
+        // Exits move nothing; a precompile's register access (sha256_compress's a1) is the kernel's, from a7.
+        if matches!(sc.num, 93 | 94 | KECCAK_F | SHA256_COMPRESS | POSEIDON2) {
             continue;
         }
         let (cursor, count) = match (sc.num, sc.args[0]) {

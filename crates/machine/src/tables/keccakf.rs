@@ -397,6 +397,19 @@ pub fn keccak_f(a: &mut [u64; NUM_LANES]) {
     }
 }
 
+/// Number of u64 in [`constants_u64`]: 24 round constants, 25 rotation offsets, 7 iota bit positions.
+pub const NUM_CONSTANTS: usize = NUM_ROUNDS + NUM_LANES + IOTA_BITS.len();
+
+/// The permutation's constants in the order a device fill reads them (one definition: [`RC`], [`R`],
+/// [`IOTA_BITS`]): `RC[0..24]`, then `R[x][y]` at `24 + 5 x + y`, then the 7 iota bit positions.
+pub fn constants_u64() -> Vec<u64> {
+    let mut v = RC.to_vec();
+    v.extend(R.iter().flatten().map(|&r| r as u64));
+    v.extend(IOTA_BITS.iter().map(|&z| z as u64));
+    debug_assert_eq!(v.len(), NUM_CONSTANTS);
+    v
+}
+
 /// Height of the KECCAKF trace for `calls` calls: 0 (absent) without calls, else the next power of two >=
 /// max(24 calls, min_height).
 pub fn keccakf_height(calls: usize, min_height: usize) -> usize {

@@ -79,6 +79,30 @@ fn external_rc(r: usize) -> [F; WIDTH] {
     }
 }
 
+/// Number of u64 in [`constants_u64`]: 8 external rounds x 8, 22 internal, 8 diagonal entries.
+pub const NUM_CONSTANTS: usize = FULL_ROUNDS * WIDTH + PARTIAL_ROUNDS + WIDTH;
+
+/// The permutation's constants as canonical u64, in the order a device fill reads them (one definition: the
+/// ones [`Poseidon2Trace::new`] uses): the external round constants of rounds 0..8 (round-major, 8 each), the
+/// 22 internal round constants, the 8 entries of M_I's diagonal `d` (`M_I = 1 + diag(d)`).
+pub fn constants_u64() -> Vec<u64> {
+    let mut v: Vec<u64> = (0..FULL_ROUNDS)
+        .flat_map(|r| external_rc(r).map(|x| x.as_canonical_u64()))
+        .collect();
+    v.extend(
+        GOLDILOCKS_POSEIDON2_RC_8_INTERNAL
+            .iter()
+            .map(|x| x.as_canonical_u64()),
+    );
+    v.extend(
+        MATRIX_DIAG_8_GOLDILOCKS
+            .iter()
+            .map(|x| x.as_canonical_u64()),
+    );
+    debug_assert_eq!(v.len(), NUM_CONSTANTS);
+    v
+}
+
 /// Plonky3's `MDSMat4` (`apply_mat4`): [[2 3 1 1] [1 2 3 1] [1 1 2 3] [3 1 1 2]].
 fn mat4<T: Clone + std::ops::Add<T, Output = T>>(x: &mut [T]) {
     let dbl = |v: &T| v.clone() + v.clone();

@@ -494,6 +494,18 @@ pub struct Sha256Call {
     pub a1_old_ts: u64,
 }
 
+/// Number of u64 in [`constants_u64`]: the 18 x 5 row codes, the 64 round constants.
+pub const NUM_CONSTANTS: usize = SHA256_ROWS * CODE_VARS + 64;
+
+/// The fill's constants in the order a device fill reads them (one definition: [`ROW_CODE`], [`K`]):
+/// `ROW_CODE[i][v]` at `5 i + v`, then `K[t]` at `90 + t`.
+pub fn constants_u64() -> Vec<u64> {
+    let mut v: Vec<u64> = ROW_CODE.iter().flatten().map(|&x| x as u64).collect();
+    v.extend(K.iter().map(|&k| k as u64));
+    debug_assert_eq!(v.len(), NUM_CONSTANTS);
+    v
+}
+
 /// Height of the SHA256 trace for `calls` calls: 0 (absent) without calls, else the next power of two >=
 /// max(18 calls, min_height).
 pub fn sha256_height(calls: usize, min_height: usize) -> usize {
