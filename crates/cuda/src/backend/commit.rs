@@ -7,7 +7,7 @@ use std::sync::{Mutex, OnceLock};
 use zkrv_stark::air::CompiledAir;
 use zkrv_stark::backend::{BackendError, CommitOps, ProofFootprint, TraceDims, TraceInput};
 use zkrv_stark::matrix::RowMajorMatrix;
-use zkrv_stark::merkle::{Digest, MatrixDims};
+use zkrv_stark::merkle::{Digest, MatrixDims, MerkleHash};
 use zkrv_stark::zk::{self as host_zk, ZkRng};
 
 use super::{cpu_aux_forced, dev_err, CudaBackend, CudaCommitted, DeviceTrace, GpuLdeMode};
@@ -88,7 +88,9 @@ impl CommitOps for CudaBackend {
         traces: Vec<TraceInput<DeviceTrace>>,
         log_blowup: usize,
         salt: Option<(ZkRng, u32)>,
+        hash: MerkleHash,
     ) -> Result<(Digest, CudaCommitted), BackendError> {
+        super::require_keccak(hash)?;
         if traces.is_empty() {
             return Err(BackendError::Commit("no traces".into()));
         }

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use zkrv_stark::backend::{BackendError, DeepTerm, OpeningOps};
 use zkrv_stark::field::{Ext3, Field, PrimeCharacteristicRing, F};
 use zkrv_stark::matrix::RowMajorMatrix;
-use zkrv_stark::merkle::{Digest, MerkleProof, MerkleTree};
+use zkrv_stark::merkle::{Digest, MerkleHash, MerkleProof, MerkleTree};
 use zkrv_stark::pcs::{BatchOpening, FriLayerOpening, OpenedValues};
 use zkrv_stark::poly::coset_shift;
 use zkrv_stark::zk::{ZkRng, SALT_WIDTH};
@@ -319,7 +319,9 @@ impl OpeningOps for CudaBackend {
         codeword: &DeviceCodeword,
         log_arity: usize,
         salt: Option<(&ZkRng, u32)>,
+        hash: MerkleHash,
     ) -> Result<(Digest, DeviceFriLayer), BackendError> {
+        super::require_keccak(hash)?;
         if log_arity == 0
             || log_arity > kernels::FRI_MAX_LOG_ARITY as usize
             || codeword.log_size < log_arity
@@ -531,7 +533,7 @@ fn finish_capped(
             },
         )
     } else {
-        let sub = MerkleTree::with_salts(in_tree, in_salts);
+        let sub = MerkleTree::with_salts(MerkleHash::Keccak256, in_tree, in_salts);
         if sub.root() != g.node {
             return Err(BackendError::Device(format!(
                 "the leaves recomputed under query {q} do not hash to the committed tree's node"
