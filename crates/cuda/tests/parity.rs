@@ -208,7 +208,7 @@ fn merkle_case(dev: &Device, r: &mut StdRng, shapes: &[(u32, usize)]) {
             log_height: lh,
         })
         .collect();
-    let tree = build_tree(dev, &refs).unwrap();
+    let tree = build_tree(dev, zkrv_cuda::merkle::MerkleHash::Keccak256, &refs).unwrap();
     let cpu_tree = MerkleTree::new(mats);
     assert_eq!(
         tree.root(dev).unwrap(),

@@ -90,7 +90,6 @@ impl CommitOps for CudaBackend {
         salt: Option<(ZkRng, u32)>,
         hash: MerkleHash,
     ) -> Result<(Digest, CudaCommitted), BackendError> {
-        super::require_keccak(hash)?;
         if traces.is_empty() {
             return Err(BackendError::Commit("no traces".into()));
         }
@@ -157,13 +156,14 @@ impl CommitOps for CudaBackend {
         let salt_ref = salt.as_ref().map(|(r, round)| (r, *round));
         let (gpu, naturals) = if self.recomputes() {
             // No natural traces kept: the aux build recomputes them from the coefficients.
-            let c = commit::commit_coeffs(&self.dev, inputs, log_blowup as u32, salt_ref)
+            let c = commit::commit_coeffs(&self.dev, inputs, log_blowup as u32, salt_ref, hash)
                 .map_err(dev_err)?;
             let n = c.ldes.len();
             (c, (0..n).map(|_| None).collect::<Vec<_>>())
         } else {
-            let (c, kept) = commit_lde_keep_salted(&self.dev, inputs, log_blowup as u32, salt_ref)
-                .map_err(dev_err)?;
+            let (c, kept) =
+                commit_lde_keep_salted(&self.dev, inputs, log_blowup as u32, salt_ref, hash)
+                    .map_err(dev_err)?;
             (c, kept.into_iter().map(Some).collect())
         };
         self.record(|s| s.merge(&gpu.stats));

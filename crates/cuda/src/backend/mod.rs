@@ -161,18 +161,6 @@ impl CudaCommitted {
     }
 }
 
-/// The device commits with Keccak-256 only for now: a Poseidon2 configuration fails here, naming the
-/// hash, instead of committing with another hash or on the host.
-pub(crate) fn require_keccak(hash: zkrv_stark::merkle::MerkleHash) -> Result<(), BackendError> {
-    match hash {
-        zkrv_stark::merkle::MerkleHash::Keccak256 => Ok(()),
-        other => Err(BackendError::Commit(format!(
-            "the CUDA backend has no {} Merkle kernels yet (prove with the CPU backend, or --hash keccak)",
-            other.name()
-        ))),
-    }
-}
-
 pub(crate) fn dev_err(e: CudaError) -> BackendError {
     BackendError::Device(e.to_string())
 }
