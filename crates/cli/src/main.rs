@@ -149,6 +149,10 @@ enum Command {
         /// development only). See `zkrv security` and docs/stark.md "Security".
         #[arg(long, value_name = "LEVEL", default_value = "100", value_parser = parse_preset)]
         security: SecurityPreset,
+        /// Merkle and transcript hash: `keccak` (default) or `poseidon2` (for proofs a recursion circuit
+        /// verifies; docs/stark.md §11). Recorded in the proof; `zkrv verify` reads it from there.
+        #[arg(long, value_name = "HASH", default_value = "keccak", value_parser = parse_hash)]
+        hash: zkrv_stark::merkle::MerkleHash,
         /// Print the round-by-round soundness table of the proof (both regimes).
         #[arg(long)]
         security_report: bool,
@@ -224,6 +228,11 @@ struct VerifyArgs {
     /// Refuse a proof whose own parameters give fewer bits provable than this (Johnson regime).
     #[arg(long, value_name = "BITS", default_value_t = 100)]
     min_security: u32,
+}
+
+fn parse_hash(s: &str) -> Result<zkrv_stark::merkle::MerkleHash, String> {
+    zkrv_stark::merkle::MerkleHash::from_name(s)
+        .ok_or_else(|| format!("unknown hash `{s}` (use keccak or poseidon2)"))
 }
 
 fn parse_preset(s: &str) -> Result<SecurityPreset, String> {
@@ -737,6 +746,7 @@ struct ProveArgs {
     no_zk: bool,
     zk_test_seed: Option<u64>,
     security: SecurityPreset,
+    hash: zkrv_stark::merkle::MerkleHash,
     security_report: bool,
     gpu_memory: Option<u64>,
     segment_cycles: Option<u64>,
@@ -951,8 +961,11 @@ fn prove(a: ProveArgs) -> Result<u8> {
     check_prove_paths(&a)?;
     // The segment size before the cycle limit, which is counted in segments of `rows - 1` cycles.
     if let Some(rows) = a.segment_cycles {
-        zkrv_machine::segment::check_segment_rows(rows, &a.security.config(!a.no_zk))
-            .map_err(|reason| anyhow!("--segment-cycles {rows}: {reason}"))?;
+        zkrv_machine::segment::check_segment_rows(
+            rows,
+            &a.security.config(!a.no_zk).with_hash(a.hash),
+        )
+        .map_err(|reason| anyhow!("--segment-cycles {rows}: {reason}"))?;
     }
     remove_temp_files_on_signals()?;
     LdeMode::from_env().map_err(|e| anyhow!(e))?;
@@ -974,7 +987,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
     let device_base = engine.device_used();
     let config = StarkConfig {
         zk_seed: a.zk_test_seed,
-        ..a.security.config(!a.no_zk)
+        ..a.security.config(!a.no_zk).with_hash(a.hash)
     };
     if a.zk_test_seed.is_some() {
         eprintln!("zkrv: --zk-test-seed: fixed public randomness, the proof is NOT zero-knowledge");
@@ -2023,6 +2036,7 @@ fn main() -> ExitCode {
                 no_zk,
                 zk_test_seed,
                 security,
+                hash,
                 security_report,
                 gpu_memory,
                 segment_cycles,
@@ -2044,6 +2058,7 @@ fn main() -> ExitCode {
                 no_zk,
                 zk_test_seed,
                 security,
+                hash,
                 security_report,
                 gpu_memory,
                 segment_cycles,
