@@ -404,7 +404,12 @@ fn zkrv_phases(
     let m = zkrv_stark::matrix::RowMajorMatrix::new(trace.to_vec(), p.width);
     let t0 = Instant::now();
     let (_, main) = backend
-        .commit(vec![TraceInput::Host(m)], lb, None)
+        .commit(
+            vec![TraceInput::Host(m)],
+            lb,
+            None,
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+        )
         .map_err(|e| e.to_string())?;
     let t_commit = t0.elapsed().as_secs_f64();
     let e = |a: u64, b: u64, c: u64| Ext3::from_u64s([a, b, c]);
@@ -427,7 +432,12 @@ fn zkrv_phases(
     let t_quot = t0.elapsed().as_secs_f64();
     let t0 = Instant::now();
     let (_, quotient) = backend
-        .commit(vec![TraceInput::Host(q)], lb, None)
+        .commit(
+            vec![TraceInput::Host(q)],
+            lb,
+            None,
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+        )
         .map_err(|e| e.to_string())?;
     let t_qcommit = t0.elapsed().as_secs_f64();
     let zeta = e(31, 37, 41);

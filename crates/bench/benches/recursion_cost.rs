@@ -23,7 +23,7 @@ fn main() -> anyhow::Result<()> {
     );
     println!(
         "proof\tbytes\tsegments\tkeccak_f(merkle)\ttranscript_bytes\tkeccak_f(all)\text_mul\text_base_mul\text_inv\t\
-         merkle_nodes\tmerkle_leaves\tleaf_absorbs_r4\tleaf_absorbs_r8\tverify_s"
+         merkle_nodes\tmerkle_leaves\tleaf_absorbs_r4\tleaf_absorbs_r8\tposeidon2\tverify_s"
     );
     for pair in args.chunks(2) {
         let program = Program::load(&pair[0])?;
@@ -35,7 +35,7 @@ fn main() -> anyhow::Result<()> {
         let secs = t.elapsed().as_secs_f64();
         let c = opcount::snapshot().since(&before);
         println!(
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3}",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3}",
             pair[1],
             bytes,
             receipt.segments(),
@@ -49,6 +49,7 @@ fn main() -> anyhow::Result<()> {
             c.get(Op::MerkleLeaves),
             c.get(Op::LeafAbsorbsRate4),
             c.get(Op::LeafAbsorbsRate8),
+            c.get(Op::Poseidon2),
             secs
         );
     }

@@ -147,6 +147,11 @@ struct VerifyArgs {
     min_security: u32,
 }
 
+fn parse_hash(s: &str) -> Result<zkrv_sdk::MerkleHash, String> {
+    zkrv_sdk::MerkleHash::from_name(s)
+        .ok_or_else(|| format!("unknown hash `{s}` (use keccak or poseidon2)"))
+}
+
 fn parse_preset(s: &str) -> Result<SecurityPreset, String> {
     SecurityPreset::from_name(s)
         .ok_or_else(|| format!("unknown security level `{s}` (use 100, 128 or dev)"))
@@ -550,7 +555,7 @@ impl zkrv_sdk::ProveObserver for Progress {
                 }
             }
             Note::ProvingOne { engine } => {
-                let config = a.security.config(!a.no_zk);
+                let config = a.security.config(!a.no_zk).with_hash(a.hash);
                 self.line(&format!(
                     "proving {} on {engine} ({}: blowup 2^{}, {} queries, {})",
                     a.elf.display(),
@@ -843,6 +848,10 @@ struct ProveArgs {
     /// development only). See `zkrv security` and docs/stark.md "Security".
     #[arg(long, value_name = "LEVEL", default_value = "100", value_parser = parse_preset)]
     security: SecurityPreset,
+    /// Merkle and transcript hash: `keccak` (default) or `poseidon2` (for proofs a recursion circuit
+    /// verifies; docs/stark.md §11). Recorded in the proof; `zkrv verify` reads it from there.
+    #[arg(long, value_name = "HASH", default_value = "keccak", value_parser = parse_hash)]
+    hash: zkrv_sdk::MerkleHash,
     /// Print the round-by-round soundness table of the proof (both regimes).
     #[arg(long)]
     security_report: bool,
@@ -1059,6 +1068,7 @@ fn prove_options(a: &ProveArgs) -> Result<ProveOptions> {
     let opts = ProveOptions {
         zk: !a.no_zk,
         security: a.security,
+        hash: a.hash,
         backend: match a.backend {
             BackendArg::Auto => Backend::Auto,
             BackendArg::Cpu => Backend::Cpu,

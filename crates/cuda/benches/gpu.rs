@@ -2,14 +2,17 @@
 //!
 //! Device timings use CUDA events after a warm-up (median of `ZKRV_BENCH_REPS`, default 10); CPU timings use
 //! the wall clock (median of 3). Inputs are random (never zeros). Sizes: `ZKRV_BENCH_LOG_N` (default 22) rows
-//! x 64 columns for LDE and hashing, `ZKRV_BENCH_COMMIT_LOG_N` (default 21) for the CPU-vs-GPU commit.
+//! x 64 columns for LDE and hashing (Keccak-256 and Poseidon2 leaves, trees, and the commit of a 2^22 x 64
+//! trace at blowup 8 with either hash), `ZKRV_BENCH_COMMIT_LOG_N` (default 21) for the CPU-vs-GPU commit.
 
 use std::time::Instant;
 
 use rand::rngs::StdRng;
 use rand::{RngCore, SeedableRng};
-use zkrv_cuda::commit::{commit_lde, TraceInput};
-use zkrv_cuda::merkle::{build_tree, hash_rows, keccak_permute_bench, MatrixRef};
+use zkrv_cuda::commit::{commit_lde, commit_lde_keep_salted, TraceInput};
+use zkrv_cuda::merkle::{
+    build_tree, hash_rows, keccak_permute_bench, poseidon2_permute_bench, MatrixRef, MerkleHash,
+};
 use zkrv_cuda::{poly, CudaError, Device, DeviceBuffer};
 use zkrv_stark::field::F;
 use zkrv_stark::matrix::RowMajorMatrix;
@@ -153,7 +156,9 @@ fn run() -> Result<(), CudaError> {
         width,
         log_height: log_n + 2,
     }];
-    let ms = time_dev(&dev, reps, || hash_rows(&dev, &refs).map(drop))?;
+    let ms = time_dev(&dev, reps, || {
+        hash_rows(&dev, MerkleHash::Keccak256, &refs).map(drop)
+    })?;
     let rows = (n * 4) as f64;
     table.push((
         format!("Keccak-256 rows 2^{} x 64", log_n + 2),
@@ -163,12 +168,79 @@ fn run() -> Result<(), CudaError> {
             rows * 512.0 / (ms * 1e-3) / 1e9
         ),
     ));
-    let ms = time_dev(&dev, reps, || build_tree(&dev, &refs).map(drop))?;
+    let ms = time_dev(&dev, reps, || {
+        build_tree(&dev, MerkleHash::Keccak256, &refs).map(drop)
+    })?;
     table.push((
         format!("Merkle tree of 2^{} x 64", log_n + 2),
         format!("{ms:.3} ms"),
     ));
+    // The same leaves and tree with the Poseidon2 hash (docs/stark.md §11), and its permutation rate.
+    let ms = time_dev(&dev, reps, || {
+        hash_rows(&dev, MerkleHash::Poseidon2, &refs).map(drop)
+    })?;
+    table.push((
+        format!("Poseidon2 rows 2^{} x 64", log_n + 2),
+        format!(
+            "{ms:.3} ms = {:.0} M rows/s ({} permutations per row)",
+            rows / (ms * 1e-3) / 1e6,
+            width.div_ceil(4)
+        ),
+    ));
+    let ms = time_dev(&dev, reps, || {
+        build_tree(&dev, MerkleHash::Poseidon2, &refs).map(drop)
+    })?;
+    table.push((
+        format!("Poseidon2 Merkle tree of 2^{} x 64", log_n + 2),
+        format!("{ms:.3} ms"),
+    ));
     drop(lde);
+    let p2_states = 1usize << 24;
+    let st = random_buffer(&dev, &mut rng, 8 * p2_states)?;
+    let iters = 8u32;
+    let ms = time_dev(&dev, reps, || poseidon2_permute_bench(&dev, &st, iters))?;
+    table.push((
+        "Poseidon2 width 8, 2^24 states x 8".into(),
+        format!(
+            "{ms:.3} ms = {:.2} G perm/s",
+            (p2_states as f64 * iters as f64) / (ms * 1e-3) / 1e9
+        ),
+    ));
+    drop(st);
+
+    // 5b. Commit (LDE at blowup 8, the 100-bit preset's, + Merkle tree) of a resident 2^log_n x 64 trace,
+    // Keccak-256 vs Poseidon2 (issue 26: the recursion-friendly hash's cost on the device).
+    let trace2 = random_buffer(&dev, &mut rng, n * width)?;
+    for hash in MerkleHash::ALL {
+        let mut t = Vec::new();
+        for _ in 0..reps.min(5) + 1 {
+            let d = dev.alloc::<u64>(n * width)?;
+            dev.copy_dtod(&trace2, 0, &d, 0, n * width)?;
+            dev.synchronize()?;
+            let t0 = Instant::now();
+            let c = commit_lde_keep_salted(
+                &dev,
+                vec![TraceInput::Device {
+                    name: "main".into(),
+                    data: d,
+                    width,
+                    log_height: log_n,
+                }],
+                3,
+                None,
+                hash,
+            )?;
+            dev.synchronize()?;
+            t.push(t0.elapsed().as_secs_f64() * 1e3);
+            drop(c);
+        }
+        t.remove(0);
+        table.push((
+            format!("commit 2^{log_n} x 64, blowup 8, {}", hash.name()),
+            format!("{:.1} ms (LDE + tree, resident trace)", median(t)),
+        ));
+    }
+    drop(trace2);
 
     // 6. Commit stage (LDE + Merkle), CPU backend vs GPU, same trace.
     let c_log = env("ZKRV_BENCH_COMMIT_LOG_N", 21);

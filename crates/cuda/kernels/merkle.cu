@@ -6,8 +6,19 @@
 //
 // Rows are hashed as the concatenation of their elements' canonical 8-byte little-endian encodings; since an
 // element is exactly one lane, element e of the message is XORed into lane e % 17 of block e / 17.
+//
+// Poseidon2 (docs/stark.md §11.1; poseidon2.cuh): the same tree shape with the leaf sponge (state 8, rate 4, the
+// element count in s[4], chunks of 4 overwrite s[0..4], the last one zero-padded) and the node hash
+// P(l || r)[0..4] + l. The per-row functions p2_leaf_at / p2_level_at also compile as plain C++ with
+// -DZKRV_HOST_EMU (crates/cuda/tests/poseidon2_parity.rs drives them on the host); the __global__ kernels are
+// device-only.
 #include "field.cuh"
+#ifdef ZKRV_HOST_EMU
+#define __constant__ static const
+#define __ldg(p) (*(p))
+#endif
 #include "keccak.cuh"
+#include "poseidon2.cuh"
 
 
 // Pads (original Keccak: 0x01 after the message, 0x80 in the last rate byte), permutes and writes the digest.
@@ -25,6 +36,7 @@ __device__ __forceinline__ void finish(u64 st[25], u32 lane, u64* out) {
     out[3] = st[3];
 }
 
+#ifndef ZKRV_HOST_EMU
 // Keccak-f[1600] throughput kernel for the bench: each thread permutes its own state `iters` times.
 extern "C" __global__ void keccak_perm_bench_kernel(u64* states, u32 n_states, u32 iters) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -59,6 +71,8 @@ extern "C" __global__ void keccak256_bytes_kernel(const unsigned char* bytes, co
     for (int q = 0; q < 4; q++) out[4 * (u64)i + q] = st[q];
 }
 
+#endif  // !ZKRV_HOST_EMU
+
 // Row hashes of a group of matrices of the same height: digest[i] = H(row_i(M_0) || row_i(M_1) || ...).
 // ptrs[m]: device address of matrix m (height x widths[m], row-major); total_width = sum of widths;
 // out: height x 4 u64.
@@ -86,6 +100,7 @@ struct RowCursor {
     }
 };
 
+#ifndef ZKRV_HOST_EMU
 extern "C" __global__ void hash_rows_kernel(const u64* const* ptrs, const u32* widths, u32 n_mats, u64 total_width,
                                             u64 height, u64* out) {
     u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
@@ -139,3 +154,82 @@ extern "C" __global__ void merkle_level_kernel(const u64* __restrict__ children,
 #pragma unroll
     for (int q = 0; q < 4; q++) parents[4 * j + q] = st[q];
 }
+#endif  // !ZKRV_HOST_EMU
+
+// Poseidon2 leaf i of a group (the same RowCursor walk as hash_rows_kernel): s = [0, 0, 0, 0, n, 0, 0, 0], each
+// chunk of 4 elements overwrites s[0..4] (the last zero-padded) and is followed by P; out[0..4] = s[0..4].
+__device__ __forceinline__ void p2_leaf_at(const u64* const* ptrs, const u32* widths, u32 n_mats, u64 total_width,
+                                           u64 i, const u64* c, u64* out) {
+    u64 s[P2_WIDTH];
+#pragma unroll
+    for (int q = 0; q < P2_WIDTH; q++) s[q] = 0;
+    s[P2_RATE] = total_width;  // n < 2^32 < p
+    RowCursor cur{ptrs, widths, n_mats, 0, 0, 0, i, nullptr};
+    cur.skip_empty();
+    u64 e0 = 0;
+    for (; e0 + P2_RATE <= total_width; e0 += P2_RATE) {
+#pragma unroll
+        for (int q = 0; q < P2_RATE; q++) s[q] = cur.next();
+        p2_permute(s, c);
+    }
+    const u32 rem = (u32)(total_width - e0);
+    if (rem > 0) {
+#pragma unroll
+        for (int q = 0; q < P2_RATE; q++) s[q] = q < rem ? cur.next() : 0;
+        p2_permute(s, c);
+    }
+#pragma unroll
+    for (int q = 0; q < 4; q++) out[q] = s[q];
+}
+
+// Poseidon2 parent j: compress(children[2j], children[2j+1]), then compress(parent, row_hashes[j]) if given.
+__device__ __forceinline__ void p2_level_at(const u64* children, const u64* row_hashes, u64* parents, u64 j,
+                                            const u64* c) {
+    u64 d[4];
+    p2_compress(children + 8 * j, children + 8 * j + 4, c, d);
+    if (row_hashes != nullptr) {
+        u64 e[4];
+        p2_compress(d, row_hashes + 4 * j, c, e);
+#pragma unroll
+        for (int q = 0; q < 4; q++) d[q] = e[q];
+    }
+#pragma unroll
+    for (int q = 0; q < 4; q++) parents[4 * j + q] = d[q];
+}
+
+#ifndef ZKRV_HOST_EMU
+// Poseidon2 row hashes of a group (as hash_rows_kernel); consts: the P2_CONSTS constants (poseidon2.cuh).
+extern "C" __global__ void p2_hash_rows_kernel(const u64* const* ptrs, const u32* widths, u32 n_mats,
+                                               u64 total_width, u64 height, const u64* consts, u64* out) {
+    __shared__ u64 c[P2_CONSTS];
+    p2_load_consts(c, consts);
+    u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    if (i >= height) return;
+    p2_leaf_at(ptrs, widths, n_mats, total_width, i, c, out + 4 * i);
+}
+
+// Poseidon2 Merkle level up (as merkle_level_kernel).
+extern "C" __global__ void p2_merkle_level_kernel(const u64* __restrict__ children,
+                                                  const u64* __restrict__ row_hashes, u64* __restrict__ parents,
+                                                  u64 n_parents, const u64* consts) {
+    __shared__ u64 c[P2_CONSTS];
+    p2_load_consts(c, consts);
+    u64 j = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    if (j >= n_parents) return;
+    p2_level_at(children, row_hashes, parents, j, c);
+}
+
+// Poseidon2 throughput kernel for the bench: each thread permutes its own state `iters` times.
+extern "C" __global__ void p2_perm_bench_kernel(u64* states, u32 n_states, u32 iters, const u64* consts) {
+    __shared__ u64 c[P2_CONSTS];
+    p2_load_consts(c, consts);
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_states) return;
+    u64 s[P2_WIDTH];
+#pragma unroll
+    for (int q = 0; q < P2_WIDTH; q++) s[q] = states[P2_WIDTH * i + q];
+    for (u32 k = 0; k < iters; k++) p2_permute(s, c);
+#pragma unroll
+    for (int q = 0; q < P2_WIDTH; q++) states[P2_WIDTH * i + q] = s[q];
+}
+#endif  // !ZKRV_HOST_EMU

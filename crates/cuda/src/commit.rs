@@ -10,7 +10,7 @@
 
 use zkrv_stark::field::F;
 use zkrv_stark::matrix::RowMajorMatrix;
-use zkrv_stark::merkle::{Digest, MatrixDims, MerkleProof};
+use zkrv_stark::merkle::{Digest, MatrixDims, MerkleHash, MerkleProof};
 use zkrv_stark::zk::{ZkRng, SALT_WIDTH};
 
 use crate::device::{Device, DeviceBuffer};
@@ -183,7 +183,7 @@ pub fn commit_lde(
     traces: Vec<TraceInput<'_>>,
     log_blowup: u32,
 ) -> Result<DeviceCommitted, CudaError> {
-    commit_lde_inner(dev, traces, log_blowup, false, None).map(|(c, _)| c)
+    commit_lde_inner(dev, traces, log_blowup, false, None, MerkleHash::Keccak256).map(|(c, _)| c)
 }
 
 /// [`commit_lde`] with a salted tree when `salt = Some((rng, round))` (zk mode): salts generated on the device
@@ -195,7 +195,7 @@ pub fn commit_lde_salted(
     log_blowup: u32,
     salt: Option<(&ZkRng, u32)>,
 ) -> Result<DeviceCommitted, CudaError> {
-    commit_lde_inner(dev, traces, log_blowup, false, salt).map(|(c, _)| c)
+    commit_lde_inner(dev, traces, log_blowup, false, salt, MerkleHash::Keccak256).map(|(c, _)| c)
 }
 
 /// As [`commit_lde`], but also returns the natural-order trace buffers (`2^log_height x width` each, commit
@@ -206,17 +206,18 @@ pub fn commit_lde_keep(
     traces: Vec<TraceInput<'_>>,
     log_blowup: u32,
 ) -> Result<(DeviceCommitted, Vec<DeviceBuffer<u64>>), CudaError> {
-    commit_lde_keep_salted(dev, traces, log_blowup, None)
+    commit_lde_keep_salted(dev, traces, log_blowup, None, MerkleHash::Keccak256)
 }
 
-/// [`commit_lde_keep`] with an optional salted tree (see [`commit_lde_salted`]).
+/// [`commit_lde_keep`] with an optional salted tree (see [`commit_lde_salted`]), hashed with `hash`.
 pub fn commit_lde_keep_salted(
     dev: &Device,
     traces: Vec<TraceInput<'_>>,
     log_blowup: u32,
     salt: Option<(&ZkRng, u32)>,
+    hash: MerkleHash,
 ) -> Result<(DeviceCommitted, Vec<DeviceBuffer<u64>>), CudaError> {
-    let (c, kept) = commit_lde_inner(dev, traces, log_blowup, true, salt)?;
+    let (c, kept) = commit_lde_inner(dev, traces, log_blowup, true, salt, hash)?;
     Ok((c, kept.into_iter().flatten().collect()))
 }
 
@@ -229,6 +230,7 @@ fn commit_lde_inner(
     log_blowup: u32,
     keep: bool,
     salt: Option<(&ZkRng, u32)>,
+    hash: MerkleHash,
 ) -> Result<(DeviceCommitted, Vec<Option<KeptTrace>>), CudaError> {
     if traces.is_empty() {
         return Err(CudaError::InvalidArgument("commit of no traces".into()));
@@ -278,7 +280,7 @@ fn commit_lde_inner(
             log_height: l.log_height,
         })
         .collect();
-    let tree = build_tree(dev, &refs)?;
+    let tree = build_tree(dev, hash, &refs)?;
     let root = tree.root(dev)?;
     stats.add_d2h(STAGE_COMMIT, "", 32);
     Ok((
@@ -307,6 +309,7 @@ pub fn commit_coeffs(
     traces: Vec<TraceInput<'_>>,
     log_blowup: u32,
     salt: Option<(&ZkRng, u32)>,
+    hash: MerkleHash,
 ) -> Result<DeviceCommitted, CudaError> {
     if traces.is_empty() {
         return Err(CudaError::InvalidArgument("commit of no traces".into()));
@@ -369,7 +372,7 @@ pub fn commit_coeffs(
                 log_height: *lh,
             }))
             .collect();
-        let sub = build_tree(dev, &refs)?;
+        let sub = build_tree(dev, hash, &refs)?;
         for j in 0..=(cap - log_blowup) {
             let n = 1usize << j;
             dev.copy_dtod(
@@ -383,11 +386,12 @@ pub fn commit_coeffs(
     }
     for l in (0..log_blowup).rev() {
         let (lo, hi) = tree_levels.split_at_mut(l as usize + 1);
-        crate::merkle::level_up(dev, &hi[0], None, &lo[l as usize], 1usize << l)?;
+        crate::merkle::level_up(dev, hash, &hi[0], None, &lo[l as usize], 1usize << l)?;
     }
     let tree = DeviceMerkleTree {
         log_height: big_l,
         levels: tree_levels,
+        hash,
     };
     let root = tree.root(dev)?;
     stats.add_d2h(STAGE_COMMIT, "", 32);

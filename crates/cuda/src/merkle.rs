@@ -1,7 +1,10 @@
-//! Launchers for `kernels/merkle.cu`: Keccak-256 row hashing and mixed-height Merkle trees (mirrors
-//! `zkrv_stark::merkle`; layout in docs/architecture.md, "Merkle (mixed heights)").
+//! Launchers for `kernels/merkle.cu`: Keccak-256 or Poseidon2 row hashing and mixed-height Merkle trees
+//! (mirrors `zkrv_stark::merkle`; layout in docs/architecture.md, "Merkle (mixed heights)"; the Poseidon2
+//! hash in docs/stark.md §11).
 //!
-//! A digest is 32 bytes, held on the device as 4 little-endian u64.
+//! A digest is 32 bytes, held on the device as 4 little-endian u64 (Poseidon2: its 4 canonical elements).
+
+pub use zkrv_stark::merkle::MerkleHash;
 
 use crate::device::{cfg, Device, DeviceBuffer, KArg};
 use crate::error::CudaError;
@@ -24,6 +27,23 @@ pub struct MatrixRef<'a> {
 pub struct DeviceMerkleTree {
     pub log_height: u32,
     pub levels: Vec<DeviceBuffer<u64>>,
+    /// The leaf and node hash.
+    pub hash: MerkleHash,
+}
+
+/// The constants `kernels/poseidon2.cuh` reads (`P2_CONSTS` = 94 u64, canonical): the external round
+/// constants (full round r element i at `8 r + i`), the 22 internal ones, the internal diagonal; from
+/// `zkrv_stark::poseidon2`, the one definition.
+pub fn poseidon2_constants() -> Vec<u64> {
+    use zkrv_stark::field::PrimeField64;
+    use zkrv_stark::poseidon2 as p2;
+    let mut c = Vec::with_capacity(94);
+    for r in 0..p2::FULL_ROUNDS {
+        c.extend(p2::external_rc(r).map(|x| x.as_canonical_u64()));
+    }
+    c.extend((0..p2::PARTIAL_ROUNDS).map(|r| p2::internal_rc(r).as_canonical_u64()));
+    c.extend(p2::internal_diag().map(|x| x.as_canonical_u64()));
+    c
 }
 
 fn digest_from_lanes(l: &[u64]) -> Digest {
@@ -73,8 +93,13 @@ impl DeviceMerkleTree {
     }
 }
 
-/// Row hashes of matrices of one height: `out[i] = H(row_i(M_0) || row_i(M_1) || ...)`, `height x 4` u64.
-pub fn hash_rows(dev: &Device, mats: &[MatrixRef<'_>]) -> Result<DeviceBuffer<u64>, CudaError> {
+/// Row hashes of matrices of one height: `out[i] = H(row_i(M_0) || row_i(M_1) || ...)`, `height x 4` u64,
+/// `H` the Keccak-256 or Poseidon2 leaf hash.
+pub fn hash_rows(
+    dev: &Device,
+    hash: MerkleHash,
+    mats: &[MatrixRef<'_>],
+) -> Result<DeviceBuffer<u64>, CudaError> {
     let Some(first) = mats.first() else {
         return Err(CudaError::InvalidArgument(
             "hash_rows of no matrices".into(),
@@ -98,6 +123,27 @@ pub fn hash_rows(dev: &Device, mats: &[MatrixRef<'_>]) -> Result<DeviceBuffer<u6
     let d_ptrs = dev.upload(&ptrs)?;
     let d_widths = dev.upload(&widths)?;
     let out = dev.alloc::<u64>(4 * height)?;
+    if hash == MerkleHash::Poseidon2 {
+        let consts = dev.upload(&poseidon2_constants())?;
+        // SAFETY: as below; consts holds the 94 constants.
+        unsafe {
+            dev.launch(
+                &nvrtc::MERKLE_CU,
+                "p2_hash_rows_kernel",
+                cfg(height.div_ceil(128) as u32, 128, 0),
+                &[
+                    KArg::U64(d_ptrs.ptr()),
+                    KArg::U64(d_widths.ptr()),
+                    KArg::U32(mats.len() as u32),
+                    KArg::U64(total),
+                    KArg::U64(height as u64),
+                    KArg::U64(consts.ptr()),
+                    KArg::U64(out.ptr()),
+                ],
+            )?;
+        }
+        return Ok(out);
+    }
     // SAFETY: descriptors describe live buffers of height x width u64 each; out is height x 4.
     unsafe {
         dev.launch(
@@ -117,8 +163,13 @@ pub fn hash_rows(dev: &Device, mats: &[MatrixRef<'_>]) -> Result<DeviceBuffer<u6
     Ok(out)
 }
 
-/// Builds the mixed-height Merkle tree of `mats` (commit order; heights any powers of two).
-pub fn build_tree(dev: &Device, mats: &[MatrixRef<'_>]) -> Result<DeviceMerkleTree, CudaError> {
+/// Builds the mixed-height Merkle tree of `mats` (commit order; heights any powers of two), hashed with
+/// `hash`.
+pub fn build_tree(
+    dev: &Device,
+    hash: MerkleHash,
+    mats: &[MatrixRef<'_>],
+) -> Result<DeviceMerkleTree, CudaError> {
     let Some(log_max) = mats.iter().map(|m| m.log_height).max() else {
         return Err(CudaError::InvalidArgument(
             "Merkle tree of no matrices".into(),
@@ -131,20 +182,27 @@ pub fn build_tree(dev: &Device, mats: &[MatrixRef<'_>]) -> Result<DeviceMerkleTr
             .collect::<Vec<_>>()
     };
     let mut levels: Vec<Option<DeviceBuffer<u64>>> = (0..=log_max).map(|_| None).collect();
-    levels[log_max as usize] = Some(hash_rows(dev, &group(log_max))?);
+    levels[log_max as usize] = Some(hash_rows(dev, hash, &group(log_max))?);
     for l in (0..log_max).rev() {
         let g = group(l);
         let row_hashes = if g.is_empty() {
             None
         } else {
-            Some(hash_rows(dev, &g)?)
+            Some(hash_rows(dev, hash, &g)?)
         };
         let n_parents = 1usize << l;
         let parents = dev.alloc::<u64>(4 * n_parents)?;
         let children = levels[l as usize + 1]
             .as_ref()
             .ok_or_else(|| CudaError::InvalidArgument("level".into()))?;
-        level_up(dev, children, row_hashes.as_ref(), &parents, n_parents)?;
+        level_up(
+            dev,
+            hash,
+            children,
+            row_hashes.as_ref(),
+            &parents,
+            n_parents,
+        )?;
         levels[l as usize] = Some(parents);
     }
     let levels = levels
@@ -154,6 +212,7 @@ pub fn build_tree(dev: &Device, mats: &[MatrixRef<'_>]) -> Result<DeviceMerkleTr
     Ok(DeviceMerkleTree {
         log_height: log_max,
         levels,
+        hash,
     })
 }
 
@@ -162,6 +221,7 @@ pub fn build_tree(dev: &Device, mats: &[MatrixRef<'_>]) -> Result<DeviceMerkleTr
 /// `children` holds `2 n_parents` digests, `row_hashes` and `parents` at least `n_parents`.
 pub fn level_up(
     dev: &Device,
+    hash: MerkleHash,
     children: &DeviceBuffer<u64>,
     row_hashes: Option<&DeviceBuffer<u64>>,
     parents: &DeviceBuffer<u64>,
@@ -175,6 +235,24 @@ pub fn level_up(
             "Merkle level of {n_parents} parents from {} child words",
             children.len()
         )));
+    }
+    if hash == MerkleHash::Poseidon2 {
+        let consts = dev.upload(&poseidon2_constants())?;
+        // SAFETY: as below; consts holds the 94 constants.
+        return unsafe {
+            dev.launch(
+                &nvrtc::MERKLE_CU,
+                "p2_merkle_level_kernel",
+                cfg(n_parents.div_ceil(128) as u32, 128, 0),
+                &[
+                    KArg::U64(children.ptr()),
+                    KArg::U64(row_hashes.map_or(0, |r| r.ptr())),
+                    KArg::U64(parents.ptr()),
+                    KArg::U64(n_parents as u64),
+                    KArg::U64(consts.ptr()),
+                ],
+            )
+        };
     }
     // SAFETY: children 2 * n_parents digests, row_hashes (if any) n_parents, parents n_parents (checked).
     unsafe {
@@ -239,6 +317,30 @@ pub fn keccak_permute_bench(
                 KArg::U64(states.ptr()),
                 KArg::U32(n as u32),
                 KArg::U32(iters),
+            ],
+        )
+    }
+}
+
+/// Bench helper: permutes `n_states` Poseidon2 states `iters` times each (`states` is `8 x n_states`).
+pub fn poseidon2_permute_bench(
+    dev: &Device,
+    states: &DeviceBuffer<u64>,
+    iters: u32,
+) -> Result<(), CudaError> {
+    let n = states.len() / 8;
+    let consts = dev.upload(&poseidon2_constants())?;
+    // SAFETY: states holds 8 * n canonical u64; consts the 94 constants.
+    unsafe {
+        dev.launch(
+            &nvrtc::MERKLE_CU,
+            "p2_perm_bench_kernel",
+            cfg((n as u32).div_ceil(128).max(1), 128, 0),
+            &[
+                KArg::U64(states.ptr()),
+                KArg::U32(n as u32),
+                KArg::U32(iters),
+                KArg::U64(consts.ptr()),
             ],
         )
     }

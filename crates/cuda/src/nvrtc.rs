@@ -51,6 +51,11 @@ pub const KECCAK_CUH: Header = Header {
     name: "keccak.cuh",
     src: include_str!("../kernels/keccak.cuh"),
 };
+/// `kernels/poseidon2.cuh`: the Poseidon2 permutation and node hash (merkle.cu; docs/stark.md §11).
+pub const POSEIDON2_CUH: Header = Header {
+    name: "poseidon2.cuh",
+    src: include_str!("../kernels/poseidon2.cuh"),
+};
 /// `kernels/logup.cuh`: helpers of the generated LogUp aux row kernels (see `crate::logup`).
 pub const LOGUP_CUH: Header = Header {
     name: "logup.cuh",
@@ -63,7 +68,13 @@ pub const QUOTIENT_CUH: Header = Header {
 };
 
 /// The headers of this crate's programs and of the generated LogUp / quotient sources.
-pub const HEADERS: &[Header] = &[FIELD_CUH, KECCAK_CUH, LOGUP_CUH, QUOTIENT_CUH];
+pub const HEADERS: &[Header] = &[
+    FIELD_CUH,
+    KECCAK_CUH,
+    POSEIDON2_CUH,
+    LOGUP_CUH,
+    QUOTIENT_CUH,
+];
 
 const fn program(name: &'static str, src: &'static str) -> KernelSource {
     KernelSource {

@@ -156,14 +156,26 @@ fn device_failure_mid_proof_is_an_error() {
         let v = (0..(4u64 << 10)).map(|i| F::from_u64(i * 31 + 5)).collect();
         TraceInput::Host(RowMajorMatrix::new(v, 4))
     };
-    let (_, committed) = backend.commit(vec![trace()], 2, None).unwrap();
+    let (_, committed) = backend
+        .commit(
+            vec![trace()],
+            2,
+            None,
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+        )
+        .unwrap();
     backend.release_traces(&committed).unwrap();
     // No headroom left.
     backend
         .device()
         .set_memory_budget(backend.device().memory_in_use());
     let err = backend
-        .commit(vec![trace()], 2, None)
+        .commit(
+            vec![trace()],
+            2,
+            None,
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+        )
         .err()
         .expect("commit must fail");
     assert!(

@@ -104,7 +104,9 @@ fn cpu_round(
 ) -> (Vec<RowMajorMatrix>, CpuCommitted) {
     let traces: Vec<RowMajorMatrix> = shapes.iter().map(|&(h, w)| rand_matrix(r, h, w)).collect();
     let inputs = traces.iter().cloned().map(TraceInput::Host).collect();
-    let (_, c) = CPU.commit(inputs, lb, salt).unwrap();
+    let (_, c) = CPU
+        .commit(inputs, lb, salt, zkrv_stark::merkle::MerkleHash::Keccak256)
+        .unwrap();
     (traces, c)
 }
 
@@ -628,7 +630,12 @@ fn open_kernel_launches_host_emu_match_cpu() {
     }
     for a in 1..=3 {
         let (_, fri) = CPU
-            .commit_fri_layer(&rand_codeword(&mut r, 6), a, Some((&rng, 17)))
+            .commit_fri_layer(
+                &rand_codeword(&mut r, 6),
+                a,
+                Some((&rng, 17)),
+                zkrv_stark::merkle::MerkleHash::Keccak256,
+            )
             .unwrap();
         trees.push(fri);
     }
@@ -726,9 +733,13 @@ fn gpu_fri_layer_commit_and_open_match_cpu() {
                     let cw = rand_codeword(&mut r, s);
                     let round = zkrv_stark::zk::ROUND_FRI + s as u32;
                     let salt = zk.then_some((&rng, round));
-                    let (cpu_root, cpu_layer) = CPU.commit_fri_layer(&cw, a, salt).unwrap();
+                    let (cpu_root, cpu_layer) = CPU
+                        .commit_fri_layer(&cw, a, salt, zkrv_stark::merkle::MerkleHash::Keccak256)
+                        .unwrap();
                     let d_cw = gpu.upload_codeword(&cw).unwrap();
-                    let (gpu_root, gpu_layer) = gpu.commit_fri_layer(&d_cw, a, salt).unwrap();
+                    let (gpu_root, gpu_layer) = gpu
+                        .commit_fri_layer(&d_cw, a, salt, zkrv_stark::merkle::MerkleHash::Keccak256)
+                        .unwrap();
                     let what = format!("{mode:?} zk {zk} 2^{s} arity 2^{a}");
                     assert_eq!(gpu_root, cpu_root, "{what}: FRI layer roots differ");
                     let rows = 1usize << (s - a);
@@ -773,7 +784,12 @@ fn both_rounds(
 ) -> (CpuCommitted, CudaCommitted) {
     let (traces, c) = cpu_round(r, shapes, lb, salt);
     let (_, g) = gpu
-        .commit(traces.into_iter().map(TraceInput::Host).collect(), lb, salt)
+        .commit(
+            traces.into_iter().map(TraceInput::Host).collect(),
+            lb,
+            salt,
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+        )
         .unwrap();
     (c, g)
 }

@@ -208,7 +208,7 @@ fn merkle_case(dev: &Device, r: &mut StdRng, shapes: &[(u32, usize)]) {
             log_height: lh,
         })
         .collect();
-    let tree = build_tree(dev, &refs).unwrap();
+    let tree = build_tree(dev, zkrv_cuda::merkle::MerkleHash::Keccak256, &refs).unwrap();
     let cpu_tree = MerkleTree::new(mats);
     assert_eq!(
         tree.root(dev).unwrap(),
@@ -228,7 +228,16 @@ fn merkle_case(dev: &Device, r: &mut StdRng, shapes: &[(u32, usize)]) {
             proof.siblings,
             "path of {q}, shapes {shapes:?}"
         );
-        verify_batch(&cpu_tree.root(), &cpu_tree.dims(), q, &rows, &proof, 0).unwrap();
+        verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &cpu_tree.root(),
+            &cpu_tree.dims(),
+            q,
+            &rows,
+            &proof,
+            0,
+        )
+        .unwrap();
     }
 }
 
@@ -370,7 +379,11 @@ fn zk_randomness_and_salted_commit_match_cpu() {
     let mut gpu =
         zkrv_cuda::commit::commit_lde_salted(&dev, traces, 2, Some((&zk_rng, 5))).unwrap();
     let ldes: Vec<RowMajorMatrix> = mats.iter().map(|m| cpu::lde_batch(m, 2)).collect();
-    let cpu_tree = MerkleTree::new_salted(ldes, Some((&zk_rng, 5)));
+    let cpu_tree = MerkleTree::new_salted(
+        zkrv_stark::merkle::MerkleHash::Keccak256,
+        ldes,
+        Some((&zk_rng, 5)),
+    );
     assert_eq!(gpu.root, cpu_tree.root());
     for q in [0usize, 5, 63] {
         let (rows, proof) = cpu_tree.open(q);
@@ -378,6 +391,7 @@ fn zk_randomness_and_salted_commit_match_cpu() {
         assert_eq!(g_rows, rows);
         assert_eq!(g_proof, proof);
         verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
             &cpu_tree.root(),
             &cpu_tree.dims(),
             q,

@@ -452,13 +452,27 @@ where
             }
         })
         .collect();
-    let (_, main) = b.commit(mains, lb, salt(ROUND_MAIN)).unwrap();
+    let (_, main) = b
+        .commit(
+            mains,
+            lb,
+            salt(ROUND_MAIN),
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+        )
+        .unwrap();
     let prep_tables: Vec<usize> = (0..m.airs.len()).filter(|&t| m.prep[t].is_some()).collect();
     let prep_inputs = prep_tables
         .iter()
         .map(|&t| TraceInput::Host(m.prep[t].clone().unwrap()))
         .collect();
-    let (_, prep) = b.commit(prep_inputs, lb + zk_shift, None).unwrap();
+    let (_, prep) = b
+        .commit(
+            prep_inputs,
+            lb + zk_shift,
+            None,
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+        )
+        .unwrap();
     let bus_tables: Vec<usize> = (0..m.airs.len())
         .filter(|&t| !m.airs[t].interactions.is_empty())
         .collect();
@@ -483,7 +497,14 @@ where
     }
     b.release_traces(&main).unwrap();
     b.release_traces(&prep).unwrap();
-    let (_, aux) = b.commit(auxes, lb, salt(ROUND_AUX)).unwrap();
+    let (_, aux) = b
+        .commit(
+            auxes,
+            lb,
+            salt(ROUND_AUX),
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+        )
+        .unwrap();
     let mut out = Vec::new();
     for (t, air) in m.airs.iter().enumerate() {
         let views = QuotientViews {

@@ -109,6 +109,7 @@ pub use zkrv_machine::segment::{
 pub use zkrv_machine::TABLE_NAMES;
 pub use zkrv_machine::{Proof, Statement, MAX_PROVABLE_CYCLES, MAX_TOUCHED_PAGES};
 pub use zkrv_stark::backend::LdeMode;
+pub use zkrv_stark::merkle::MerkleHash;
 /// Stage timings ([`Proved::profile`]): stages in order of first entry, each with its path, depth,
 /// seconds and calls.
 pub use zkrv_stark::profile::{Profile, Stage as ProfileStage};
@@ -581,6 +582,9 @@ pub struct ProveOptions {
     /// Security preset (default [`SecurityPreset::Bits100`], >= 100 bits provable; `Bits128` for 128 bits,
     /// `Dev` for fast proofs below 100 bits that [`Receipt::verify`] refuses). docs/stark.md "Security".
     pub security: SecurityPreset,
+    /// Merkle and transcript hash (default [`MerkleHash::Keccak256`]; [`MerkleHash::Poseidon2`] for proofs a
+    /// recursion circuit verifies, docs/stark.md §11). Recorded in the proof: a verifier reads it there.
+    pub hash: MerkleHash,
     /// Prover backend (default [`Backend::Cpu`]; [`Backend::Gpu`] and [`Backend::Auto`] use the GPU only
     /// with this crate's `cuda` feature).
     pub backend: Backend,
@@ -630,6 +634,7 @@ impl Default for ProveOptions {
         ProveOptions {
             zk: true,
             security: SecurityPreset::Bits100,
+            hash: MerkleHash::Keccak256,
             backend: Backend::Cpu,
             max_cycles: zkrv_executor::DEFAULT_MAX_CYCLES,
             segment_cycles: None,
@@ -705,7 +710,7 @@ impl ProveOptions {
     pub fn stark_config(&self) -> StarkConfig {
         StarkConfig {
             zk_seed: if self.zk { self.zk_test_seed } else { None },
-            ..self.security.config(self.zk)
+            ..self.security.config(self.zk).with_hash(self.hash)
         }
     }
 }

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | 8 | magic `ZKRVPRF\0` |
 //! | 4 | format version (u32, [`VERSION`]) |
-//! | 8 | STARK parameters: log_blowup (u8), num_queries (u16), query_grinding_bits (u8), log_final_poly_len (u8), log_folding_arity (u8), log_max_multiplicity (u8), zk (u8: 1 zero-knowledge, 0 not) |
+//! | 8 | STARK parameters: log_blowup (u8), num_queries (u16), query_grinding_bits (u8), log_final_poly_len (u8), log_folding_arity (u8), log_max_multiplicity (u8), mode (u8: bit 0 zero-knowledge, bit 1 Poseidon2 Merkle/transcript hash, docs/stark.md §11; 0-3) |
 //! | 8 + s | statement length s (u64), then `zkrv_machine::Statement::to_bytes` (program commitment 32, exit code u32, output length u64, output) |
 //! | 8 + p | proof length p (u64), then `zkrv_machine::Proof::to_bytes` |
 //!
@@ -17,6 +17,7 @@
 use thiserror::Error;
 use zkrv_machine::segment::SegmentProof;
 use zkrv_machine::{Proof, Statement};
+use zkrv_stark::merkle::MerkleHash;
 use zkrv_stark::pcs::FriConfig;
 use zkrv_stark::{SecurityPreset, StarkConfig};
 
@@ -139,8 +140,10 @@ pub enum FileError {
         /// The presets this verifier knows.
         expected: String,
     },
-    /// The header's zero-knowledge byte is neither 0 nor 1.
-    #[error("proof header: zero-knowledge flag {found}, expected 0 (no zk) or 1 (zk)")]
+    /// The header's mode byte has a bit other than zk (0) and Poseidon2 (1).
+    #[error(
+        "proof header: mode byte {found}, expected 0-3 (bit 0: zero-knowledge flag, bit 1: Poseidon2 hash)"
+    )]
     ZkByte {
         /// The byte.
         found: u8,
@@ -155,6 +158,14 @@ pub enum FileError {
         header: bool,
         /// The proof's mode.
         proof: bool,
+    },
+    /// The header's hash and the proof's hash differ.
+    #[error("the header's hash ({}) disagrees with the proof's ({})", header.name(), proof.name())]
+    HashFlag {
+        /// The header's hash.
+        header: MerkleHash,
+        /// The proof's hash.
+        proof: MerkleHash,
     },
 }
 
@@ -173,7 +184,7 @@ fn params_bytes(config: &StarkConfig) -> Result<[u8; 8], FileError> {
         b(f.log_final_poly_len, "log_final_poly_len")?,
         b(f.log_folding_arity, "log_folding_arity")?,
         b(config.log_max_multiplicity as usize, "log_max_multiplicity")?,
-        config.zk as u8,
+        config.zk as u8 | (((config.hash == MerkleHash::Poseidon2) as u8) << 1),
     ])
 }
 
@@ -188,8 +199,13 @@ fn params_config(p: &[u8; 8]) -> StarkConfig {
         },
         log_max_multiplicity: p[6] as u32,
         debug_check: false,
-        zk: p[7] == 1,
+        zk: p[7] & 1 == 1,
         zk_seed: None,
+        hash: if p[7] & 2 == 0 {
+            MerkleHash::Keccak256
+        } else {
+            MerkleHash::Poseidon2
+        },
     }
 }
 
@@ -312,6 +328,12 @@ fn decode_as(bytes: &[u8], version: u32) -> Result<Decoded, FileError> {
                 proof: proof.stark.zk,
             });
         }
+        if proof.stark.hash != config.hash {
+            return Err(FileError::HashFlag {
+                header: config.hash,
+                proof: proof.stark.hash,
+            });
+        }
         return Ok(Decoded::Single {
             statement,
             proof,
@@ -343,6 +365,12 @@ fn decode_as(bytes: &[u8], version: u32) -> Result<Decoded, FileError> {
                 proof: seg.stark.zk,
             });
         }
+        if seg.stark.hash != config.hash {
+            return Err(FileError::HashFlag {
+                header: config.hash,
+                proof: seg.stark.hash,
+            });
+        }
         segments.push(seg);
     }
     if !r.rest.is_empty() {
@@ -359,7 +387,7 @@ fn decode_as(bytes: &[u8], version: u32) -> Result<Decoded, FileError> {
 /// The configuration of 8 parameter bytes, if they are those of a preset (either zk mode).
 fn checked_params(p: &[u8; 8]) -> Result<StarkConfig, FileError> {
     let config = params_config(p);
-    if p[7] > 1 {
+    if p[7] > 3 {
         return Err(FileError::ZkByte { found: p[7] });
     }
     if SecurityPreset::of(&config).is_none() {
@@ -482,17 +510,17 @@ mod tests {
         v.extend_from_slice(&VERSION.to_le_bytes());
         v.extend_from_slice(&params_bytes(&weak).unwrap());
         assert!(matches!(decode_any(&v), Err(FileError::Params { .. })));
-        // A zero-knowledge byte other than 0 or 1 is named as such (not as unknown parameters).
+        // A mode byte above 3 is named as such (not as unknown parameters).
         let mut v = MAGIC.to_vec();
         v.extend_from_slice(&VERSION.to_le_bytes());
         let mut p = params_bytes(&c).unwrap();
-        p[7] = 2;
+        p[7] = 4;
         v.extend_from_slice(&p);
         let e = decode_any(&v)
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
-        assert!(e.contains("zero-knowledge flag 2"), "{e}");
+        assert!(e.contains("mode byte 4"), "{e}");
     }
 
     /// A segment count near 2^63 is shown with its true byte need (8 per segment), not a saturated u64.
@@ -514,8 +542,10 @@ mod tests {
     fn params_roundtrip() {
         for preset in SecurityPreset::ALL {
             for zk in [false, true] {
-                let c = preset.config(zk);
-                assert_eq!(params_config(&params_bytes(&c).unwrap()), c);
+                for hash in MerkleHash::ALL {
+                    let c = preset.config(zk).with_hash(hash);
+                    assert_eq!(params_config(&params_bytes(&c).unwrap()), c);
+                }
             }
         }
     }

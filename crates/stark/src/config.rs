@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::merkle::MerkleHash;
 use crate::pcs::FriConfig;
 use crate::transcript::Transcript;
 
@@ -24,6 +25,10 @@ pub struct StarkConfig {
     pub log_max_multiplicity: u32,
     /// Run the debug checker ([`crate::check`]) before proving (prover only; not part of the statement).
     pub debug_check: bool,
+    /// The Merkle and transcript hash (docs/stark.md §11): Keccak-256 by default, Poseidon2 for proofs
+    /// that a recursion AIR verifies. Recorded in the proof header; a verifier refuses a proof of another
+    /// hash ([`crate::VerifyError::HashMismatch`]).
+    pub hash: MerkleHash,
 }
 
 impl Default for StarkConfig {
@@ -115,10 +120,11 @@ impl SecurityPreset {
             debug_check: false,
             zk,
             zk_seed: None,
+            hash: MerkleHash::Keccak256,
         }
     }
 
-    /// The preset whose parameters `config` has (its zk mode, seed and debug flag aside).
+    /// The preset whose parameters `config` has (its zk mode, seed, debug flag and hash aside).
     pub fn of(config: &StarkConfig) -> Option<Self> {
         Self::ALL.into_iter().find(|p| {
             p.fri() == config.fri
@@ -137,6 +143,11 @@ impl fmt::Display for SecurityPreset {
 }
 
 impl StarkConfig {
+    /// This configuration with Merkle and transcript hash `hash`.
+    pub fn with_hash(self, hash: MerkleHash) -> Self {
+        Self { hash, ..self }
+    }
+
     /// The default configuration in zero-knowledge mode (OS randomness).
     pub fn default_zk() -> Self {
         SecurityPreset::Bits100.config(true)
@@ -181,7 +192,9 @@ impl StarkConfig {
         crate::security::SecurityReport::new(self, shape)
     }
 
-    /// Absorb the configuration (fixed-width little-endian fields).
+    /// Absorb the configuration (fixed-width little-endian fields); a hash other than Keccak-256 is
+    /// absorbed after them as `"hash" || le8(1)` (Poseidon2), so that Keccak transcripts are those of
+    /// before the hash choice.
     pub fn observe(&self, t: &mut Transcript) {
         t.observe_bytes(b"config");
         t.observe_u64(self.fri.log_blowup as u64);
@@ -191,5 +204,12 @@ impl StarkConfig {
         t.observe_u64(self.fri.log_folding_arity as u64);
         t.observe_u64(self.log_max_multiplicity as u64);
         t.observe_u64(self.zk as u64);
+        match self.hash {
+            MerkleHash::Keccak256 => {}
+            MerkleHash::Poseidon2 => {
+                t.observe_bytes(b"hash");
+                t.observe_u64(1);
+            }
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! zkrv-stark: a multi-table STARK over Goldilocks with LogUp buses, Keccak-256 Merkle commitments and one batched
+//! zkrv-stark: a multi-table STARK over Goldilocks with LogUp buses, Keccak-256 (or Poseidon2) Merkle commitments and one batched
 //! DEEP-ALI + FRI proof over tables of mixed heights. See docs/architecture.md for the shared conventions.
 
 // Foundations.
@@ -9,6 +9,7 @@ pub mod merkle;
 pub mod opcount;
 pub mod pcs;
 pub mod poly;
+pub mod poseidon2;
 pub mod transcript;
 
 // Protocol (AIR, LogUp, prover, verifier).

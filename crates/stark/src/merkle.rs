@@ -27,8 +27,96 @@ use crate::keccak;
 use crate::matrix::RowMajorMatrix;
 use crate::zk::ZkRng;
 
-/// A Keccak-256 digest.
+/// A digest: 32 bytes (Keccak-256's output, or a Poseidon2 digest of 4 Goldilocks elements as
+/// `le8(canonical)` each, [`crate::poseidon2::digest_to_bytes`]).
 pub type Digest = [u8; 32];
+
+/// The hash of the Merkle trees and the transcript: a property of the configuration
+/// ([`crate::StarkConfig::hash`]), recorded in the proof's header (docs/stark.md §11).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MerkleHash {
+    /// Keccak-256 (the default): leaves and nodes as in the module doc, the Keccak transcript.
+    #[default]
+    Keccak256,
+    /// Poseidon2 over Goldilocks, width 8 ([`crate::poseidon2`]): leaves by the rate-4 sponge
+    /// ([`crate::poseidon2::hash_elems`]), nodes by [`crate::poseidon2::compress`], the duplex
+    /// transcript. For proofs verified inside a recursion AIR (docs/recursion.md).
+    Poseidon2,
+}
+
+impl MerkleHash {
+    /// Every hash, the default first.
+    pub const ALL: [MerkleHash; 2] = [Self::Keccak256, Self::Poseidon2];
+
+    /// The name the CLI takes (`--hash keccak|poseidon2`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Keccak256 => "keccak",
+            Self::Poseidon2 => "poseidon2",
+        }
+    }
+
+    /// The hash called `name` ([`MerkleHash::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|h| h.name() == name)
+    }
+
+    /// `H(row_0 || row_1 || ...)`: [`hash_rows`] (Keccak) or [`crate::poseidon2::hash_elems`].
+    pub fn hash_rows<'a>(self, rows: impl IntoIterator<Item = &'a [F]> + Clone) -> Digest {
+        match self {
+            Self::Keccak256 => hash_rows(rows),
+            Self::Poseidon2 => {
+                crate::poseidon2::digest_to_bytes(&crate::poseidon2::hash_elems(rows))
+            }
+        }
+    }
+
+    /// The node hash of two children: [`compress`] (Keccak) or [`crate::poseidon2::compress`] (limbs of
+    /// a non-canonical digest reduced; the proof parser refuses those).
+    pub fn compress(self, left: &Digest, right: &Digest) -> Digest {
+        match self {
+            Self::Keccak256 => compress(left, right),
+            Self::Poseidon2 => {
+                use crate::poseidon2 as p2;
+                p2::digest_to_bytes(&p2::compress(
+                    &p2::digest_from_bytes_reduced(left),
+                    &p2::digest_from_bytes_reduced(right),
+                ))
+            }
+        }
+    }
+
+    /// `out[i] = hash_rows(row first + i of every matrix)` (`mats`: `(values, width)` row-major).
+    fn leaves(self, lanes: usize, mats: &[(&[F], usize)], first: usize, out: &mut [Digest]) {
+        match self {
+            Self::Keccak256 => keccak::hash_leaves_with(lanes, mats, first, out),
+            Self::Poseidon2 => {
+                for (i, o) in out.iter_mut().enumerate() {
+                    let r = first + i;
+                    *o = self.hash_rows(mats.iter().map(|&(v, w)| &v[r * w..(r + 1) * w]));
+                }
+            }
+        }
+    }
+
+    /// `out[j] = compress(pair(j))`.
+    fn pairs<'a>(
+        self,
+        lanes: usize,
+        pair: impl Fn(usize) -> (&'a Digest, &'a Digest),
+        out: &mut [Digest],
+    ) {
+        match self {
+            Self::Keccak256 => keccak::compress_with(lanes, pair, out),
+            Self::Poseidon2 => {
+                for (j, o) in out.iter_mut().enumerate() {
+                    let (l, r) = pair(j);
+                    *o = self.compress(l, r);
+                }
+            }
+        }
+    }
+}
 
 /// Shape of one committed matrix, as the verifier knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -80,6 +168,8 @@ pub enum MerkleError {
     },
     #[error("matrix {0}: height is not a power of two, or width is 0")]
     MatrixShape(usize),
+    #[error("sibling {0} is not a Poseidon2 digest (a limb is not a canonical field element)")]
+    NonCanonicalDigest(usize),
     #[error("expected {expected} salt rows of {width} elements, got {got}")]
     SaltShape {
         expected: usize,
@@ -137,6 +227,8 @@ pub struct MerkleTree {
     /// `layers[k]` is level `L - k`: `layers[0]` the `2^L` leaves, `layers[L]` the root.
     layers: Vec<Vec<Digest>>,
     log_max_height: usize,
+    /// The leaf and node hash.
+    hash: MerkleHash,
 }
 
 /// Rows below this are hashed sequentially (rayon overhead).
@@ -144,47 +236,67 @@ const PAR_MIN: usize = 1 << 10;
 /// Digests per rayon task (a multiple of every batched-Keccak width).
 const PAR_CHUNK: usize = 256;
 
-/// Leaf digests `hash_rows(row_i of mats)` for `i < height`, batched ([`keccak::hash_leaves`]).
-fn hash_level_rows(mats: &[&RowMajorMatrix], height: usize) -> Vec<Digest> {
+/// Leaf digests `hash.hash_rows(row_i of mats)` for `i < height` (Keccak batched,
+/// [`keccak::hash_leaves`]).
+fn hash_level_rows(hash: MerkleHash, mats: &[&RowMajorMatrix], height: usize) -> Vec<Digest> {
     let mats: Vec<(&[F], usize)> = mats.iter().map(|m| (&m.values[..], m.width)).collect();
     let mut out = vec![[0u8; 32]; height];
+    let lanes = keccak::lanes();
     if height >= PAR_MIN {
         out.par_chunks_mut(PAR_CHUNK)
             .enumerate()
-            .for_each(|(c, o)| keccak::hash_leaves(&mats, c * PAR_CHUNK, o));
+            .for_each(|(c, o)| hash.leaves(lanes, &mats, c * PAR_CHUNK, o));
     } else {
-        keccak::hash_leaves(&mats, 0, &mut out);
+        hash.leaves(lanes, &mats, 0, &mut out);
     }
     out
 }
 
-/// One level up: `H(prev[2k] || prev[2k+1])`, batched ([`keccak::compress_layer`]).
-fn compress_level(prev: &[Digest]) -> Vec<Digest> {
+/// `out[k] = hash.compress(left[k], right[k])`, in parallel for long levels (Keccak batched,
+/// [`keccak::compress_with`]).
+fn compress_pairs(hash: MerkleHash, left: &[Digest], right: &[Digest], out: &mut [Digest]) {
+    let lanes = keccak::lanes();
+    if out.len() >= PAR_MIN {
+        out.par_chunks_mut(PAR_CHUNK)
+            .zip(left.par_chunks(PAR_CHUNK).zip(right.par_chunks(PAR_CHUNK)))
+            .for_each(|(o, (l, r))| hash.pairs(lanes, |k| (&l[k], &r[k]), o));
+    } else {
+        hash.pairs(lanes, |k| (&left[k], &right[k]), out);
+    }
+}
+
+/// One level up: `H(prev[2k] || prev[2k+1])` (Keccak batched, [`keccak::compress_layer`]).
+fn compress_level(hash: MerkleHash, prev: &[Digest]) -> Vec<Digest> {
     let n = prev.len() / 2;
     let mut out = vec![[0u8; 32]; n];
+    let lanes = keccak::lanes();
     if n >= PAR_MIN {
         out.par_chunks_mut(PAR_CHUNK)
             .zip(prev.par_chunks(2 * PAR_CHUNK))
-            .for_each(|(o, p)| keccak::compress_layer(p, o));
+            .for_each(|(o, p)| hash.pairs(lanes, |k| (&p[2 * k], &p[2 * k + 1]), o));
     } else {
-        keccak::compress_layer(prev, &mut out);
+        hash.pairs(lanes, |k| (&prev[2 * k], &prev[2 * k + 1]), &mut out);
     }
     out
 }
 
 impl MerkleTree {
     /// Commit to `matrices` (any power-of-two heights, any widths >= 1, any order; the order within one
-    /// height is the hashing order).
+    /// height is the hashing order) with Keccak-256 ([`MerkleTree::with_salts`] for another hash).
     ///
     /// # Panics
     /// If `matrices` is empty or a height is not a power of two (prover-side programming errors).
     pub fn new(matrices: Vec<RowMajorMatrix>) -> Self {
-        Self::with_salts(matrices, Vec::new())
+        Self::with_salts(MerkleHash::Keccak256, matrices, Vec::new())
     }
 
-    /// A salted (hiding) tree: salts of round `round` from `rng` ([`crate::zk::salt_matrix`]), or unsalted
-    /// if `salt` is `None`.
-    pub fn new_salted(matrices: Vec<RowMajorMatrix>, salt: Option<(&ZkRng, u32)>) -> Self {
+    /// A salted (hiding) tree hashed with `hash`: salts of round `round` from `rng`
+    /// ([`crate::zk::salt_matrix`]), or unsalted if `salt` is `None`.
+    pub fn new_salted(
+        hash: MerkleHash,
+        matrices: Vec<RowMajorMatrix>,
+        salt: Option<(&ZkRng, u32)>,
+    ) -> Self {
         let salts = match salt {
             None => Vec::new(),
             Some((rng, round)) => level_heights(&matrices)
@@ -192,15 +304,19 @@ impl MerkleTree {
                 .map(|lh| crate::zk::salt_matrix(rng, round, lh))
                 .collect(),
         };
-        Self::with_salts(matrices, salts)
+        Self::with_salts(hash, matrices, salts)
     }
 
-    /// A tree with the given salt matrices (empty: unsalted; otherwise one per level that holds matrices,
-    /// largest height first, each of that height and the same width >= 1).
+    /// A tree hashed with `hash`, with the given salt matrices (empty: unsalted; otherwise one per level
+    /// that holds matrices, largest height first, each of that height and the same width >= 1).
     ///
     /// # Panics
     /// As [`MerkleTree::new`], or if the salts do not have that shape.
-    pub fn with_salts(matrices: Vec<RowMajorMatrix>, salts: Vec<RowMajorMatrix>) -> Self {
+    pub fn with_salts(
+        hash: MerkleHash,
+        matrices: Vec<RowMajorMatrix>,
+        salts: Vec<RowMajorMatrix>,
+    ) -> Self {
         assert!(!matrices.is_empty(), "MerkleTree needs at least one matrix");
         check_salts(&matrices, &salts).expect("salt matrices match the levels");
         let log_heights: Vec<usize> = matrices
@@ -227,23 +343,19 @@ impl MerkleTree {
 
         let mut layers = Vec::with_capacity(log_max_height + 1);
         layers.push(hash_level_rows(
+            hash,
             &at_height(log_max_height),
             1 << log_max_height,
         ));
         for level in (0..log_max_height).rev() {
             let prev = layers.last().expect("non-empty");
             let n = 1usize << level;
-            let mut next = compress_level(prev);
+            let mut next = compress_level(hash, prev);
             let mats = at_height(level);
             if !mats.is_empty() {
-                let row_hashes = hash_level_rows(&mats, n);
-                if n >= PAR_MIN {
-                    next.par_chunks_mut(PAR_CHUNK)
-                        .zip(row_hashes.par_chunks(PAR_CHUNK))
-                        .for_each(|(d, r)| keccak::compress_inject(d, r));
-                } else {
-                    keccak::compress_inject(&mut next, &row_hashes);
-                }
+                let row_hashes = hash_level_rows(hash, &mats, n);
+                let left = next.clone();
+                compress_pairs(hash, &left, &row_hashes, &mut next);
             }
             layers.push(next);
         }
@@ -253,6 +365,7 @@ impl MerkleTree {
             salts,
             layers,
             log_max_height,
+            hash,
         }
     }
 
@@ -269,6 +382,7 @@ impl MerkleTree {
     /// # Panics
     /// As [`MerkleTree::with_salts`], or if a block does not have the shape above.
     pub fn from_coset_blocks(
+        hash: MerkleHash,
         dims: Vec<MatrixDims>,
         salts: Vec<RowMajorMatrix>,
         log_blowup: usize,
@@ -316,7 +430,7 @@ impl MerkleTree {
                     )
                 })
                 .collect();
-            let sub = Self::with_salts(blocks, salt_blocks);
+            let sub = Self::with_salts(hash, blocks, salt_blocks);
             debug_assert_eq!(sub.log_max_height, sub_log);
             for (k, l) in sub.layers.into_iter().enumerate() {
                 let len = l.len();
@@ -325,7 +439,7 @@ impl MerkleTree {
         }
         for k in sub_log..log_max_height {
             let (lo, hi) = layers.split_at_mut(k + 1);
-            hi[0] = compress_level(&lo[k]);
+            hi[0] = compress_level(hash, &lo[k]);
         }
         Self {
             matrices: Vec::new(),
@@ -333,6 +447,7 @@ impl MerkleTree {
             salts,
             layers,
             log_max_height,
+            hash,
         }
     }
 
@@ -346,6 +461,7 @@ impl MerkleTree {
     /// rejects.
     /// `salts` as in [`MerkleTree::with_salts`] (checked).
     pub fn from_layers(
+        hash: MerkleHash,
         matrices: Vec<RowMajorMatrix>,
         salts: Vec<RowMajorMatrix>,
         layers: Vec<Vec<Digest>>,
@@ -383,12 +499,18 @@ impl MerkleTree {
             salts,
             layers,
             log_max_height,
+            hash,
         })
     }
 
     /// All layers, leaf level first (`layers()[k]` is level `L - k`; see [`MerkleTree::from_layers`]).
     pub fn layers(&self) -> &[Vec<Digest>] {
         &self.layers
+    }
+
+    /// The leaf and node hash.
+    pub fn hash(&self) -> MerkleHash {
+        self.hash
     }
 
     /// The salt matrices (empty for an unsalted tree; see [`MerkleTree::with_salts`]).
@@ -502,6 +624,7 @@ fn check_salts(matrices: &[RowMajorMatrix], salts: &[RowMajorMatrix]) -> Result<
 /// the proof must carry (one per distinct height of `dims`, largest first). Returns a typed error on any
 /// malformed input; never panics.
 pub fn verify_batch(
+    hash: MerkleHash,
     root: &Digest,
     dims: &[MatrixDims],
     index: usize,
@@ -566,17 +689,18 @@ pub fn verify_batch(
             .map(|(_, r)| r.as_slice())
             .chain(salt)
     };
-    let mut cur = hash_rows(rows_at(log_max));
+    check_siblings(hash, &proof.siblings)?;
+    let mut cur = hash.hash_rows(rows_at(log_max));
     for (k, sib) in proof.siblings.iter().enumerate() {
         let idx = index >> k;
         cur = if idx & 1 == 0 {
-            compress(&cur, sib)
+            hash.compress(&cur, sib)
         } else {
-            compress(sib, &cur)
+            hash.compress(sib, &cur)
         };
         let level = log_max - k - 1;
         if dims.iter().any(|d| d.log_height == level) {
-            cur = compress(&cur, &hash_rows(rows_at(level)));
+            cur = hash.compress(&cur, &hash.hash_rows(rows_at(level)));
         }
     }
     if &cur == root {
@@ -600,6 +724,7 @@ pub struct Opening<'a> {
 /// level, with the batched Keccak ([`keccak::hash_leaves`], [`keccak::compress_with`]: 8 or 4 openings per
 /// permutation where the CPU has AVX-512F or AVX2). `salt_width` as in [`verify_batch`]. Never panics.
 pub fn verify_batch_many(
+    hash: MerkleHash,
     root: &Digest,
     dims: &[MatrixDims],
     openings: &[Opening<'_>],
@@ -613,6 +738,7 @@ pub fn verify_batch_many(
     levels.dedup();
     for o in openings {
         out.push(check_opening_shape(dims, log_max, o).and_then(|()| {
+            check_siblings(hash, &o.proof.siblings)?;
             let expected = if salt_width == 0 { 0 } else { levels.len() };
             if o.proof.salts.len() != expected
                 || o.proof.salts.iter().any(|s| s.len() != salt_width)
@@ -667,7 +793,7 @@ pub fn verify_batch_many(
         }
         let mats: Vec<(&[F], usize)> = cols.iter().map(|(v, w)| (&v[..], *w)).collect();
         let mut h = vec![[0u8; 32]; n];
-        keccak::hash_leaves_with(lanes, &mats, 0, &mut h);
+        hash.leaves(lanes, &mats, 0, &mut h);
         Some(h)
     };
     let mut cur = level_hashes(log_max).unwrap_or_else(|| vec![[0u8; 32]; n]);
@@ -675,7 +801,7 @@ pub fn verify_batch_many(
     for k in 0..log_max {
         {
             let cur = &cur;
-            keccak::compress_with(
+            hash.pairs(
                 lanes,
                 |j| {
                     let sib = &ok[j].proof.siblings[k];
@@ -691,7 +817,7 @@ pub fn verify_batch_many(
         std::mem::swap(&mut cur, &mut next);
         if let Some(rh) = level_hashes(log_max - k - 1) {
             let left = cur.clone();
-            keccak::compress_with(lanes, |j| (&left[j], &rh[j]), &mut cur);
+            hash.pairs(lanes, |j| (&left[j], &rh[j]), &mut cur);
         }
     }
     let mut j = 0;
@@ -707,6 +833,20 @@ pub fn verify_batch_many(
 }
 
 /// The checks [`verify_batch`] makes before hashing.
+/// Poseidon2: every sibling is the encoding of 4 canonical elements (one digest, one encoding).
+fn check_siblings(hash: MerkleHash, siblings: &[Digest]) -> Result<(), MerkleError> {
+    match hash {
+        MerkleHash::Keccak256 => Ok(()),
+        MerkleHash::Poseidon2 => match siblings
+            .iter()
+            .position(|d| crate::poseidon2::digest_from_bytes(d).is_none())
+        {
+            None => Ok(()),
+            Some(k) => Err(MerkleError::NonCanonicalDigest(k)),
+        },
+    }
+}
+
 fn check_opening_shape(
     dims: &[MatrixDims],
     log_max: usize,
@@ -865,6 +1005,7 @@ pub fn compress_openings(
 /// every row and salt row has its shape, the multiproof is consumed exactly, and the recomputed root
 /// matches. Hashes a level's nodes together with the batched Keccak. Never panics.
 pub fn verify_tree_openings(
+    hash: MerkleHash,
     root: &Digest,
     dims: &[MatrixDims],
     indices: &[usize],
@@ -885,6 +1026,7 @@ pub fn verify_tree_openings(
         });
     }
     let levels = level_heights_of(dims);
+    check_siblings(hash, &o.siblings)?;
     if o.rows.len() != dims.len() {
         return Err(MerkleError::RowCount {
             expected: dims.len(),
@@ -942,7 +1084,9 @@ pub fn verify_tree_openings(
         let words: usize = mats.iter().map(|m| m.1).sum();
         let per_leaf = (words / keccak::RATE_WORDS + 1) as u64;
         let leaves = known.len() as u64;
-        crate::opcount::bump(crate::opcount::Op::KeccakF, per_leaf * leaves);
+        if hash == MerkleHash::Keccak256 {
+            crate::opcount::bump(crate::opcount::Op::KeccakF, per_leaf * leaves);
+        }
         crate::opcount::bump(crate::opcount::Op::MerkleLeaves, leaves);
         crate::opcount::bump(
             crate::opcount::Op::LeafAbsorbsRate4,
@@ -953,7 +1097,7 @@ pub fn verify_tree_openings(
             words.div_ceil(8) as u64 * leaves,
         );
         let mut h = vec![[0u8; 32]; known.len()];
-        keccak::hash_leaves_with(lanes, &mats, 0, &mut h);
+        hash.leaves(lanes, &mats, 0, &mut h);
         Some(h)
     };
     let mut known = distinct_rows(indices, 0);
@@ -997,14 +1141,18 @@ pub fn verify_tree_openings(
             parents.push(node >> 1);
         }
         let mut out = vec![[0u8; 32]; pairs.len()];
-        crate::opcount::bump(crate::opcount::Op::KeccakF, pairs.len() as u64);
+        if hash == MerkleHash::Keccak256 {
+            crate::opcount::bump(crate::opcount::Op::KeccakF, pairs.len() as u64);
+        }
         crate::opcount::bump(crate::opcount::Op::MerkleNodes, pairs.len() as u64);
-        keccak::compress_with(lanes, |j| (&pairs[j].0, &pairs[j].1), &mut out);
+        hash.pairs(lanes, |j| (&pairs[j].0, &pairs[j].1), &mut out);
         if let Some(rh) = level_hashes(log_max - k - 1, &parents) {
-            crate::opcount::bump(crate::opcount::Op::KeccakF, rh.len() as u64);
+            if hash == MerkleHash::Keccak256 {
+                crate::opcount::bump(crate::opcount::Op::KeccakF, rh.len() as u64);
+            }
             crate::opcount::bump(crate::opcount::Op::MerkleNodes, rh.len() as u64);
             let left = out.clone();
-            keccak::compress_with(lanes, |j| (&left[j], &rh[j]), &mut out);
+            hash.pairs(lanes, |j| (&left[j], &rh[j]), &mut out);
         }
         cur = out;
         known = parents;

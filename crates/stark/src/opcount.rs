@@ -32,9 +32,12 @@ pub enum Op {
     LeafAbsorbsRate4 = 7,
     /// `sum over leaves of ceil(words / 8)`: the same for rate 8 (width 12 or 16).
     LeafAbsorbsRate8 = 8,
+    /// Poseidon2 permutations ([`crate::poseidon2::permute`], counted inside it: Merkle openings and the
+    /// transcript of the Poseidon2 preset).
+    Poseidon2 = 9,
 }
 
-const N_OPS: usize = 9;
+const N_OPS: usize = 10;
 
 /// A snapshot of the counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

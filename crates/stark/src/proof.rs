@@ -5,7 +5,8 @@
 //! `>= p`; an `Ext3` is 3 field elements; a digest is 32 bytes):
 //! ```text
 //! "ZKRV" | version: u16 (= 5; 4 had FRI layers of arity 2 only, 3 sent one full path per query, 2 had no
-//!          zk flag and no salts, 1 also opened a preprocessed round) | zk: u8 (0 | 1)
+//!          zk flag and no salts, 1 also opened a preprocessed round) | mode: u8 (bit 0: zk; bit 1: Poseidon2
+//!          hash, docs/stark.md §11; other bits 0: 0 | 1 | 2 | 3)
 //! statement_digest: digest
 //! log_heights: len u32, then u8 each (log2 of the table's height; ABSENT_LOG_HEIGHT = 0xFF: absent)
 //! main_root: digest
@@ -25,7 +26,12 @@
 //! multiproof's siblings level by level.)
 //! ```text
 //! ```
-//! Trailing bytes are an error.
+//! Trailing bytes are an error. In a Poseidon2 proof (mode bit 1) every digest but `statement_digest` (a
+//! Keccak-256 of the statement under either hash) must be 4 canonical field elements
+//! ([`crate::poseidon2::digest_from_bytes`]), so that each digest has one encoding.
+//!
+//! The hash takes bit 1 of the byte that was the zk flag (0 | 1): Keccak proofs are byte-identical to those
+//! before the hash choice, and a verifier of that time refuses a Poseidon2 proof (bad zk flag byte).
 //!
 //! Absent tables (docs/stark.md §10) need no new field: the height byte `0xFF` marks one (no valid log
 //! height is that large), and everything else is derived from the heights (an absent table has no opened
@@ -36,7 +42,7 @@
 use thiserror::Error;
 
 use crate::field::{f_from_canonical_le_bytes, f_to_le_bytes, Ext3, F};
-use crate::merkle::{Digest, TreeOpenings};
+use crate::merkle::{Digest, MerkleHash, TreeOpenings};
 use crate::pcs::{OpenedValues, PcsProof};
 
 pub const MAGIC: &[u8; 4] = b"ZKRV";
@@ -50,6 +56,8 @@ pub struct Proof {
     /// Zero-knowledge mode (docs/stark.md, "Zero knowledge"): the verifier must check it with a config of the
     /// same mode, and every Merkle path carries salts.
     pub zk: bool,
+    /// The Merkle and transcript hash (mode bit 1; the verifier checks it against its configuration).
+    pub hash: MerkleHash,
     /// Keccak-256 of the statement bytes and the public interactions (see [`crate::prover`]).
     pub statement_digest: Digest,
     /// log2 of every table's height, in table order; [`ABSENT_LOG_HEIGHT`] for an absent table
@@ -102,6 +110,14 @@ pub enum ProofFormatError {
     },
     #[error("{0} trailing bytes")]
     Trailing(usize),
+    #[error(
+        "bad mode byte {value:#04x} (bit 0: zk, bit 1: Poseidon2 hash; no other bit may be set)"
+    )]
+    Mode { value: u8 },
+    #[error(
+        "digest at offset {0} is not a Poseidon2 digest (a limb is not a canonical field element)"
+    )]
+    NonCanonicalDigest(usize),
 }
 
 struct Writer(Vec<u8>);
@@ -164,6 +180,8 @@ impl Writer {
 struct Reader<'a> {
     b: &'a [u8],
     pos: usize,
+    /// Digests read from now on must be canonical Poseidon2 digests.
+    p2_digests: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -219,8 +237,12 @@ impl<'a> Reader<'a> {
         Ok(Ext3([self.f()?, self.f()?, self.f()?]))
     }
     fn digest(&mut self) -> Result<Digest, ProofFormatError> {
+        let offset = self.pos;
         let mut d = [0u8; 32];
         d.copy_from_slice(self.take(32)?);
+        if self.p2_digests && crate::poseidon2::digest_from_bytes(&d).is_none() {
+            return Err(ProofFormatError::NonCanonicalDigest(offset));
+        }
         Ok(d)
     }
     fn exts(&mut self) -> Result<Vec<Ext3>, ProofFormatError> {
@@ -285,7 +307,7 @@ impl Proof {
         let mut w = Writer(Vec::new());
         w.0.extend(MAGIC);
         w.0.extend(VERSION.to_le_bytes());
-        w.u8(self.zk as u8);
+        w.u8(self.zk as u8 | (((self.hash == MerkleHash::Poseidon2) as u8) << 1));
         w.digest(&self.statement_digest);
         w.u32(self.log_heights.len());
         w.0.extend(&self.log_heights);
@@ -323,7 +345,11 @@ impl Proof {
 
     /// Parse, checking every length against the remaining bytes before allocating. Never panics.
     pub fn from_bytes(bytes: &[u8]) -> Result<Proof, ProofFormatError> {
-        let mut r = Reader { b: bytes, pos: 0 };
+        let mut r = Reader {
+            b: bytes,
+            pos: 0,
+            p2_digests: false,
+        };
         if r.take(4)? != MAGIC {
             return Err(ProofFormatError::Magic);
         }
@@ -331,8 +357,18 @@ impl Proof {
         if v != VERSION {
             return Err(ProofFormatError::Version(v));
         }
-        let zk = r.flag("zk")?;
+        let mode = r.u8()?;
+        if mode > 3 {
+            return Err(ProofFormatError::Mode { value: mode });
+        }
+        let zk = mode & 1 == 1;
+        let hash = if mode & 2 == 0 {
+            MerkleHash::Keccak256
+        } else {
+            MerkleHash::Poseidon2
+        };
         let statement_digest = r.digest()?;
+        r.p2_digests = hash == MerkleHash::Poseidon2;
         let n = r.len(1)?;
         let log_heights = r.take(n)?.to_vec();
         let main_root = r.digest()?;
@@ -367,6 +403,7 @@ impl Proof {
         }
         Ok(Proof {
             zk,
+            hash,
             statement_digest,
             log_heights,
             main_root,

@@ -195,7 +195,7 @@ pub fn prove_with<B: ProverBackend>(
     };
     let (main_root, main) = {
         let _s = span("main commit");
-        backend.commit(traces, lb, salt(ROUND_MAIN))?
+        backend.commit(traces, lb, salt(ROUND_MAIN), config.hash)?
     };
     let dims = backend.trace_dims(&main);
     let min_lh = config.min_log_height();
@@ -267,7 +267,7 @@ pub fn prove_with<B: ProverBackend>(
             .iter()
             .filter_map(|&t| prep_traces[t].cloned().map(TraceInput::Host))
             .collect();
-        Some(backend.commit(inputs, lb + zk_shift, None)?.1)
+        Some(backend.commit(inputs, lb + zk_shift, None, config.hash)?.1)
     };
     transcript.observe_digest(&main_root);
 
@@ -316,7 +316,7 @@ pub fn prove_with<B: ProverBackend>(
         None
     } else {
         let _s = span("aux commit");
-        let (root, c) = backend.commit(aux_traces, lb, salt(ROUND_AUX))?;
+        let (root, c) = backend.commit(aux_traces, lb, salt(ROUND_AUX), config.hash)?;
         backend.release_traces(&c)?;
         transcript.observe_digest(&root);
         Some((root, c))
@@ -363,7 +363,7 @@ pub fn prove_with<B: ProverBackend>(
     drop(s_quotient);
     let (quotient_root, quotient) = {
         let _s = span("quotient commit");
-        let (root, c) = backend.commit(quotients, lb, salt(ROUND_QUOTIENT))?;
+        let (root, c) = backend.commit(quotients, lb, salt(ROUND_QUOTIENT), config.hash)?;
         backend.release_traces(&c)?;
         (root, c)
     };
@@ -386,6 +386,7 @@ pub fn prove_with<B: ProverBackend>(
 
     Ok(Proof {
         zk: config.zk,
+        hash: config.hash,
         statement_digest: statement_digest(statement, public),
         log_heights: all_heights
             .iter()

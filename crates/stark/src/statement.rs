@@ -105,7 +105,7 @@ pub fn air_digest(airs: &[CompiledAir]) -> Digest {
 /// The log height the transcript absorbs for an absent table (docs/stark.md §10); no present table has it.
 pub const ABSENT_TRANSCRIPT_HEIGHT: u64 = u64::MAX;
 
-/// Start the transcript: label, statement bytes, public interactions, configuration, every table's
+/// Start the transcript of `config.hash` ([`Transcript::with_hash`]): label, statement bytes, public interactions, configuration, every table's
 /// name, widths and log height (`None`: absent, observed as [`ABSENT_TRANSCRIPT_HEIGHT`], so the set of
 /// present tables is bound before any challenge), and the [`air_digest`] of the tables (all of them,
 /// absent ones included).
@@ -116,7 +116,7 @@ pub fn start_transcript<P: PublicSource + ?Sized>(
     public: &P,
     statement: &[u8],
 ) -> Transcript {
-    let mut t = Transcript::new(PROTOCOL_LABEL);
+    let mut t = Transcript::with_hash(config.hash, PROTOCOL_LABEL);
     t.observe_u64(statement.len() as u64);
     t.observe_bytes(statement);
     encode_public(public, &mut |b| t.observe_bytes(b));

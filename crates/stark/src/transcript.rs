@@ -1,4 +1,9 @@
-//! Keccak-256 Fiat-Shamir transcript (duplex-style, byte exact; the CUDA grinding kernel reproduces it).
+//! The Fiat-Shamir transcript: Keccak-256 (the default, below) or, for the Poseidon2 preset
+//! ([`crate::merkle::MerkleHash::Poseidon2`]), a duplex sponge over the Poseidon2 permutation
+//! ([`crate::poseidon2::Duplex`]; its encoding of the observations in docs/stark.md §11.3 and at
+//! [`Transcript::with_hash`]).
+//!
+//! **Keccak-256** (byte exact):
 //!
 //! State: a 32-byte `state` and a byte buffer `pending`. `H` is Keccak-256 (`tiny_keccak::Keccak::v256`,
 //! original padding); `||` is concatenation; `le8(x)` is the 8-byte little-endian encoding of a `u64`.
@@ -26,30 +31,50 @@ use rayon::prelude::*;
 use tiny_keccak::{Hasher, Keccak};
 
 use crate::field::{Ext3, PrimeField64, F, P};
-use crate::merkle::Digest;
+use crate::merkle::{Digest, MerkleHash};
+use crate::poseidon2::{self as p2, Duplex};
 
 const TAG_ABSORB: u8 = 0x01;
 const TAG_SQUEEZE: u8 = 0x02;
 const TAG_GRIND: u8 = 0x03;
 
-/// A Fiat-Shamir transcript. Cloning forks it. `pending` is kept as a running hash already fed
-/// `0x01 || state` (the same digest as hashing the bytes at the flush, in memory independent of their
-/// number); `None` while nothing is pending.
+/// A Fiat-Shamir transcript. Cloning forks it.
+#[derive(Clone, Debug)]
+pub struct Transcript(Inner);
+
+#[derive(Clone, Debug)]
+enum Inner {
+    Keccak(KeccakTranscript),
+    Poseidon2(Duplex),
+}
+
+/// The Keccak transcript. `pending` is kept as a running hash already fed `0x01 || state` (the same digest
+/// as hashing the bytes at the flush, in memory independent of their number); `None` while nothing is
+/// pending.
 #[derive(Clone)]
-pub struct Transcript {
+struct KeccakTranscript {
     state: Digest,
     pending: Option<Keccak>,
     counter: u64,
 }
 
-impl std::fmt::Debug for Transcript {
+impl std::fmt::Debug for KeccakTranscript {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Transcript")
+        f.debug_struct("KeccakTranscript")
             .field("state", &self.state)
             .field("pending", &self.pending.is_some())
             .field("counter", &self.counter)
             .finish()
     }
+}
+
+/// Bytes per element when the Poseidon2 transcript absorbs bytes (7: every chunk is below p).
+pub const P2_BYTES_PER_ELEMENT: usize = 7;
+
+/// Whether `nonce` satisfies a `bits`-bit proof of work for the flushed Poseidon2 state `s`:
+/// [`p2::grind_value`] has `bits` leading zero bits (`bits > 64` never does).
+pub fn p2_grind_ok(s: &[F; p2::WIDTH], bits: u32, nonce: u64) -> bool {
+    bits <= 64 && p2::grind_value(s, nonce).leading_zeros() >= bits
 }
 
 fn keccak_parts(parts: &[&[u8]]) -> Digest {
@@ -80,9 +105,8 @@ pub fn grind_ok(state: &Digest, bits: u32, nonce: u64) -> bool {
     u64::from_be_bytes(head).leading_zeros() >= bits
 }
 
-impl Transcript {
-    /// Start a transcript bound to `protocol_label`.
-    pub fn new(protocol_label: &[u8]) -> Self {
+impl KeccakTranscript {
+    fn new(protocol_label: &[u8]) -> Self {
         let len = (protocol_label.len() as u64).to_le_bytes();
         Self {
             state: keccak_parts(&[b"zkrv-transcript-v1", &len, protocol_label]),
@@ -92,7 +116,7 @@ impl Transcript {
     }
 
     /// Append raw bytes (no length prefix; callers observe fixed-shape data or a length first).
-    pub fn observe_bytes(&mut self, bytes: &[u8]) {
+    fn observe_bytes(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
@@ -108,32 +132,7 @@ impl Transcript {
             .update(bytes);
     }
 
-    /// Append `le8(x)`.
-    pub fn observe_u64(&mut self, x: u64) {
-        self.observe_bytes(&x.to_le_bytes());
-    }
-
-    /// Append each element's canonical value as 8 LE bytes.
-    pub fn observe_field(&mut self, xs: &[F]) {
-        for x in xs {
-            self.observe_u64(x.as_canonical_u64());
-        }
-    }
-
-    /// Append each element as its three coordinates c0, c1, c2 (canonical, 8 LE bytes each).
-    pub fn observe_ext(&mut self, xs: &[Ext3]) {
-        for x in xs {
-            self.observe_field(&x.0);
-        }
-    }
-
-    /// Append a 32-byte digest.
-    pub fn observe_digest(&mut self, d: &Digest) {
-        self.observe_bytes(d);
-    }
-
-    /// Absorb pending bytes into the state (see module doc) and return the state.
-    pub fn flush(&mut self) -> Digest {
+    fn flush(&mut self) -> Digest {
         if let Some(h) = self.pending.take() {
             // The tag and the state, 33 bytes, open every absorb; the padding is the `+ 1`.
             crate::opcount::bump(crate::opcount::Op::TranscriptBytes, 33);
@@ -151,13 +150,130 @@ impl Transcript {
         out
     }
 
-    /// A uniform-ish base-field element (128-bit reduction, bias < 2^-64).
-    pub fn sample_field(&mut self) -> F {
+    fn sample_field(&mut self) -> F {
         let b = self.block();
         let mut lo = [0u8; 16];
         lo.copy_from_slice(&b[..16]);
         let v = u128::from_le_bytes(lo) % (P as u128);
         F::new(v as u64)
+    }
+
+    fn sample_bits(&mut self, bits: usize) -> usize {
+        let b = self.block();
+        let mut lo = [0u8; 8];
+        lo.copy_from_slice(&b[..8]);
+        (u64::from_le_bytes(lo) & ((1u64 << bits) - 1)) as usize
+    }
+}
+
+impl Transcript {
+    /// Start a Keccak-256 transcript bound to `protocol_label` ([`Transcript::with_hash`] for another).
+    pub fn new(protocol_label: &[u8]) -> Self {
+        Self(Inner::Keccak(KeccakTranscript::new(protocol_label)))
+    }
+
+    /// Start a transcript of `hash` bound to `protocol_label`. Keccak-256: [`Transcript::new`].
+    /// Poseidon2 (docs/stark.md §11.3): the sponge starts at zero and absorbs
+    /// `bytes("zkrv-transcript-v1")`, `u64(label.len())`, `bytes(label)`, where every observation is
+    /// absorbed as field elements: `observe_bytes(b)` as `ceil(len / 7)` elements, chunk `k` the
+    /// little-endian integer of bytes `7k..7k+7` (the last chunk zero-padded); `observe_u64(x)` as
+    /// `x mod 2^32, x >> 32`; `observe_field` one element each; `observe_ext` c0, c1, c2;
+    /// `observe_digest` its 4 elements ([`p2::digest_from_bytes_reduced`]). `flush` returns the
+    /// capacity `s[4..8]` as a digest.
+    pub fn with_hash(hash: MerkleHash, protocol_label: &[u8]) -> Self {
+        match hash {
+            MerkleHash::Keccak256 => Self::new(protocol_label),
+            MerkleHash::Poseidon2 => {
+                let mut t = Self(Inner::Poseidon2(Duplex::default()));
+                t.observe_bytes(b"zkrv-transcript-v1");
+                t.observe_u64(protocol_label.len() as u64);
+                t.observe_bytes(protocol_label);
+                t
+            }
+        }
+    }
+
+    /// The transcript's hash.
+    pub fn hash(&self) -> MerkleHash {
+        match self.0 {
+            Inner::Keccak(_) => MerkleHash::Keccak256,
+            Inner::Poseidon2(_) => MerkleHash::Poseidon2,
+        }
+    }
+
+    /// Append raw bytes (no length prefix; callers observe fixed-shape data or a length first).
+    pub fn observe_bytes(&mut self, bytes: &[u8]) {
+        match &mut self.0 {
+            Inner::Keccak(k) => k.observe_bytes(bytes),
+            Inner::Poseidon2(d) => {
+                for c in bytes.chunks(P2_BYTES_PER_ELEMENT) {
+                    let mut w = [0u8; 8];
+                    w[..c.len()].copy_from_slice(c);
+                    d.absorb(F::new(u64::from_le_bytes(w)));
+                }
+            }
+        }
+    }
+
+    /// Append `le8(x)` (Poseidon2: the two 32-bit halves, low first).
+    pub fn observe_u64(&mut self, x: u64) {
+        match &mut self.0 {
+            Inner::Keccak(k) => k.observe_bytes(&x.to_le_bytes()),
+            Inner::Poseidon2(d) => {
+                d.absorb(F::new(x & 0xffff_ffff));
+                d.absorb(F::new(x >> 32));
+            }
+        }
+    }
+
+    /// Append each element's canonical value as 8 LE bytes (Poseidon2: the element).
+    pub fn observe_field(&mut self, xs: &[F]) {
+        match &mut self.0 {
+            Inner::Keccak(k) => {
+                for x in xs {
+                    k.observe_bytes(&x.as_canonical_u64().to_le_bytes());
+                }
+            }
+            Inner::Poseidon2(d) => xs.iter().for_each(|&x| d.absorb(x)),
+        }
+    }
+
+    /// Append each element as its three coordinates c0, c1, c2 (canonical, 8 LE bytes each).
+    pub fn observe_ext(&mut self, xs: &[Ext3]) {
+        for x in xs {
+            self.observe_field(&x.0);
+        }
+    }
+
+    /// Append a 32-byte digest (Poseidon2: its 4 elements).
+    pub fn observe_digest(&mut self, d: &Digest) {
+        match &mut self.0 {
+            Inner::Keccak(k) => k.observe_bytes(d),
+            Inner::Poseidon2(s) => p2::digest_from_bytes_reduced(d)
+                .into_iter()
+                .for_each(|x| s.absorb(x)),
+        }
+    }
+
+    /// Absorb what is pending into the state (see module doc) and return the state (Poseidon2: the
+    /// capacity as a digest).
+    pub fn flush(&mut self) -> Digest {
+        match &mut self.0 {
+            Inner::Keccak(k) => k.flush(),
+            Inner::Poseidon2(d) => {
+                let s = d.flush();
+                p2::digest_to_bytes(&[s[4], s[5], s[6], s[7]])
+            }
+        }
+    }
+
+    /// A uniform-ish base-field element (Keccak: 128-bit reduction, bias < 2^-64; Poseidon2: one squeezed
+    /// element).
+    pub fn sample_field(&mut self) -> F {
+        match &mut self.0 {
+            Inner::Keccak(k) => k.sample_field(),
+            Inner::Poseidon2(d) => d.squeeze(),
+        }
     }
 
     /// An extension element: three base-field samples c0, c1, c2.
@@ -168,7 +284,8 @@ impl Transcript {
         Ext3([c0, c1, c2])
     }
 
-    /// A uniform integer in `[0, 2^bits)`.
+    /// A uniform integer in `[0, 2^bits)` (Poseidon2: the low `bits` bits of one squeezed element's
+    /// canonical value; distance from uniform < 2^-63 for `bits <= 32`).
     ///
     /// # Panics
     /// If `bits > 63` (a configuration error).
@@ -177,10 +294,10 @@ impl Transcript {
             bits <= 63 && bits < usize::BITS as usize,
             "sample_bits: too many bits"
         );
-        let b = self.block();
-        let mut lo = [0u8; 8];
-        lo.copy_from_slice(&b[..8]);
-        (u64::from_le_bytes(lo) & ((1u64 << bits) - 1)) as usize
+        match &mut self.0 {
+            Inner::Keccak(k) => k.sample_bits(bits),
+            Inner::Poseidon2(d) => (d.squeeze().as_canonical_u64() & ((1u64 << bits) - 1)) as usize,
+        }
     }
 
     /// Proof of work: the smallest nonce (from 0) with `bits` leading zero bits, searched in parallel chunks;
@@ -190,13 +307,13 @@ impl Transcript {
     /// If `bits > 64` (a configuration error; such a nonce cannot exist).
     pub fn grind(&mut self, bits: u32) -> u64 {
         assert!(bits <= 64, "grind: bits must be <= 64");
-        let state = self.flush();
+        let ok = self.grind_check(bits);
         const CHUNK: u64 = 1 << 14;
         let mut start = 0u64;
         let nonce = loop {
             let found = (start..start.saturating_add(CHUNK))
                 .into_par_iter()
-                .find_first(|&n| grind_ok(&state, bits, n));
+                .find_first(|&n| ok(n));
             if let Some(n) = found {
                 break n;
             }
@@ -208,9 +325,22 @@ impl Transcript {
 
     /// Verifier side of [`Transcript::grind`]: checks `nonce` and observes it (always).
     pub fn check_grind(&mut self, bits: u32, nonce: u64) -> bool {
-        let state = self.flush();
-        let ok = grind_ok(&state, bits, nonce);
+        let ok = self.grind_check(bits)(nonce);
         self.observe_u64(nonce);
         ok
+    }
+
+    /// Flush, then the proof-of-work predicate of a nonce for the flushed state (Keccak: [`grind_ok`];
+    /// Poseidon2: [`p2_grind_ok`]).
+    fn grind_check(&mut self, bits: u32) -> impl Fn(u64) -> bool + Sync + Send {
+        let state = self.flush();
+        let p2_state = match &mut self.0 {
+            Inner::Keccak(_) => None,
+            Inner::Poseidon2(d) => Some(d.flush()),
+        };
+        move |n| match &p2_state {
+            None => grind_ok(&state, bits, n),
+            Some(s) => p2_grind_ok(s, bits, n),
+        }
     }
 }

@@ -17,7 +17,7 @@ use crate::logup::{
     max_tuple_len, multiplicity_budget_ok, public_sum, LogupChallenges, PublicSource,
     MAX_LOG_HEIGHT, MIN_LOG_HEIGHT,
 };
-use crate::merkle::MatrixDims;
+use crate::merkle::{MatrixDims, MerkleHash};
 use crate::pcs::{self, PcsError, VerifierRound};
 use crate::poly::domain_generator;
 use crate::preprocessed::{evaluate_at_ood, PreprocessedData};
@@ -37,6 +37,12 @@ pub enum VerifyError {
     Statement,
     #[error("proof is {}, but the verifier was configured for {}", mode(*proof), mode(*expected))]
     ZkMode { proof: bool, expected: bool },
+    /// The proof's Merkle and transcript hash (its mode byte) is not the verifier's configuration's.
+    #[error("proof is hashed with {}, but the verifier was configured for {}", proof.name(), expected.name())]
+    HashMismatch {
+        proof: MerkleHash,
+        expected: MerkleHash,
+    },
     #[error("AIR: {0}")]
     Air(#[from] AirError),
     #[error("proof shape does not match the tables: {0}")]
@@ -218,6 +224,12 @@ pub fn verify_queries<P: PublicSource + ?Sized>(
         return Err(VerifyError::ZkMode {
             proof: proof.zk,
             expected: config.zk,
+        });
+    }
+    if proof.hash != config.hash {
+        return Err(VerifyError::HashMismatch {
+            proof: proof.hash,
+            expected: config.hash,
         });
     }
     if proof.statement_digest != statement_digest(statement, public) {

@@ -74,7 +74,16 @@ fn merkle_single_matrix_matches_naive() {
         for idx in [0, (1usize << log_h) - 1, (1usize << log_h) / 2] {
             let (rows, proof) = tree.open(idx);
             assert_eq!(rows[0], m.row(idx));
-            verify_batch(&tree.root(), &dims, idx, &rows, &proof, 0).unwrap();
+            verify_batch(
+                zkrv_stark::merkle::MerkleHash::Keccak256,
+                &tree.root(),
+                &dims,
+                idx,
+                &rows,
+                &proof,
+                0,
+            )
+            .unwrap();
         }
     }
     // Leaf of a single row of width 1 is keccak of its 8 LE canonical bytes.
@@ -107,7 +116,16 @@ fn merkle_mixed_heights() {
             let lh = m.log_height().unwrap();
             assert_eq!(r.as_slice(), m.row(idx >> (5 - lh)));
         }
-        verify_batch(&tree.root(), &dims, idx, &rows, &proof, 0).unwrap();
+        verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &tree.root(),
+            &dims,
+            idx,
+            &rows,
+            &proof,
+            0,
+        )
+        .unwrap();
     }
     // Order within a height matters.
     let mut swapped = mats.clone();
@@ -128,47 +146,119 @@ fn merkle_tamper_detection() {
     let mut bad = rows.clone();
     bad[1][0] += F::ONE;
     assert_eq!(
-        verify_batch(&root, &dims, idx, &bad, &proof, 0),
+        verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &root,
+            &dims,
+            idx,
+            &bad,
+            &proof,
+            0
+        ),
         Err(MerkleError::RootMismatch)
     );
 
     let mut badp = proof.clone();
     badp.siblings[2][7] ^= 1;
     assert_eq!(
-        verify_batch(&root, &dims, idx, &rows, &badp, 0),
+        verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &root,
+            &dims,
+            idx,
+            &rows,
+            &badp,
+            0
+        ),
         Err(MerkleError::RootMismatch)
     );
 
     assert_eq!(
-        verify_batch(&root, &dims, idx ^ 1, &rows, &proof, 0),
+        verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &root,
+            &dims,
+            idx ^ 1,
+            &rows,
+            &proof,
+            0
+        ),
         Err(MerkleError::RootMismatch)
     );
     assert!(matches!(
-        verify_batch(&root, &dims, 16, &rows, &proof, 0),
+        verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &root,
+            &dims,
+            16,
+            &rows,
+            &proof,
+            0
+        ),
         Err(MerkleError::IndexOutOfRange { .. })
     ));
     assert!(matches!(
-        verify_batch(&root, &dims, usize::MAX, &rows, &proof, 0),
+        verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &root,
+            &dims,
+            usize::MAX,
+            &rows,
+            &proof,
+            0
+        ),
         Err(MerkleError::IndexOutOfRange { .. })
     ));
     let mut short = proof.clone();
     short.siblings.pop();
     assert!(matches!(
-        verify_batch(&root, &dims, idx, &rows, &short, 0),
+        verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &root,
+            &dims,
+            idx,
+            &rows,
+            &short,
+            0
+        ),
         Err(MerkleError::ProofLength { .. })
     ));
     assert!(matches!(
-        verify_batch(&root, &dims, idx, &rows[..1], &proof, 0),
+        verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &root,
+            &dims,
+            idx,
+            &rows[..1],
+            &proof,
+            0
+        ),
         Err(MerkleError::RowCount { .. })
     ));
     let mut wide = rows.clone();
     wide[0].push(F::ZERO);
     assert!(matches!(
-        verify_batch(&root, &dims, idx, &wide, &proof, 0),
+        verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &root,
+            &dims,
+            idx,
+            &wide,
+            &proof,
+            0
+        ),
         Err(MerkleError::RowWidth { .. })
     ));
     assert_eq!(
-        verify_batch(&root, &[], idx, &[], &proof, 0),
+        verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &root,
+            &[],
+            idx,
+            &[],
+            &proof,
+            0
+        ),
         Err(MerkleError::NoMatrices)
     );
     let huge = [
@@ -178,13 +268,31 @@ fn merkle_tamper_detection() {
         },
         dims[1],
     ];
-    assert!(verify_batch(&root, &huge, idx, &rows, &proof, 0).is_err());
+    assert!(verify_batch(
+        zkrv_stark::merkle::MerkleHash::Keccak256,
+        &root,
+        &huge,
+        idx,
+        &rows,
+        &proof,
+        0
+    )
+    .is_err());
     // Non-canonical representation of the same value still verifies (hash uses canonical form).
     let mut noncanon = rows.clone();
     let v = noncanon[0][0].as_canonical_u64();
     if v < (1u64 << 32) - 1 {
         noncanon[0][0] = F::new(v + 0xffff_ffff_0000_0001);
-        verify_batch(&root, &dims, idx, &noncanon, &proof, 0).unwrap();
+        verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &root,
+            &dims,
+            idx,
+            &noncanon,
+            &proof,
+            0,
+        )
+        .unwrap();
     }
 }
 
@@ -197,19 +305,39 @@ fn merkle_from_layers_round_trip_and_shape_checks() {
         rand_matrix(&mut rng, 64, 2),
     ];
     let tree = MerkleTree::new(mats.clone());
-    let rebuilt =
-        MerkleTree::from_layers(mats.clone(), Vec::new(), tree.layers().to_vec()).unwrap();
+    let rebuilt = MerkleTree::from_layers(
+        zkrv_stark::merkle::MerkleHash::Keccak256,
+        mats.clone(),
+        Vec::new(),
+        tree.layers().to_vec(),
+    )
+    .unwrap();
     assert_eq!(rebuilt.root(), tree.root());
     let dims = tree.dims();
     for index in [0, 17, 63] {
         assert_eq!(rebuilt.open(index), tree.open(index));
         let (rows, proof) = rebuilt.open(index);
-        verify_batch(&tree.root(), &dims, index, &rows, &proof, 0).unwrap();
+        verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &tree.root(),
+            &dims,
+            index,
+            &rows,
+            &proof,
+            0,
+        )
+        .unwrap();
     }
     let mut short = tree.layers().to_vec();
     short.pop();
     assert_eq!(
-        MerkleTree::from_layers(mats.clone(), Vec::new(), short).unwrap_err(),
+        MerkleTree::from_layers(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            mats.clone(),
+            Vec::new(),
+            short
+        )
+        .unwrap_err(),
         MerkleError::LayerCount {
             expected: 7,
             got: 6
@@ -218,7 +346,13 @@ fn merkle_from_layers_round_trip_and_shape_checks() {
     let mut bad = tree.layers().to_vec();
     bad[2].push([0; 32]);
     assert_eq!(
-        MerkleTree::from_layers(mats.clone(), Vec::new(), bad).unwrap_err(),
+        MerkleTree::from_layers(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            mats.clone(),
+            Vec::new(),
+            bad
+        )
+        .unwrap_err(),
         MerkleError::LayerSize {
             layer: 2,
             expected: 16,
@@ -227,11 +361,23 @@ fn merkle_from_layers_round_trip_and_shape_checks() {
     );
     let odd = vec![RowMajorMatrix::new(vec![F::new(1); 6], 2)];
     assert_eq!(
-        MerkleTree::from_layers(odd, Vec::new(), vec![vec![[0; 32]]]).unwrap_err(),
+        MerkleTree::from_layers(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            odd,
+            Vec::new(),
+            vec![vec![[0; 32]]]
+        )
+        .unwrap_err(),
         MerkleError::MatrixShape(0)
     );
     assert_eq!(
-        MerkleTree::from_layers(Vec::new(), Vec::new(), vec![]).unwrap_err(),
+        MerkleTree::from_layers(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            Vec::new(),
+            Vec::new(),
+            vec![]
+        )
+        .unwrap_err(),
         MerkleError::NoMatrices
     );
 }
@@ -280,11 +426,25 @@ fn verify_batch_many_agrees_with_verify_batch() {
             proof,
         })
         .collect();
-    let many = verify_batch_many(&root, &dims, &openings, 0);
+    let many = verify_batch_many(
+        zkrv_stark::merkle::MerkleHash::Keccak256,
+        &root,
+        &dims,
+        &openings,
+        0,
+    );
     assert_eq!(many.len(), cases.len());
     let mut rejected = 0;
     for (k, (index, rows, proof)) in cases.iter().enumerate() {
-        let one = verify_batch(&root, &dims, *index, rows, proof, 0);
+        let one = verify_batch(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &root,
+            &dims,
+            *index,
+            rows,
+            proof,
+            0,
+        );
         assert_eq!(many[k], one, "opening {k}");
         rejected += one.is_err() as usize;
     }
@@ -293,10 +453,23 @@ fn verify_batch_many_agrees_with_verify_batch() {
         "the 8 tampered openings are rejected, the others accepted"
     );
     assert_eq!(
-        verify_batch_many(&root, &[], &openings[..1], 0),
+        verify_batch_many(
+            zkrv_stark::merkle::MerkleHash::Keccak256,
+            &root,
+            &[],
+            &openings[..1],
+            0
+        ),
         vec![Err(MerkleError::NoMatrices)]
     );
-    assert!(verify_batch_many(&root, &dims, &[], 0).is_empty());
+    assert!(verify_batch_many(
+        zkrv_stark::merkle::MerkleHash::Keccak256,
+        &root,
+        &dims,
+        &[],
+        0
+    )
+    .is_empty());
 }
 
 /// Storage rows `[c·h/B, (c+1)·h/B)` of `m` (`h` its height, `B = 2^log_blowup`).
@@ -357,21 +530,35 @@ fn merkle_from_coset_blocks_matches_whole_tree() {
             } else {
                 Vec::new()
             };
-            let whole = MerkleTree::with_salts(mats.clone(), salts.clone());
+            let whole = MerkleTree::with_salts(
+                zkrv_stark::merkle::MerkleHash::Keccak256,
+                mats.clone(),
+                salts.clone(),
+            );
             if salted {
                 // The same salts new_salted draws.
-                let ns = MerkleTree::new_salted(mats.clone(), Some((&zk, round)));
+                let ns = MerkleTree::new_salted(
+                    zkrv_stark::merkle::MerkleHash::Keccak256,
+                    mats.clone(),
+                    Some((&zk, round)),
+                );
                 assert_eq!(ns.root(), whole.root());
             } else {
                 assert_eq!(whole.root(), naive_root(&mats));
             }
             let mut calls = Vec::new();
-            let blocks = MerkleTree::from_coset_blocks(dims.clone(), salts, log_blowup, |c| {
-                calls.push(c);
-                mats.iter()
-                    .map(|m| coset_block_of(m, log_blowup, c))
-                    .collect()
-            });
+            let blocks = MerkleTree::from_coset_blocks(
+                zkrv_stark::merkle::MerkleHash::Keccak256,
+                dims.clone(),
+                salts,
+                log_blowup,
+                |c| {
+                    calls.push(c);
+                    mats.iter()
+                        .map(|m| coset_block_of(m, log_blowup, c))
+                        .collect()
+                },
+            );
             let ctx = format!("seed {seed} log_blowup {log_blowup} salted {salted}");
             assert_eq!(
                 calls,
@@ -407,12 +594,29 @@ fn merkle_from_coset_blocks_matches_whole_tree() {
                     if salted { 4 } else { 0 },
                     "{ctx} i {i}"
                 );
-                verify_batch(&blocks.root(), &dims, i, &rows_w, &proof_b, salt_width).unwrap();
+                verify_batch(
+                    zkrv_stark::merkle::MerkleHash::Keccak256,
+                    &blocks.root(),
+                    &dims,
+                    i,
+                    &rows_w,
+                    &proof_b,
+                    salt_width,
+                )
+                .unwrap();
                 // A wrong row is still caught.
                 let mut bad = rows_w.clone();
                 bad[2][0] += F::ONE;
                 assert_eq!(
-                    verify_batch(&blocks.root(), &dims, i, &bad, &proof_b, salt_width),
+                    verify_batch(
+                        zkrv_stark::merkle::MerkleHash::Keccak256,
+                        &blocks.root(),
+                        &dims,
+                        i,
+                        &bad,
+                        &proof_b,
+                        salt_width
+                    ),
                     Err(MerkleError::RootMismatch),
                     "{ctx} i {i}"
                 );
@@ -444,18 +648,33 @@ fn merkle_from_coset_blocks_edge_shapes() {
                 })
                 .collect();
             let whole = MerkleTree::new(mats.clone());
-            let blocks = MerkleTree::from_coset_blocks(dims.clone(), Vec::new(), log_blowup, |c| {
-                mats.iter()
-                    .map(|m| coset_block_of(m, log_blowup, c))
-                    .collect()
-            });
+            let blocks = MerkleTree::from_coset_blocks(
+                zkrv_stark::merkle::MerkleHash::Keccak256,
+                dims.clone(),
+                Vec::new(),
+                log_blowup,
+                |c| {
+                    mats.iter()
+                        .map(|m| coset_block_of(m, log_blowup, c))
+                        .collect()
+                },
+            );
             let ctx = format!("seed {seed} log_blowup {log_blowup} shapes {shapes:?}");
             assert_eq!(blocks.root(), whole.root(), "{ctx}");
             assert_eq!(blocks.layers(), whole.layers(), "{ctx}");
             for i in 0..1usize << whole.log_max_height() {
                 let (rows, proof) = whole.open(i);
                 assert_eq!(blocks.open(i).1, proof, "{ctx} i {i}");
-                verify_batch(&blocks.root(), &dims, i, &rows, &blocks.open(i).1, 0).unwrap();
+                verify_batch(
+                    zkrv_stark::merkle::MerkleHash::Keccak256,
+                    &blocks.root(),
+                    &dims,
+                    i,
+                    &rows,
+                    &blocks.open(i).1,
+                    0,
+                )
+                .unwrap();
             }
         }
     }

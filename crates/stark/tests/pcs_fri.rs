@@ -847,11 +847,19 @@ fn open_with_modes(
                 _ => Vec::new(),
             };
             if from_coeffs {
-                MerkleTree::from_coset_blocks(dims, salts, lb, |c| {
-                    cs.iter().map(|m| lde_coset_block(m, lb, c)).collect()
-                })
+                MerkleTree::from_coset_blocks(
+                    zkrv_stark::merkle::MerkleHash::Keccak256,
+                    dims,
+                    salts,
+                    lb,
+                    |c| cs.iter().map(|m| lde_coset_block(m, lb, c)).collect(),
+                )
             } else {
-                MerkleTree::with_salts(ts.iter().map(|t| lde_batch(t, lb)).collect(), salts)
+                MerkleTree::with_salts(
+                    zkrv_stark::merkle::MerkleHash::Keccak256,
+                    ts.iter().map(|t| lde_batch(t, lb)).collect(),
+                    salts,
+                )
             }
         })
         .collect();

@@ -238,8 +238,22 @@ fn recompute_round_serves_the_stored_views() {
             let salt = || salt.map(|s| (zkrv_stark::zk::ZkRng::from_test_seed(s), 5u32));
             let store = CpuBackend::new(LdeMode::Store);
             let rec = CpuBackend::new(LdeMode::Recompute);
-            let (root_s, cs) = store.commit(inputs(), lb, salt()).unwrap();
-            let (root_r, cr) = rec.commit(inputs(), lb, salt()).unwrap();
+            let (root_s, cs) = store
+                .commit(
+                    inputs(),
+                    lb,
+                    salt(),
+                    zkrv_stark::merkle::MerkleHash::Keccak256,
+                )
+                .unwrap();
+            let (root_r, cr) = rec
+                .commit(
+                    inputs(),
+                    lb,
+                    salt(),
+                    zkrv_stark::merkle::MerkleHash::Keccak256,
+                )
+                .unwrap();
             assert!(!cs.recomputes_lde());
             assert!(cr.recomputes_lde());
             assert_eq!(root_r, root_s, "lb {lb}");

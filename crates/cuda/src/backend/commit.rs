@@ -7,7 +7,7 @@ use std::sync::{Mutex, OnceLock};
 use zkrv_stark::air::CompiledAir;
 use zkrv_stark::backend::{BackendError, CommitOps, ProofFootprint, TraceDims, TraceInput};
 use zkrv_stark::matrix::RowMajorMatrix;
-use zkrv_stark::merkle::{Digest, MatrixDims};
+use zkrv_stark::merkle::{Digest, MatrixDims, MerkleHash};
 use zkrv_stark::zk::{self as host_zk, ZkRng};
 
 use super::{cpu_aux_forced, dev_err, CudaBackend, CudaCommitted, DeviceTrace, GpuLdeMode};
@@ -88,6 +88,7 @@ impl CommitOps for CudaBackend {
         traces: Vec<TraceInput<DeviceTrace>>,
         log_blowup: usize,
         salt: Option<(ZkRng, u32)>,
+        hash: MerkleHash,
     ) -> Result<(Digest, CudaCommitted), BackendError> {
         if traces.is_empty() {
             return Err(BackendError::Commit("no traces".into()));
@@ -155,13 +156,14 @@ impl CommitOps for CudaBackend {
         let salt_ref = salt.as_ref().map(|(r, round)| (r, *round));
         let (gpu, naturals) = if self.recomputes() {
             // No natural traces kept: the aux build recomputes them from the coefficients.
-            let c = commit::commit_coeffs(&self.dev, inputs, log_blowup as u32, salt_ref)
+            let c = commit::commit_coeffs(&self.dev, inputs, log_blowup as u32, salt_ref, hash)
                 .map_err(dev_err)?;
             let n = c.ldes.len();
             (c, (0..n).map(|_| None).collect::<Vec<_>>())
         } else {
-            let (c, kept) = commit_lde_keep_salted(&self.dev, inputs, log_blowup as u32, salt_ref)
-                .map_err(dev_err)?;
+            let (c, kept) =
+                commit_lde_keep_salted(&self.dev, inputs, log_blowup as u32, salt_ref, hash)
+                    .map_err(dev_err)?;
             (c, kept.into_iter().map(Some).collect())
         };
         self.record(|s| s.merge(&gpu.stats));

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use zkrv_stark::backend::{BackendError, DeepTerm, OpeningOps};
 use zkrv_stark::field::{Ext3, Field, PrimeCharacteristicRing, F};
 use zkrv_stark::matrix::RowMajorMatrix;
-use zkrv_stark::merkle::{Digest, MerkleProof, MerkleTree};
+use zkrv_stark::merkle::{Digest, MerkleHash, MerkleProof, MerkleTree};
 use zkrv_stark::pcs::{BatchOpening, FriLayerOpening, OpenedValues};
 use zkrv_stark::poly::coset_shift;
 use zkrv_stark::zk::{ZkRng, SALT_WIDTH};
@@ -319,6 +319,7 @@ impl OpeningOps for CudaBackend {
         codeword: &DeviceCodeword,
         log_arity: usize,
         salt: Option<(&ZkRng, u32)>,
+        hash: MerkleHash,
     ) -> Result<(Digest, DeviceFriLayer), BackendError> {
         if log_arity == 0
             || log_arity > kernels::FRI_MAX_LOG_ARITY as usize
@@ -346,7 +347,7 @@ impl OpeningOps for CudaBackend {
             width: SALT_WIDTH,
             log_height: log_rows as u32,
         }));
-        let mut tree = build_tree(&self.dev, &refs).map_err(dev_err)?;
+        let mut tree = build_tree(&self.dev, hash, &refs).map_err(dev_err)?;
         let root = tree.root(&self.dev).map_err(dev_err)?;
         if self.recomputes() {
             // Capped as the trace rounds' trees: the opening rehashes the leaves under the kept level.
@@ -501,6 +502,7 @@ struct CappedGroup {
 /// group's leaves rebuilt on the host ([`MerkleTree::with_salts`] over the group's rows), checked against
 /// the stored node, then its `k` siblings and the stored ones. Returns the rows (matrices) and the proof.
 fn finish_capped(
+    hash: MerkleHash,
     big_l: u32,
     k: u32,
     heights: &[u32],
@@ -531,7 +533,7 @@ fn finish_capped(
             },
         )
     } else {
-        let sub = MerkleTree::with_salts(in_tree, in_salts);
+        let sub = MerkleTree::with_salts(hash, in_tree, in_salts);
         if sub.root() != g.node {
             return Err(BackendError::Device(format!(
                 "the leaves recomputed under query {q} do not hash to the committed tree's node"
@@ -692,6 +694,7 @@ impl CudaBackend {
             .zip(indices)
             .map(|((rows, (node, upper)), &q)| {
                 finish_capped(
+                    tree.hash,
                     big_l,
                     k,
                     &heights,
@@ -751,7 +754,15 @@ impl CudaBackend {
                 if layer.salt.is_some() {
                     rows.push(to_rows(&chunk[width * kr..], SALT_WIDTH));
                 }
-                let o = finish_capped(big_l, k, &heights, 1, q, CappedGroup { rows, node, upper })?;
+                let o = finish_capped(
+                    tree.hash,
+                    big_l,
+                    k,
+                    &heights,
+                    1,
+                    q,
+                    CappedGroup { rows, node, upper },
+                )?;
                 let values = o.rows[0]
                     .chunks_exact(3)
                     .map(|c| Ext3([c[0], c[1], c[2]]))

@@ -103,48 +103,9 @@ pub fn constants_u64() -> Vec<u64> {
     v
 }
 
-/// Plonky3's `MDSMat4` (`apply_mat4`): [[2 3 1 1] [1 2 3 1] [1 1 2 3] [3 1 1 2]].
-fn mat4<T: Clone + std::ops::Add<T, Output = T>>(x: &mut [T]) {
-    let dbl = |v: &T| v.clone() + v.clone();
-    let t01 = x[0].clone() + x[1].clone();
-    let t23 = x[2].clone() + x[3].clone();
-    let t0123 = t01.clone() + t23.clone();
-    let t01123 = t0123.clone() + x[1].clone();
-    let t01233 = t0123 + x[3].clone();
-    let x3 = t01233.clone() + dbl(&x[0]);
-    let x1 = t01123.clone() + dbl(&x[2]);
-    let x0 = t01123 + t01;
-    let x2 = t01233 + t23;
-    x[0] = x0;
-    x[1] = x1;
-    x[2] = x2;
-    x[3] = x3;
-}
-
-/// The external linear layer M_E (Plonky3's `mds_light_permutation` for width 8): M4 on each half, then
-/// each element plus the sum of the elements of its residue class mod 4.
-pub fn external_linear<T: Clone + std::ops::Add<T, Output = T>>(s: &mut [T; WIDTH]) {
-    mat4(&mut s[..4]);
-    mat4(&mut s[4..]);
-    let sums: [T; 4] = std::array::from_fn(|k| s[k].clone() + s[k + 4].clone());
-    for (i, x) in s.iter_mut().enumerate() {
-        *x = x.clone() + sums[i % 4].clone();
-    }
-}
-
-/// The internal linear layer M_I = 1 + diag(d) (Plonky3's `matmul_internal` with `MATRIX_DIAG_8_GOLDILOCKS`).
-pub fn internal_linear<T>(s: &mut [T; WIDTH])
-where
-    T: Clone + std::ops::Add<T, Output = T> + std::ops::Mul<F, Output = T>,
-{
-    let mut sum = s[0].clone();
-    for x in &s[1..] {
-        sum = sum + x.clone();
-    }
-    for (x, d) in s.iter_mut().zip(MATRIX_DIAG_8_GOLDILOCKS) {
-        *x = x.clone() * d + sum.clone();
-    }
-}
+/// The linear layers `M_E` and `M_I`: one definition, shared with the Merkle and transcript hash
+/// ([`zkrv_stark::poseidon2`]).
+pub use zkrv_stark::poseidon2::{external_linear, internal_linear};
 
 /// Every intermediate value of one permutation, as the row stores them.
 #[derive(Clone, Debug)]

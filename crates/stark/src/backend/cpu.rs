@@ -13,7 +13,7 @@ use crate::air::CompiledAir;
 use crate::field::Ext3;
 use crate::logup::{self, LogupChallenges};
 use crate::matrix::RowMajorMatrix;
-use crate::merkle::{Digest, MatrixDims, MerkleTree};
+use crate::merkle::{Digest, MatrixDims, MerkleHash, MerkleTree};
 use crate::pcs::RoundLde;
 use crate::poly::{dft_batch, idft_batch, lde_batch, lde_coset_block, lde_from_coeffs, lde_rows};
 use crate::profile::span;
@@ -224,6 +224,7 @@ impl CommitOps for CpuBackend {
         traces: Vec<TraceInput<Infallible>>,
         log_blowup: usize,
         salt: Option<(ZkRng, u32)>,
+        hash: MerkleHash,
     ) -> Result<(Digest, CpuCommitted), BackendError> {
         let traces: Vec<RowMajorMatrix> = traces
             .into_iter()
@@ -263,7 +264,7 @@ impl CommitOps for CpuBackend {
             drop(s_lde);
             let tree = {
                 let _s = span("Merkle");
-                MerkleTree::new_salted(ldes, salt)
+                MerkleTree::new_salted(hash, ldes, salt)
             };
             return Ok((
                 tree.root(),
@@ -294,7 +295,7 @@ impl CommitOps for CpuBackend {
         };
         let tree = {
             let _s = span("LDE blocks + Merkle");
-            MerkleTree::from_coset_blocks(dims, salts, log_blowup, |c| {
+            MerkleTree::from_coset_blocks(hash, dims, salts, log_blowup, |c| {
                 coeffs
                     .par_iter()
                     .map(|m| lde_coset_block(m, log_blowup, c))

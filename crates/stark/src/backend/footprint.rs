@@ -392,7 +392,7 @@ mod tests {
             let rng = crate::zk::ZkRng::from_test_seed(9);
             let salt = zk.then_some((rng, 3u32));
             let (_, c) = CpuBackend::new(LdeMode::Store)
-                .commit(traces, lb, salt)
+                .commit(traces, lb, salt, crate::merkle::MerkleHash::Keccak256)
                 .unwrap();
             let lde: u64 = c
                 .tree

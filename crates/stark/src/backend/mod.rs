@@ -32,7 +32,7 @@ use crate::air::CompiledAir;
 use crate::field::{Ext3, F};
 use crate::logup::{LogupChallenges, LogupError};
 use crate::matrix::RowMajorMatrix;
-use crate::merkle::{Digest, MatrixDims};
+use crate::merkle::{Digest, MatrixDims, MerkleHash};
 use crate::pcs::{BatchOpening, FriLayerOpening, OpenedValues};
 use crate::zk::ZkRng;
 
@@ -156,7 +156,8 @@ pub trait CommitOps: Backend {
 
     /// Commit `traces` (each `n_i x w_i`, natural order, `n_i` a power of two, `w_i >= 1`): LDE with
     /// blowup `2^log_blowup` (bit-reversed rows on `g·H`) and one mixed-height Merkle tree over all of them,
-    /// in the given order. Returns the root.
+    /// in the given order, hashed with `hash` ([`crate::merkle::MerkleHash`]). Returns the root. A backend
+    /// that cannot hash with `hash` fails with [`BackendError::Commit`] naming it.
     ///
     /// `salt = Some((rng, round))` (zk mode): a salted tree, [`crate::merkle::MerkleTree::new_salted`] with
     /// the salts of stream `(DOMAIN_SALT, round, ..)` of `rng`, reproduced bit-exactly by every backend.
@@ -165,6 +166,7 @@ pub trait CommitOps: Backend {
         traces: Vec<TraceInput<Self::DeviceTrace>>,
         log_blowup: usize,
         salt: Option<(ZkRng, u32)>,
+        hash: MerkleHash,
     ) -> Result<(Digest, Self::Committed), BackendError>;
 
     /// The shape of a trace handed to [`CommitOps::commit`] (known before any work).
@@ -326,12 +328,13 @@ pub trait OpeningOps: Backend {
 
     /// Commit a FRI layer of arity `2^log_arity` (`1 <= log_arity <= log_size`, the codeword holding
     /// `2^log_size` values): one matrix of `2^(log_size - log_arity)` rows x `3·2^log_arity` columns, row `j`
-    /// = `cw[j·2^a .. (j+1)·2^a]` (salted with `salt` in zk mode). Returns the root.
+    /// = `cw[j·2^a .. (j+1)·2^a]` (salted with `salt` in zk mode), hashed with `hash`. Returns the root.
     fn commit_fri_layer(
         &self,
         codeword: &Self::Codeword,
         log_arity: usize,
         salt: Option<(&ZkRng, u32)>,
+        hash: MerkleHash,
     ) -> Result<(Digest, Self::FriLayer), BackendError>;
 
     /// Fold a codeword of `2^log_size` values by `2^log_arity` (`1 <= log_arity <= log_size`): `log_arity`

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::{BackendError, CpuBackend, CpuCommitted, DeepTerm, OpeningOps};
 use crate::field::{Ext3, Field, PrimeCharacteristicRing, PrimeField64, F};
 use crate::matrix::RowMajorMatrix;
-use crate::merkle::{Digest, MerkleTree};
+use crate::merkle::{Digest, MerkleHash, MerkleTree};
 use crate::pcs::{
     batch_inverse_ext, fold_inv_halves, fold_pair, BatchOpening, FriLayerOpening, OpenedValues,
     RoundLde, MAX_LOG_FOLDING_ARITY,
@@ -313,6 +313,7 @@ impl OpeningOps for CpuBackend {
         codeword: &Vec<Ext3>,
         log_arity: usize,
         salt: Option<(&ZkRng, u32)>,
+        hash: MerkleHash,
     ) -> Result<(Digest, MerkleTree), BackendError> {
         if log_arity == 0
             || log_arity > MAX_LOG_FOLDING_ARITY
@@ -325,7 +326,8 @@ impl OpeningOps for CpuBackend {
             )));
         }
         let flat: Vec<F> = codeword.iter().flat_map(|e| e.0).collect();
-        let tree = MerkleTree::new_salted(vec![RowMajorMatrix::new(flat, 3 << log_arity)], salt);
+        let tree =
+            MerkleTree::new_salted(hash, vec![RowMajorMatrix::new(flat, 3 << log_arity)], salt);
         Ok((tree.root(), tree))
     }
 

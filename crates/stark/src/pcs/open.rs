@@ -130,8 +130,9 @@ pub fn open<B: CommitOps + OpeningOps>(
     let mut fri_roots = Vec::new();
     for l in &shapes {
         let round = zk::ROUND_FRI + layers.len() as u32;
+        let hash = transcript.hash();
         let (root, layer) =
-            backend.commit_fri_layer(&cur, l.log_arity, hiding.map(|r| (r, round)))?;
+            backend.commit_fri_layer(&cur, l.log_arity, hiding.map(|r| (r, round)), hash)?;
         transcript.observe_digest(&root);
         let beta = transcript.sample_ext();
         let roll_in = reduced.remove(&(l.log_size - l.log_arity));

@@ -196,12 +196,14 @@ pub fn verify(
         .iter()
         .map(|(_, mats)| mats.iter().map(|(d, _)| *d).collect())
         .collect();
+    let hash = transcript.hash();
     let merkle: Vec<Result<(), PcsError>> = (0..rounds.len() + num_layers)
         .into_par_iter()
         .map(|t| {
             if t < rounds.len() {
                 let o = &proof.round_openings[t];
                 verify_tree_openings(
+                    hash,
                     &rounds[t].0,
                     &round_dims[t],
                     &round_idx[t],
@@ -213,7 +215,7 @@ pub fn verify(
                 let l = t - rounds.len();
                 let dims = [layers[l].dims()];
                 let o = &proof.fri_openings[l];
-                verify_tree_openings(&proof.fri_roots[l], &dims, &fri_idx[l], o, salt_width)
+                verify_tree_openings(hash, &proof.fri_roots[l], &dims, &fri_idx[l], o, salt_width)
                     .map_err(|source| PcsError::FriMerkle { layer: l, source })
             }
         })

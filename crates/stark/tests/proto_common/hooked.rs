@@ -76,9 +76,10 @@ impl CommitOps for Hooked {
         traces: Vec<TraceInput<Infallible>>,
         log_blowup: usize,
         salt: Option<(ZkRng, u32)>,
+        hash: zkrv_stark::merkle::MerkleHash,
     ) -> Result<(Digest, CpuCommitted), BackendError> {
         let k = self.commits.fetch_add(1, Ordering::SeqCst);
-        CpuBackend::new((self.mode)(k)).commit(traces, log_blowup, salt)
+        CpuBackend::new((self.mode)(k)).commit(traces, log_blowup, salt, hash)
     }
     fn randomize_trace(
         &self,
@@ -168,8 +169,9 @@ impl OpeningOps for Hooked {
         cw: &Vec<Ext3>,
         log_arity: usize,
         salt: Option<(&ZkRng, u32)>,
+        hash: zkrv_stark::merkle::MerkleHash,
     ) -> Result<(Digest, MerkleTree), BackendError> {
-        self.cpu().commit_fri_layer(cw, log_arity, salt)
+        self.cpu().commit_fri_layer(cw, log_arity, salt, hash)
     }
     fn fold_fri_layer(
         &self,
