@@ -642,7 +642,8 @@ fn gpu_guest_proofs_match_cpu() {
             .iter()
             .enumerate()
             .map(|(t, m)| {
-                if t % 2 == 0 {
+                // (An absent precompile table has no rows to upload: it stays a host input.)
+                if t % 2 == 0 && m.height() > 0 {
                     TraceInput::Device(zkrv_cuda::DeviceTrace {
                         data: backend.device().upload(&raw(m)).unwrap(),
                         width: m.width,
