@@ -377,6 +377,10 @@ fn group_transitions_are_enforced() {
         h.set(row, c.is_real, F::ONE);
     }
     assert_constraint(&h.violations(), "a cut group is padding");
+    // The table's first row (a boundary row with no call before it) cannot be real.
+    let mut h = harness(&calls, 8);
+    h.set(0, c.is_real, F::ONE);
+    assert_constraint(&h.violations(), "the first row is padding");
 }
 
 #[test]

@@ -259,6 +259,9 @@ impl Air for Sha256Air {
             "a cut group is padding",
             b.is_last_row() * &l.is_real * (one() - &bound),
         );
+        // The first row is a boundary row with no call before it: a real one would receive an ECALL and
+        // write state cells 2, 3 of a call whose rounds no row proves.
+        b.assert_zero("the first row is padding", first.clone() * &l.is_real);
 
         // 3. Bits; the boundary row's slots 1..3 hold the next call's input state (slot 0's words, H3 and
         //    H7, enter round 0 from the next row's `h`, below).
