@@ -437,7 +437,7 @@ fn memory_tokens_are_bound() {
     let v = harness2(&other, &calls, 8).violations();
     assert!(failed_constraints(&v).is_empty(), "{v:#?}");
     assert_eq!(unbalanced_buses(&v), [bus::MEM_TOKEN]);
-    // Another old timestamp (a block cell on row 2, a state cell on the digest row).
+    // Another old timestamp (a block cell on row 2, a state cell on the boundary row).
     for (row, slot) in [(2, 1), (17, 1)] {
         let mut h = harness(&calls, 8);
         let x = h.get(row, c.ots[slot]);
