@@ -343,6 +343,21 @@ fn verifier_program_accepts_an_honest_proof_and_its_shape_fixes_it() {
     ));
 }
 
+/// Runs `vp` with its first hint labelled `label` plus one: the error.
+fn tamper_first_hint(vp: &VerifierProgram, label: &str) -> zkrv_stark::recursion::ExecError {
+    let p = &vp.program;
+    let pos = (0..p.instrs.len())
+        .find(|&i| p.label(i) == label && matches!(p.instrs[i], Instr::Hint { .. }))
+        .unwrap_or_else(|| panic!("no hint labelled {label}"));
+    let k = p.instrs[..pos]
+        .iter()
+        .filter(|i| matches!(i, Instr::Hint { .. }))
+        .count();
+    let mut w = vp.witness.clone();
+    w[k] += F::ONE;
+    execute(p, &w).unwrap_err()
+}
+
 #[test]
 fn verifier_program_rejects_what_the_verifier_rejects() {
     let a = inner(7, STMT);
@@ -387,6 +402,51 @@ fn verifier_program_rejects_what_the_verifier_rejects() {
     let e = a.program(&p).unwrap_err();
     println!("wrong FRI final polynomial: {e}");
     assert!(e.contains("query 0: final polynomial"), "{e}");
+    // A prover whose aux trace breaks the running sum of `bytes` (committed consistently): the verifier's
+    // out-of-domain check of `bytes` fails, and the program's.
+    let traces = a.fx.traces.iter().cloned().map(TraceInput::Host).collect();
+    let hook = Hooked::new(
+        |_| LdeMode::Store,
+        |air, aux| {
+            if air.name == "bytes" {
+                let w = aux.width;
+                aux.row_mut(3)[w - 2] += F::ONE;
+            }
+        },
+    );
+    let p = prove_with(
+        &hook,
+        &a.config,
+        &airs(),
+        &a.pre,
+        traces,
+        &a.fx.public,
+        STMT,
+    )
+    .unwrap();
+    assert_eq!(
+        verify(&a.config, 0, &airs(), &a.pre, &a.fx.public, STMT, &p),
+        Err(zkrv_stark::VerifyError::OodMismatch {
+            table: "bytes".into()
+        })
+    );
+    let e = a.program(&p).unwrap_err();
+    println!("broken running sum: {e}");
+    assert!(e.contains("OOD: table `bytes`"), "{e}");
+    // Another public output (the public interaction's value): the bus balance fails, in both.
+    let mut public = a.fx.public.clone();
+    public[0].values[0] += F::ONE;
+    assert!(verify(&a.config, 0, &airs(), &a.pre, &public, STMT, &a.proof).is_err());
+    let vp = build_verifier(&a.config, &airs(), &a.pre, &public, STMT, &a.proof).unwrap();
+    let e = execute(&vp.program, &vp.witness).unwrap_err();
+    println!("other public value: {e}");
+    // The same inside the program only (the transcript start unchanged): the bus balance fails.
+    let vp = a.build(&a.proof).unwrap();
+    let e = tamper_first_hint(&vp, "bus balance");
+    assert_eq!(e.label, "bus balance", "{e}");
+    // A preprocessed value at zeta: the OOD check of `bytes`.
+    let e = tamper_first_hint(&vp, "OOD: table `bytes`");
+    assert_eq!(e.label, "OOD: table `bytes`", "{e}");
     // A changed final polynomial (the grinding nonce no longer holds).
     let mut p = a.proof.clone();
     p.pcs.final_poly[0] += Ext3::ONE;
@@ -414,22 +474,10 @@ fn verifier_program_rejects_what_the_verifier_rejects() {
     println!("other nonce: native {native}, program {prog:?}");
     assert_eq!(native, prog.is_ok());
 
-    // Tampered witness: the sibling hinted for query 3 of the quotient round.
+    // Tampered witness: the row hinted for query 3 of the quotient round.
     let vp = a.build(&a.proof).unwrap();
-    let pos = (0..vp.program.instrs.len())
-        .find(|&i| {
-            vp.program.label(i).starts_with("query 3: round 2 Merkle")
-                && matches!(vp.program.instrs[i], Instr::Hint { .. })
-        })
-        .unwrap();
-    let hint_index = vp.program.instrs[..pos]
-        .iter()
-        .filter(|i| matches!(i, Instr::Hint { .. }))
-        .count();
-    let mut w = vp.witness.clone();
-    w[hint_index] += F::ONE;
-    let e = execute(&vp.program, &w).unwrap_err();
-    assert!(e.label.starts_with("query 3: round 2 Merkle"), "{e}");
+    let e = tamper_first_hint(&vp, "query 3: round 2 Merkle path");
+    assert_eq!(e.label, "query 3: round 2 Merkle path", "{e}");
 
     // Flipped bytes past the header (the statement digest is compared with the public input, not in
     // the program; the heights fix the program): wherever the proof still parses, both reject.

@@ -1,34 +1,40 @@
 //! The STARK verifier as a recursion [`Program`] (docs/recursion.md §4): for an inner proof's shape (the
 //! configuration, the tables, which are present and their heights) [`build_verifier`] writes the program
-//! that replays the Poseidon2 transcript, checks the grinding nonce, samples the query indices (bit
-//! decompositions), checks every query's Merkle path in every round tree and FRI layer tree, the DEEP
-//! reduced openings, every FRI fold and the final polynomial; and the witness (the proof's values as
-//! hints). The program depends on the shape only (same shape, same program).
+//! that replays the Poseidon2 transcript, checks every table's constraints and LogUp at the out-of-domain
+//! point (the fold of [`CompiledAir::fold_with`] over the program's cells: one definition of the
+//! constraints), the bus balance, the grinding nonce, samples the query indices (bit decompositions),
+//! checks every query's Merkle path in every round tree and FRI layer tree, the DEEP reduced openings,
+//! every FRI fold and the final polynomial; and the witness (the proof's values as hints). The program
+//! depends on the shape only (same shape, same program).
 //!
 //! Mirrors [`crate::verify`] and [`crate::pcs::verify`] step by step; what differs:
 //! * the batched openings ([`crate::merkle::TreeOpenings`], each node sent once) become one full path per
 //!   query in the witness (a circuit cannot branch on which nodes two queries share);
-//! * the transcript starts from the sponge state after [`crate::statement::start_transcript`] (statement,
-//!   public interactions, configuration, tables and heights), hinted: the recursion proof takes it as a
-//!   public input (its binding to the statement is the next slice's, with the statement digest);
-//! * not yet in the program (the next slice): the out-of-domain constraint check of each table
-//!   (`CompiledAir::fold_with` over a builder algebra) and the bus balance. The zk preset (salted trees,
-//!   random codeword) is refused ([`RecursionError::Unsupported`]).
+//! * public inputs of the recursion proof, hinted here (their binding is the next slice's, with the
+//!   statement digest): the sponge state after [`crate::statement::start_transcript`] (statement, public
+//!   interactions, configuration, tables and heights), the public interactions of the bus balance, and
+//!   the preprocessed columns' values at zeta (the native verifier evaluates them from the trusted traces,
+//!   a sum over every row; the recursion will commit the preprocessed traces once, as a verifying key, and
+//!   open them like the main trace);
+//! * the zk preset (salted trees, random codeword) and Keccak-hashed proofs are refused
+//!   ([`RecursionError::Unsupported`]).
 
 use std::collections::BTreeMap;
 
 use super::{compress, hash_elems, Builder, CircuitDuplex, DigestVars, ExtVar, Program, Var};
+use crate::air::Direction;
 use crate::air::{compile_for, Air, CompiledAir};
 use crate::config::StarkConfig;
 use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
-use crate::logup::PublicSource;
+use crate::logup::{max_tuple_len, FoldAlgebra, PublicSource};
 use crate::merkle::{distinct_rows, Digest, MatrixDims, MerkleHash, TreeOpenings};
 use crate::pcs::{fri_layers, inv_two};
 use crate::poly::{coset_shift, domain_generator, reverse_bits};
 use crate::poseidon2::{self as p2, DIGEST_ELEMS};
-use crate::preprocessed::PreprocessedData;
+use crate::preprocessed::{evaluate_at_ood, PreprocessedData};
 use crate::proof::Proof;
 use crate::statement::start_transcript;
+use crate::symbolic::Node;
 use crate::verifier::{check_round_shape, VerifyError};
 
 /// Why no verifier program was built.
@@ -213,6 +219,266 @@ fn pow_bitrev(b: &mut Builder, g: F, bits: &[Var]) -> Var {
     b.select_product(bits, &c)
 }
 
+/// What the out-of-domain check reads (cells of the program and the shape).
+struct OodInputs<'a> {
+    compiled: &'a [&'a CompiledAir],
+    log_heights: &'a [usize],
+    /// Per present table, its preprocessed trace (trusted data of the shape).
+    preprocessed: &'a [Option<&'a crate::matrix::RowMajorMatrix>],
+    bus_tables: &'a [usize],
+    opened: &'a [Vec<Vec<Vec<ExtVar>>>],
+    bus_sums: &'a [ExtVar],
+    zeta: ExtVar,
+    logup_z: ExtVar,
+    logup_a: ExtVar,
+    fold_alpha: ExtVar,
+}
+
+/// `x^0 .. x^(n-1)`.
+fn ext_powers(b: &mut Builder, x: ExtVar, n: usize) -> Vec<ExtVar> {
+    let mut v = vec![b.ext_constant(Ext3::ONE)];
+    while v.len() < n {
+        let next = b.ext_mul(v[v.len() - 1], x);
+        v.push(next);
+    }
+    v.truncate(n);
+    v
+}
+
+/// `sum_k X^k v[3c + k]`: extension column `c` from its 3 opened base-column values.
+fn ext_column(b: &mut Builder, v: &[ExtVar], c: usize) -> ExtVar {
+    let x = b.ext_constant(Ext3([F::ZERO, F::ONE, F::ZERO]));
+    let x2 = b.ext_constant(Ext3([F::ZERO, F::ZERO, F::ONE]));
+    let t1 = b.ext_mul(x, v[3 * c + 1]);
+    let t2 = b.ext_mul(x2, v[3 * c + 2]);
+    let s = b.ext_add(v[3 * c], t1);
+    b.ext_add(s, t2)
+}
+
+/// [`FoldAlgebra`] over program cells at the out-of-domain point: the constraint fold of
+/// [`CompiledAir::fold_with`] (the one definition the host and the GPU generator run) emitted as
+/// instructions.
+struct CircuitFold<'a> {
+    b: &'a mut Builder,
+    nodes: &'a [ExtVar],
+    sel: [ExtVar; 3],
+    aux_local: &'a [ExtVar],
+    aux_next: &'a [ExtVar],
+    z: ExtVar,
+    /// `a^1, a^2, ..` of the LogUp tuple combination.
+    tuple: &'a [ExtVar],
+    alpha: ExtVar,
+    /// `alpha^(N-1-i)` per own constraint.
+    powers: &'a [ExtVar],
+    bus_sum: ExtVar,
+}
+
+impl FoldAlgebra for CircuitFold<'_> {
+    type Base = ExtVar;
+    type Ext = ExtVar;
+    fn node(&mut self, k: u32) -> ExtVar {
+        self.nodes[k as usize]
+    }
+    fn selector(&mut self, s: usize) -> ExtVar {
+        self.sel[s]
+    }
+    fn aux(&mut self, c: usize, next: bool) -> ExtVar {
+        if next {
+            self.aux_next[c]
+        } else {
+            self.aux_local[c]
+        }
+    }
+    fn logup_z(&mut self) -> ExtVar {
+        self.z
+    }
+    fn tuple_alpha(&mut self, l: usize) -> Option<ExtVar> {
+        self.tuple.get(l).copied()
+    }
+    fn fold_alpha(&mut self) -> ExtVar {
+        self.alpha
+    }
+    fn power(&mut self, i: usize) -> ExtVar {
+        self.powers[i]
+    }
+    fn bus_sum(&mut self) -> ExtVar {
+        self.bus_sum
+    }
+    fn zero(&mut self) -> ExtVar {
+        self.b.ext_constant(Ext3::ZERO)
+    }
+    fn add(&mut self, a: ExtVar, c: ExtVar) -> ExtVar {
+        self.b.ext_add(a, c)
+    }
+    fn sub(&mut self, a: ExtVar, c: ExtVar) -> ExtVar {
+        self.b.ext_sub(a, c)
+    }
+    fn mul(&mut self, a: ExtVar, c: ExtVar) -> ExtVar {
+        self.b.ext_mul(a, c)
+    }
+    fn mul_base(&mut self, a: ExtVar, c: ExtVar) -> ExtVar {
+        self.b.ext_mul(a, c)
+    }
+    fn base(&mut self, c: ExtVar) -> ExtVar {
+        c
+    }
+    fn neg(&mut self, a: ExtVar) -> ExtVar {
+        let z = self.b.ext_constant(Ext3::ZERO);
+        self.b.ext_sub(z, a)
+    }
+    fn sub_bus(&mut self, a: ExtVar, bus: u32) -> ExtVar {
+        self.b.ext_add_const(a, -Ext3::from(F::from_u32(bus)))
+    }
+}
+
+/// The out-of-domain check of every present table ([`crate::verify`]): the circuit's nodes at zeta from
+/// the opened main values (and the preprocessed values, hinted: module doc), the selectors
+/// ([`crate::statement::selectors_at`]), the fold, and `folded = Z_H(zeta) · sum_j zeta^(j n) q_j(zeta)`.
+fn check_ood(b: &mut Builder, o: &OodInputs<'_>, max_tuple: usize) {
+    b.label("OOD: challenges");
+    let tuple = {
+        let mut v = ext_powers(b, o.logup_a, max_tuple + 1);
+        v.remove(0);
+        v
+    };
+    let n_max = o
+        .compiled
+        .iter()
+        .map(|a| a.num_folded_constraints())
+        .max()
+        .unwrap_or(0);
+    let fold_pows = ext_powers(b, o.fold_alpha, n_max);
+    let zeta_value = b.ext_value(o.zeta);
+    let n_rounds = o.opened.len();
+    for (t, air) in o.compiled.iter().enumerate() {
+        b.label(format!("OOD: table `{}`", air.name));
+        let lh = o.log_heights[t];
+        let mut zn = o.zeta;
+        for _ in 0..lh {
+            zn = b.ext_mul(zn, zn);
+        }
+        let zh = b.ext_add_const(zn, -Ext3::ONE);
+        let n_inv = F::from_u64(1 << lh).inverse();
+        let omega_last = domain_generator(lh).exp_u64((1u64 << lh) - 1);
+        let zm1 = b.ext_add_const(o.zeta, -Ext3::ONE);
+        let inv_first = b.ext_inv(zm1);
+        let t1 = b.ext_mul_const(zh, n_inv);
+        let first = b.ext_mul(t1, inv_first);
+        let transition = b.ext_add_const(o.zeta, -Ext3::from(omega_last));
+        let inv_last = b.ext_inv(transition);
+        let t2 = b.ext_mul_const(zh, omega_last * n_inv);
+        let last = b.ext_mul(t2, inv_last);
+        let sel = [first, last, transition];
+        let prep: [Vec<ExtVar>; 2] = match o.preprocessed[t] {
+            Some(m) => {
+                let v = evaluate_at_ood(m, zeta_value)
+                    .unwrap_or_else(|| [vec![Ext3::ZERO; m.width], vec![Ext3::ZERO; m.width]]);
+                v.map(|row| row.iter().map(|&x| b.hint_ext(x)).collect())
+            }
+            None => [Vec::new(), Vec::new()],
+        };
+        let main = &o.opened[0][t];
+        let mut nodes: Vec<ExtVar> = Vec::with_capacity(air.circuit.nodes.len());
+        for node in &air.circuit.nodes {
+            let v = match *node {
+                Node::Const(c) => b.ext_constant(Ext3::from(F::new(c))),
+                Node::Main { col, next } => main[next as usize][col],
+                Node::Preprocessed { col, next } => prep[next as usize][col],
+                Node::IsFirstRow => sel[0],
+                Node::IsLastRow => sel[1],
+                Node::IsTransition => sel[2],
+                Node::Add(x, y) => b.ext_add(nodes[x as usize], nodes[y as usize]),
+                Node::Sub(x, y) => b.ext_sub(nodes[x as usize], nodes[y as usize]),
+                Node::Mul(x, y) => b.ext_mul(nodes[x as usize], nodes[y as usize]),
+                Node::Neg(x) => {
+                    let z = b.ext_constant(Ext3::ZERO);
+                    b.ext_sub(z, nodes[x as usize])
+                }
+            };
+            nodes.push(v);
+        }
+        let zero = b.ext_constant(Ext3::ZERO);
+        let (aux_local, aux_next, bus_sum) = match o.bus_tables.iter().position(|&x| x == t) {
+            Some(i) => {
+                let a = &o.opened[1][i];
+                let k = air.logup.num_ext_columns();
+                let local: Vec<ExtVar> = (0..k).map(|c| ext_column(b, &a[0], c)).collect();
+                let next: Vec<ExtVar> = (0..k).map(|c| ext_column(b, &a[1], c)).collect();
+                (local, next, o.bus_sums[i])
+            }
+            None => (Vec::new(), Vec::new(), zero),
+        };
+        // Own constraint i gets alpha^(N-1-i) (CompiledAir::fold_challenge).
+        let n = air.num_folded_constraints();
+        let powers: Vec<ExtVar> = (0..air.constraints.len())
+            .map(|i| fold_pows[n - 1 - i])
+            .collect();
+        let mut alg = CircuitFold {
+            b: &mut *b,
+            nodes: &nodes,
+            sel,
+            aux_local: &aux_local,
+            aux_next: &aux_next,
+            z: o.logup_z,
+            tuple: &tuple,
+            alpha: o.fold_alpha,
+            powers: &powers,
+            bus_sum,
+        };
+        let folded = air.fold_with(&mut alg);
+        // Non-zk: chunks of n coefficients, q = sum_j zeta^(j n) q_j(zeta) by Horner.
+        let q_open = &o.opened[n_rounds - 1][t][0];
+        let mut q = zero;
+        for j in (0..air.num_quotient_chunks).rev() {
+            let t = b.ext_mul(q, zn);
+            let c = ext_column(b, q_open, j);
+            q = b.ext_add(t, c);
+        }
+        let rhs = b.ext_mul(zh, q);
+        b.ext_assert_eq(folded, rhs);
+    }
+}
+
+/// The bus balance: the tables' bus sums plus the public interactions' contribution
+/// ([`crate::logup::public_sum`]: `sum ± m / (z - (bus + sum_j a^(j+1) v_j))`, `+` for a send) is zero.
+/// The public interactions are hints (a public input of the recursion proof, as the transcript start).
+fn check_bus_balance<P: PublicSource + ?Sized>(
+    b: &mut Builder,
+    o: &OodInputs<'_>,
+    public: &P,
+    max_tuple: usize,
+) {
+    b.label("bus balance");
+    let tuple = {
+        let mut v = ext_powers(b, o.logup_a, max_tuple + 1);
+        v.remove(0);
+        v
+    };
+    let mut total = b.ext_constant(Ext3::ZERO);
+    for &s in o.bus_sums {
+        total = b.ext_add(total, s);
+    }
+    let mut items: Vec<(u32, Vec<F>, F, Direction)> = Vec::new();
+    public.for_each(&mut |p| items.push((p.bus, p.values.to_vec(), p.multiplicity, p.direction)));
+    for (bus, values, m, dir) in items {
+        let mut fp = b.ext_add_const(o.logup_z, -Ext3::from(F::from_u32(bus)));
+        for (&v, &a) in values.iter().zip(&tuple) {
+            let vv = b.hint(v);
+            let t = b.ext_mul_base(a, vv);
+            fp = b.ext_sub(fp, t);
+        }
+        let inv = b.ext_inv(fp);
+        let mm = b.hint(m);
+        let term = b.ext_mul_base(inv, mm);
+        total = match dir {
+            Direction::Send => b.ext_add(total, term),
+            Direction::Receive => b.ext_sub(total, term),
+        };
+    }
+    let zero = b.ext_constant(Ext3::ZERO);
+    b.ext_assert_eq(total, zero);
+}
+
 /// Builds the verifier program of `proof`'s shape and its witness (module doc). The shape checks
 /// [`crate::verify`] makes before its transcript are made here (an error names the mismatch); the
 /// program then checks the rest when run ([`super::execute`]: `Ok` iff every check holds).
@@ -326,12 +592,12 @@ pub fn build_verifier<P: PublicSource + ?Sized>(
         v
     };
     let mut roots = vec![observe_digest(&mut b, &mut tr, &proof.main_root)];
-    let _logup_z = tr.squeeze_ext(&mut b);
-    let _logup_a = tr.squeeze_ext(&mut b);
+    let logup_z = tr.squeeze_ext(&mut b);
+    let logup_a = tr.squeeze_ext(&mut b);
     if let Some(r) = &proof.aux_root {
         roots.push(observe_digest(&mut b, &mut tr, r));
     }
-    let _bus_sums: Vec<ExtVar> = proof
+    let bus_sums: Vec<ExtVar> = proof
         .bus_sums
         .iter()
         .map(|&s| {
@@ -340,7 +606,7 @@ pub fn build_verifier<P: PublicSource + ?Sized>(
             v
         })
         .collect();
-    let _fold_alpha = tr.squeeze_ext(&mut b);
+    let fold_alpha = tr.squeeze_ext(&mut b);
     roots.push(observe_digest(&mut b, &mut tr, &proof.quotient_root));
     let zeta = tr.squeeze_ext(&mut b);
     // `sample_zeta` resamples a base-field zeta (probability 2^-128); the program asserts it is not one:
@@ -372,6 +638,26 @@ pub fn build_verifier<P: PublicSource + ?Sized>(
                 .collect()
         })
         .collect();
+    let ood = OodInputs {
+        compiled: &compiled,
+        log_heights: &log_heights,
+        preprocessed: &present
+            .iter()
+            .map(|&t| preprocessed.traces[t].as_ref())
+            .collect::<Vec<_>>(),
+        bus_tables: &bus_tables,
+        opened: &opened,
+        bus_sums: &bus_sums,
+        zeta,
+        logup_z,
+        logup_a,
+        fold_alpha,
+    };
+    let present_airs: Vec<CompiledAir> = compiled.iter().map(|a| (*a).clone()).collect();
+    let max_tuple = max_tuple_len(&present_airs, public);
+    check_ood(&mut b, &ood, max_tuple);
+    check_bus_balance(&mut b, &ood, public, max_tuple);
+
     let alpha = tr.squeeze_ext(&mut b);
     // Steps 3-5: betas, final polynomial, grinding.
     b.label("PCS: FRI commitments");
