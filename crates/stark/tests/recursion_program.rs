@@ -334,6 +334,18 @@ fn verifier_program_accepts_an_honest_proof_and_its_shape_fixes_it() {
     // A proof of another shape (height 2^8) gets another program.
     let c = inner(8, STMT);
     assert_ne!(c.build(&c.proof).unwrap().program, vp.program);
+    // Heights out of range or a preprocessed trace of another height: a shape error, no program.
+    for h in [0u8, 60, u8::MAX] {
+        let mut p = a.proof.clone();
+        p.log_heights[0] = h;
+        assert!(
+            matches!(a.build(&p), Err(RecursionError::Shape(_))),
+            "height {h}"
+        );
+    }
+    let mut p = a.proof.clone();
+    p.log_heights[1] += 1;
+    assert!(matches!(a.build(&p), Err(RecursionError::Shape(_))));
     // The Keccak preset and zk are refused by name.
     let k = StarkConfig::dev();
     let kp = prove(&k, &airs(), &a.pre, a.fx.traces.clone(), &a.fx.public, STMT).unwrap();

@@ -26,7 +26,10 @@ use crate::air::Direction;
 use crate::air::{compile_for, Air, CompiledAir};
 use crate::config::StarkConfig;
 use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
-use crate::logup::{max_tuple_len, FoldAlgebra, PublicSource};
+use crate::logup::{
+    max_tuple_len, multiplicity_budget_ok, FoldAlgebra, PublicSource, MAX_LOG_HEIGHT,
+    MIN_LOG_HEIGHT,
+};
 use crate::merkle::{distinct_rows, Digest, MatrixDims, MerkleHash, TreeOpenings};
 use crate::pcs::{fri_layers, inv_two};
 use crate::poly::{coset_shift, domain_generator, reverse_bits};
@@ -522,6 +525,42 @@ pub fn build_verifier<P: PublicSource + ?Sized>(
     let compiled: Vec<&CompiledAir> = present.iter().map(|&t| &all_compiled[t]).collect();
     let log_heights: Vec<usize> = all_heights.iter().flatten().copied().collect();
     let nt = compiled.len();
+    // The checks `crate::verify` makes of the heights (before anything is derived from them).
+    for (t, air) in compiled.iter().enumerate() {
+        let lh = log_heights[t];
+        if !(MIN_LOG_HEIGHT..=MAX_LOG_HEIGHT).contains(&lh) {
+            return Err(RecursionError::Shape(VerifyError::HeightOutOfRange {
+                table: air.name.clone(),
+                log_height: lh,
+                max: MAX_LOG_HEIGHT,
+            }));
+        }
+        let prep = preprocessed.traces[present[t]].as_ref();
+        let ok = match (
+            air.preprocessed_width,
+            preprocessed.log_heights.get(present[t]),
+        ) {
+            (0, Some(None)) => prep.is_none(),
+            (w, Some(&Some(plh))) => {
+                w > 0 && plh == lh && prep.is_some_and(|m| m.width == w && m.height() == 1 << lh)
+            }
+            _ => false,
+        };
+        if !ok {
+            return Err(shape(format!(
+                "table `{}`: height does not match the preprocessed trace",
+                air.name
+            )));
+        }
+    }
+    let budget: Vec<(usize, usize)> = compiled
+        .iter()
+        .zip(&log_heights)
+        .map(|(a, &lh)| (lh, a.interactions.len()))
+        .collect();
+    if !multiplicity_budget_ok(&budget, public, config.log_max_multiplicity) {
+        return Err(RecursionError::Shape(VerifyError::MultiplicityBudget));
+    }
     let bus_tables: Vec<usize> = (0..nt)
         .filter(|&t| !compiled[t].interactions.is_empty())
         .collect();
