@@ -311,8 +311,9 @@ pub const QUOTIENT_SPLIT_STATEMENTS: usize = 2_000;
 
 /// Statements per part of a split quotient. NVRTC's time on one straight-line kernel grows faster than its
 /// length (NVRTC 13.0, sm_90, 2 busy cores: one program of KECCAKF's 57.5k statements did not finish in
-/// 10 min, SHA256's 14.6k took 78 s); parts of 600 take 1-2.5 s each, and compile on parallel threads
-/// ([`quotient_compile_jobs`]).
+/// 10 min, SHA256's 14.6k took 78 s); a part of 600 takes about 1-1.5 s (the largest units, KECCAKF's
+/// LogUp fold and SHA256's largest constraint, make parts of 1.4-2.1k statements: 5-6 s), and the parts
+/// compile on parallel threads ([`quotient_compile_jobs`]).
 pub const QUOTIENT_PART_STATEMENTS: usize = 600;
 
 /// One part of a table's fold: own constraints `constraints` and, if `logup`, the LogUp constraints;
