@@ -317,7 +317,7 @@ pub const QUOTIENT_SPLIT_STATEMENTS: usize = 2_000;
 pub const QUOTIENT_PART_STATEMENTS: usize = 600;
 
 /// One part of a table's fold: own constraints `constraints` and, if `logup`, the LogUp constraints;
-/// `body` the statements computing its sum `acc`.
+/// `body` the statements computing its sum `acc` (`statements` of them, `nodes` circuit nodes).
 struct FoldPart {
     constraints: std::ops::Range<usize>,
     logup: bool,
@@ -387,9 +387,9 @@ pub fn quotient_kernel_sources(air: &CompiledAir) -> Vec<String> {
 /// CUDA sources of the quotient row kernels of `air`: one program when its fold has at most `split_above`
 /// statements, else one per part of about `part_statements` (a part closes once it has that many; each own
 /// constraint, and the whole LogUp fold, stays in one part). Deterministic: the same AIR and bounds give the
-/// same texts (so the CUBIN cache hits). Each defines `QUOT_HD void quotient_row(const u64* main, const u64* prep, const u64*
-/// aux, const u64* params, u64* q, u64 s, u32 log_n, u32 log_q)` and, unless `ZKRV_HOST_EMU` is defined,
-/// the kernel [`QUOTIENT_KERNEL`]. `main`, `prep`, `aux` are the bit-reversed LDEs (`(n B) x width`
+/// same texts (so the CUBIN cache hits). Each defines `QUOT_HD void quotient_row(const u64* main, const
+/// u64* prep, const u64* aux, const u64* params, u64* q, u64 s, u32 log_n, u32 log_q)` and, unless
+/// `ZKRV_HOST_EMU` is defined, the kernel [`QUOTIENT_KERNEL`]. `main`, `prep`, `aux` are the bit-reversed LDEs (`(n B) x width`
 /// row-major, any blowup `B >= 2^log_q`; `prep`/`aux` may be null when the AIR has no preprocessed columns
 /// / no interactions); only rows `< M = 2^(log_n + log_q)` are read; `params` as in `kernels/quotient.cuh`
 /// ([`quotient_params`]). Run in order on row `s`, the parts leave `q[3s .. 3s + 3)` (storage order) equal
