@@ -9,8 +9,8 @@
 //! Layers:
 //! * `quotient_codegen_compiles_for_sm90`: NVRTC compiles the generated programs of every table of
 //!   `precompiles.elf` (machine and precompile tables; a sample of the parts of a table split into many) for
-//!   sm_90 (no GPU needed) and prints the compile times; `quotient_split_covers_every_constraint` checks the
-//!   split into parts (which tables, the constraint ranges);
+//!   sm_90 (no GPU needed) and prints the compile times; `quotient_split_covers_every_constraint` checks
+//!   the split into parts (which tables, the constraint ranges);
 //! * `quotient_host_emu_matches_cpu`: the generated sources compiled as C++ (`-DZKRV_HOST_EMU`) and run on the
 //!   host over the LDE rows, compared with `quotient_values` row by row (storage order), then the chunks
 //!   (`quotient_chunks` of the emulated values vs `quotient_host`); every table twice: its programs as the
