@@ -30,8 +30,8 @@
 //! **Steps** of one table's quotient (`n = 2^log_n` rows, `c` chunks, LDEs of blowup `2^log_blowup`,
 //! bit-reversed): 1. the generated kernel (or its parts, in order), one thread per storage row `s < M` of the
 //! quotient domain `g·H_M` (`M = n 2^log_q`, `zkrv_stark::backend::quotient_log_extension`), writes
-//! `q = C / Z_H` at row `s` (`M x 3` u64, storage order); 2. `bitrev_rows_scale_kernel` to natural order;
-//! 3. inverse DIF NTT of size `M` (bit-reversed, unscaled coefficients); 4. `quotient_split_kernel`: coefficient `k = j n + r` times
+//! `q = C / Z_H` at row `s` (`M x 3` u64, storage order); 2. `bitrev_rows_scale_kernel` to natural
+//! order; 3. inverse DIF NTT of size `M` (bit-reversed, unscaled coefficients); 4. `quotient_split_kernel`: coefficient `k = j n + r` times
 //! `g^-k / M` into chunk `j`, row `r` (`n x 3c`); 5. forward DFT of each chunk (DIF + bit reversal): the
 //! `n x 3c` natural-order matrix of `quotient_host`. zk: [`randomize_quotient_device`] (inverse DFT, masks
 //! from `zk_matrix_kernel`, `quotient_zk_scatter_kernel`, DFT of size `2n`) and [`random_codeword_device`].
