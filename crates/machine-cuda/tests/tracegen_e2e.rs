@@ -171,18 +171,26 @@ fn gpu_tracegen_proofs_are_byte_identical_to_cpu() {
         let (st_cpu, proof_cpu) = prove(&p, &input, &config).unwrap();
         // (host traces, record path, device fills): the default on every guest; on the first and the largest
         // ones also the fills uploading their own inputs, all traces on the host, and the three walks on the
-        // host with the tables that read them there too (the request tables, MEMW, PAGE, SYSIO and REGFILE: their
-        // device fills read only the device walks' lists) and BITWISE on the device (which then adds the host
-        // fills' lookups to the device histogram; CPU and LOAD/STORE/MEMW_A upload the host walks' results).
+        // host with the tables that read them there too (the request tables, MEMW, PAGE, SYSIO, REGFILE and the
+        // precompile tables: their device fills read only the device walks' lists) and BITWISE on the device
+        // (which then adds the host fills' lookups to the device histogram; CPU and LOAD/STORE/MEMW_A upload
+        // the host walks' results).
         let walk_readers = DeviceFill::walk_readers()
             .into_iter()
             .fold(zkrv_machine::TableSet::EMPTY, |s, (_, r)| {
                 r.iter().fold(s, |s, t| s.with(t))
             });
+        // The precompile fills read the device memory walk (`DeviceFill::check`): with the walks on the
+        // host they stay on the host too.
+        let precompiles = zkrv_machine::TableSet::EMPTY
+            .with(Table::Keccakf)
+            .with(Table::Sha256)
+            .with(Table::Poseidon2);
         let partial = DeviceFill {
             tables: DEVICE_FILLS
                 .tables
                 .minus(walk_readers)
+                .minus(precompiles)
                 .with(Table::Load)
                 .with(Table::Store)
                 .with(Table::MemwA)
