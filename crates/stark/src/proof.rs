@@ -46,7 +46,9 @@ use crate::merkle::{Digest, MerkleHash, TreeOpenings};
 use crate::pcs::{OpenedValues, PcsProof};
 
 pub const MAGIC: &[u8; 4] = b"ZKRV";
-pub const VERSION: u16 = 5;
+/// Version 6 (2026-12-04): the AIRs of the precompile tables (docs/tables.md §6.19; the 17-row SHA256 layout)
+/// change every proof's challenges, so a version-5 proof (FRI layers folding by up to 8) cannot verify here.
+pub const VERSION: u16 = 6;
 /// The height byte of an absent table in [`Proof::log_heights`] (docs/stark.md §10).
 pub const ABSENT_LOG_HEIGHT: u8 = u8::MAX;
 
@@ -81,8 +83,8 @@ pub enum ProofFormatError {
     #[error("bad magic (the STARK proof does not start with `ZKRV`)")]
     Magic,
     #[error(
-        "unsupported proof version {0} (this zkrv reads version {VERSION} only, whose FRI layers fold by up \
-         to 8; prove again with this zkrv)"
+        "unsupported proof version {0} (this zkrv reads version {VERSION} only: its machine's AIRs, with the \
+         precompile tables, differ from the ones the proof was made for; prove again with this zkrv)"
     )]
     Version(u16),
     #[error("truncated: needed {needed} bytes at offset {offset}, {remaining} left")]
