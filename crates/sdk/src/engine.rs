@@ -219,12 +219,15 @@ impl Engine {
                     min_height: zkrv_machine::min_height(config),
                     ..Default::default()
                 };
-                let (w, _) = zkrv_machine_cuda::trace_gen::generate_segment_traces(
-                    b.as_ref(),
-                    program,
-                    run,
-                    opts,
-                )
+                // A stage of the segment's profile (`--profile`: segments/prove (sum)/trace generation).
+                let (w, _) = zkrv_stark::profile::time("trace generation", || {
+                    zkrv_machine_cuda::trace_gen::generate_segment_traces(
+                        b.as_ref(),
+                        program,
+                        run,
+                        opts,
+                    )
+                })
                 .map_err(|e| match e {
                     zkrv_machine_cuda::trace_gen::TraceGenError::Machine(e) => e,
                     e => zkrv_machine::MachineError::Internal(format!(
