@@ -72,6 +72,8 @@ fn segments(config: &StarkConfig) -> Vec<Seg> {
     let mut out = Vec::new();
     for (guest, rows) in [("rv64im", 64u64), ("sha256", 1024), ("sha256_accel", 256)] {
         let (program, input) = rv_programs::guest(guest);
+        // (zk: a segment is at least the smallest table, 128 rows.)
+        let rows = rows.max(min_height(config) as u64);
         let plan = plan_run(&program, &input, rows, 1 << 24, config).unwrap();
         let n = plan.checkpoints.len();
         let count = n as u32;
@@ -240,9 +242,25 @@ fn fill_inputs(s: &Seg, config: &StarkConfig) -> (SegmentRun, FillInputs) {
     (run, inputs)
 }
 
+/// The two configurations checked: no-zk, and zk (min height 128) with a fixed test seed.
+fn configs() -> [(&'static str, StarkConfig); 2] {
+    let zk = StarkConfig {
+        zk_seed: Some(20261204),
+        ..StarkConfig::dev_zk()
+    };
+    [("no-zk", StarkConfig::dev()), ("zk", zk)]
+}
+
 #[test]
 fn segment_cpu_and_input_fills_match_host() {
-    let config = StarkConfig::dev();
+    for (what, config) in configs() {
+        eprintln!("{what}:");
+        check_cpu_and_input(&config);
+    }
+}
+
+fn check_cpu_and_input(config: &StarkConfig) {
+    let config = config.clone();
     let segs = segments(&config);
     let mut cpu_in = le_u64s(&[segs.len() as u64]);
     let mut input_in = le_u64s(&[segs.len() as u64]);
@@ -363,11 +381,7 @@ fn gpu_segment_traces_match_host_and_prove_byte_identical() {
     };
     dev.set_debug(true);
     let backend = CudaBackend::new(dev);
-    let zk = StarkConfig {
-        zk_seed: Some(20261204),
-        ..StarkConfig::dev_zk()
-    };
-    for (what, config) in [("no-zk", StarkConfig::dev()), ("zk", zk)] {
+    for (what, config) in configs() {
         let opts = TraceGenOptions {
             min_height: min_height(&config),
             ..TraceGenOptions::default()
