@@ -1,9 +1,12 @@
 // Quotient on the GPU: shared helpers of the generated per-AIR quotient row kernels (crates/cuda/src/quotient.rs,
-// `quotient_kernel_source`). Mirrors crates/stark/src/backend/quotient.rs, `quotient_values`.
+// `quotient_kernel_sources`: one program per AIR, or per part of a large AIR's fold). Mirrors
+// crates/stark/src/backend/quotient.rs, `quotient_values`.
 //
 // Quotient domain g·H_M, M = n · 2^log_q. Thread s (a storage row, s < M) reads LDE storage row s (natural point
 // i = bitrev_M(s), x = g ω_M^i) and its next row (natural point i + M/n, storage row `quot_next_row`), evaluates
-// the table's circuit and fold there, and writes q(x) = C(x) / Z_H(x) as 3 u64 at q + 3 s (storage order).
+// the table's circuit and fold there, and writes q(x) = C(x) / Z_H(x) as 3 u64 at q + 3 s (storage order). A split
+// AIR's parts run in order: the first writes its partial sum of C(x) there, the later ones add theirs, the last
+// multiplies by 1 / Z_H(x).
 //
 // Parameters (`const u64* params`, uploaded per table and proof):
 //   params[0..3)     z            LogUp shift (Ext3)
@@ -43,6 +46,17 @@ __device__ __noinline__ ext3 quot_sub(ext3 a, ext3 b) { return ext3_sub(a, b); }
 
 // An extension value read from memory (possibly non-canonical u64).
 QUOT_HD ext3 quot_ld(const u64* p) { return ext3{gl_canon(p[0]), gl_canon(p[1]), gl_canon(p[2])}; }
+
+// The loads of a split quotient's parts (crates/cuda/src/quotient.rs, QUOTIENT_PART_STATEMENTS): a cell of an LDE
+// or the parameter block, which no kernel of the quotient writes, read through the read-only data cache
+// (ld.global.nc). NVVM then need not order these loads against the part's calls: with plain loads its time on one
+// part grew about quadratically with the part's length (KECCAKF, 2.5k statements: 7.5 s to PTX, 2.3 s with these).
+#ifdef ZKRV_HOST_EMU
+QUOT_HD u64 quot_cell(const u64* p) { return gl_canon(*p); }
+#else
+QUOT_HD u64 quot_cell(const u64* p) { return gl_canon(__ldg(p)); }
+#endif
+QUOT_HD ext3 quot_ld_nc(const u64* p) { return ext3{quot_cell(p), quot_cell(p + 1), quot_cell(p + 2)}; }
 
 QUOT_HD ext3 quot_zero() { return ext3{0, 0, 0}; }
 

@@ -132,7 +132,8 @@ pub fn aux_kernel_source(air: &CompiledAir) -> String {
         );
     }
     s.push_str("    (void)nxt;\n    (void)mstride;\n");
-    emit_nodes(&mut s, nodes, &need, "gl_mul", |leaf| match leaf {
+    let emit = (0..nodes.len()).filter(|&i| need[i]);
+    emit_nodes(&mut s, nodes, emit, "gl_mul", |leaf| match leaf {
         Node::Main { col, next } => format!("gl_canon({}[{col}])", if next { "m1" } else { "m0" }),
         Node::Preprocessed { col, next } => {
             format!("gl_canon({}[{col}])", if next { "p1" } else { "p0" })
@@ -228,23 +229,20 @@ pub(crate) fn needed_nodes(nodes: &[Node], roots: impl IntoIterator<Item = u32>)
 }
 
 /// The code generator's node emitter, shared by the aux ([`aux_kernel_source`]) and quotient
-/// (`crate::quotient::quotient_kernel_source`) row kernels: one `const u64 v<i> = ...;` statement per
-/// needed node, in the circuit's topological order (operands first). Constants and operations are emitted
+/// (`crate::quotient::quotient_kernel_sources`) row kernels: one `const u64 v<i> = ...;` statement per
+/// node of `emit` (indices into `nodes`, increasing: the circuit's topological order, operands first). Constants and operations are emitted
 /// here, products with the function `mul` (`gl_mul` inline, or a `__noinline__` wrapper where the kernel's
 /// compile time needs it); `leaf(node)` gives the C expression of a leaf (main or preprocessed cell,
 /// selector), which is where the two kernels differ (trace rows vs LDE rows).
 pub(crate) fn emit_nodes(
     s: &mut String,
     nodes: &[Node],
-    need: &[bool],
+    emit: impl IntoIterator<Item = usize>,
     mul: &str,
     leaf: impl Fn(Node) -> String,
 ) {
-    for (i, node) in nodes.iter().enumerate() {
-        if !need[i] {
-            continue;
-        }
-        let e = match *node {
+    for i in emit {
+        let e = match nodes[i] {
             Node::Const(c) => format!("{c}ull"),
             Node::Add(a, b) => format!("gl_add(v{a}, v{b})"),
             Node::Sub(a, b) => format!("gl_sub(v{a}, v{b})"),

@@ -3,22 +3,35 @@
 //! `kernels/quotient.cuh` + one generated program per AIR, `kernels/quotient.cu`, `kernels/poly.cu`,
 //! `kernels/zk.cu`).
 //!
-//! **Code generation.** [`quotient_kernel_source`] is the LogUp aux generator grown to quotients: the same
+//! **Code generation.** [`quotient_kernel_sources`] is the LogUp aux generator grown to quotients: the same
 //! node emitter (`crate::logup::emit_nodes`) writes every circuit node the constraints and interactions read
 //! as one `const u64 v<i> = ...;` statement (leaves: LDE cells of the row and its next row, selectors), then
-//! the table's fold plan ([`CompiledAir::fold_with`], the very function the host quotient and the verifier run
-//! over field values) is run over a symbolic [`FoldAlgebra`] that emits one `const ext3 e<k> = ...;` statement
-//! per extension operation. The challenges, the powers `alpha^(N-1-i)` and the `Z_H` table are read from a
-//! per-proof parameter block (layout in `kernels/quotient.cuh`), so the source depends on the AIR only and its
-//! CUBIN is cached like the aux programs' (memory + disk, compiled in the background by
-//! `CudaBackend::prepare`). The same source compiles as C++ with `-DZKRV_HOST_EMU` (the per-row function
-//! `quotient_row`; `tests/quotient_parity.rs`).
+//! the table's fold plan ([`CompiledAir::fold_part_with`], the function behind [`CompiledAir::fold_with`]
+//! that the host quotient and the verifier run over field values) is run over a symbolic [`FoldAlgebra`]
+//! that emits one `const ext3 e<k> = ...;` statement per extension operation. The challenges, the powers
+//! `alpha^(N-1-i)` and the `Z_H` table are read from a per-proof parameter block (layout in
+//! `kernels/quotient.cuh`), so the sources depend on the AIR only and their CUBINs are cached like the aux
+//! programs' (memory + disk, compiled on parallel threads in the background by `CudaBackend::prepare`). The
+//! same sources compile as C++ with `-DZKRV_HOST_EMU` (the per-row function `quotient_row`;
+//! `tests/quotient_parity.rs`).
+//!
+//! **Split into parts.** NVRTC's time on one straight-line kernel grows faster than its length (NVRTC 13.0,
+//! sm_90: SHA256's 14.6k statements took 78 s, KECCAKF's 57.5k did not finish in 10 minutes). A table whose
+//! fold has more than [`QUOTIENT_SPLIT_STATEMENTS`] statements (the three precompile tables; no RV64IM
+//! machine table) is split, in fold order, into parts of about [`QUOTIENT_PART_STATEMENTS`] (each own
+//! constraint, and the whole LogUp fold, stays in one part), each its own program and kernel
+//! ([`QUOTIENT_KERNEL`]) that emits only the nodes its constraints read. Launched in order on one stream
+//! over the same rows, the first part writes its partial sum `sum_i alpha^(N-1-i) C_i` at row `s` of the
+//! `M x 3` output, each later part adds its own, and the last (which holds the LogUp fold) multiplies by
+//! `1/Z_H`. Field arithmetic is exact, so the result equals the host's bit for bit. The parts read the LDE
+//! cells and parameters through the read-only cache (`quot_cell`, `quot_ld_nc` in `kernels/quotient.cuh`),
+//! which keeps NVVM's time about linear in the part's length (an unsplit program keeps plain loads).
 //!
 //! **Steps** of one table's quotient (`n = 2^log_n` rows, `c` chunks, LDEs of blowup `2^log_blowup`,
-//! bit-reversed): 1. the generated kernel, one thread per storage row `s < M` of the quotient domain
-//! `g·H_M` (`M = n 2^log_q`, `zkrv_stark::backend::quotient_log_extension`), writes `q = C / Z_H` at row `s`
-//! (`M x 3` u64, storage order); 2. `bitrev_rows_scale_kernel` to natural order; 3. inverse DIF NTT of size
-//! `M` (bit-reversed, unscaled coefficients); 4. `quotient_split_kernel`: coefficient `k = j n + r` times
+//! bit-reversed): 1. the generated kernel (or its parts, in order), one thread per storage row `s < M` of the
+//! quotient domain `g·H_M` (`M = n 2^log_q`, `zkrv_stark::backend::quotient_log_extension`), writes
+//! `q = C / Z_H` at row `s` (`M x 3` u64, storage order); 2. `bitrev_rows_scale_kernel` to natural
+//! order; 3. inverse DIF NTT of size `M` (bit-reversed, unscaled coefficients); 4. `quotient_split_kernel`: coefficient `k = j n + r` times
 //! `g^-k / M` into chunk `j`, row `r` (`n x 3c`); 5. forward DFT of each chunk (DIF + bit reversal): the
 //! `n x 3c` natural-order matrix of `quotient_host`. zk: [`randomize_quotient_device`] (inverse DFT, masks
 //! from `zk_matrix_kernel`, `quotient_zk_scatter_kernel`, DFT of size `2n`) and [`random_codeword_device`].
@@ -43,7 +56,7 @@ use crate::backend::DeviceTrace;
 use crate::commit::{DeviceLde, LdeKind};
 use crate::device::{cfg, Device, DeviceBuffer, KArg};
 use crate::error::CudaError;
-use crate::logup::{emit_nodes, fnv64, needed_nodes};
+use crate::logup::{emit_nodes, fnv64};
 use crate::nvrtc;
 use crate::stats::TransferStats;
 
@@ -99,13 +112,32 @@ struct CudaFold<'a> {
     emitted: Vec<bool>,
     out: String,
     next: u32,
+    /// Statements written to `out` (extension values and circuit nodes).
+    statements: usize,
     /// Loaded parameters and aux cells, by source expression (each loaded once).
     loads: HashMap<String, CExt>,
     tuple_len: usize,
     powers: usize,
+    /// Loads of LDE cells and parameters through the read-only cache (`quot_cell`, `quot_ld_nc`): the
+    /// parts of a split quotient (the unsplit programs keep plain loads).
+    nc: bool,
 }
 
-impl CudaFold<'_> {
+impl<'a> CudaFold<'a> {
+    fn new(air: &'a CompiledAir, nc: bool) -> Self {
+        let (_, powers, _) = param_offsets(air);
+        CudaFold {
+            nodes: &air.circuit.nodes,
+            emitted: vec![false; air.circuit.nodes.len()],
+            out: String::new(),
+            next: 0,
+            statements: 0,
+            loads: HashMap::new(),
+            tuple_len: max_tuple(air).max(1),
+            powers,
+            nc,
+        }
+    }
     fn base(b: CBase) -> String {
         match b {
             CBase::Node(k) => format!("v{k}"),
@@ -123,6 +155,7 @@ impl CudaFold<'_> {
     fn emit(&mut self, expr: String) -> CExt {
         let k = self.next;
         self.next += 1;
+        self.statements += 1;
         let _ = writeln!(self.out, "    const ext3 e{k} = {expr};");
         CExt::Var(k)
     }
@@ -130,29 +163,43 @@ impl CudaFold<'_> {
         if let Some(&e) = self.loads.get(&src) {
             return e;
         }
-        let e = self.emit(format!("quot_ld({src})"));
+        let ld = if self.nc { "quot_ld_nc" } else { "quot_ld" };
+        let e = self.emit(format!("{ld}({src})"));
         self.loads.insert(src, e);
         e
     }
-    /// Emits node `k` and the operands it needs that are not emitted yet.
+    /// Emits node `k` and the operands it needs that are not emitted yet (a search over the unemitted
+    /// operands only, then `crate::logup::emit_nodes` in topological order).
     fn ensure(&mut self, k: u32) {
         if self.emitted[k as usize] {
             return;
         }
-        let mut need = needed_nodes(&self.nodes[..=k as usize], [k]);
-        for (n, e) in need.iter_mut().zip(&self.emitted) {
-            *n &= !*e;
+        let mut todo = vec![k];
+        let mut new = Vec::new();
+        self.emitted[k as usize] = true;
+        while let Some(i) = todo.pop() {
+            new.push(i as usize);
+            let mut visit = |j: u32| {
+                if !self.emitted[j as usize] {
+                    self.emitted[j as usize] = true;
+                    todo.push(j);
+                }
+            };
+            match self.nodes[i as usize] {
+                Node::Add(a, b) | Node::Sub(a, b) | Node::Mul(a, b) => {
+                    visit(a);
+                    visit(b);
+                }
+                Node::Neg(a) => visit(a),
+                _ => {}
+            }
         }
-        emit_nodes(
-            &mut self.out,
-            &self.nodes[..=k as usize],
-            &need,
-            "quot_mul",
-            lde_leaf,
-        );
-        for (e, n) in self.emitted.iter_mut().zip(&need) {
-            *e |= *n;
-        }
+        new.sort_unstable();
+        self.statements += new.len();
+        let nc = self.nc;
+        emit_nodes(&mut self.out, self.nodes, new, "quot_mul", |l| {
+            lde_leaf(l, nc)
+        });
     }
     fn param(&mut self, off: usize) -> CExt {
         self.load(format!("params + {off}"))
@@ -238,40 +285,139 @@ impl FoldAlgebra for CudaFold<'_> {
 }
 
 /// The C expression of a circuit leaf on the LDE rows `m0`/`m1` (main), `p0`/`p1` (preprocessed) and the
-/// point's selectors `pt`.
-fn lde_leaf(leaf: Node) -> String {
-    match leaf {
-        Node::Main { col, next } => format!("gl_canon({}[{col}])", if next { "m1" } else { "m0" }),
-        Node::Preprocessed { col, next } => {
-            format!("gl_canon({}[{col}])", if next { "p1" } else { "p0" })
+/// point's selectors `pt`; `nc`: cells read through the read-only cache ([`CudaFold::nc`]).
+fn lde_leaf(leaf: Node, nc: bool) -> String {
+    let cell = |row: &str, col: usize| {
+        if nc {
+            format!("quot_cell({row} + {col})")
+        } else {
+            format!("gl_canon({row}[{col}])")
         }
+    };
+    match leaf {
+        Node::Main { col, next } => cell(if next { "m1" } else { "m0" }, col),
+        Node::Preprocessed { col, next } => cell(if next { "p1" } else { "p0" }, col),
         Node::IsFirstRow => "pt.first".into(),
         Node::IsLastRow => "pt.last".into(),
         _ => "pt.transition".into(),
     }
 }
 
-/// CUDA source of the quotient row kernel of `air` (see the module docs). Deterministic: the same AIR gives
-/// the same text (so the CUBIN cache hits). Defines `QUOT_HD void quotient_row(const u64* main, const u64*
-/// prep, const u64* aux, const u64* params, u64* q, u64 s, u32 log_n, u32 log_q)` and, unless
-/// `ZKRV_HOST_EMU` is defined, the kernel [`QUOTIENT_KERNEL`]. `main`, `prep`, `aux` are the bit-reversed
-/// LDEs (`(n B) x width` row-major, any blowup `B >= 2^log_q`; `prep`/`aux` may be null when the AIR has no
-/// preprocessed columns / no interactions); only rows `< M = 2^(log_n + log_q)` are read. Writes
-/// `q[3s .. 3s + 3)` (storage order); `params` as in `kernels/quotient.cuh` ([`quotient_params`]).
-pub fn quotient_kernel_source(air: &CompiledAir) -> String {
-    let nodes = &air.circuit.nodes;
-    let roots = air.constraints.iter().map(|c| c.node).chain(
-        air.interactions
-            .iter()
-            .flat_map(|it| it.values.iter().copied().chain([it.multiplicity])),
-    );
-    let need = needed_nodes(nodes, roots);
-    let (_, powers, zh) = param_offsets(air);
+/// Statements (circuit nodes and extension operations) above which the generated quotient of a table is
+/// split into parts of [`QUOTIENT_PART_STATEMENTS`], one program each (see the module docs). Every RV64IM
+/// machine table stays below it (one program, no extra pass over `q`; MEMW, the largest, has about 1.1k);
+/// the precompile tables are above it (POSEIDON2 3.4k, SHA256 14.6k, KECCAKF 57.5k).
+pub const QUOTIENT_SPLIT_STATEMENTS: usize = 2_000;
+
+/// Statements per part of a split quotient. NVRTC's time on one straight-line kernel grows faster than its
+/// length (NVRTC 13.0, sm_90, 2 busy cores: one program of KECCAKF's 57.5k statements did not finish in
+/// 10 min, SHA256's 14.6k took 78 s); a part of 600 takes about 1-1.5 s (the largest units, KECCAKF's
+/// LogUp fold and SHA256's largest constraint, make parts of 1.4-2.1k statements: 5-6 s), and the parts
+/// compile on parallel threads ([`quotient_compile_jobs`]).
+pub const QUOTIENT_PART_STATEMENTS: usize = 600;
+
+/// One part of a table's fold: own constraints `constraints` and, if `logup`, the LogUp constraints;
+/// `body` the statements computing its sum `acc` (`statements` of them, `nodes` circuit nodes).
+struct FoldPart {
+    constraints: std::ops::Range<usize>,
+    logup: bool,
+    body: String,
+    acc: CExt,
+    nodes: usize,
+    statements: usize,
+}
+
+/// `air`'s fold plan as one part when it has at most `split_above` statements, else split as
+/// [`fold_parts_with`] into parts of about `part_statements` (with the parts' loads, [`CudaFold::nc`]).
+fn fold_parts(air: &CompiledAir, split_above: usize, part_statements: usize) -> Vec<FoldPart> {
+    let whole = fold_parts_with(air, usize::MAX, false);
+    if whole[0].statements <= split_above {
+        return whole;
+    }
+    fold_parts_with(air, part_statements, true)
+}
+
+/// Splits `air`'s fold plan ([`CompiledAir::fold_part_with`]) greedily, in order, into parts of about
+/// `max_statements` statements (a part closes once it has reached `max_statements`; units are one own
+/// constraint each, then the whole LogUp fold).
+fn fold_parts_with<'a>(air: &'a CompiledAir, max_statements: usize, nc: bool) -> Vec<FoldPart> {
+    let n = air.constraints.len();
+    let units = n + usize::from(!air.interactions.is_empty());
+    let mut parts = Vec::new();
+    let mut fold = CudaFold::new(air, nc);
+    let mut acc = CExt::Zero;
+    let mut start = 0;
+    let close = |fold: &mut CudaFold<'a>, acc: CExt, range: std::ops::Range<usize>, logup: bool| {
+        let nodes = fold.emitted.iter().filter(|&&e| e).count();
+        let f = std::mem::replace(fold, CudaFold::new(air, nc));
+        FoldPart {
+            constraints: range,
+            logup,
+            body: f.out,
+            acc,
+            nodes,
+            statements: f.statements,
+        }
+    };
+    for u in 0..units {
+        if u > start && fold.statements >= max_statements {
+            parts.push(close(&mut fold, acc, start..u, false));
+            acc = CExt::Zero;
+            start = u;
+        }
+        let t = if u < n {
+            air.fold_part_with(&mut fold, u..u + 1, false)
+        } else {
+            air.fold_part_with(&mut fold, n..n, true)
+        };
+        acc = fold.add(acc, t);
+    }
+    let logup = !air.interactions.is_empty();
+    parts.push(close(&mut fold, acc, start.min(n)..n, logup));
+    parts
+}
+
+/// CUDA sources of the quotient row kernels of `air` (see the module docs), in launch order: one program
+/// (every RV64IM machine table), or, above [`QUOTIENT_SPLIT_STATEMENTS`], one per part of about
+/// [`QUOTIENT_PART_STATEMENTS`]. [`quotient_kernel_sources_with`] with those bounds.
+pub fn quotient_kernel_sources(air: &CompiledAir) -> Vec<String> {
+    quotient_kernel_sources_with(air, QUOTIENT_SPLIT_STATEMENTS, QUOTIENT_PART_STATEMENTS)
+}
+
+/// CUDA sources of the quotient row kernels of `air`: one program when its fold has at most `split_above`
+/// statements, else one per part of about `part_statements` (a part closes once it has that many; each own
+/// constraint, and the whole LogUp fold, stays in one part). Deterministic: the same AIR and bounds give the
+/// same texts (so the CUBIN cache hits). Each defines `QUOT_HD void quotient_row(const u64* main, const
+/// u64* prep, const u64* aux, const u64* params, u64* q, u64 s, u32 log_n, u32 log_q)` and, unless
+/// `ZKRV_HOST_EMU` is defined, the kernel [`QUOTIENT_KERNEL`]. `main`, `prep`, `aux` are the bit-reversed LDEs (`(n B) x width`
+/// row-major, any blowup `B >= 2^log_q`; `prep`/`aux` may be null when the AIR has no preprocessed columns
+/// / no interactions); only rows `< M = 2^(log_n + log_q)` are read; `params` as in `kernels/quotient.cuh`
+/// ([`quotient_params`]). Run in order on row `s`, the parts leave `q[3s .. 3s + 3)` (storage order) equal
+/// to `C / Z_H`: one part writes it; of several, the first writes its partial sum of `C`, each later part
+/// adds its own, the last also multiplies by `1 / Z_H`.
+pub fn quotient_kernel_sources_with(
+    air: &CompiledAir,
+    split_above: usize,
+    part_statements: usize,
+) -> Vec<String> {
+    let parts = fold_parts(air, split_above, part_statements);
+    let count = parts.len();
+    parts
+        .iter()
+        .enumerate()
+        .map(|(j, p)| part_source(air, p, j, count))
+        .collect()
+}
+
+/// The source of part `j` of `count` of `air`'s quotient (see [`quotient_kernel_sources_with`]).
+fn part_source(air: &CompiledAir, part: &FoldPart, j: usize, count: usize) -> String {
+    let (_, _, zh) = param_offsets(air);
     let aw = air.aux_width();
+    let body = &part.body;
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "// Generated by zkrv_cuda::quotient::quotient_kernel_source for table `{}`: {} constraints, {} \
+        "// Generated by zkrv_cuda::quotient::quotient_kernel_sources for table `{}`: {} constraints, {} \
          interactions ({} term columns),\n// main width {}, preprocessed width {}, aux width {aw}, {} of {} \
          circuit nodes.\n// (The source does not depend on the chunk count: zk and non-zk proofs share it.)",
         air.name.replace(['\n', '\r'], " "),
@@ -280,89 +426,63 @@ pub fn quotient_kernel_source(air: &CompiledAir) -> String {
         air.logup.groups.len(),
         air.width,
         air.preprocessed_width,
-        need.iter().filter(|&&u| u).count(),
-        nodes.len(),
+        part.nodes,
+        air.circuit.nodes.len(),
     );
+    if count > 1 {
+        let _ = writeln!(
+            s,
+            "// Part {} of {count}: own constraints {}..{}{}.",
+            j + 1,
+            part.constraints.start,
+            part.constraints.end,
+            if part.logup {
+                " and the LogUp constraints"
+            } else {
+                ""
+            }
+        );
+    }
     s.push_str("#include \"quotient.cuh\"\n\n");
     s.push_str(
         "QUOT_HD void quotient_row(const u64* main, const u64* prep, const u64* aux, const u64* params, \
          u64* q, u64 s, u32 log_n, u32 log_q) {\n",
     );
     s.push_str("    const u64 nxt = quot_next_row(s, log_n);\n");
-    let _ = writeln!(
-        s,
-        "    const quot_point pt = quot_point_at(params, params + {zh}, bit_reverse((u32)s, log_n + log_q), \
-         log_q);"
-    );
-    let rows = [
-        (
-            Node::Main {
-                col: 0,
-                next: false,
-            },
-            "m0",
-            "main",
-            "s",
-            air.width,
-        ),
-        (
-            Node::Main { col: 0, next: true },
-            "m1",
-            "main",
-            "nxt",
-            air.width,
-        ),
-        (
-            Node::Preprocessed {
-                col: 0,
-                next: false,
-            },
-            "p0",
-            "prep",
-            "s",
-            air.preprocessed_width,
-        ),
-        (
-            Node::Preprocessed { col: 0, next: true },
-            "p1",
-            "prep",
-            "nxt",
-            air.preprocessed_width,
-        ),
-    ];
-    for (kind, var, buf, row, w) in rows {
-        let used = nodes.iter().zip(&need).any(|(n, &u)| {
-            u && match (n, kind) {
-                (Node::Main { next: a, .. }, Node::Main { next: b, .. }) => *a == b,
-                (Node::Preprocessed { next: a, .. }, Node::Preprocessed { next: b, .. }) => *a == b,
-                _ => false,
-            }
-        });
-        if used {
+    let last = j + 1 == count;
+    // The point's selectors and 1/Z_H cost a base-field inverse: computed only where read.
+    if last || body.contains("pt.") {
+        let _ = writeln!(
+            s,
+            "    const quot_point pt = quot_point_at(params, params + {zh}, bit_reverse((u32)s, log_n + \
+             log_q), log_q);"
+        );
+    }
+    for (var, buf, row, w) in [
+        ("m0", "main", "s", air.width),
+        ("m1", "main", "nxt", air.width),
+        ("p0", "prep", "s", air.preprocessed_width),
+        ("p1", "prep", "nxt", air.preprocessed_width),
+        ("a0", "aux", "s", aw),
+        ("a1", "aux", "nxt", aw),
+    ] {
+        // The leaves read `m0[..]` or `quot_cell(m0 + ..)`, ...; the aux loads `quot_ld(a0 + ..)`.
+        if body.contains(&format!("{var}[")) || body.contains(&format!("({var} + ")) {
             let _ = writeln!(s, "    const u64* {var} = {buf} + {row} * {w}ull;");
         }
     }
-    if aw > 0 {
-        let _ = writeln!(s, "    const u64* a0 = aux + s * {aw}ull;");
-        let _ = writeln!(s, "    const u64* a1 = aux + nxt * {aw}ull;");
-    }
-    s.push_str("    (void)nxt;\n    (void)main;\n    (void)prep;\n    (void)aux;\n");
-    let mut fold = CudaFold {
-        nodes,
-        emitted: vec![false; nodes.len()],
-        out: String::new(),
-        next: 0,
-        loads: HashMap::new(),
-        tuple_len: max_tuple(air).max(1),
-        powers,
-    };
-    let acc = air.fold_with(&mut fold);
-    s.push_str(&fold.out);
-    let _ = writeln!(
-        s,
-        "    quot_store(q + 3 * s, logup_ext3_mul_base({}, pt.zh_inv));",
-        CudaFold::ext(acc)
+    s.push_str(
+        "    (void)nxt;\n    (void)main;\n    (void)prep;\n    (void)aux;\n    (void)log_q;\n",
     );
+    s.push_str(body);
+    let acc = CudaFold::ext(part.acc);
+    let v = match (j, last) {
+        (0, true) => format!("logup_ext3_mul_base({acc}, pt.zh_inv)"),
+        (0, false) => acc,
+        (_, false) => format!("quot_add(quot_ld(q + 3 * s), {acc})"),
+        (_, true) => format!("logup_ext3_mul_base(quot_add(quot_ld(q + 3 * s), {acc}), pt.zh_inv)"),
+    };
+    let _ = writeln!(s, "    quot_store(q + 3 * s, {v});");
     s.push_str("}\n\n#ifndef ZKRV_HOST_EMU\n");
     let _ = writeln!(
         s,
@@ -426,14 +546,22 @@ fn program_name(src: &str) -> String {
     format!("quotient_{:016x}.cu", fnv64(src.as_bytes()))
 }
 
-/// The NVRTC jobs `(program name, source)` of the quotients of `airs`: `quotient.cu`, then one generated
-/// program per AIR (for `crate::logup::precompile`).
+/// The generated quotient programs of `air`, `(NVRTC program name, source)` in launch order
+/// ([`quotient_kernel_sources`]).
+fn quotient_programs(air: &CompiledAir) -> Vec<(String, String)> {
+    quotient_kernel_sources(air)
+        .into_iter()
+        .map(|src| (program_name(&src), src))
+        .collect()
+}
+
+/// The NVRTC jobs `(program name, source)` of the quotients of `airs`: `quotient.cu`, then the generated
+/// programs of every AIR (for `crate::logup::precompile`, which compiles them on parallel threads).
 pub fn quotient_compile_jobs(airs: &[CompiledAir]) -> Vec<(String, String)> {
     let q = &crate::nvrtc::QUOTIENT_CU;
     let mut jobs: Vec<(String, String)> = vec![(q.name.into(), q.src.into())];
     for a in airs {
-        let src = quotient_kernel_source(a);
-        jobs.push((program_name(&src), src));
+        jobs.extend(quotient_programs(a));
     }
     jobs
 }
@@ -517,12 +645,13 @@ pub fn quotient_values_device(
     let d_params = dev.upload(&params)?;
     stats.add_h2d(STAGE_QUOTIENT, table, (params.len() * 8) as u64);
     let q = dev.alloc::<u64>(3 << log_m)?;
+    let programs = quotient_programs(air);
     // SAFETY: main/prep/aux hold 2^(log_n + log_blowup) >= M rows of their widths (checked above) or are
     // null when the generated code never reads them; q holds M x 3 u64; rows s < M.
     unsafe {
         launch_quotient(
             dev,
-            air,
+            &programs,
             [main_ptr, prep_ptr, aux_ptr],
             &d_params,
             &q,
@@ -535,7 +664,8 @@ pub fn quotient_values_device(
     Ok((q, log_q))
 }
 
-/// Launches the generated quotient kernel of `air` over storage rows `[s0, s_end)` of the quotient domain.
+/// Launches the generated quotient kernels `programs` ([`quotient_programs`] of one AIR, in order, on the
+/// device's stream) over storage rows `[s0, s_end)` of the quotient domain.
 ///
 /// # Safety
 /// `lde[k] + 8·s·w_k` (main, prep, aux) must be readable for every row `s` in `[s0, s_end)` and its next
@@ -544,7 +674,7 @@ pub fn quotient_values_device(
 #[allow(clippy::too_many_arguments)]
 unsafe fn launch_quotient(
     dev: &Device,
-    air: &CompiledAir,
+    programs: &[(String, String)],
     lde: [u64; 3],
     params: &DeviceBuffer<u64>,
     q: &DeviceBuffer<u64>,
@@ -553,28 +683,30 @@ unsafe fn launch_quotient(
     log_n: usize,
     log_q: usize,
 ) -> Result<(), CudaError> {
-    let src = quotient_kernel_source(air);
-    let name = program_name(&src);
-    // SAFETY: forwarded from the caller; one thread per row s in [s0, s_end).
-    unsafe {
-        dev.launch_generated(
-            &name,
-            &src,
-            QUOTIENT_KERNEL,
-            cfg(grid(s_end - s0, QUOTIENT_BLOCK)?, QUOTIENT_BLOCK, 0),
-            &[
-                KArg::U64(lde[0]),
-                KArg::U64(lde[1]),
-                KArg::U64(lde[2]),
-                KArg::U64(params.ptr()),
-                KArg::U64(q.ptr()),
-                KArg::U64(s_end),
-                KArg::U32(log_n as u32),
-                KArg::U32(log_q as u32),
-                KArg::U64(s0),
-            ],
-        )
+    for (name, src) in programs {
+        // SAFETY: forwarded from the caller; one thread per row s in [s0, s_end); the parts run in order
+        // on one stream (each reads the partial sums its predecessors wrote at its own rows).
+        unsafe {
+            dev.launch_generated(
+                name,
+                src,
+                QUOTIENT_KERNEL,
+                cfg(grid(s_end - s0, QUOTIENT_BLOCK)?, QUOTIENT_BLOCK, 0),
+                &[
+                    KArg::U64(lde[0]),
+                    KArg::U64(lde[1]),
+                    KArg::U64(lde[2]),
+                    KArg::U64(params.ptr()),
+                    KArg::U64(q.ptr()),
+                    KArg::U64(s_end),
+                    KArg::U32(log_n as u32),
+                    KArg::U32(log_q as u32),
+                    KArg::U64(s0),
+                ],
+            )?;
+        }
     }
+    Ok(())
 }
 
 /// [`quotient_values_device`] over LDEs that may be recomputed ([`crate::commit::LdeKind::Coeffs`]): when
@@ -651,6 +783,7 @@ pub fn quotient_values_lde(
     let d_params = dev.upload(&params)?;
     stats.add_h2d(STAGE_QUOTIENT, table, (params.len() * 8) as u64);
     let q = dev.alloc::<u64>(3 << log_m)?;
+    let programs = quotient_programs(air);
     let n = 1u64 << log_n;
     for b in 0..1usize << log_q {
         let used = |l: Option<&DeviceLde>, read: bool| -> Result<_, CudaError> {
@@ -673,7 +806,7 @@ pub fn quotient_values_lde(
         unsafe {
             launch_quotient(
                 dev,
-                air,
+                &programs,
                 [base(&m_blk), base(&p_blk), base(&a_blk)],
                 &d_params,
                 &q,

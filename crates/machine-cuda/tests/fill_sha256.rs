@@ -113,7 +113,9 @@ fn guest_run(r: &mut StdRng) -> GuestRun {
 
 fn cases(r: &mut StdRng) -> Vec<Case> {
     let mut v = Vec::new();
-    // 1 call: 32 rows, 18 real and a cut padding group; 7 and 8 calls: 128 and 256 rows.
+    // 1 call: 32 rows (a padding boundary row, 17 real, a cut padding group); 7 calls: 128 rows; 8 and 15
+    // calls: 256 rows, whose last row is a boundary row (15 calls: a real call's); min_height 4096 below: the
+    // last row is a row 15 (its range checks read row 0).
     for n in [1usize, 2, 3, 7, 8, 14, 15] {
         v.push(Case {
             name: format!("{n} random calls"),
@@ -125,6 +127,11 @@ fn cases(r: &mut StdRng) -> Vec<Case> {
         name: "2 random calls, min_height 256".into(),
         calls: random_calls(r, 2),
         min_height: 256,
+    });
+    v.push(Case {
+        name: "1 random call, min_height 4096".into(),
+        calls: random_calls(r, 1),
+        min_height: 4096,
     });
     let g = guest_run(r);
     assert!(

@@ -6,12 +6,15 @@
 //! and random LogUp challenges, fold challenge and (claimed) bus sums, non-zk and zk (traces randomized to
 //! `2n` rows, quotient blowup `2B`, `2d - 1` chunks).
 //!
-//! Three layers:
-//! * `quotient_codegen_compiles_for_sm90`: NVRTC compiles the generated source of every machine table (no
-//!   GPU needed) and prints the compile times;
+//! Layers:
+//! * `quotient_codegen_compiles_for_sm90`: NVRTC compiles the generated programs of every table of
+//!   `precompiles.elf` (machine and precompile tables; a sample of the parts of a table split into many) for
+//!   sm_90 (no GPU needed) and prints the compile times; `quotient_split_covers_every_constraint` checks
+//!   the split into parts (which tables, the constraint ranges);
 //! * `quotient_host_emu_matches_cpu`: the generated sources compiled as C++ (`-DZKRV_HOST_EMU`) and run on the
 //!   host over the LDE rows, compared with `quotient_values` row by row (storage order), then the chunks
-//!   (`quotient_chunks` of the emulated values vs `quotient_host`);
+//!   (`quotient_chunks` of the emulated values vs `quotient_host`); every table twice: its programs as the
+//!   prover runs them, and split into parts of `TEST_PART_STATEMENTS` (the split path);
 //! * `quotient_kernels_host_emu_match_cpu`: the fixed kernels around the NTTs (chunk split, zk scatter, zk
 //!   stream matrix) emulated on the host against `quotient_chunks`, `zk::randomize_quotient`, `ZkRng::matrix`;
 //! * `gpu_quotient_matches_cpu`: `CudaBackend::quotient` (+ `randomize_quotient`, `random_codeword`) vs
@@ -29,7 +32,10 @@ use std::convert::Infallible;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use zkrv_cuda::quotient::{quotient_kernel_source, quotient_params};
+use zkrv_cuda::quotient::{
+    quotient_kernel_sources, quotient_kernel_sources_with, quotient_params,
+    QUOTIENT_SPLIT_STATEMENTS,
+};
 use zkrv_cuda::{nvrtc, CudaBackend, Device};
 use zkrv_stark::air::CompiledAir;
 use zkrv_stark::backend::{
@@ -230,6 +236,25 @@ fn assert_cells(label: &str, width: usize, got: &[u64], want: &[u64]) {
     }
 }
 
+/// Part size of the forced split in `quotient_host_emu_matches_cpu`: every table with more statements is
+/// split into several programs, so that the emulation checks the split path on every machine table.
+const TEST_PART_STATEMENTS: usize = 40;
+
+/// Every table of `guests/bin/precompiles.elf` (the machine tables and the three precompile tables), as the
+/// prover compiles them (dev config).
+fn all_tables() -> Vec<CompiledAir> {
+    let root = format!("{}/../../guests", env!("CARGO_MANIFEST_DIR"));
+    let elf = std::fs::read(format!("{root}/bin/precompiles.elf")).expect("guest ELF");
+    let program = zkrv_executor::Program::from_elf(&elf).expect("ELF");
+    let checker =
+        zkrv_machine::WitnessChecker::new(&program, &StarkConfig::dev()).expect("checker");
+    checker.compiled().to_vec()
+}
+
+/// NVRTC compiles the generated quotient programs of every table of `precompiles.elf` for sm_90 (no GPU
+/// needed) and prints the compile times. A table split into more than 4 parts (the precompile tables above
+/// `QUOTIENT_SPLIT_STATEMENTS`) compiles a sample: its first part, its last (the LogUp fold, the division
+/// by `Z_H`) and its longest; every part of KECCAKF would cost CI about 2-3 min.
 #[test]
 fn quotient_codegen_compiles_for_sm90() {
     if !nvrtc::nvrtc_available() {
@@ -240,64 +265,176 @@ fn quotient_codegen_compiles_for_sm90() {
         eprintln!("SKIPPED quotient_codegen_compiles_for_sm90: libnvrtc not loadable");
         return;
     }
-    let mut rng = StdRng::seed_from_u64(seed());
-    let m = machine(&mut rng, false);
+    let airs = all_tables();
+    for name in ["KECCAKF", "SHA256", "POSEIDON2"] {
+        assert!(
+            airs.iter().any(|a| a.name == name),
+            "precompiles.elf has no table {name}"
+        );
+    }
     let mut total = std::time::Duration::ZERO;
+    let mut programs = 0;
     let mut worst = (std::time::Duration::ZERO, String::new());
-    for air in &m.airs {
-        let src = quotient_kernel_source(air);
+    for air in &airs {
+        let srcs = quotient_kernel_sources(air);
         assert_eq!(
-            src,
-            quotient_kernel_source(air),
+            srcs,
+            quotient_kernel_sources(air),
             "{}: codegen not deterministic",
             air.name
         );
-        let t = std::time::Instant::now();
-        let cubin = nvrtc::compile_cubin(
-            &format!("quotient_{}.cu", air.name),
-            &src,
-            nvrtc::HEADERS,
-            "sm_90",
-        )
-        .unwrap_or_else(|e| panic!("{}: {e}\n{src}", air.name));
-        let dt = t.elapsed();
-        assert_eq!(&cubin[..4], b"\x7fELF");
-        total += dt;
-        if dt > worst.0 {
-            worst = (dt, air.name.clone());
+        let sample: Vec<usize> = if srcs.len() <= 4 {
+            (0..srcs.len()).collect()
+        } else {
+            let longest = (0..srcs.len()).max_by_key(|&j| srcs[j].len()).unwrap();
+            let mut v = vec![0, srcs.len() - 1, longest];
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        for &j in &sample {
+            let src = &srcs[j];
+            let label = format!("{} part {} of {}", air.name, j + 1, srcs.len());
+            let t = std::time::Instant::now();
+            let cubin = nvrtc::compile_cubin(
+                &format!("quotient_{}_{j}.cu", air.name),
+                src,
+                nvrtc::HEADERS,
+                "sm_90",
+            )
+            .unwrap_or_else(|e| panic!("{label}: {e}\n{src}"));
+            let dt = t.elapsed();
+            assert_eq!(&cubin[..4], b"\x7fELF");
+            total += dt;
+            programs += 1;
+            if dt > worst.0 {
+                worst = (dt, label.clone());
+            }
+            eprintln!(
+                "{label}: {} constraints, {} interactions, {} source lines, {} CUBIN bytes, compiled in {:.2?}",
+                air.constraints.len(),
+                air.interactions.len(),
+                src.lines().count(),
+                cubin.len(),
+                dt
+            );
         }
-        eprintln!(
-            "{}: {} constraints, {} interactions, {} source bytes, {} CUBIN bytes, compiled in {:.2?}",
-            air.name,
-            air.constraints.len(),
-            air.interactions.len(),
-            src.len(),
-            cubin.len(),
-            dt
-        );
+        if sample.len() < srcs.len() {
+            eprintln!(
+                "{}: compiled {} of its {} parts (a sample)",
+                air.name,
+                sample.len(),
+                srcs.len()
+            );
+        }
     }
     eprintln!(
-        "{} quotient programs compiled in {total:.2?} (slowest: {} in {:.2?})",
-        m.airs.len(),
+        "{programs} quotient programs of {} tables compiled in {total:.2?} (slowest: {} in {:.2?})",
+        airs.len(),
         worst.1,
         worst.0
     );
 }
 
+/// The split into parts: every table of `precompiles.elf` below `QUOTIENT_SPLIT_STATEMENTS` (all the
+/// machine tables) is one program, the three precompile tables are split, and a forced split has several
+/// parts where the table has several constraints; the parts name their constraint ranges, which tile the
+/// table's constraints in order.
+#[test]
+fn quotient_split_covers_every_constraint() {
+    let airs = all_tables();
+    for air in &airs {
+        let one = quotient_kernel_sources_with(air, usize::MAX, 1);
+        assert_eq!(one.len(), 1, "{}", air.name);
+        let statements = one[0]
+            .lines()
+            .filter(|l| l.starts_with("    const u64 v") || l.starts_with("    const ext3 e"))
+            .count();
+        let srcs = quotient_kernel_sources(air);
+        let precompile = ["KECCAKF", "SHA256", "POSEIDON2"].contains(&air.name.as_str());
+        assert_eq!(
+            srcs.len() > 1,
+            precompile,
+            "{}: {} parts",
+            air.name,
+            srcs.len()
+        );
+        assert_eq!(
+            srcs.len() > 1,
+            statements > QUOTIENT_SPLIT_STATEMENTS,
+            "{}: {statements} statements",
+            air.name
+        );
+        if srcs.len() == 1 {
+            assert_eq!(srcs[0], one[0], "{}: an unsplit table's program", air.name);
+        }
+        let forced = quotient_kernel_sources_with(air, 0, TEST_PART_STATEMENTS);
+        for parts in [&srcs, &forced] {
+            if parts.len() == 1 {
+                continue;
+            }
+            // "// Part j of J: own constraints a..b[ and the LogUp constraints]."
+            let mut next = 0;
+            for (j, src) in parts.iter().enumerate() {
+                let line = src
+                    .lines()
+                    .find(|l| l.starts_with("// Part "))
+                    .unwrap_or_else(|| panic!("{} part {j}: no part line", air.name));
+                let head = format!(
+                    "// Part {} of {}: own constraints {next}..",
+                    j + 1,
+                    parts.len()
+                );
+                assert!(
+                    line.starts_with(&head),
+                    "{}: {line:?}, expected {head:?}",
+                    air.name
+                );
+                let end: usize = line[head.len()..]
+                    .split(|c: char| !c.is_ascii_digit())
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                assert!(end > next || j + 1 == parts.len(), "{}: {line}", air.name);
+                let logup = line.contains("LogUp");
+                assert_eq!(
+                    logup,
+                    j + 1 == parts.len() && !air.interactions.is_empty(),
+                    "{}: {line}",
+                    air.name
+                );
+                next = end;
+            }
+            assert_eq!(
+                next,
+                air.constraints.len(),
+                "{}: constraints covered",
+                air.name
+            );
+        }
+        if air.constraints.len() > 2 * TEST_PART_STATEMENTS {
+            assert!(forced.len() > 1, "{}: forced split", air.name);
+        }
+    }
+}
+
 /// The host-emulation driver: reads cases `[id, log_n, log_q, w, pw, aw, nparams]` + the first `M` rows of
 /// the main, preprocessed and aux LDEs + params (u64 LE) until EOF; per case writes `q` (`M x 3`, storage
 /// order; cells never written stay ~0).
-fn emu_program(airs: &[&CompiledAir]) -> (String, String) {
+/// Case `id` runs the parts of `programs[id]` in order on each row.
+fn emu_program(programs: &[Vec<String>]) -> (String, String) {
     let mut src = String::from("#include \"quotient.cuh\"\n");
     let mut cases = String::new();
-    for (i, a) in airs.iter().enumerate() {
-        src.push_str(&format!(
-            "namespace air{i} {{\n{}\n}}\n",
-            quotient_kernel_source(a)
-        ));
-        cases.push_str(&format!(
-            "            case {i}: air{i}::quotient_row(main.data(), prep.data(), aux.data(), params.data(), q.data(), s, log_n, log_q); break;\n"
-        ));
+    for (i, parts) in programs.iter().enumerate() {
+        cases.push_str(&format!("            case {i}:\n"));
+        for (j, part) in parts.iter().enumerate() {
+            src.push_str(&format!("namespace air{i}_{j} {{\n{part}\n}}\n"));
+            cases.push_str(&format!(
+                "                air{i}_{j}::quotient_row(main.data(), prep.data(), aux.data(), params.data(), q.data(), s, log_n, log_q);\n"
+            ));
+        }
+        cases.push_str("                break;\n");
     }
     let driver = format!(
         r#"
@@ -329,9 +466,23 @@ fn quotient_host_emu_matches_cpu() {
     let mut rng = StdRng::seed_from_u64(seed());
     let machines = [machine(&mut rng, false), machine(&mut rng, true)];
     // One emulation program for both modes (the zk AIRs differ only in their chunk counts, which the
-    // generated source does not depend on).
-    let airs: Vec<&CompiledAir> = machines[0].airs.iter().collect();
-    let (src, driver) = emu_program(&airs);
+    // generated source does not depend on): case `t` runs table `t`'s programs, case `T + t` the same
+    // table split into parts of `TEST_PART_STATEMENTS` (the split path on every table).
+    let tables = machines[0].airs.len();
+    let mut programs: Vec<Vec<String>> = machines[0]
+        .airs
+        .iter()
+        .map(quotient_kernel_sources)
+        .collect();
+    programs.extend(
+        machines[0]
+            .airs
+            .iter()
+            .map(|a| quotient_kernel_sources_with(a, 0, TEST_PART_STATEMENTS)),
+    );
+    let split_parts: usize = programs[tables..].iter().map(Vec::len).sum();
+    eprintln!("forced split: {tables} tables in {split_parts} programs");
+    let (src, driver) = emu_program(&programs);
     let mut input = Vec::new();
     let put = |v: &mut Vec<u8>, x: u64| v.extend_from_slice(&x.to_le_bytes());
     let mut all = Vec::new();
@@ -339,31 +490,34 @@ fn quotient_host_emu_matches_cpu() {
         for c in cases(m) {
             let air = &m.airs[c.table];
             assert_eq!(
-                quotient_kernel_source(air),
-                quotient_kernel_source(&machines[0].airs[c.table])
+                quotient_kernel_sources(air),
+                quotient_kernel_sources(&machines[0].airs[c.table])
             );
             let log_q = quotient_log_extension(air.num_quotient_chunks, c.log_blowup);
             let rows = 1usize << (c.log_n + log_q);
             let params = quotient_params(air, c.log_n, log_q, &m.ch, m.bus_sums[c.table], m.alpha);
             let (pw, aw) = (air.preprocessed_width, air.aux_width());
-            for x in [c.table, c.log_n, log_q, air.width, pw, aw, params.len()] {
-                put(&mut input, x as u64);
-            }
-            for x in raw(&c.main.values[..rows * air.width]) {
-                put(&mut input, x);
-            }
-            if pw > 0 {
-                for x in raw(&c.prep.as_ref().unwrap().values[..rows * pw]) {
+            for split in [false, true] {
+                let id = c.table + if split { tables } else { 0 };
+                for x in [id, c.log_n, log_q, air.width, pw, aw, params.len()] {
+                    put(&mut input, x as u64);
+                }
+                for x in raw(&c.main.values[..rows * air.width]) {
                     put(&mut input, x);
                 }
-            }
-            if aw > 0 {
-                for x in raw(&c.aux.as_ref().unwrap().values[..rows * aw]) {
+                if pw > 0 {
+                    for x in raw(&c.prep.as_ref().unwrap().values[..rows * pw]) {
+                        put(&mut input, x);
+                    }
+                }
+                if aw > 0 {
+                    for x in raw(&c.aux.as_ref().unwrap().values[..rows * aw]) {
+                        put(&mut input, x);
+                    }
+                }
+                for &x in &params {
                     put(&mut input, x);
                 }
-            }
-            for x in params {
-                put(&mut input, x);
             }
             all.push((m, c, rows));
         }
@@ -383,6 +537,8 @@ fn quotient_host_emu_matches_cpu() {
     for (m, c, rows) in &all {
         let got = &out[pos..pos + 3 * rows];
         pos += 3 * rows;
+        let split = &out[pos..pos + 3 * rows];
+        pos += 3 * rows;
         let want = host_values(m, c);
         assert!(want.iter().any(|e| !e.is_zero()), "{}: q is zero", c.label);
         let want_u64: Vec<u64> = want
@@ -393,6 +549,16 @@ fn quotient_host_emu_matches_cpu() {
             &format!("{}: q (storage order)", c.label),
             3,
             got,
+            &want_u64,
+        );
+        assert_cells(
+            &format!(
+                "{}: q (storage order), split into {} parts",
+                c.label,
+                programs[tables + c.table].len()
+            ),
+            3,
+            split,
             &want_u64,
         );
         // And the chunks, from the emulated values.

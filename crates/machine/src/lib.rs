@@ -282,6 +282,9 @@ pub enum VerifyError {
     Chain(Box<segment::ChainError>),
     #[error(transparent)]
     Stark(#[from] zkrv_stark::VerifyError),
+    /// No recursion verifier program for the proof ([`recursion_program`]).
+    #[error(transparent)]
+    Recursion(#[from] zkrv_stark::recursion::RecursionError),
 }
 
 impl VerifyError {
@@ -1081,6 +1084,61 @@ pub fn verify(
     config: &StarkConfig,
     min_bits: u32,
 ) -> Result<(), VerifyError> {
+    with_verifier_inputs(
+        program,
+        statement,
+        proof,
+        config,
+        |airs, pre, public, stmt| {
+            let _s = span("STARK verify");
+            zkrv_stark::verify(config, min_bits, airs, pre, public, stmt, &proof.stark)?;
+            Ok(())
+        },
+    )
+}
+
+/// The recursion verifier program of `proof` and its witness (docs/recursion.md §4): [`verify`]'s tables,
+/// preprocessed traces, public interactions and statement bytes given to
+/// [`zkrv_stark::recursion::build_verifier`] (a Poseidon2, non-zk proof; else
+/// [`VerifyError::Recursion`]).
+pub fn recursion_program(
+    program: &Program,
+    statement: &Statement,
+    proof: &Proof,
+    config: &StarkConfig,
+) -> Result<zkrv_stark::recursion::VerifierProgram, VerifyError> {
+    with_verifier_inputs(
+        program,
+        statement,
+        proof,
+        config,
+        |airs, pre, public, stmt| {
+            Ok(zkrv_stark::recursion::build_verifier(
+                config,
+                airs,
+                pre,
+                public,
+                stmt,
+                &proof.stark,
+            )?)
+        },
+    )
+}
+
+/// What the STARK verifier of a one-proof run reads, after the statement's checks: the tables, the
+/// preprocessed traces, the public interactions and the statement bytes, given to `f`.
+fn with_verifier_inputs<R>(
+    program: &Program,
+    statement: &Statement,
+    proof: &Proof,
+    config: &StarkConfig,
+    f: impl FnOnce(
+        &[&dyn Air],
+        &zkrv_stark::PreprocessedData,
+        &dyn PublicSource,
+        &[u8],
+    ) -> Result<R, VerifyError>,
+) -> Result<R, VerifyError> {
     check_output_len(statement.output.len() as u64)?;
     if statement.program != program_commitment(program) {
         return Err(VerifyError::WrongProgram);
@@ -1099,17 +1157,7 @@ pub fn verify(
         MemoryInit::new(program, &proof.pages).map_err(VerifyError::BadPages)?,
     );
     drop(s_public);
-    let _s = span("STARK verify");
-    zkrv_stark::verify(
-        config,
-        min_bits,
-        &airs,
-        &pre,
-        &public,
-        &statement.to_bytes(),
-        &proof.stark,
-    )?;
-    Ok(())
+    f(&airs, &pre, &public, &statement.to_bytes())
 }
 
 /// The compiled AIRs of `program`'s tables under `config` (its degree bound and zk mode), in table order.

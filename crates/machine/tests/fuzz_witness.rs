@@ -192,7 +192,9 @@ fn real_rows(w: &Witness, air: &CompiledAir, t: usize) -> usize {
         _ => None,
     };
     if let Some(c) = is_real {
-        return (0..n).take_while(|&r| m.row(r)[c] == F::ONE).count();
+        // SHA256's first row is a padding boundary row that holds the first call's input state.
+        let first = usize::from(t == table_id::SHA256);
+        return first + (first..n).take_while(|&r| m.row(r)[c] == F::ONE).count();
     }
     let last = m.row(n - 1);
     let mut k = n - 1;

@@ -2,11 +2,13 @@
 //! backend: the proof verifies (also after a round trip through its bytes), carries the hash, and a verifier
 //! of the other hash, a flipped byte or a tampered statement is refused. (zk mode and the comparison with the
 //! Keccak proof are covered on the unit machine, `crates/stark/tests/poseidon2_hash.rs`; one machine proof
-//! here keeps CI short.)
+//! here keeps CI short.) The recursion verifier program of the same proof accepts it and rejects its
+//! tamperings.
 
 use zkrv_executor::Program;
-use zkrv_machine::{prove, verify, Proof};
+use zkrv_machine::{prove, recursion_program, verify, Proof};
 use zkrv_stark::merkle::MerkleHash;
+use zkrv_stark::recursion::execute;
 use zkrv_stark::StarkConfig;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
@@ -45,4 +47,25 @@ fn exitcode_proves_and_verifies_with_poseidon2() {
     let mut st2 = st.clone();
     st2.exit_code ^= 1;
     assert!(verify(&p, &st2, &proof, &config, 0).is_err());
+
+    // The recursion verifier program (docs/recursion.md §4) of the machine's tables accepts the proof, and
+    // rejects it for the other statement (other challenges) and with a flipped opened value.
+    let vp = recursion_program(&p, &st, &proof, &config).unwrap();
+    println!(
+        "recursion program: {} instructions",
+        vp.program.instrs.len()
+    );
+    execute(&vp.program, &vp.witness).unwrap();
+    let vp2 = recursion_program(&p, &st2, &proof, &config).unwrap();
+    assert_eq!(
+        vp2.program, vp.program,
+        "the program depends on the shape only"
+    );
+    assert!(execute(&vp2.program, &vp2.witness).is_err());
+    let mut bad = proof.clone();
+    bad.stark.opened[0][0][0][0] += zkrv_stark::field::Ext3::from(zkrv_stark::field::F::new(1));
+    assert!(verify(&p, &st, &bad, &config, 0).is_err());
+    let vb = recursion_program(&p, &st, &bad, &config).unwrap();
+    let e = execute(&vb.program, &vb.witness).unwrap_err();
+    println!("flipped opened value: {e}");
 }

@@ -6,7 +6,7 @@ use zkrv_executor::asm::*;
 use zkrv_executor::precompile::{self, KECCAK_F, SHA256_COMPRESS};
 use zkrv_executor::Program;
 use zkrv_machine::tables::keccakf::{KeccakfCols, NUM_KECCAKF_COLS};
-use zkrv_machine::tables::sha256::{Sha256Cols, NUM_SHA256_COLS};
+use zkrv_machine::tables::sha256::{Sha256Cols, NUM_SHA256_COLS, SHA256_ROWS};
 use zkrv_machine::{prove, verify, witness_for, Table, WitnessChecker};
 use zkrv_stark::field::{PrimeCharacteristicRing, F};
 use zkrv_stark::StarkConfig;
@@ -130,7 +130,7 @@ fn sha256_witness_passes_the_checker_and_a_tampered_cell_is_caught() {
     );
     // A bit of the second call's new `e` in round row 9.
     let col = Sha256Cols::<usize>::indices().e[2][17];
-    let cell = &mut w.traces[t].values[(18 + 9) * NUM_SHA256_COLS + col];
+    let cell = &mut w.traces[t].values[(SHA256_ROWS + 9) * NUM_SHA256_COLS + col];
     *cell = F::ONE - *cell;
     let e = checker.check(&w).unwrap_err().to_string();
     assert!(e.contains("SHA256") && e.contains("round"), "{e}");

@@ -301,24 +301,9 @@ impl Engine {
                     min_height: zkrv_machine::min_height(config),
                     ..Default::default()
                 };
-                let g =
-                    zkrv_machine_cuda::trace_gen::generate_traces(b.as_ref(), program, input, opts)
-                        .map_err(|e| Error::Gpu(e.to_string()))?;
-                // Known issue (docs/gpu.md): a proof with KECCAKF rows does not finish on the GPU (its
-                // prove stage ran for minutes on the H200, not yet diagnosed): refuse it by name instead.
-                let keccakf = &g.traces[zkrv_machine::registry::Table::Keccakf.index()];
-                let has_rows = match keccakf {
-                    zkrv_stark::backend::TraceInput::Host(m) => m.height() > 0,
-                    zkrv_stark::backend::TraceInput::Device(_) => true,
-                };
-                if has_rows {
-                    return Err(Error::Gpu(
-                        "KECCAKF: this run calls keccak_f, which the GPU prover does not prove yet (its prove \
-                         stage does not finish: docs/gpu.md \"Known issue\"); prove it with --backend cpu"
-                            .into(),
-                    ));
-                }
-                Ok(Prepared::Gpu(g))
+                zkrv_machine_cuda::trace_gen::generate_traces(b.as_ref(), program, input, opts)
+                    .map(Prepared::Gpu)
+                    .map_err(|e| Error::Gpu(e.to_string()))
             }
         }
     }

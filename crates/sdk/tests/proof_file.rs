@@ -337,3 +337,95 @@ fn output_longer_than_provable_is_refused_up_front() {
         );
     }
 }
+
+/// A malicious prover assembles a segmented run from segment proofs of different presets: each segment
+/// proof is valid on its own, but one was hashed with Poseidon2 (or proven without zk) while the file's
+/// header and the others say Keccak-256 (zk). The file reader refuses it naming the field
+/// (`FileError::HashFlag` / `ZkFlag`), and a receipt assembled in memory (no file) is refused by the
+/// verifier (`VerifyError::HashMismatch` / `VerifyError::ZkMode`), never accepted.
+#[test]
+fn segments_of_mixed_hash_or_zk_mode_are_refused() {
+    use zkrv_sdk::proof_file::{decode_any, encode_segmented, FileError};
+    use zkrv_sdk::MerkleHash;
+    let program = bundled("exitcode");
+    let seg_receipt = |hash: MerkleHash, zk: bool| {
+        let opts = ProveOptions {
+            zk,
+            hash,
+            segment_cycles: Some(128),
+            public_segment_boundaries: true,
+            zk_test_seed: zk.then_some(11),
+            ..ProveOptions::default()
+        };
+        prove(&program, b"", &opts).unwrap().receipt
+    };
+    let segments = |r: &Receipt| match &r.proof {
+        ReceiptProof::Segmented {
+            segment_rows,
+            segments,
+        } => (*segment_rows, segments.clone()),
+        ReceiptProof::Single(_) => panic!("expected segments"),
+    };
+    let keccak = seg_receipt(MerkleHash::Keccak256, false);
+    let poseidon = seg_receipt(MerkleHash::Poseidon2, false);
+    let keccak_zk = seg_receipt(MerkleHash::Keccak256, true);
+    let (rows, k) = segments(&keccak);
+    let (_, p) = segments(&poseidon);
+    let (rows_zk, kz) = segments(&keccak_zk);
+    assert!(k.len() >= 2 && k.len() == p.len() && k.len() == kz.len());
+    // Each honest receipt verifies.
+    for r in [&keccak, &poseidon, &keccak_zk] {
+        r.verify_any_exit(&program).unwrap();
+    }
+    for i in 0..k.len() {
+        // Segment i hashed with Poseidon2 in a Keccak file, and the other way round.
+        for (header, base, odd, want) in [
+            (&keccak, &k, &p, MerkleHash::Poseidon2),
+            (&poseidon, &p, &k, MerkleHash::Keccak256),
+        ] {
+            let mut mixed = base.clone();
+            mixed[i] = odd[i].clone();
+            let bytes = encode_segmented(&header.config, &header.statement, rows, &mixed).unwrap();
+            match decode_any(&bytes) {
+                Err(FileError::HashFlag { header: h, proof }) => {
+                    assert_eq!((h, proof), (header.config.hash, want), "segment {i}")
+                }
+                other => panic!("segment {i}: expected HashFlag, got {:?}", other.err()),
+            }
+            let forged = Receipt {
+                statement: header.statement.clone(),
+                proof: ReceiptProof::Segmented {
+                    segment_rows: rows,
+                    segments: mixed,
+                },
+                config: header.config.clone(),
+            };
+            let e = forged.verify_any_exit(&program).unwrap_err().to_string();
+            assert!(e.contains("hashed with"), "segment {i}: {e}");
+        }
+        // Segment i proven without zk in a zk file.
+        let mut mixed = kz.clone();
+        mixed[i] = k[i].clone();
+        let bytes =
+            encode_segmented(&keccak_zk.config, &keccak_zk.statement, rows_zk, &mixed).unwrap();
+        match decode_any(&bytes) {
+            Err(FileError::ZkFlag { header, proof }) => {
+                assert_eq!((header, proof), (true, false), "segment {i}")
+            }
+            other => panic!("segment {i}: expected ZkFlag, got {:?}", other.err()),
+        }
+        let forged = Receipt {
+            statement: keccak_zk.statement.clone(),
+            proof: ReceiptProof::Segmented {
+                segment_rows: rows_zk,
+                segments: mixed,
+            },
+            config: keccak_zk.config.clone(),
+        };
+        let e = forged.verify_any_exit(&program).unwrap_err().to_string();
+        assert!(
+            e.contains("non-zk, but the verifier was configured for zero-knowledge"),
+            "segment {i}: {e}"
+        );
+    }
+}

@@ -543,14 +543,28 @@ impl CompiledAir {
     /// constraints in order, plus, with interactions, the LogUp fold [`logup::fold_constraints_with`]
     /// started from zero.
     pub fn fold_with<A: logup::FoldAlgebra>(&self, a: &mut A) -> A::Ext {
+        self.fold_part_with(a, 0..self.constraints.len(), true)
+    }
+
+    /// One part of [`CompiledAir::fold_with`]: the terms of the own constraints `constraints` (in order)
+    /// and, if `logup` and the table has interactions, the LogUp fold. The parts of a partition of
+    /// `0..constraints.len()` (with `logup` in one of them) sum to `fold_with`'s value (the CUDA quotient
+    /// generator splits a large table's fold into such parts, one program each). Panics if `constraints`
+    /// is out of range (a caller's bug, not input).
+    pub fn fold_part_with<A: logup::FoldAlgebra>(
+        &self,
+        a: &mut A,
+        constraints: std::ops::Range<usize>,
+        logup: bool,
+    ) -> A::Ext {
         let mut acc = a.zero();
-        for (i, c) in self.constraints.iter().enumerate() {
+        for i in constraints {
             let p = a.power(i);
-            let v = a.node(c.node);
+            let v = a.node(self.constraints[i].node);
             let t = a.mul_base(p, v);
             acc = a.add(acc, t);
         }
-        if !self.interactions.is_empty() {
+        if logup && !self.interactions.is_empty() {
             let zero = a.zero();
             let l = logup::fold_constraints_with(&self.logup, &self.interactions, a, zero);
             acc = a.add(acc, l);

@@ -22,6 +22,7 @@ pub mod preprocessed;
 pub mod profile;
 pub mod proof;
 pub mod prover;
+pub mod recursion;
 pub mod security;
 pub mod statement;
 pub mod symbolic;

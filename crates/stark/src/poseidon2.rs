@@ -226,6 +226,12 @@ impl Duplex {
         self.out = self.s[..RATE].to_vec();
     }
 
+    /// The sponge's parts `(s, pending, out)` (struct doc), e.g. to continue it inside a recursion
+    /// program ([`crate::recursion`]).
+    pub fn parts(&self) -> ([F; WIDTH], &[F], &[F]) {
+        (self.s, &self.pending, &self.out)
+    }
+
     /// Absorb what is pending (module doc) and return the state.
     pub fn flush(&mut self) -> [F; WIDTH] {
         if !self.pending.is_empty() {

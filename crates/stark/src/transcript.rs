@@ -193,6 +193,14 @@ impl Transcript {
         }
     }
 
+    /// The Poseidon2 transcript's sponge (`None` for Keccak).
+    pub fn poseidon2_sponge(&self) -> Option<&Duplex> {
+        match &self.0 {
+            Inner::Keccak(_) => None,
+            Inner::Poseidon2(d) => Some(d),
+        }
+    }
+
     /// The transcript's hash.
     pub fn hash(&self) -> MerkleHash {
         match self.0 {

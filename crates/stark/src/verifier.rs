@@ -153,7 +153,7 @@ pub fn verify_bytes<P: PublicSource + ?Sized>(
 
 /// Check that the opened values of one round have the expected shape: `points[m]` points of `widths[m]`
 /// columns per matrix.
-fn check_round_shape(
+pub(crate) fn check_round_shape(
     opened: &[Vec<Vec<Ext3>>],
     widths: &[usize],
     points: usize,

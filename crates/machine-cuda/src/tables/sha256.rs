@@ -1,8 +1,8 @@
 //! SHA256 fill on the device (mirrors `zkrv_machine::tables::sha256::sha256_trace`, kernel
-//! `kernels/tables/sha256.cu`): 18 rows per call from the record's `Sha256Event`s resident on the device
+//! `kernels/tables/sha256.cu`): 17 rows per call (and a padding boundary row first) from the record's `Sha256Event`s resident on the device
 //! ([`DeviceCalls`], uploaded once with the record's cycles), the device memory walk's previous timestamps of
 //! the calls' 12 cells and each call's a1 read's previous timestamp (4 B per call, from the host's register
-//! walk, `FillInputs::sha256_a1`); uploads those and the constants (154 u64, `sha256::constants_u64`).
+//! walk, `FillInputs::sha256_a1`); uploads those and the constants (149 u64, `sha256::constants_u64`).
 
 use crate::kernels;
 use zkrv_machine::tables::sha256::{constants_u64, sha256_height, NUM_SHA256_COLS};
@@ -16,7 +16,7 @@ use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
 use zkrv_cuda::DeviceTrace;
 
-/// The SHA256 trace (`n x 440`, n = `sha256_height(calls, min_height)`; exactly the host fill's rows, padding
+/// The SHA256 trace (`n x 441`, n = `sha256_height(calls, min_height)`; exactly the host fill's rows, padding
 /// groups included; the calls' lookups added to `lookups`) from the calls on the device, `old_ts`, the device
 /// address of their cells' previous timestamps (`calls.n_sha256 x 12` u32: 4 state cells then 8 block cells,
 /// e.g. `DeviceMemWalk::call_old_ts(1)`), and `a1_old_ts` (one per call, uploaded). Uploads `a1_old_ts` and the
@@ -64,7 +64,7 @@ pub fn fill_sha256_resident(
     stats.add_h2d("trace-gen", "SHA256", 8 * consts.len() as u64);
     let trace = alloc_trace(dev, rows, NUM_SHA256_COLS)?;
     // SAFETY: `calls.sha256` holds n Sha256Events (19 u64 each, layout.cuh's struct), `old_ts` n x 12 u32,
-    // `d_a1` n u32, `d_consts` the 154 constants, `trace` rows x 440 u64, `counts` the 7 x 2^16 histogram; the
+    // `d_a1` n u32, `d_consts` the 149 constants, `trace` rows x 441 u64, `counts` the 7 x 2^16 histogram; the
     // grid covers `rows` threads and the kernel skips the rest.
     unsafe {
         dev.launch(

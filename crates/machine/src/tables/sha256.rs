@@ -1,33 +1,37 @@
 //! SHA256 (docs/tables.md §6.19.2): the `sha256_compress` precompile (docs/abi.md, a7 = `0x0100_0002`), one
-//! SHA-256 compression (FIPS 180-4 §6.2.2 steps 1-4) per call in a group of 18 rows: an init row, 16 round
-//! rows of four rounds each, a digest row.
+//! SHA-256 compression (FIPS 180-4 §6.2.2 steps 1-4) per call in 17 rows: 16 round rows of four rounds each
+//! and a boundary row, which is the call's digest row and the next call's init row (the table's first row
+//! is a padding boundary row: the first call's init).
 //!
-//! Method (the row shape of OpenVM's `sha256-air`: four rounds per row, only `a` and `e` kept as bits, with
-//! our own columns). Row i slot j (j = 0..3) holds the bits of `A_{4i+j-3}` and `E_{4i+j-3}`, where
-//! `A_{t+1}`, `E_{t+1}` are the `a` and `e` after round t and `A_0..A_{-3} = H0..H3`, `E_0..E_{-3} = H4..H7`:
-//! so the init row holds the input state, and round t = 4(i-1) + j finds its `a, b, c, d` (`A_t..A_{t-3}`)
-//! and `e, f, g, h` in its own row and the row before. The round relations
+//! Method (the row shape of OpenVM's SHA-256 AIR: four rounds per row, only `a` and `e` kept as bits, with
+//! our own columns). Round row i slot j (j = 0..3) holds the bits of `A_{4i+j-3}` and `E_{4i+j-3}`, where
+//! `A_{t+1}`, `E_{t+1}` are the `a` and `e` after round t and `A_0..A_{-3} = H0..H3`, `E_0..E_{-3} = H4..H7`;
+//! the boundary row holds `A_{j-3}`, `E_{j-3}` of the next call in slots 1..3, so round t = 4(i-1) + j finds
+//! its `a, b, c, d` (`A_t..A_{t-3}`) and `e, f, g, h` in its own row and the row before (round 0 reads `d =
+//! H3`, `h = H7` from the next row's `h`: they enter only as words). The round relations
 //! `pack(E_{t+1}) + 2^32 ce = d + T1`, `pack(A_{t+1}) + 2^32 ca = T1 + T2` hold on **every** transition
 //! (degree 3, no gate: a gate would make them degree 4); the carries are range-checked (BYTE) only on round
-//! rows, so on the init and digest rows they are free and absorb whatever the relation gives. The message
-//! schedule works the same way: row i slot j holds the bits of `W_{4(i-1)+j}` (the block's words on rows
-//! 1..4), `W_t = σ1(W_{t-2}) + W_{t-7} + σ0(W_{t-15}) + W_{t-16}` holds on every transition with its carry
+//! rows, so on the boundary row they are free and absorb whatever the relation gives. The message schedule
+//! works the same way: row i slot j holds the bits of `W_{4(i-1)+j}` (the block's words on rows 1..4),
+//! `W_t = σ1(W_{t-2}) + W_{t-7} + σ0(W_{t-15}) + W_{t-16}` holds on every transition with its carry
 //! range-checked on rows 5..16 only, and `W_{t-16} + σ0(W_{t-15})` (`s4`, then `s8 = s4 + W_{t-7}` for
-//! slots 0..2, then `s12 = s8`) is carried forward from rows the relation cannot see. The digest row holds
-//! `H + (a..h)` as bits (each word's carry `(H + v - new) / 2^32` boolean).
+//! slots 0..2, then `s12 = s8`) is carried forward from rows the relation cannot see. The new state
+//! `H + (a..h)` (each word's carry `(H + v - new) / 2^32` boolean): H2, H3 as bits of the boundary row's
+//! slot 0 and H4..H7 as its `w` bits (free there: they feed only the unchecked schedule of rows 1..4); H0,
+//! H1 as `ts - ots[k] - 1` of row 15, which has no memory access, range-checked by its slots' LT32.
 //!
-//! Row index: a degree-2 encoder ([`ROW_CODE`], [`row_selectors`]: 5 columns for 18 rows) and four degree-1
+//! Row index: a degree-2 encoder ([`ROW_CODE`], [`row_selectors`]: 5 columns for 17 rows) and five degree-1
 //! flags (sums of selectors) for the multiplicities and the degree-1 gates. Round constants `K_t` are
 //! linear in the selectors (no preprocessed column).
 //!
-//! Bus: the digest row receives `ECALL[ts, 0x0100_0002, 0, 8 (cell - 2), 0, 0, 0]` (its cell is the state's
-//! third), the init row reads a1 (`8 cell`) at ts (REG_TOKEN consumed and re-emitted, with memory slot 0's LT32). Every row has two memory slots
-//! (cells `cell + s`, their old and new words as columns, bound to the row's bits by degree-2 gates): rows
-//! 1..4 read the block's 8 cells (consume and re-emit the words as they sit in memory, little-endian bytes
-//! of big-endian message words), rows 16 and 17 consume the 4 state cells (old value = `h`, the group's
-//! input state) and emit the new state; all at `ts = 4 clk + 1` with `LT32(old_ts, ts)`, multiplicity
-//! `is_real · f_mem`. Padding groups compress the zero state and block; the table's last group may be cut
-//! short (18 does not divide a power of two): it must be padding.
+//! Bus: the boundary row receives `ECALL[ts, 0x0100_0002, 0, 8 (cell - 2), 0, 0, 0]` (its cell is the
+//! state's third), row 5 reads a1 (`8 cell`) at ts (REG_TOKEN consumed and re-emitted, with memory slot 0's
+//! LT32). Every row has two memory slots (cells `cell + s`, their old and new words as columns, bound to the
+//! row's bits by degree-2 gates): rows 1..4 read the block's 8 cells (consume and re-emit the words as they
+//! sit in memory, little-endian bytes of big-endian message words), row 16 and the boundary row consume the
+//! 4 state cells (old value = `h`, the call's input state) and emit the new state; all at `ts = 4 clk + 1`
+//! with `LT32(old_ts, ts)`, multiplicity `is_real · f_mem`. Padding groups compress the zero state and
+//! block; the table's last group may be cut short (17 does not divide a power of two): it must be padding.
 
 use zkrv_stark::air::{Air, AirBuilder};
 use zkrv_stark::field::{PrimeCharacteristicRing, F};
@@ -41,11 +45,11 @@ use crate::tables::cpu::{c, inv_pow2, lt32};
 
 /// The `sha256_compress` ecall number (a7), docs/abi.md.
 pub const SHA256_ECALL: u64 = zkrv_executor::precompile::SHA256_COMPRESS;
-/// Rows per call: init, 16 round rows, digest.
-pub const SHA256_ROWS: usize = 18;
+/// Rows per call: 16 round rows and a boundary row (the call's digest and the next call's init).
+pub const SHA256_ROWS: usize = 17;
 /// Variables of the row encoder.
 pub const CODE_VARS: usize = 5;
-/// The row encoder's points: row i is `ROW_CODE[i]`, the first 18 points `x ∈ {0, 1, 2}^5` with
+/// The row encoder's points: row i is `ROW_CODE[i]`, the first 17 points `x ∈ {0, 1, 2}^5` with
 /// `Σ x ≤ 2` in lexicographic order (row 0 is the zero point). With the slack `x_0 = 2 - Σ x`, the point
 /// `p` has the degree-2 selector `Π_a binom(x_a, p_a)` (1 at p, 0 at every other point), as OpenVM's
 /// `Encoder` (openvm-org/openvm `crates/circuits/primitives/src/encoder`).
@@ -67,10 +71,9 @@ pub const ROW_CODE: [[u8; CODE_VARS]; SHA256_ROWS] = [
     [0, 2, 0, 0, 0],
     [1, 0, 0, 0, 0],
     [1, 0, 0, 0, 1],
-    [1, 0, 0, 1, 0],
 ];
 
-/// The selectors of the 18 rows at the encoder point `x` (degree 2; `[i]` is 1 on row i's code and 0 on
+/// The selectors of the 17 rows at the encoder point `x` (degree 2; `[i]` is 1 on row i's code and 0 on
 /// the other rows').
 pub fn row_selectors(x: &[Expr; CODE_VARS]) -> Vec<Expr> {
     let slack = x.iter().fold(c(2), |acc, v| acc - v);
@@ -93,36 +96,38 @@ pub fn row_selectors(x: &[Expr; CODE_VARS]) -> Vec<Expr> {
 /// The round constants K_0..K_63 (FIPS 180-4 §4.2.2).
 pub const K: [u32; 64] = zkrv_executor::precompile::SHA256_K;
 
-/// SHA256 row (440 columns).
+/// SHA256 row (441 columns).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sha256Cols<T> {
-    /// The row index i in the group (0 init, 1..=16 rounds, 17 digest) as a point of the degree-2
-    /// encoder ([`ROW_CODE`]`[i]`; its selectors [`row_selectors`] are degree 2).
+    /// The row index i in the group (0 boundary, 1..=16 rounds) as a point of the degree-2 encoder
+    /// ([`ROW_CODE`]`[i]`; its selectors [`row_selectors`] are degree 2).
     pub code: [T; CODE_VARS],
-    /// Degree-1 row flags (each the sum of its rows' selectors): row 0, row 17, the block rows 1..4, the
-    /// memory rows 1..4, 16, 17.
-    pub f_init: T,
-    pub f_digest: T,
+    /// Degree-1 row flags (each the sum of its rows' selectors): the boundary row 0, the block rows 1..4,
+    /// the memory rows 1..4, 16, 0, the a1 read's row 5, the range-check row 15.
+    pub f_bound: T,
     pub f_block: T,
     pub f_mem: T,
-    /// 1 on the rows of a call, 0 on padding; constant within a group.
+    pub f_a1: T,
+    pub f_r15: T,
+    /// 1 on the rows of a call, 0 on padding; constant on a call's rows 1..16 and its boundary row.
     pub is_real: T,
-    /// The call's memory timestamp `4 clk + 1`; constant within a group.
+    /// The call's memory timestamp `4 clk + 1`; constant like `is_real`.
     pub ts: T,
-    /// The cell of the row's memory slot 0: a1 / 8 (the block's first cell) on rows 0 and 1, `a1 / 8 +
-    /// 2(i-1)` on block row i (1..4), a0 / 8 (the state's first cell) on row 16, `a0 / 8 + 2` on row 17
-    /// (the ECALL's a0 is `8 (cell - 2)` there); free (0) on rows 5..15.
+    /// The cell of the row's memory slot 0: `a1 / 8 + 2(i-1)` on block row i (1..4), a1 / 8 on row 5 (the
+    /// a1 read), a0 / 8 (the state's first cell) on row 16, `a0 / 8 + 2` on the boundary row (the ECALL's
+    /// a0 is `8 (cell - 2)` there); free (0) on the other rows.
     pub cell: T,
-    /// H0..H7 before the call (words); constant within a group.
+    /// H0..H7 before the call (words); constant like `is_real`.
     pub h: [T; 8],
-    /// Bits of `A_{4i+j-3}` and `E_{4i+j-3}` on row i (digest row: the new state, same slots).
+    /// Bits of `A_{4i+j-3}` and `E_{4i+j-3}` on round row i. Boundary row: slots 1..3 hold the next
+    /// call's input (`A_{j-3}`, `E_{j-3}`), slot 0 the new words H2 (`a`) and H3 (`e`) of its own call.
     pub a: [[T; 32]; 4],
     pub e: [[T; 32]; 4],
     /// Carries of slot j's `a` and `e` sums (range-checked on round rows).
     pub ca: [T; 4],
     pub ce: [T; 4],
-    /// Bits of `W_{4(i-1)+j}` on round row i.
+    /// Bits of `W_{4(i-1)+j}` on round row i; the new words H4..H7 on the boundary row.
     pub w: [[T; 32]; 4],
     /// Carries of the schedule sums (range-checked on rows 5..16).
     pub cw: [T; 4],
@@ -132,8 +137,9 @@ pub struct Sha256Cols<T> {
     pub s8: [T; 4],
     pub s12: [T; 4],
     /// Memory slots s = 0, 1 of the row (cells `cell + s`): old timestamps, LT32 witnesses, the old and the
-    /// new words. Rows 1..4: the block (new = old); row 16: state cells 0, 1; row 17: state cells 2, 3.
-    /// Row 0: `ots[0], d0[0]` are the a1 read's (old timestamp and LT32 witness).
+    /// new words. Rows 1..4: the block (new = old); row 16: state cells 0, 1; boundary row: state cells
+    /// 2, 3. Row 5: `ots[0], d0[0]` are the a1 read's (old timestamp and LT32 witness). Row 15 (no
+    /// access): slot k's LT32 range-checks `ts - ots[k] - 1`, the new word Hk of row 16.
     pub ots: [T; 2],
     pub d0: [T; 2],
     pub old: [[T; 2]; 2],
@@ -211,7 +217,7 @@ impl Air for Sha256Air {
         let tr = b.is_transition();
         let sel = row_selectors(&l.code);
         let sel_next = row_selectors(&n.code);
-        let last_row = l.f_digest.clone();
+        let bound = l.f_bound.clone();
 
         // 1. Row codes: the zero point (row 0) on the first row, advanced by every transition; the
         //    degree-1 flags are sums of selectors.
@@ -226,17 +232,19 @@ impl Air for Sha256Air {
         }
         let sum = |rows: &[usize]| rows.iter().fold(Expr::zero(), |acc, &r| acc + &sel[r]);
         for (name, flag, rows) in [
-            ("row flag f_init", &l.f_init, &[0][..]),
-            ("row flag f_digest", &l.f_digest, &[17][..]),
+            ("row flag f_bound", &l.f_bound, &[0][..]),
             ("row flag f_block", &l.f_block, &[1, 2, 3, 4][..]),
-            ("row flag f_mem", &l.f_mem, &[1, 2, 3, 4, 16, 17][..]),
+            ("row flag f_mem", &l.f_mem, &[1, 2, 3, 4, 16, 0][..]),
+            ("row flag f_a1", &l.f_a1, &[5][..]),
+            ("row flag f_r15", &l.f_r15, &[15][..]),
         ] {
             b.assert_zero(name, flag.clone() - sum(rows));
         }
 
-        // 2. Group constants.
+        // 2. Group constants: equal on a call's rows 1..16 and its boundary row (not across a boundary
+        //    row to the next call's row 1).
         b.assert_bool("is_real bool", l.is_real.clone());
-        let in_group = tr * (one() - &last_row);
+        let in_group = tr.clone() * (one() - &bound);
         let mut same = vec![("is_real", &l.is_real, &n.is_real), ("ts", &l.ts, &n.ts)];
         for k in 0..8 {
             same.push(("h", &l.h[k], &n.h[k]));
@@ -249,23 +257,27 @@ impl Air for Sha256Air {
         }
         b.assert_zero(
             "a cut group is padding",
-            b.is_last_row() * &l.is_real * (one() - &last_row),
+            b.is_last_row() * &l.is_real * (one() - &bound),
         );
+        // The first row is a boundary row with no call before it: a real one would receive an ECALL and
+        // write state cells 2, 3 of a call whose rounds no row proves.
+        b.assert_zero("the first row is padding", first.clone() * &l.is_real);
 
-        // 3. Bits; the init row holds the input state.
+        // 3. Bits; the boundary row's slots 1..3 hold the next call's input state (slot 0's words, H3 and
+        //    H7, enter round 0 from the next row's `h`, below).
         for bits in l.a.iter().chain(&l.e).chain(&l.w) {
             for x in bits {
                 b.assert_bool("bit", x.clone());
             }
         }
-        for j in 0..4 {
+        for j in 1..4 {
             b.assert_zero(
                 "init a",
-                l.f_init.clone() * (l.h[3 - j].clone() - pack(&l.a[j])),
+                bound.clone() * (n.h[3 - j].clone() - pack(&l.a[j])),
             );
             b.assert_zero(
                 "init e",
-                l.f_init.clone() * (l.h[7 - j].clone() - pack(&l.e[j])),
+                bound.clone() * (n.h[7 - j].clone() - pack(&l.e[j])),
             );
         }
 
@@ -291,6 +303,17 @@ impl Air for Sha256Air {
                 av(&l.e, &n.e, 2),
                 av(&l.e, &n.e, 3),
             );
+            // Round 0 after a boundary row reads d = H3 and h = H7 of the next call's `h` (slot 0 of the
+            // boundary row holds new words); both enter only as words, so the select is degree 2.
+            let (d, h) = if j == 0 {
+                let (pd, ph) = (pack(&d), pack(&h));
+                (
+                    pd.clone() + bound.clone() * (n.h[3].clone() - pd),
+                    ph.clone() + bound.clone() * (n.h[7].clone() - ph),
+                )
+            } else {
+                (pack(&d), pack(&h))
+            };
             let sum1 = sigma(&e, 6, 11, 25, false);
             let ch = word(|k| e[k].clone() * &f[k] + (one() - &e[k]) * &g[k]);
             let sum0 = sigma(&a, 2, 13, 22, false);
@@ -301,11 +324,11 @@ impl Air for Sha256Air {
             let k_t = (1..=16).fold(Expr::zero(), |acc, i| {
                 acc + sel_next[i].clone() * c(K[4 * (i - 1) + j] as u64)
             });
-            let t1 = pack(&h) + sum1 + ch + k_t + pack(&n.w[j]);
+            let t1 = h + sum1 + ch + k_t + pack(&n.w[j]);
             b.assert_eq(
                 "round e",
                 pack(&n.e[j]) + n.ce[j].clone() * two32.clone(),
-                pack(&d) + t1.clone(),
+                d + t1.clone(),
             );
             b.assert_eq(
                 "round a",
@@ -340,24 +363,44 @@ impl Air for Sha256Air {
             b.assert_eq("s12", n.s12[j].clone(), l.s8[j].clone());
         }
 
-        // 6. Digest: the next row (17) holds H + (a..h) of this row (16); the carry of each word,
-        //    `(H + v - new) / 2^32`, is boolean (so `new` is the sum mod 2^32: it is made of bits).
+        // 6. Digest: H + (a..h) of row 16 mod 2^32, each word's carry `(H + v - new) / 2^32` boolean (so
+        //    `new`, a u32, is the sum mod 2^32). H2..H7 are bits of the boundary row (next: `a`, `e` slot 0,
+        //    `w`), checked on 16 -> boundary; H0, H1 are row 15's range-checked `ts - ots[k] - 1`, checked on
+        //    15 -> 16 and bound there to row 16's memory slot 0.
         let inv32 = inv_pow2(32);
-        for j in 0..4 {
-            for (bits_n, bits_l, h) in [
-                (&n.a[j], &l.a[j], &l.h[3 - j]),
-                (&n.e[j], &l.e[j], &l.h[7 - j]),
-            ] {
-                let carry = (h.clone() + pack(bits_l) - pack(bits_n)) * inv32;
-                b.assert_zero(
-                    "digest",
-                    n.f_digest.clone() * carry.clone() * (carry - one()),
-                );
+        // v of the new word m (H0..H7 order) on row 16 `r`: `a` slot 3 - m for m < 4, `e` slot 7 - m.
+        let v = |r: &Sha256Cols<Expr>, m: usize| {
+            if m < 4 {
+                pack(&r.a[3 - m])
+            } else {
+                pack(&r.e[7 - m])
             }
+        };
+        // The new word m >= 2 on the boundary row `d`.
+        let digest_word = |d: &Sha256Cols<Expr>, m: usize| match m {
+            2 => pack(&d.a[0]),
+            3 => pack(&d.e[0]),
+            _ => pack(&d.w[m - 4]),
+        };
+        for m in 2..8 {
+            let carry = (l.h[m].clone() + v(l, m) - digest_word(n, m)) * inv32;
+            b.assert_zero(
+                "digest",
+                n.f_bound.clone() * carry.clone() * (carry - one()),
+            );
+        }
+        for k in 0..2 {
+            let word_k = l.ts.clone() - &l.ots[k] - one();
+            let carry = (n.h[k].clone() + v(n, k) - word_k.clone()) * inv32;
+            b.assert_zero("digest", l.f_r15.clone() * carry.clone() * (carry - one()));
+            b.assert_zero(
+                "digest word of row 16",
+                tr.clone() * &l.f_r15 * (n.new[0][k].clone() - word_k),
+            );
         }
 
         // 7. Range checks of the carries.
-        let rounds = one() - &l.f_init - &l.f_digest;
+        let rounds = one() - &bound;
         let late = rounds.clone() - &l.f_block;
         let m_round = l.is_real.clone() * rounds;
         let m_late = l.is_real.clone() * late;
@@ -370,30 +413,26 @@ impl Air for Sha256Air {
         }
 
         // 8. Memory: two slots per row, cells `cell + s`, consumed with `old` at `ots` and emitted with
-        //    `new` at ts (LT32(ots, ts)) on the block rows 1..4 and the rows 16, 17; the row's words are
-        //    bound to its slots here (degree 2), the tuples read only the slot columns (degree 1).
-        //    The gates of rows 16 (next: 17) and of the block cells (next: a block row) need no
-        //    `is_transition` (which would make them degree 4): the table's last row has index
-        //    `2^k - 1 ≡ 1, 3, 7, 9, 13 or 15 (mod 18)`, never 16, and its next row (row 0) is no block row.
+        //    `new` at ts (LT32(ots, ts)) on the block rows 1..4, row 16 and the boundary row; the row's
+        //    words are bound to its slots here (degree 2), the tuples read only the slot columns (degree 1).
+        //    The gates of row 16 (next: the boundary row) and of the block cells need no `is_transition`
+        //    (which would make them degree 4): the table's last row has index `2^k - 1 ≡ 0, 1, 3, 7, 8,
+        //    12, 14 or 15 (mod 17)`, never 16, and its next row (row 0) is no block row.
         let block_rows = l.f_block.clone();
         let d16 = sel[16].clone();
         b.assert_zero(
             "cell of the block rows",
-            n.f_block.clone() * (n.cell.clone() - &l.cell - l.f_block.clone() * c(2)),
+            n.f_block.clone() * (n.cell.clone() - &l.cell - c(2)) * &l.f_block,
+        );
+        b.assert_zero(
+            "cell of the a1 read",
+            n.f_a1.clone() * (n.cell.clone() - &l.cell + c(6)),
         );
         b.assert_zero(
             "cell of state cells 2, 3",
             d16.clone() * (n.cell.clone() - &l.cell - c(2)),
         );
         for s in 0..2 {
-            // The new state word m (H0..H7 order) on the digest row `d`: a slot for m < 4, e for m >= 4.
-            let digest_word = |d: &Sha256Cols<Expr>, m: usize| {
-                if m < 4 {
-                    pack(&d.a[3 - m])
-                } else {
-                    pack(&d.e[7 - m])
-                }
-            };
             for k in 0..2 {
                 let w = &l.w[2 * s + k];
                 b.assert_zero(
@@ -404,31 +443,33 @@ impl Air for Sha256Air {
                     "memory block word",
                     block_rows.clone() * (l.new[s][k].clone() - &l.old[s][k]),
                 );
-                let (m16, m17) = (2 * s + k, 4 + 2 * s + k);
+                let (m16, mb) = (2 * s + k, 4 + 2 * s + k);
                 b.assert_zero(
                     "memory state old",
                     d16.clone() * (l.old[s][k].clone() - &l.h[m16]),
                 );
                 b.assert_zero(
                     "memory state old",
-                    last_row.clone() * (l.old[s][k].clone() - &l.h[m17]),
+                    bound.clone() * (l.old[s][k].clone() - &l.h[mb]),
                 );
+                if s == 1 {
+                    b.assert_zero(
+                        "memory state new",
+                        d16.clone() * (l.new[s][k].clone() - digest_word(n, m16)),
+                    );
+                }
                 b.assert_zero(
                     "memory state new",
-                    d16.clone() * (l.new[s][k].clone() - digest_word(n, m16)),
-                );
-                b.assert_zero(
-                    "memory state new",
-                    last_row.clone() * (l.new[s][k].clone() - digest_word(l, m17)),
+                    bound.clone() * (l.new[s][k].clone() - digest_word(l, mb)),
                 );
             }
         }
-        let at_first = l.is_real.clone() * &l.f_init;
+        let at_a1 = l.is_real.clone() * &l.f_a1;
         let at_mem = l.is_real.clone() * &l.f_mem;
-        // Slot 0's LT32 also serves the a1 read on row 0.
+        // Slot 0's LT32 also serves the a1 read on row 5; both slots' range-check H0, H1 on row 15.
         let at_lt = [
-            l.is_real.clone() * (l.f_mem.clone() + &l.f_init),
-            at_mem.clone(),
+            l.is_real.clone() * (l.f_mem.clone() + &l.f_a1 + &l.f_r15),
+            l.is_real.clone() * (l.f_mem.clone() + &l.f_r15),
         ];
         for (s, lt_mult) in at_lt.iter().enumerate() {
             let cell = l.cell.clone() + c(s as u64);
@@ -460,18 +501,18 @@ impl Air for Sha256Air {
                 Expr::zero(),
                 Expr::zero(),
             ],
-            l.is_real.clone() * &l.f_digest,
+            l.is_real.clone() * &bound,
         );
         let a1 = l.cell.clone() * c(8);
         b.receive(
             bus::REG_TOKEN,
             vec![c(11), l.ots[0].clone(), a1.clone(), Expr::zero()],
-            at_first.clone(),
+            at_a1.clone(),
         );
         b.send(
             bus::REG_TOKEN,
             vec![c(11), l.ts.clone(), a1, Expr::zero()],
-            at_first,
+            at_a1,
         );
     }
 }
@@ -494,11 +535,11 @@ pub struct Sha256Call {
     pub a1_old_ts: u64,
 }
 
-/// Number of u64 in [`constants_u64`]: the 18 x 5 row codes, the 64 round constants.
+/// Number of u64 in [`constants_u64`]: the 17 x 5 row codes, the 64 round constants.
 pub const NUM_CONSTANTS: usize = SHA256_ROWS * CODE_VARS + 64;
 
 /// The fill's constants in the order a device fill reads them (one definition: [`ROW_CODE`], [`K`]):
-/// `ROW_CODE[i][v]` at `5 i + v`, then `K[t]` at `90 + t`.
+/// `ROW_CODE[i][v]` at `5 i + v`, then `K[t]` at `85 + t`.
 pub fn constants_u64() -> Vec<u64> {
     let mut v: Vec<u64> = ROW_CODE.iter().flatten().map(|&x| x as u64).collect();
     v.extend(K.iter().map(|&k| k as u64));
@@ -507,12 +548,15 @@ pub fn constants_u64() -> Vec<u64> {
 }
 
 /// Height of the SHA256 trace for `calls` calls: 0 (absent) without calls, else the next power of two >=
-/// max(18 calls, min_height).
+/// max(17 calls + 1, min_height) (the first row is a padding boundary row; call k has rows 17k + 1 ..=
+/// 17k + 17, its boundary row last).
 pub fn sha256_height(calls: usize, min_height: usize) -> usize {
     if calls == 0 {
         return 0;
     }
-    (calls * SHA256_ROWS).next_power_of_two().max(min_height)
+    (calls * SHA256_ROWS + 1)
+        .next_power_of_two()
+        .max(min_height)
 }
 
 fn ssig(x: u32, r1: u32, r2: u32, s: u32) -> u32 {
@@ -523,7 +567,8 @@ fn bsig(x: u32, r1: u32, r2: u32, r3: u32) -> u32 {
     x.rotate_right(r1) ^ x.rotate_right(r2) ^ x.rotate_right(r3)
 }
 
-/// The words of one group, row by row: `a`, `e`, `w` slots.
+/// The words of one call: `a`, `e`, `w` slots of its round rows 1..16 (`[0]`: the input state `A_{j-3}`,
+/// `E_{j-3}` as a boundary row holds it in slots 1..3), and the new state.
 struct GroupWords {
     a: [[u32; 4]; SHA256_ROWS],
     e: [[u32; 4]; SHA256_ROWS],
@@ -567,7 +612,7 @@ fn group_words(h: &[u32; 8], block: &[u8; 64]) -> GroupWords {
         w: [[0; 4]; SHA256_ROWS],
         out: [0; 8],
     };
-    for i in 0..17 {
+    for i in 0..SHA256_ROWS {
         for j in 0..4 {
             // A_{4i+j-3} = av[4i + j].
             g.a[i][j] = av[4 * i + j];
@@ -578,16 +623,16 @@ fn group_words(h: &[u32; 8], block: &[u8; 64]) -> GroupWords {
         }
     }
     for j in 0..4 {
-        for (k, v) in [(3 - j, av[64 + j]), (7 - j, ev[64 + j])] {
-            let s = h[k] as u64 + v as u64;
-            g.out[k] = s as u32;
-        }
-    }
-    for j in 0..4 {
-        g.a[17][j] = g.out[3 - j];
-        g.e[17][j] = g.out[7 - j];
+        g.out[3 - j] = h[3 - j].wrapping_add(av[64 + j]);
+        g.out[7 - j] = h[7 - j].wrapping_add(ev[64 + j]);
     }
     g
+}
+
+/// The new word m (H0..H7 order) from a row 16's `h` and slot words (`(h + v) mod 2^32`, v: `a` slot
+/// 3 - m for m < 4, `e` slot 7 - m).
+fn new_word(h: &[u32; 8], a: &[u32; 4], e: &[u32; 4], m: usize) -> u32 {
+    h[m].wrapping_add(if m < 4 { a[3 - m] } else { e[7 - m] })
 }
 
 /// The two memory slots of a row: slot 0's cell, the old timestamps, the old and the new words.
@@ -598,9 +643,9 @@ struct Slots {
     new: [[F; 2]; 2],
 }
 
-/// The SHA256 trace (`n x 440`, n = [`sha256_height`]): 18 rows per call, then padding groups (the zero
-/// state and block, `is_real = 0`; the last one cut at the table's end), adding the calls' BYTE and LT32
-/// lookups.
+/// The SHA256 trace (`n x 441`, n = [`sha256_height`]): a padding boundary row, 17 rows per call (rounds
+/// 1..16, then its boundary row), then padding (the zero state and block, `is_real = 0`; the last group cut
+/// at the table's end), adding the calls' BYTE and LT32 lookups.
 ///
 /// # Panics
 /// If a call's old timestamps are not below its ts (the memory walk guarantees it: a fill bug).
@@ -613,12 +658,7 @@ pub fn sha256_trace(
     let mut values = vec![F::ZERO; n * NUM_SHA256_COLS];
     let f = F::from_u64;
     let bits = |x: u32| -> [F; 32] { std::array::from_fn(|k| f(((x >> k) & 1) as u64)) };
-    // Slot words of every row, for the relations between rows.
-    let mut aw = vec![[0u32; 4]; n];
-    let mut ew = vec![[0u32; 4]; n];
-    let mut ww = vec![[0u32; 4]; n];
-    let mut flag = vec![0usize; n];
-    let padding = Sha256Call {
+    let pad_call = Sha256Call {
         ts: 0,
         state_ptr: 0,
         block_ptr: 0,
@@ -628,78 +668,137 @@ pub fn sha256_trace(
         block_old_ts: [0; 8],
         a1_old_ts: 0,
     };
-    for (gi, group) in values.chunks_mut(SHA256_ROWS * NUM_SHA256_COLS).enumerate() {
-        let (call, real) = match calls.get(gi) {
-            Some(call) => (call, true),
-            None => (&padding, false),
+    let pad_words = group_words(&pad_call.state, &pad_call.block);
+    let words: Vec<GroupWords> = calls
+        .iter()
+        .map(|c| group_words(&c.state, &c.block))
+        .collect();
+    let gw = |g: usize| words.get(g).unwrap_or(&pad_words);
+    // The call of row r (its rows 1..16 and its boundary row), None for padding.
+    let owner = |r: usize| {
+        let (g, i) = (r / SHA256_ROWS, r % SHA256_ROWS);
+        let k = if i == 0 { g.checked_sub(1)? } else { g };
+        calls.get(k).map(|c| (k, c))
+    };
+    // Slot words and `h` of every row, for the relations between rows.
+    let mut aw = vec![[0u32; 4]; n];
+    let mut ew = vec![[0u32; 4]; n];
+    let mut ww = vec![[0u32; 4]; n];
+    let mut hw = vec![[0u32; 8]; n];
+    for r in 0..n {
+        let (g, i) = (r / SHA256_ROWS, r % SHA256_ROWS);
+        hw[r] = owner(r).map_or([0; 8], |(_, c)| c.state);
+        if i >= 1 {
+            (aw[r], ew[r], ww[r]) = (gw(g).a[i], gw(g).e[i], gw(g).w[i]);
+        } else {
+            // Slots 1..3: the input of the call whose rounds follow (padding past the calls).
+            (aw[r], ew[r]) = (gw(g).a[0], gw(g).e[0]);
+        }
+    }
+    // A boundary row's new words: from the row before (row 16 of its call; row 0: the table's last row).
+    for r in (SHA256_ROWS..n)
+        .step_by(SHA256_ROWS)
+        .chain((n > 0).then_some(0))
+    {
+        let p = (r + n - 1) % n;
+        let (h, a, e) = (hw[p], aw[p], ew[p]);
+        aw[r][0] = new_word(&h, &a, &e, 2);
+        ew[r][0] = new_word(&h, &a, &e, 3);
+        ww[r] = std::array::from_fn(|k| new_word(&h, &a, &e, 4 + k));
+    }
+    let word = |b: &[u8]| f(u32::from_le_bytes(b.try_into().expect("4 bytes")) as u64);
+    let pair = |v: &[u32], k: usize| [f(v[2 * k] as u64), f(v[2 * k + 1] as u64)];
+    for r in 0..n {
+        let i = r % SHA256_ROWS;
+        let (real, call) = match owner(r) {
+            Some((_, c)) => (true, c),
+            None => (false, &pad_call),
         };
-        let g = group_words(&call.state, &call.block);
-        for (i, chunk) in group.chunks_mut(NUM_SHA256_COLS).enumerate() {
-            let r = gi * SHA256_ROWS + i;
-            let row = Sha256Cols::from_row_mut(chunk);
-            row.code = ROW_CODE[i].map(|x| f(x as u64));
-            row.f_init = F::from_bool(i == 0);
-            row.f_digest = F::from_bool(i == 17);
-            row.f_block = F::from_bool((1..=4).contains(&i));
-            row.f_mem = F::from_bool(matches!(i, 1..=4 | 16 | 17));
-            row.is_real = F::from_bool(real);
-            row.ts = f(call.ts);
-            let (block_cell, state_cell) = (call.block_ptr / 8, call.state_ptr / 8);
-            row.h = call.state.map(|x| f(x as u64));
-            row.a = g.a[i].map(bits);
-            row.e = g.e[i].map(bits);
-            row.w = g.w[i].map(bits);
-            (aw[r], ew[r], ww[r], flag[r]) = (g.a[i], g.e[i], g.w[i], i);
-            // The row's memory slots.
-            let word = |b: &[u8]| f(u32::from_le_bytes(b.try_into().expect("4 bytes")) as u64);
-            let slots: Option<Slots> = match i {
-                0 => {
-                    row.cell = f(block_cell);
-                    None
-                }
-                1..=4 => {
-                    let c0 = 2 * (i - 1);
-                    let old: [[F; 2]; 2] = std::array::from_fn(|s| {
-                        let b = &call.block[8 * (c0 + s)..8 * (c0 + s + 1)];
-                        [word(&b[..4]), word(&b[4..])]
-                    });
-                    let ts = [call.block_old_ts[c0], call.block_old_ts[c0 + 1]];
-                    Some(Slots {
-                        cell: block_cell + c0 as u64,
-                        old_ts: ts,
-                        old,
-                        new: old,
-                    })
-                }
-                16 | 17 => {
-                    let c0 = if i == 16 { 0 } else { 2 };
-                    let pair = |v: &[u32; 8], s: usize| {
-                        [f(v[2 * (c0 + s)] as u64), f(v[2 * (c0 + s) + 1] as u64)]
-                    };
-                    let ts = [call.state_old_ts[c0], call.state_old_ts[c0 + 1]];
-                    let (old, new) = (
-                        std::array::from_fn(|s| pair(&call.state, s)),
-                        std::array::from_fn(|s| pair(&g.out, s)),
-                    );
-                    Some(Slots {
-                        cell: state_cell + c0 as u64,
-                        old_ts: ts,
-                        old,
-                        new,
-                    })
-                }
-                _ => None,
-            };
-            if let Some(m) = slots {
-                (row.cell, row.old, row.new) = (f(m.cell), m.old, m.new);
-                if real {
-                    row.ots = m.old_ts.map(f);
-                    row.d0 = m.old_ts.map(|t| f(lookups.lt32(t, call.ts)));
-                }
+        let row =
+            Sha256Cols::from_row_mut(&mut values[r * NUM_SHA256_COLS..(r + 1) * NUM_SHA256_COLS]);
+        row.code = ROW_CODE[i].map(|x| f(x as u64));
+        row.f_bound = F::from_bool(i == 0);
+        row.f_block = F::from_bool((1..=4).contains(&i));
+        row.f_mem = F::from_bool(matches!(i, 0..=4 | 16));
+        row.f_a1 = F::from_bool(i == 5);
+        row.f_r15 = F::from_bool(i == 15);
+        row.is_real = F::from_bool(real);
+        row.ts = f(call.ts);
+        row.h = hw[r].map(|x| f(x as u64));
+        row.a = aw[r].map(bits);
+        row.e = ew[r].map(bits);
+        row.w = ww[r].map(bits);
+        let (block_cell, state_cell) = (call.block_ptr / 8, call.state_ptr / 8);
+        // The row's memory slots: (slot 0's cell, old timestamps, old and new words).
+        let slots: Option<Slots> = match i {
+            1..=4 => {
+                let c0 = 2 * (i - 1);
+                let old: [[F; 2]; 2] = std::array::from_fn(|s| {
+                    let b = &call.block[8 * (c0 + s)..8 * (c0 + s + 1)];
+                    [word(&b[..4]), word(&b[4..])]
+                });
+                let ts = [call.block_old_ts[c0], call.block_old_ts[c0 + 1]];
+                Some(Slots {
+                    cell: block_cell + c0 as u64,
+                    old_ts: ts,
+                    old,
+                    new: old,
+                })
             }
-            if real && i == 0 {
+            16 => {
+                let out = &gw(r / SHA256_ROWS).out;
+                let ts = [call.state_old_ts[0], call.state_old_ts[1]];
+                let (old, new) = (
+                    std::array::from_fn(|s| pair(&call.state, s)),
+                    std::array::from_fn(|s| pair(out, s)),
+                );
+                Some(Slots {
+                    cell: state_cell,
+                    old_ts: ts,
+                    old,
+                    new,
+                })
+            }
+            0 => {
+                let ts = [call.state_old_ts[2], call.state_old_ts[3]];
+                let (old, new) = (
+                    std::array::from_fn(|s| pair(&hw[r], 2 + s)),
+                    std::array::from_fn(|s| pair(&ww[r], s)),
+                );
+                Some(Slots {
+                    cell: state_cell + 2,
+                    old_ts: ts,
+                    old,
+                    new,
+                })
+            }
+            _ => None,
+        };
+        if let Some(m) = slots {
+            (row.cell, row.old, row.new) = (f(m.cell), m.old, m.new);
+            if real {
+                row.ots = m.old_ts.map(f);
+                row.d0 = m.old_ts.map(|t| f(lookups.lt32(t, call.ts)));
+            }
+        }
+        if i == 5 {
+            row.cell = f(block_cell);
+            if real {
                 row.ots[0] = f(call.a1_old_ts);
                 row.d0[0] = f(lookups.lt32(call.a1_old_ts, call.ts));
+            }
+        }
+        if i == 15 {
+            // H0, H1 of the next row (row 16; at the table's end, row 0) as `ts - ots[k] - 1`.
+            let q = (r + 1) % n;
+            for k in 0..2 {
+                let u = new_word(&hw[q], &aw[q], &ew[q], k) as u64;
+                row.ots[k] = f(call.ts) - F::ONE - f(u);
+                row.d0[k] = f(u & 0xffff);
+                if real {
+                    lookups.u16(u & 0xffff);
+                    lookups.u16(u >> 16);
+                }
             }
         }
     }
@@ -723,6 +822,7 @@ pub fn sha256_trace(
     let inv = inv_pow2(32);
     for r in 0..n {
         let p = prev(r);
+        let (i, ip) = (r % SHA256_ROWS, p % SHA256_ROWS);
         // This row's helpers, and the local row's s12 (which the schedule reads).
         let chunk = &mut values[r * NUM_SHA256_COLS..(r + 1) * NUM_SHA256_COLS];
         let row = Sha256Cols::from_row_mut(chunk);
@@ -732,7 +832,7 @@ pub fn sha256_trace(
         let s12_local = s8[prev(p)];
         // Carries of row r from (local p, next r); field division off the round rows.
         let carry = |rhs: u64, lhs: u32| (f(rhs) - f(lhs as u64)) * inv;
-        let round_row = (1..=16).contains(&flag[r]);
+        let round_row = i >= 1;
         let mut sum_ca = [0u64; 4];
         let mut sum_ce = [0u64; 4];
         for j in 0..4 {
@@ -743,13 +843,13 @@ pub fn sha256_trace(
                     v[p][j + 3 - m]
                 }
             };
-            let (a, bb, cc, d) = (sel(&aw, 0), sel(&aw, 1), sel(&aw, 2), sel(&aw, 3));
-            let (e, ff, g, h) = (sel(&ew, 0), sel(&ew, 1), sel(&ew, 2), sel(&ew, 3));
-            let k_t = if round_row {
-                K[4 * (flag[r] - 1) + j]
-            } else {
-                0
-            };
+            let (a, bb, cc, mut d) = (sel(&aw, 0), sel(&aw, 1), sel(&aw, 2), sel(&aw, 3));
+            let (e, ff, g, mut h) = (sel(&ew, 0), sel(&ew, 1), sel(&ew, 2), sel(&ew, 3));
+            if ip == 0 && j == 0 {
+                // After a boundary row, round 0's d and h are the next row's H3 and H7.
+                (d, h) = (hw[r][3], hw[r][7]);
+            }
+            let k_t = if round_row { K[4 * (i - 1) + j] } else { 0 };
             let t1 = h as u64
                 + bsig(e, 6, 11, 25) as u64
                 + ((e & ff) ^ (!e & g)) as u64
@@ -771,7 +871,7 @@ pub fn sha256_trace(
                 lookups.pair(sum_ca[j] >> 32, sum_ce[j] >> 32);
             }
         }
-        if is_real && (5..=16).contains(&flag[r]) {
+        if is_real && i >= 5 {
             for j in [0, 2] {
                 let cw = |j: usize| {
                     let wt2 = if j >= 2 { ww[r][j - 2] } else { ww[p][j + 2] };
