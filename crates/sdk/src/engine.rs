@@ -185,8 +185,7 @@ impl Engine {
     /// built on the device from its record and start state (`zkrv_machine_cuda::trace_gen::
     /// generate_segment_traces`: no main trace crosses PCIe), a [`SegmentInput::Host`] one's are uploaded
     /// at the main commitment; the tables are named in the transfer statistics, which add up over the
-    /// segments. A segment with KECCAKF rows is refused on the GPU by name (its prove stage does not finish
-    /// on the H200: docs/gpu.md "Known issue"), as a single proof is.
+    /// segments.
     pub(crate) fn prove_segment(
         &self,
         program: &Program,
@@ -200,9 +199,6 @@ impl Engine {
             }
             #[cfg(feature = "cuda")]
             (Inner::Gpu(b), SegmentInput::Host(w)) => {
-                let keccakf = zkrv_machine::registry::Table::Keccakf;
-                let calls = zkrv_machine::precompile_calls(&w.traces);
-                refuse_keccakf(calls.iter().find(|c| c.0 == keccakf).map_or(0, |c| c.1))?;
                 b.name_tables(
                     b.next_round(),
                     zkrv_machine::TABLE_NAMES
@@ -214,7 +210,6 @@ impl Engine {
             }
             #[cfg(feature = "cuda")]
             (Inner::Gpu(b), SegmentInput::Device(run)) => {
-                refuse_keccakf(run.record.keccak.len())?;
                 let opts = zkrv_machine_cuda::TraceGenOptions {
                     min_height: zkrv_machine::min_height(config),
                     ..Default::default()
@@ -383,19 +378,6 @@ pub(crate) enum SegmentInput {
     /// Its re-execution only: the GPU builds its traces on the device.
     #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     Device(zkrv_machine::segment::SegmentRun),
-}
-
-/// [`zkrv_machine::MachineError::GpuUnsupported`] naming KECCAKF for a segment with `calls` keccak_f calls
-/// (its GPU prove stage does not finish: docs/gpu.md "Known issue").
-#[cfg(feature = "cuda")]
-fn refuse_keccakf(calls: usize) -> Result<(), zkrv_machine::MachineError> {
-    match calls {
-        0 => Ok(()),
-        calls => Err(zkrv_machine::MachineError::GpuUnsupported {
-            table: zkrv_machine::registry::Table::Keccakf.name(),
-            calls,
-        }),
-    }
 }
 
 /// The main traces of a run, ready to prove on an [`Engine`].
