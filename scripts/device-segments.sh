@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine (no Rust): segmented proofs on the GPU engine (docs/continuations.md §5a). Build here first:
 # `bash scripts/device-build.sh kernels_compile` (copies .device/zkrv, built with its default `cuda` feature).
-# Then on the device: `bash scripts/device-segments.sh [quick|long]` (default quick). Logs go to $OUT.
-#   quick: sha256 in 3 segments of 4096 rows, sha256_accel in segments of 1024 rows (precompile calls) and
-#          modexp in 16 segments of 16384 rows, GPU (traces built on the device; sha256 also --cpu-trace) vs CPU
+# Then on the device: `bash scripts/device-segments.sh [quick|long|2mib]` (default quick). Logs go to $OUT.
+#   quick: sha256 in 3 segments of 4096 rows, sha256_accel and keccak_accel in segments of 1024 rows
+#          (precompile calls) and modexp in 16 segments of 16384 rows, GPU (traces built on the device; sha256 also --cpu-trace) vs CPU
 #          with one --zk-test-seed: the files must be byte-identical and verify, and the GPU's main-trace
 #          host->device bytes 0 per segment; with several GPUs, --gpus all must give the same bytes and use
 #          every device (the --profile worker column).
@@ -53,6 +53,9 @@ if [ "$mode" = quick ]; then
   prove accel-cpu sha256_accel guests/inputs/sha256_accel.bin 1024 cpu
   prove accel-gpu sha256_accel guests/inputs/sha256_accel.bin 1024 gpu
   same accel-cpu accel-gpu; verifies accel-gpu sha256_accel
+  prove keccak-cpu keccak_accel guests/inputs/keccak_accel.bin 1024 cpu
+  prove keccak-gpu keccak_accel guests/inputs/keccak_accel.bin 1024 gpu
+  same keccak-cpu keccak-gpu; verifies keccak-gpu keccak_accel
   prove modexp-cpu modexp guests/inputs/modexp.bin 16384 cpu
   prove modexp-gpu modexp guests/inputs/modexp.bin 16384 gpu
   same modexp-cpu modexp-gpu; verifies modexp-gpu modexp
