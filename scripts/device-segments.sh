@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # On the GPU machine (no Rust): segmented proofs on the GPU engine (docs/continuations.md §5a). Build here first:
 # `bash scripts/device-build.sh kernels_compile` (copies .device/zkrv, built with its default `cuda` feature).
-# Then on the device: `bash scripts/device-segments.sh [quick|long]` (default quick). Logs go to $OUT.
-#   quick: sha256 in 3 segments of 4096 rows and modexp in 16 segments of 16384 rows, GPU vs CPU with one
-#          --zk-test-seed: the files must be byte-identical and verify; with several GPUs, --gpus all must give
-#          the same bytes and use every device (the --profile worker column).
+# Then on the device: `bash scripts/device-segments.sh [quick|long|2mib]` (default quick). Logs go to $OUT.
+#   quick: sha256 in 3 segments of 4096 rows, sha256_accel and keccak_accel in segments of 1024 rows
+#          (precompile calls) and modexp in 16 segments of 16384 rows, GPU (traces built on the device; sha256 also --cpu-trace) vs CPU
+#          with one --zk-test-seed: the files must be byte-identical and verify, and the GPU's main-trace
+#          host->device bytes 0 per segment; with several GPUs, --gpus all must give the same bytes and use
+#          every device (the --profile worker column).
 #   long:  sha256 on 1.1 MB of zeros (about 70M cycles, more than one proof holds): automatic segments of 2^22
 #          rows on the GPU(s), --profile (witness / prove / wait seconds per segment, peak memory), verify.
+#   2mib:  sha256 on 2 MiB of zeros (133M cycles, 32 segments of 2^22 rows), --no-zk, --profile --stats:
+#          the cycles/s figure of issue 28 and the per-segment main-trace host->device bytes (must be 0).
 set -uo pipefail
 OUT="${OUT:-./device-out}"; mkdir -p "$OUT"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
@@ -40,8 +44,18 @@ if [ "$mode" = quick ]; then
   prove sha256-cpu sha256 guests/inputs/sha256.bin 4096 cpu
   prove sha256-gpu sha256 guests/inputs/sha256.bin 4096 gpu
   same sha256-cpu sha256-gpu; verifies sha256-gpu sha256
-  grep -q "trace generation    host (segments on the GPU" "$OUT/sha256-gpu.log" \
-    && echo "sha256-gpu: --profile names host trace generation" || { echo "sha256-gpu: no trace generation line"; fail=1; }
+  grep -q "trace generation    device (.*main-trace host->device 0 bytes per segment" "$OUT/sha256-gpu.log" \
+    && echo "sha256-gpu: traces built on the device, 0 main-trace bytes" || { echo "sha256-gpu: no device trace generation line"; fail=1; }
+  prove sha256-gpu-host sha256 guests/inputs/sha256.bin 4096 gpu --cpu-trace
+  same sha256-cpu sha256-gpu-host
+  grep -q "trace generation    host (--cpu-trace)" "$OUT/sha256-gpu-host.log" \
+    && echo "sha256-gpu-host: --cpu-trace uploads" || { echo "sha256-gpu-host: no host trace generation line"; fail=1; }
+  prove accel-cpu sha256_accel guests/inputs/sha256_accel.bin 1024 cpu
+  prove accel-gpu sha256_accel guests/inputs/sha256_accel.bin 1024 gpu
+  same accel-cpu accel-gpu; verifies accel-gpu sha256_accel
+  prove keccak-cpu keccak_accel guests/inputs/keccak_accel.bin 1024 cpu
+  prove keccak-gpu keccak_accel guests/inputs/keccak_accel.bin 1024 gpu
+  same keccak-cpu keccak-gpu; verifies keccak-gpu keccak_accel
   prove modexp-cpu modexp guests/inputs/modexp.bin 16384 cpu
   prove modexp-gpu modexp guests/inputs/modexp.bin 16384 gpu
   same modexp-cpu modexp-gpu; verifies modexp-gpu modexp
@@ -51,6 +65,17 @@ if [ "$mode" = quick ]; then
     same modexp-cpu modexp-gpus; verifies modexp-gpus modexp
     w=$(workers modexp-gpus); echo "modexp-gpus: workers $w (of $ngpu GPUs)"
     [ "$(echo $w | wc -w)" -eq "$ngpu" ] || { echo "modexp-gpus: not every GPU proved a segment"; fail=1; }
+  fi
+elif [ "$mode" = 2mib ]; then
+  head -c 2097152 /dev/zero > /tmp/zeros2m.bin
+  t0=$(date +%s.%N)
+  if $Z prove guests/bin/sha256.elf --input /tmp/zeros2m.bin -o /tmp/2mib.zkrv --backend gpu --no-zk \
+      --profile --stats --profile-json "$OUT/2mib.json" >"$OUT/2mib.log" 2>&1; then
+    echo "2mib: $(grep -m1 '^segments' "$OUT/2mib.log"), $(awk "BEGIN{print $(date +%s.%N)-$t0}") s end to end"
+    grep -E "prove time|trace generation  |main-trace host->device|^total:|peak" "$OUT/2mib.log"
+    verifies 2mib sha256
+  else
+    echo "2mib: prove FAILED"; tail -8 "$OUT/2mib.log"; fail=1
   fi
 else
   head -c 1100000 /dev/zero > /tmp/zeros.bin

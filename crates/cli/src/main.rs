@@ -645,7 +645,7 @@ impl Progress {
             self.line(SEGMENTED_ZK_WARNING);
         }
         if a.cpu_trace && plan.gpu {
-            self.line("zkrv: note: --cpu-trace: segments always generate their traces on the host");
+            self.line("zkrv: note: --cpu-trace: the segments' traces are generated on the host and uploaded");
         }
         if plan.gpu && a.segment_jobs.is_some() {
             self.line("zkrv: note: --segment-jobs is for the CPU backend; on the GPU each device of --gpus proves one segment at a time");
@@ -733,14 +733,26 @@ fn print_statement(s: &Statement) {
 
 /// `--stats`: each main table resident (filled on the GPU) or uploaded, with its main-trace host->device bytes,
 /// and the totals.
+/// The host->device bytes of table `name` at the main commitment.
+fn commit_h2d(s: &TransferStats, name: &str) -> u64 {
+    s.bytes
+        .get(&("commit".to_string(), name.to_string()))
+        .map_or(0, |b| b.h2d)
+}
+
+/// The main traces' host->device bytes at the commitment (0 when every table is built on the device).
+fn main_trace_h2d(s: &TransferStats) -> u64 {
+    zkrv_sdk::TABLE_NAMES
+        .iter()
+        .map(|name| commit_h2d(s, name))
+        .sum()
+}
+
 fn print_trace_origins(s: &TransferStats, report: Option<&str>) {
     println!("\nmain traces (host->device bytes at the main commitment):");
     let (mut main_h2d, mut resident) = (0u64, 0usize);
     for name in zkrv_sdk::TABLE_NAMES {
-        let h2d = s
-            .bytes
-            .get(&("commit".to_string(), name.to_string()))
-            .map_or(0, |b| b.h2d);
+        let h2d = commit_h2d(s, name);
         let origin = match s.origin.get(name) {
             Some(zkrv_sdk::TraceOrigin::Resident) => {
                 resident += 1;
@@ -1219,12 +1231,13 @@ fn prove(a: ProveArgs) -> Result<u8> {
     }
     if a.stats {
         print_stats(proved.transfers.as_ref(), proved.trace_report.as_deref());
-        if segmented && !proved.devices.is_empty() {
-            println!(
-                "(summed over the {} segments; every trace uploaded: host trace generation)",
-                receipt.segments()
-            );
-        }
+    }
+    if let (true, true, Some(t)) = (a.stats || a.profile, segmented, proved.transfers.as_ref()) {
+        let n = receipt.segments().max(1) as u64;
+        println!(
+            "(summed over the {n} segments: main-trace host->device {} bytes per segment)",
+            main_trace_h2d(t) / n
+        );
     }
     if a.profile {
         println!();
@@ -1257,13 +1270,18 @@ impl Figures<'_> {
         !self.proved.segments.is_empty()
     }
 
-    /// How a segmented proof's traces were made.
-    fn trace_gen(&self) -> &'static str {
-        if self.proved.devices.is_empty() {
-            "host"
-        } else {
-            "host (segments on the GPU: the device fills do not take a segment's start state; \
-             docs/continuations.md)"
+    /// How a segmented proof's traces were made, with the main-trace host->device bytes per segment.
+    fn trace_gen(&self) -> String {
+        let t = match (&self.proved.transfers, self.proved.devices.is_empty()) {
+            (Some(t), false) => t,
+            _ => return "host".into(),
+        };
+        let per_segment = main_trace_h2d(t) / self.proved.segments.len().max(1) as u64;
+        match per_segment {
+            0 => "device (every segment's main traces built on the GPU from its record and start state; \
+                  main-trace host->device 0 bytes per segment)"
+                .into(),
+            b => format!("host (--cpu-trace), uploaded: main-trace host->device {b} bytes per segment"),
         }
     }
 }

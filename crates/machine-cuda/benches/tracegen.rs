@@ -233,7 +233,9 @@ fn bench_one(backend: Option<&CudaBackend>, spec: &str) {
                 })?;
                 let cx = zkrv_machine_cuda::tables::FillCtx {
                     dev,
-                    split: &split,
+                    inputs: &split.inputs,
+                    record: &split.record,
+                    host_lookups: &split.traces.lookups,
                     cycles: None,
                     walk: None,
                     requests: None,

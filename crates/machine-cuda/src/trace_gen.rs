@@ -26,12 +26,11 @@ use std::time::Instant;
 use thiserror::Error;
 use zkrv_executor::Program;
 use zkrv_machine::registry::{PerTable, Table};
+use zkrv_machine::segment::{SegmentRun, SegmentWitness};
 use zkrv_machine::tables::decode::DecodeTable;
 use zkrv_machine::tables::shift::pow2_height;
-use zkrv_machine::trace::{generate_split, DeviceFill};
-use zkrv_machine::{
-    prove_inputs_with, run_for_proof, MachineError, Proof, SplitWitness, Statement, TABLE_NAMES,
-};
+use zkrv_machine::trace::{generate_split_at, DeviceFill, TraceStart};
+use zkrv_machine::{prove_inputs_with, run_for_proof, MachineError, Proof, Statement, TABLE_NAMES};
 use zkrv_stark::backend::TraceInput;
 use zkrv_stark::StarkConfig;
 
@@ -258,27 +257,78 @@ pub fn generate_traces(
     input: &[u8],
     opts: TraceGenOptions,
 ) -> Result<GpuTraces, TraceGenError> {
+    let t = Instant::now();
+    let run = run_for_proof(program, input)?;
+    let execute_s = t.elapsed().as_secs_f64();
+    let decode_table = DecodeTable::new(program)?;
+    let (pages, traces, mut report) = record_traces(
+        backend,
+        &decode_table,
+        run.record,
+        &run.input,
+        &TraceStart::RUN,
+        opts,
+    )?;
+    report.execute_s = execute_s;
+    Ok(GpuTraces {
+        statement: run.statement,
+        pages,
+        traces,
+        report,
+    })
+}
+
+/// The main traces of one segment ([`zkrv_machine::segment::segment_run`]: its re-execution from the
+/// checkpoint) built as [`generate_traces`] builds a whole run's, from the segment's record and trace
+/// boundary (`SegmentRun::start`: the start registers and input/output cursors, the start pages' contents
+/// at timestamp 0, the INPUT table's first index and end row, the paused end pc of the CPU table's last
+/// row): cell for cell the traces of `SegmentRun::host_traces` (docs/continuations.md §5a). With
+/// `opts.host_traces` every table is built on the host and uploaded at the main commitment. Prove with
+/// `zkrv_machine::segment::prove_segment_inputs_with(backend, ..)` before committing anything else on
+/// `backend`. `report.execute_s` is 0 (the re-execution is the caller's).
+pub fn generate_segment_traces(
+    backend: &CudaBackend,
+    program: &Program,
+    mut run: SegmentRun,
+    opts: TraceGenOptions,
+) -> Result<(SegmentWitness<TraceInput<DeviceTrace>>, TraceGenReport), TraceGenError> {
+    let decode_table = DecodeTable::new(program)?;
+    let record = std::mem::take(&mut run.record);
+    let (_, traces, report) =
+        record_traces(backend, &decode_table, record, &run.input, &run.start, opts)?;
+    Ok((run.with_traces(traces), report))
+}
+
+/// What [`record_traces`] builds: the touched pages, the main traces in table order, the report.
+type RecordTraces = (Vec<u32>, Vec<TraceInput<DeviceTrace>>, TraceGenReport);
+
+/// The main traces of `record` (a run, or a segment starting at `start`, on the input bytes `input` it
+/// reads), the tables of `opts` on the device: the touched pages, the traces in table order and the report
+/// (`execute_s` 0).
+fn record_traces(
+    backend: &CudaBackend,
+    decode_table: &DecodeTable,
+    record: zkrv_executor::Record,
+    input: &[u8],
+    at: &TraceStart,
+    opts: TraceGenOptions,
+) -> Result<RecordTraces, TraceGenError> {
     let mut report = TraceGenReport::default();
     let fills = tables::device_fills();
     let (device, no_fill) = without_missing_fills(&fills, opts.device_tables());
-    let t = Instant::now();
-    let run = run_for_proof(program, input)?;
-    report.execute_s = t.elapsed().as_secs_f64();
-
     let dev = backend.device();
     let mut stats = TransferStats::default();
     // The host walk, with the record's cycles uploaded for the CPU fill meanwhile (the walk does not touch
     // the device; the upload's staging copies run on their own thread).
-    let decode_table = DecodeTable::new(program)?;
     let (split, cycles_upload) = std::thread::scope(|scope| {
         let upload = needs_record(device, opts.record_path).then(|| {
             scope.spawn(|| {
                 let t = Instant::now();
                 let mut st = TransferStats::default();
-                let r = DeviceCycles::upload(dev, &run.record.cycles, &mut st).and_then(|c| {
+                let r = DeviceCycles::upload(dev, &record.cycles, &mut st).and_then(|c| {
                     // The precompile events, the compact record of the memory walk's calls and their fills.
                     let calls = if device.mem_walk {
-                        Some(DeviceCalls::upload(dev, &run.record, &mut st)?)
+                        Some(DeviceCalls::upload(dev, &record, &mut st)?)
                     } else {
                         None
                     };
@@ -288,24 +338,12 @@ pub fn generate_traces(
             })
         });
         let t = Instant::now();
-        let split = generate_split(
-            &decode_table,
-            &run.record,
-            &run.input,
-            opts.min_height,
-            device,
-        );
+        let split = generate_split_at(decode_table, &record, input, at, opts.min_height, device);
         report.host_trace_s = t.elapsed().as_secs_f64();
         (split, upload.map(|h| h.join()))
     });
-    let (traces, inputs) = split?;
-    let mut split = SplitWitness {
-        statement: run.statement,
-        traces,
-        inputs,
-        record: run.record,
-    };
-    check_missing_fills(no_fill, |t| has_rows(&split, t))?;
+    let (mut traces, inputs) = split?;
+    check_missing_fills(no_fill, |t| has_rows(&traces, t))?;
     let (cycles, calls) = match cycles_upload {
         None => (None, None),
         Some(Err(_)) => {
@@ -339,18 +377,22 @@ pub fn generate_traces(
         };
         let lookups = DeviceLookups::with_counters(dev, decode_rows, pow2_rows)?;
         // The register walk on the device, before the CPU and REGFILE fills that read it.
-        let walk = match (device.reg_walk, cycles.as_ref(), split.inputs.cpu.as_ref()) {
+        let walk = match (device.reg_walk, cycles.as_ref(), inputs.cpu.as_ref()) {
             (false, _, _) => None,
             (true, Some(c), Some(cpu)) => {
                 dev.synchronize()?;
                 let start = Instant::now();
-                let init = tables::regwalk::initial_regs(&split.record.init_regs, 0, 0);
+                let init = tables::regwalk::initial_regs(
+                    &record.init_regs,
+                    at.input_cursor,
+                    at.output_cursor,
+                );
                 let w = tables::regwalk::reg_walk(
                     dev,
                     c,
                     &cpu.decode,
                     &init,
-                    &split.record.syscalls,
+                    &record.syscalls,
                     tables::regwalk::WALK_CHUNK,
                     &mut stats,
                 )
@@ -376,11 +418,11 @@ pub fn generate_traces(
         // The program's decode data, read by the request lists and the memory walk: the CPU fill's when it has
         // one, else built once here.
         let cpu_decode;
-        let decode = match split.inputs.cpu.as_ref() {
+        let decode = match inputs.cpu.as_ref() {
             Some(cpu) => &cpu.decode,
             None => {
                 cpu_decode = if device.requests || device.mem_walk {
-                    zkrv_machine::tables::cpu::CpuDecode::new(&decode_table)?
+                    zkrv_machine::tables::cpu::CpuDecode::new(decode_table)?
                 } else {
                     zkrv_machine::tables::cpu::CpuDecode::default()
                 };
@@ -418,7 +460,7 @@ pub fn generate_traces(
             (true, Some(c), Some(pc)) => {
                 dev.synchronize()?;
                 let start = Instant::now();
-                let rec = &split.record;
+                let rec = &record;
                 let w = tables::memwalk::mem_walk(
                     dev,
                     c,
@@ -426,7 +468,7 @@ pub fn generate_traces(
                     &rec.pages,
                     &rec.init_pages,
                     &rec.final_pages,
-                    &split.inputs.sysio,
+                    &inputs.sysio,
                     pc,
                     tables::memwalk::MEM_WALK_CHUNK,
                     &mut stats,
@@ -451,7 +493,7 @@ pub fn generate_traces(
         };
         for fill in &selected {
             let t = fill.table();
-            if absent(t, &split.record) {
+            if absent(t, &record) {
                 // No rows (docs/stark.md §10): the host's `0 x width` trace stands, nothing is filled.
                 continue;
             }
@@ -460,7 +502,9 @@ pub fn generate_traces(
             // (The memory walk's lists index the record's cycles: with it, the memory tables read them too.)
             let cx = tables::FillCtx {
                 dev,
-                split: &split,
+                inputs: &inputs,
+                record: &record,
+                host_lookups: &traces.lookups,
                 cycles: cycles
                     .as_ref()
                     .filter(|_| opts.record_path || t == Table::Cpu || mem.is_some()),
@@ -483,14 +527,11 @@ pub fn generate_traces(
         }
         if !device.has(Table::Bitwise) {
             let start = Instant::now();
-            lookups.merge_into(dev, &mut split.traces.lookups)?;
+            lookups.merge_into(dev, &mut traces.lookups)?;
             report.lookups_s = start.elapsed().as_secs_f64();
         }
     }
     let start = Instant::now();
-    let SplitWitness {
-        statement, traces, ..
-    } = split;
     let (host, pages) = traces.into_table_order();
     report.lookups_s += start.elapsed().as_secs_f64();
 
@@ -525,12 +566,7 @@ pub fn generate_traces(
         backend.next_round(),
         TABLE_NAMES.iter().map(|s| s.to_string()).collect(),
     );
-    Ok(GpuTraces {
-        statement,
-        pages,
-        traces: inputs,
-        report,
-    })
+    Ok((pages, inputs, report))
 }
 
 /// Whether table `t` is absent from this run: a precompile table whose precompile `rec` never calls (its trace
@@ -582,8 +618,8 @@ pub fn check_missing_fills(
 /// Whether the run gives table `t` rows: the host split's count of its real rows
 /// ([`zkrv_machine::trace::Traces::events`]), or `true` when the split does not count them (a table left to the
 /// device, or a fixed-height one), so that an unknown count fails loudly rather than passes.
-fn has_rows(split: &SplitWitness, t: Table) -> bool {
-    split.traces.events[t] != Some(0)
+fn has_rows(traces: &zkrv_machine::trace::Traces, t: Table) -> bool {
+    traces.events[t] != Some(0)
 }
 
 /// The device fills of the tables selected in `device`, in the order they run: proof order with BITWISE

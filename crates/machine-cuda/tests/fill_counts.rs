@@ -177,6 +177,7 @@ int main() {
             &c.cpu.walk,
             &c.cpu.decode,
             c.min_height,
+            c.cpu.end_pc,
             &lookups,
             &mut stats,
         )

@@ -122,7 +122,7 @@ static void rd(void* p, size_t n) {
     if (n && fread(p, 1, n, stdin) != n) { fprintf(stderr, "short input\n"); exit(1); }
 }
 static void one_case() {
-    u64 hdr[5];
+    u64 hdr[6];
     rd(hdr, sizeof hdr);
     u64 n = hdr[0], height = hdr[1], ndec = hdr[4];
     u32 base = (u32)hdr[2], slots = (u32)hdr[3];
@@ -138,7 +138,7 @@ static void one_case() {
     std::vector<u32> counts(7 * LK_ROWS, 0);
     for (u64 row = 0; row < height; row++) {
         counts[LK_U16 * LK_ROWS] += cpu_fill_row(row, out.data(), cyc.data(), walk.data(), n, rop.data(), base,
-                                                 slots, dec.data(), counts.data(), height);
+                                                 slots, dec.data(), counts.data(), height, hdr[5]);
     }
     fwrite(out.data(), 8, out.size(), stdout);
     fwrite(counts.data(), 4, counts.size(), stdout);
@@ -194,6 +194,9 @@ fn host_emu_input(c: &Case, input: &mut Vec<u8>) {
         d.base_pc as u64,
         d.row_of_pc.len() as u64,
         d.rows.len() as u64,
+        c.cpu
+            .end_pc
+            .map_or(zkrv_machine_cuda::tables::cpu::NO_END_PC, u64::from),
     ]));
     input.extend_from_slice(bytemuck::cast_slice::<CycleEvent, u8>(&c.record.cycles));
     input.extend_from_slice(bytemuck::cast_slice::<RegWalk, u8>(&c.cpu.walk));
@@ -210,6 +213,7 @@ fn gpu_fill(dev: &Device, c: &Case) -> (Vec<u64>, Vec<u32>) {
         &c.cpu.walk,
         &c.cpu.decode,
         c.min_height,
+        c.cpu.end_pc,
         &lookups,
         &mut stats,
     )
@@ -362,6 +366,7 @@ fn gpu_cpu_fill_matches_cpu() {
             walk,
             &c.cpu.decode,
             mh,
+            None,
             &lookups,
             &mut stats,
         )

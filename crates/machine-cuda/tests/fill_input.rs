@@ -37,7 +37,10 @@ impl RequestFill for Input {
     const TABLE: &'static str = "INPUT";
     const WIDTH: usize = NUM_INPUT_COLS;
     const KERNEL: &'static str = zkrv_machine_cuda::kernels::INPUT_CU.src;
-    const ROW_FN: &'static str = "input_fill_row";
+    // A whole run's table: first index 0 (segments: tests/segment_fills.rs).
+    const ROW_FN: &'static str =
+        "[](u64 r, const InputIn* in, u64 len, u64 rows, u64* t, u32* c, u32 l) \
+                                  { input_fill_row(r, in, len, rows, t, c, l, 0); }";
     const REQUEST: &'static str = "InputIn";
     const WORDS: usize = 1;
     type Requests = In;
@@ -49,7 +52,7 @@ impl RequestFill for Input {
         input_trace(&x.0, &x.1, min_height, lookups)
     }
     fn words(x: &In) -> Vec<u64> {
-        pack_input(&x.0, &x.1)
+        pack_input(&x.0, &x.1, true)
             .unwrap()
             .iter()
             .map(|q| q.byte as u64 | (q.m as u64) << 32)
@@ -62,7 +65,7 @@ impl RequestFill for Input {
         lookups: &DeviceLookups,
         stats: &mut TransferStats,
     ) -> Result<DeviceTrace, CudaError> {
-        fill_input(dev, &x.0, &x.1, min_height, lookups, stats)
+        fill_input(dev, &x.0, &x.1, 0, true, min_height, lookups, stats)
     }
 }
 
@@ -117,9 +120,11 @@ fn gpu_input_fill_matches_cpu() {
 /// More counts than indices, or a count of 2^32, is refused.
 #[test]
 fn pack_input_refuses_what_it_cannot_hold() {
-    assert_eq!(pack_input(&[7], &[1]).unwrap().len(), 2);
-    let e = pack_input(&[7], &[1, 2, 3]).unwrap_err().to_string();
+    assert_eq!(pack_input(&[7], &[1], true).unwrap().len(), 2);
+    let e = pack_input(&[7], &[1, 2, 3], true).unwrap_err().to_string();
     assert!(e.contains("3 lookup counts for 2 indices"), "{e}");
-    let e = pack_input(&[7, 8], &[1, 1 << 32]).unwrap_err().to_string();
+    let e = pack_input(&[7, 8], &[1, 1 << 32], true)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("INPUT index 1") && e.contains("32 bits"), "{e}");
 }

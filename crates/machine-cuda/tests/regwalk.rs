@@ -245,6 +245,7 @@ fn gpu_reg_walk_matches_host_walk() {
                 &w.walk,
                 &c.cpu.decode,
                 MIN_HEIGHT,
+                c.cpu.end_pc,
                 &lookups,
                 &mut stats,
             )

@@ -225,12 +225,6 @@ pub enum MachineError {
     /// [`proof_security`]): a malformed or tampered proof.
     #[error("malformed proof: {0}")]
     ProofShape(String),
-    /// The run has rows in a table the GPU prover does not support yet (the precompile tables).
-    #[error(
-        "{table}: the GPU prover has no {table} support yet and this run has {calls} call(s) of it; prove it \
-         with the CPU backend (--backend cpu)"
-    )]
-    GpuUnsupported { table: &'static str, calls: usize },
     /// A run with precompile calls traced with the memory walk on the device but their table on the host
     /// (e.g. a table whose device fill does not exist yet): the host fill would lack the calls' old
     /// timestamps, so it is refused rather than filled behind the device's back.

@@ -22,8 +22,6 @@ use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::{preprocess, StarkConfig};
 
 use crate::bus;
-use crate::registry::Table;
-use crate::tables::cpu::CpuCols;
 use crate::tables::decode::{words, DecodeTable};
 use crate::tables::input::EofRule;
 use crate::tables::page::CELLS_PER_PAGE;
@@ -737,9 +735,10 @@ impl RunImage {
     }
 }
 
-/// Everything the prover commits to for one segment. Exposed so that tests can tamper with it.
+/// Everything the prover commits to for one segment. Exposed so that tests can tamper with it. `T`: a main
+/// trace (host matrices, or a backend's `TraceInput` for traces built on a device).
 #[derive(Clone, Debug)]
-pub struct SegmentWitness {
+pub struct SegmentWitness<T = RowMajorMatrix> {
     pub header: SegmentHeader,
     pub pages: Vec<u32>,
     /// Cell values of `pages` at the start (`pages.len() x 512`).
@@ -748,7 +747,32 @@ pub struct SegmentWitness {
     /// The output bytes the segment writes.
     pub output: Vec<u8>,
     /// Main traces in table order.
-    pub traces: Vec<RowMajorMatrix>,
+    pub traces: Vec<T>,
+}
+
+impl SegmentWitness {
+    /// The witness with its host traces as a backend's trace inputs.
+    fn into_inputs<D>(self) -> SegmentWitness<zkrv_stark::backend::TraceInput<D>> {
+        let SegmentWitness {
+            header,
+            pages,
+            init,
+            writes,
+            output,
+            traces,
+        } = self;
+        SegmentWitness {
+            header,
+            pages,
+            init,
+            writes,
+            output,
+            traces: traces
+                .into_iter()
+                .map(zkrv_stark::backend::TraceInput::Host)
+                .collect(),
+        }
+    }
 }
 
 fn cells(bytes: &[u8]) -> Vec<u64> {
@@ -758,17 +782,70 @@ fn cells(bytes: &[u8]) -> Vec<u64> {
         .collect()
 }
 
+/// One segment re-executed from its checkpoint, before trace generation: its public parts (those of
+/// [`SegmentWitness`]) and what its main traces are built from (the record, the input bytes it reads and
+/// where its streams and its CPU table start and end), on the host ([`Self::host_traces`]) or on a device
+/// (`zkrv_machine_cuda::trace_gen::generate_segment_traces`).
+pub struct SegmentRun {
+    pub header: SegmentHeader,
+    pub pages: Vec<u32>,
+    /// Cell values of `pages` at the start (`pages.len() x 512`).
+    pub init: Vec<u64>,
+    pub writes: Vec<(u32, u64)>,
+    /// The output bytes the segment writes.
+    pub output: Vec<u8>,
+    /// The execution record (timestamps local to the segment; `init_regs` and `init_pages` are the start
+    /// state).
+    pub record: zkrv_executor::Record,
+    /// The input bytes the segment reads (indices `start.input_cursor..`).
+    pub input: Vec<u8>,
+    /// The trace boundary: input cursor, output cursor, end-of-input row, paused end pc.
+    pub start: TraceStart,
+}
+
+impl SegmentRun {
+    /// The witness of this segment with `traces` as its main traces (table order).
+    pub fn with_traces<T>(self, traces: Vec<T>) -> SegmentWitness<T> {
+        SegmentWitness {
+            header: self.header,
+            pages: self.pages,
+            init: self.init,
+            writes: self.writes,
+            output: self.output,
+            traces,
+        }
+    }
+
+    /// Builds the main traces on the host (`trace::generate_split_at`, every table) at `config`'s heights.
+    pub fn host_traces(
+        self,
+        program: &Program,
+        config: &StarkConfig,
+    ) -> Result<SegmentWitness, MachineError> {
+        let decode_table = DecodeTable::new(program)?;
+        let (traces, _) = trace::generate_split_at(
+            &decode_table,
+            &self.record,
+            &self.input,
+            &self.start,
+            min_height(config),
+            trace::DeviceFill::NONE,
+        )?;
+        let (traces, _) = traces.into_table_order();
+        Ok(self.with_traces(traces))
+    }
+}
+
 /// Re-executes the segment of checkpoint `cp` (of a run of `program` on `input`, which has `count`
-/// segments and the identifier `run_id`) and builds its witness: header, memory, traces at `config`'s
-/// heights. Errors: the execution error, a run that is not provable (pages, instructions), a trace error.
-pub fn segment_witness(
+/// segments and the identifier `run_id`): header, memory, record, trace boundary, no traces yet.
+/// Errors: the execution error, a run that is not provable (pages, instructions).
+pub fn segment_run(
     program: &Program,
     input: &[u8],
     cp: &Checkpoint,
     count: u32,
     run_id: [u8; 32],
-    config: &StarkConfig,
-) -> Result<SegmentWitness, MachineError> {
+) -> Result<SegmentRun, MachineError> {
     let run = execute_segment(program, input, cp)?;
     check_provable_at(&run.record, cp.cycle_base)?;
     let pc32 = |pc: u64| {
@@ -791,9 +868,9 @@ pub fn segment_witness(
             input_ended: run.end_input_ended,
         }),
     };
-    let eof_row = match &end {
-        SegmentEnd::Exit(_) => true,
-        SegmentEnd::Pause(b) => b.input_ended,
+    let (eof_row, end_pc) = match &end {
+        SegmentEnd::Exit(_) => (true, None),
+        SegmentEnd::Pause(b) => (b.input_ended, Some(b.pc)),
     };
     let index = u32::try_from(cp.index).map_err(|_| MachineError::Internal("index".into()))?;
     let header = SegmentHeader {
@@ -824,40 +901,40 @@ pub fn segment_witness(
     let slice = input
         .get(from..to)
         .ok_or_else(|| MachineError::Internal("segment input range".into()))?;
-    let decode_table = DecodeTable::new(program)?;
-    let trace_start = TraceStart {
+    // A paused segment's CPU table goes on at its end pc (a whole run ends with the halting ECALL at
+    // pc + 4); a checkpoint of 0 cycles (only a crafted one) has no real row to end.
+    let start = TraceStart {
         input_cursor: cp.input_pos,
         output_cursor: cp.output_len,
         eof_row,
         input_ended: cp.input_ended,
+        end_pc,
     };
-    let (traces, _) = trace::generate_split_at(
-        &decode_table,
-        &run.record,
-        slice,
-        &trace_start,
-        min_height(config),
-        trace::DeviceFill::NONE,
-    )?;
-    let (mut traces, pages) = traces.into_table_order();
-    if let (SegmentEnd::Pause(b), Some(row)) = (&header.end, run.record.cycles.len().checked_sub(1))
-    {
-        // The fill ends the last real row at pc + 4 (a whole run ends with the halting ECALL there); a
-        // paused segment goes on at its end pc. (A device fill must do the same: docs/continuations.md.)
-        // A checkpoint of 0 cycles (only a crafted one) has no real row to patch.
-        let cpu = &mut traces[Table::Cpu.index()];
-        let w = cpu.width;
-        CpuCols::from_row_mut(&mut cpu.values[row * w..(row + 1) * w]).next_pc =
-            F::from_u64(b.pc as u64);
-    }
-    Ok(SegmentWitness {
+    Ok(SegmentRun {
         header,
-        pages,
+        pages: run.record.pages.clone(),
         init,
         writes,
         output: run.output,
-        traces,
+        record: run.record,
+        input: slice.to_vec(),
+        start,
     })
+}
+
+/// Re-executes the segment of checkpoint `cp` (of a run of `program` on `input`, which has `count`
+/// segments and the identifier `run_id`) and builds its witness: header, memory, traces at `config`'s
+/// heights, on the host ([`segment_run`], then [`SegmentRun::host_traces`]). Errors: the execution error, a
+/// run that is not provable (pages, instructions), a trace error.
+pub fn segment_witness(
+    program: &Program,
+    input: &[u8],
+    cp: &Checkpoint,
+    count: u32,
+    run_id: [u8; 32],
+    config: &StarkConfig,
+) -> Result<SegmentWitness, MachineError> {
+    segment_run(program, input, cp, count, run_id)?.host_traces(program, config)
 }
 
 /// The AIRs, preprocessed data and public interactions of a segment, as both sides build them.
@@ -977,6 +1054,17 @@ pub fn prove_segment_with<B: zkrv_stark::backend::ProverBackend>(
     w: SegmentWitness,
     config: &StarkConfig,
 ) -> Result<SegmentProof, MachineError> {
+    prove_segment_inputs_with(backend, program, w.into_inputs(), config)
+}
+
+/// [`prove_segment_with`] of a witness whose main traces are `backend`'s trace inputs (device-resident
+/// traces enter the main commitment without an upload: `zkrv_machine_cuda::trace_gen`).
+pub fn prove_segment_inputs_with<B: zkrv_stark::backend::ProverBackend>(
+    backend: &B,
+    program: &Program,
+    w: SegmentWitness<zkrv_stark::backend::TraceInput<B::DeviceTrace>>,
+    config: &StarkConfig,
+) -> Result<SegmentProof, MachineError> {
     let bad = |e: String| MachineError::Internal(format!("bad segment: {e}"));
     w.header.check().map_err(bad)?;
     let decode_table = DecodeTable::new(program)?;
@@ -996,14 +1084,14 @@ pub fn prove_segment_unchecked<B: zkrv_stark::backend::ProverBackend>(
     config: &StarkConfig,
 ) -> Result<SegmentProof, MachineError> {
     let decode_table = DecodeTable::new(program)?;
-    prove_circuit(backend, program, &decode_table, w, config)
+    prove_circuit(backend, program, &decode_table, w.into_inputs(), config)
 }
 
 fn prove_circuit<B: zkrv_stark::backend::ProverBackend>(
     backend: &B,
     program: &Program,
     decode_table: &DecodeTable,
-    w: SegmentWitness,
+    w: SegmentWitness<zkrv_stark::backend::TraceInput<B::DeviceTrace>>,
     config: &StarkConfig,
 ) -> Result<SegmentProof, MachineError> {
     let s = setup_circuit(
@@ -1014,17 +1102,12 @@ fn prove_circuit<B: zkrv_stark::backend::ProverBackend>(
         config,
     )
     .map_err(|e| MachineError::Internal(e.to_string()))?;
-    let traces = w
-        .traces
-        .into_iter()
-        .map(zkrv_stark::backend::TraceInput::Host)
-        .collect();
     let stark = zkrv_stark::prove_with(
         backend,
         config,
         &s.machine.airs(),
         &s.pre,
-        traces,
+        w.traces,
         &s.public.to_vec(),
         &s.statement,
     )?;
@@ -1426,7 +1509,8 @@ pub struct SegmentDone {
     /// Segments proven so far, this one included (completion order: segments finish out of order with
     /// several workers).
     pub done: usize,
-    /// Seconds building the witness ([`segment_witness`]: re-execution and host trace generation).
+    /// Seconds building the witness ([`segment_witness`]: re-execution and host trace generation; with
+    /// [`prove_segments_built`], the given host stage, e.g. the re-execution only).
     pub witness_secs: f64,
     /// Seconds the worker's prover took.
     pub prove_secs: f64,
@@ -1459,6 +1543,27 @@ pub fn prove_segments<P>(
 where
     P: Fn(usize, SegmentWitness) -> Result<SegmentProof, MachineError> + Sync,
 {
+    let build = |cp: &Checkpoint, count: u32, run_id: [u8; 32]| {
+        segment_witness(program, input, cp, count, run_id, config)
+    };
+    prove_segments_built(plan, schedule, &build, prove, on_done)
+}
+
+/// [`prove_segments`] with the host stage given: `build(checkpoint, count, run_id)` makes what
+/// `prove(worker, _)` proves (on a pipelined worker, on its producer thread: e.g. [`segment_run`], the
+/// re-execution only, for a backend that builds the traces on its device). [`SegmentDone::witness_secs`]
+/// times `build`.
+pub fn prove_segments_built<W: Send, B, P>(
+    plan: &RunPlan,
+    schedule: Schedule,
+    build: &B,
+    prove: &P,
+    on_done: &(dyn Fn(&SegmentDone) + Sync),
+) -> Result<(Vec<SegmentProof>, Vec<SegmentDone>), MachineError>
+where
+    B: Fn(&Checkpoint, u32, [u8; 32]) -> Result<W, MachineError> + Sync,
+    P: Fn(usize, W) -> Result<SegmentProof, MachineError> + Sync,
+{
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
     use std::time::Instant;
@@ -1484,19 +1589,12 @@ where
     };
     let witness = |i: usize| {
         let t = Instant::now();
-        let w = segment_witness(
-            program,
-            input,
-            &plan.checkpoints[i],
-            count,
-            plan.run_id,
-            config,
-        );
+        let w = build(&plan.checkpoints[i], count, plan.run_id);
         (i, w, t.elapsed().as_secs_f64())
     };
     // The prover's half of a worker: proves one built witness, stores the result; false after a failure.
     let finish = |worker: usize,
-                  (i, w, witness_secs): (usize, Result<SegmentWitness, MachineError>, f64),
+                  (i, w, witness_secs): (usize, Result<W, MachineError>, f64),
                   wait_secs: f64| {
         let t = Instant::now();
         let (r, profile) = zkrv_stark::profile::record(None, || w.and_then(|w| prove(worker, w)));

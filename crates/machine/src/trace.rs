@@ -13,7 +13,7 @@ use crate::bus::{REG_INPUT_CURSOR, REG_OUTPUT_CURSOR};
 use crate::registry::{PerTable, Table, TableSet};
 use crate::tables::bitwise::Lookups;
 use crate::tables::bytewise::bytewise_trace;
-use crate::tables::cpu::{cpu_height, cpu_result, cpu_trace, CpuDecode, RegWalk};
+use crate::tables::cpu::{cpu_height, cpu_result, cpu_trace, CpuCols, CpuDecode, RegWalk};
 use crate::tables::cpu32::{cpu32_requests, cpu32_trace};
 use crate::tables::decode::{DecodeTable, NUM_DECODE_COLS};
 use crate::tables::dvrm::{add_dvrm_request, dvrm_requests, dvrm_trace, DvrmRequests};
@@ -232,6 +232,9 @@ pub struct CpuFillInputs {
     pub walk: Vec<RegWalk>,
     /// The program's DECODE rows and dense pc -> row index.
     pub decode: CpuDecode,
+    /// A paused segment's end pc, the `next_pc` of the last real row ([`TraceStart::end_pc`]; `None`: the
+    /// last pc + 4).
+    pub end_pc: Option<u32>,
 }
 
 /// What the host walk computed for the tables' fills besides the record: the compact inputs a device fill
@@ -266,9 +269,13 @@ pub struct FillInputs {
     /// (= row order); gathered only when PAGE is on the device (and the memory walk on the host).
     pub page: Vec<(u64, u64, u64)>,
     /// INPUT: the consumed private input and how many times each index was looked up (index `input.len()` is
-    /// the end-of-input row).
+    /// the end-of-input row), the index of its first row ([`TraceStart::input_cursor`]) and whether the
+    /// end-of-input row follows the bytes ([`TraceStart::eof_row`]; a padding row with byte 0 takes its place
+    /// otherwise).
     pub input: Vec<u8>,
     pub input_uses: Vec<u64>,
+    pub input_first: u64,
+    pub input_eof_row: bool,
     /// One per load / store / in-cell (MEMW_A) access, in cycle order (= row order).
     pub loads: Vec<LoadEvent>,
     pub stores: Vec<StoreEvent>,
@@ -437,6 +444,9 @@ pub struct TraceStart {
     /// Whether the input ended before the record (a segment after a short read): the verifier's public
     /// end-of-input lookup at the cursor is counted on the first INPUT row.
     pub input_ended: bool,
+    /// A paused segment's end pc: the CPU table's last real row goes on there (`next_pc`). `None` for a
+    /// whole run and a run's last segment, whose last row (the halting ECALL) has `next_pc = pc + 4`.
+    pub end_pc: Option<u32>,
 }
 
 impl TraceStart {
@@ -446,6 +456,7 @@ impl TraceStart {
         output_cursor: 0,
         eof_row: true,
         input_ended: false,
+        end_pc: None,
     };
 }
 
@@ -503,13 +514,6 @@ pub fn generate_split_at(
                 rows: calls,
             });
         }
-    }
-    if device.has(Table::Input) && *start != TraceStart::RUN {
-        // The device INPUT fill writes a whole run's table (first index 0, end row present).
-        return Err(MachineError::Internal(
-            "the device INPUT fill does not build a segment's INPUT table (use the host fill)"
-                .into(),
-        ));
     }
     let cycles = rec.cycles.len();
     let height = cpu_height(cycles, min_height);
@@ -978,7 +982,16 @@ pub fn generate_split_at(
         (
             Table::Cpu,
             cycles,
-            host_fill(move |lk| cpu_trace(&rec.cycles, cpu_inputs.0, cpu_inputs.1, min_height, lk)),
+            host_fill(move |lk| {
+                let mut t = cpu_trace(&rec.cycles, cpu_inputs.0, cpu_inputs.1, min_height, lk)?;
+                // A paused segment goes on at its end pc (`cpu_trace` ends the last real row at pc + 4).
+                if let (Some(pc), Some(row)) = (start.end_pc, cycles.checked_sub(1)) {
+                    let w = t.width;
+                    CpuCols::from_row_mut(&mut t.values[row * w..(row + 1) * w]).next_pc =
+                        f(pc as u64);
+                }
+                Ok(t)
+            }),
         ),
         (
             Table::Eq,
@@ -1184,6 +1197,7 @@ pub fn generate_split_at(
         cpu: Some(CpuFillInputs {
             walk,
             decode: cpu_decode,
+            end_pc: start.end_pc,
         }),
         lt: lt_req,
         shift: shift_req,
@@ -1195,6 +1209,8 @@ pub fn generate_split_at(
         page,
         input: input.to_vec(),
         input_uses,
+        input_first: base,
+        input_eof_row: start.eof_row,
         dvrm: dvrm_req,
         loads,
         stores,

@@ -154,34 +154,51 @@ impl Engine {
         }
     }
 
-    /// Proves one segment's witness (`zkrv_machine::segment::segment_witness`: host traces) on this
-    /// engine. On the GPU the traces are uploaded at the main commitment (a segment's traces are generated
-    /// on the host: the device fills do not take a segment's start state, docs/continuations.md "GPU"),
-    /// and the tables are named in the transfer statistics, which add up over the segments.
+    /// Re-executes the segment of checkpoint `cp` for this engine ([`SegmentInput`]): on a GPU, unless
+    /// `cpu_trace`, only the re-execution (`zkrv_machine::segment::segment_run`: its traces are built on the
+    /// device by [`Engine::prove_segment`]); else with its host traces
+    /// (`zkrv_machine::segment::segment_witness`). Runs on the scheduler's producer thread (no device
+    /// access).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn segment_input(
+        &self,
+        program: &Program,
+        input: &[u8],
+        cp: &zkrv_executor::Checkpoint,
+        count: u32,
+        run_id: [u8; 32],
+        cpu_trace: bool,
+        config: &StarkConfig,
+    ) -> Result<SegmentInput, zkrv_machine::MachineError> {
+        use zkrv_machine::segment::{segment_run, segment_witness};
+        if self.is_gpu() && !cpu_trace {
+            return Ok(SegmentInput::Device(segment_run(
+                program, input, cp, count, run_id,
+            )?));
+        }
+        Ok(SegmentInput::Host(segment_witness(
+            program, input, cp, count, run_id, config,
+        )?))
+    }
+
+    /// Proves one segment on this engine. On the GPU a [`SegmentInput::Device`] segment's main traces are
+    /// built on the device from its record and start state (`zkrv_machine_cuda::trace_gen::
+    /// generate_segment_traces`: no main trace crosses PCIe), a [`SegmentInput::Host`] one's are uploaded
+    /// at the main commitment; the tables are named in the transfer statistics, which add up over the
+    /// segments.
     pub(crate) fn prove_segment(
         &self,
         program: &Program,
-        witness: zkrv_machine::segment::SegmentWitness,
+        segment: SegmentInput,
         config: &StarkConfig,
         lde: LdeMode,
     ) -> Result<zkrv_machine::segment::SegmentProof, zkrv_machine::MachineError> {
-        match &self.0 {
-            Inner::Cpu => zkrv_machine::segment::prove_segment_with(
-                &CpuBackend::new(lde),
-                program,
-                witness,
-                config,
-            ),
+        match (&self.0, segment) {
+            (Inner::Cpu, SegmentInput::Host(w)) => {
+                zkrv_machine::segment::prove_segment_with(&CpuBackend::new(lde), program, w, config)
+            }
             #[cfg(feature = "cuda")]
-            Inner::Gpu(b) => {
-                // The precompile tables have no GPU support yet: refuse, naming the table.
-                let used = zkrv_machine::precompile_calls(&witness.traces);
-                if let Some(&(t, calls)) = used.iter().find(|&&(_, n)| n > 0) {
-                    return Err(zkrv_machine::MachineError::GpuUnsupported {
-                        table: t.name(),
-                        calls,
-                    });
-                }
+            (Inner::Gpu(b), SegmentInput::Host(w)) => {
                 b.name_tables(
                     b.next_round(),
                     zkrv_machine::TABLE_NAMES
@@ -189,8 +206,34 @@ impl Engine {
                         .map(|s| s.to_string())
                         .collect(),
                 );
-                zkrv_machine::segment::prove_segment_with(b.as_ref(), program, witness, config)
+                zkrv_machine::segment::prove_segment_with(b.as_ref(), program, w, config)
             }
+            #[cfg(feature = "cuda")]
+            (Inner::Gpu(b), SegmentInput::Device(run)) => {
+                let opts = zkrv_machine_cuda::TraceGenOptions {
+                    min_height: zkrv_machine::min_height(config),
+                    ..Default::default()
+                };
+                // A stage of the segment's profile (`--profile`: segments/prove (sum)/trace generation).
+                let (w, _) = zkrv_stark::profile::time("trace generation", || {
+                    zkrv_machine_cuda::trace_gen::generate_segment_traces(
+                        b.as_ref(),
+                        program,
+                        run,
+                        opts,
+                    )
+                })
+                .map_err(|e| match e {
+                    zkrv_machine_cuda::trace_gen::TraceGenError::Machine(e) => e,
+                    e => zkrv_machine::MachineError::Internal(format!(
+                        "device trace generation: {e}"
+                    )),
+                })?;
+                zkrv_machine::segment::prove_segment_inputs_with(b.as_ref(), program, w, config)
+            }
+            _ => Err(zkrv_machine::MachineError::Internal(
+                "segment prepared for another backend".into(),
+            )),
         }
     }
 
@@ -325,6 +368,16 @@ fn open_gpu_ordinal(_ordinal: usize, _gpu_memory: Option<u64>) -> Result<Engine,
         "this build has no GPU support (feature `cuda` of zkrv-sdk, or of the zkrv binary, is off)"
             .into(),
     )
+}
+
+/// One segment as the scheduler's producer hands it to an [`Engine`] ([`Engine::segment_input`]).
+#[allow(clippy::large_enum_variant)] // one per segment in flight; boxing buys nothing
+pub(crate) enum SegmentInput {
+    /// Its witness with host traces (the CPU backend; the GPU with `cpu_trace`).
+    Host(zkrv_machine::segment::SegmentWitness),
+    /// Its re-execution only: the GPU builds its traces on the device.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    Device(zkrv_machine::segment::SegmentRun),
 }
 
 /// The main traces of a run, ready to prove on an [`Engine`].

@@ -618,8 +618,9 @@ pub struct ProveOptions {
     /// stored when the proof fits in the device budget, else recomputed one coset block at a time;
     /// byte-identical proofs either way; docs/gpu.md).
     pub gpu_lde: LdeMode,
-    /// GPU backend, one proof: generate every main trace on the host and upload it (default `false`: the
-    /// tables with a device fill are generated on the GPU). Segments always use host traces.
+    /// GPU backend: generate every main trace on the host and upload it, for one proof and for each
+    /// segment (default `false`: the tables with a device fill are generated on the GPU, a segment's from
+    /// its record and start state: docs/continuations.md §5a).
     pub cpu_trace: bool,
     /// Zero-knowledge runs that need more than one segment: accept that every segment boundary becomes
     /// public (the registers, pc and I/O cursors at each boundary and every memory cell written before it,

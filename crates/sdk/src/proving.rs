@@ -474,6 +474,7 @@ impl Run<'_> {
             config,
             jobs,
             opts.lde_mode,
+            opts.cpu_trace,
             &|d| self.obs.segment_done(d),
         )?;
         let prove_secs = t0.elapsed().as_secs_f64();
@@ -595,9 +596,10 @@ pub fn default_segment_jobs(segment_rows: u64) -> usize {
 
 /// Proves every segment of `plan` on `engines` with `zkrv_machine::segment::prove_segments`:
 /// * GPU engines: one worker per engine (one device each, one segment at a time), each overlapping the
-///   re-execution and host trace generation of its next segment with the GPU proof of the current one
-///   (the pipeline of `zkrv_machine::segment::Schedule`). Segment traces are generated on the host:
-///   the device fills do not take a segment's start state (docs/continuations.md "GPU").
+///   re-execution of its next segment with the GPU proof of the current one (the pipeline of
+///   `zkrv_machine::segment::Schedule`). The segment's traces are built on the device from its record and
+///   start state (docs/continuations.md §5a); with `cpu_trace` on the host (in the producer, overlapped
+///   too) and uploaded.
 /// * a CPU engine: `jobs` workers, each building then proving its segment (no overlap: the CPU prover uses
 ///   every core, and one witness per worker keeps memory low), with the CPU backend's LDE mode `lde`.
 ///
@@ -613,6 +615,7 @@ fn prove_segments(
     config: &StarkConfig,
     jobs: usize,
     lde: LdeMode,
+    cpu_trace: bool,
     on_done: &(dyn Fn(&SegmentDone) + Sync),
 ) -> Result<(Vec<SegmentProof>, Vec<SegmentDone>), Error> {
     let gpu = engines[0].is_gpu();
@@ -620,7 +623,11 @@ fn prove_segments(
         workers: if gpu { engines.len() } else { jobs.max(1) },
         pipelined: gpu,
     };
-    let prove = |worker: usize, w: zkrv_machine::segment::SegmentWitness| {
+    // Every engine is of one kind: the first one decides what the producer builds.
+    let build = |cp: &zkrv_executor::Checkpoint, count: u32, run_id: [u8; 32]| {
+        engines[0].segment_input(program, input, cp, count, run_id, cpu_trace, config)
+    };
+    let prove = |worker: usize, w: crate::engine::SegmentInput| {
         let engine = &engines[if gpu { worker } else { 0 }];
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             engine.prove_segment(program, w, config, lde)
@@ -632,7 +639,7 @@ fn prove_segments(
             )))
         })
     };
-    Ok(zkrv_machine::segment::prove_segments(
-        program, input, plan, config, schedule, &prove, on_done,
+    Ok(zkrv_machine::segment::prove_segments_built(
+        plan, schedule, &build, &prove, on_done,
     )?)
 }

@@ -31,11 +31,16 @@ ZKRV_HD u32 cpu_lt32(u32* counts, u64 old_ts, u64 ts, u64* d0) {
 }
 
 // Row `row` (< height) of the CPU table. Returns how many RANGE16[0] lookups the row makes (not yet counted);
-// the first padding row returns those of all padding rows, 4 (height - n_cycles).
+// the first padding row returns those of all padding rows, 4 (height - n_cycles). `end_pc`: a paused segment's
+// end pc, the next pc of the last real row (row n_cycles - 1); CPU_NO_END_PC for a whole run or a last segment,
+// whose last row (the halting ECALL) goes on at pc + 4 (zkrv_machine::trace::TraceStart::end_pc).
 // Every pc of `cycles` has a DECODE row (the host walk checked it); a pc without one would read DECODE row 0.
+// `end_pc` of a record that does not pause (zkrv_machine_cuda::tables::cpu::NO_END_PC).
+#define CPU_NO_END_PC (~0ull)
+
 ZKRV_HD u32 cpu_fill_row(u64 row, u64* out, const CycleEvent* cycles, const RegWalk* walk, u64 n_cycles,
                          const u32* row_of_pc, u32 base_pc, u32 n_slots, const u64* decode_rows, u32* counts,
-                         u64 height) {
+                         u64 height, u64 end_pc) {
     u64* o = out + row * CPU_WIDTH;
     if (row >= n_cycles) {
         for (int c = 0; c < CPU_WIDTH; c++) o[c] = 0;
@@ -81,7 +86,7 @@ ZKRV_HD u32 cpu_fill_row(u64 row, u64* out, const CycleEvent* cycles, const RegW
         zeros += cpu_u16(counts, half);
     }
 
-    o[CPU_COL_NEXT_PC] = row + 1 < n_cycles ? (u64)cycles[row + 1].pc : (u64)ev.pc + 4;
+    o[CPU_COL_NEXT_PC] = row + 1 < n_cycles ? (u64)cycles[row + 1].pc : end_pc != CPU_NO_END_PC ? end_pc : (u64)ev.pc + 4;
     o[CPU_COL_TAKEN] = ((d[DECODE_PREP_COL_DEC_FLAGS_IS_BRANCH] == 1 && res == 1 - d[DECODE_PREP_COL_DEC_FLAGS_NEG]) || d[DECODE_PREP_COL_DEC_FLAGS_IS_JAL] == 1) ? 1 : 0;
     u64 imm = d[DECODE_PREP_COL_DEC_IMM] | (d[DECODE_PREP_COL_DEC_IMM + 1] << 32);
     o[CPU_COL_JALR_BIT0] = d[DECODE_PREP_COL_DEC_FLAGS_IS_JALR] == 1 ? ((rv1 + imm) & 1) : 0;
@@ -125,12 +130,12 @@ ZKRV_HD u32 cpu_fill_row(u64 row, u64* out, const CycleEvent* cycles, const RegW
 // the warp sum below is well defined; threads past `height` contribute 0).
 extern "C" __global__ void cpu_fill(u64* out, const CycleEvent* cycles, const RegWalk* walk, u64 n_cycles,
                                     const u32* row_of_pc, u32 base_pc, u32 n_slots, const u64* decode_rows,
-                                    u32* counts, u64 height) {
+                                    u32* counts, u64 height, u64 end_pc) {
     u64 row = global_row();
     u32 zeros = 0;
     if (row < height) {
         zeros = cpu_fill_row(row, out, cycles, walk, n_cycles, row_of_pc, base_pc, n_slots, decode_rows, counts,
-                             height);
+                             height, end_pc);
     }
     zeros = __reduce_add_sync(0xffffffffu, zeros);
     if ((threadIdx.x & 31) == 0 && zeros != 0) atomicAdd(&counts[LK_U16 * LK_ROWS], zeros);

@@ -67,6 +67,6 @@ pub fn fill_bitwise(
 super::device_fill! {
     /// The BITWISE (from the histogram of every fill, run last, plus the host fills' lookups) device fill ([`super::DeviceTableFill`]).
     BitwiseFill: Bitwise, BITWISE_CU, |cx, stats| {
-        fill_bitwise(cx.dev, cx.lookups, &cx.split.traces.lookups, stats)
+        fill_bitwise(cx.dev, cx.lookups, cx.host_lookups, stats)
     }
 }

@@ -13,11 +13,17 @@ use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
 use zkrv_cuda::DeviceTrace;
 
+/// The kernel's `end_pc` of a record that does not pause (`cpu.cu` `CPU_NO_END_PC`): its last real row goes
+/// on at pc + 4.
+pub const NO_END_PC: u64 = u64::MAX;
+
 /// Stage name of the trace-generation uploads in [`TransferStats`].
 pub const STAGE_TRACE_GEN: &str = "trace-gen";
 
 /// Fills the CPU main trace on the device: `cpu_height(cycles, min_height) x 44` row-major u64, natural
-/// order, padding rows included, exactly `cpu_trace(cycles, walk, decode, min_height, ..)`; adds the rows'
+/// order, padding rows included, exactly `cpu_trace(cycles, walk, decode, min_height, ..)` (with `end_pc`, a
+/// paused segment's end pc, as the last real row's `next_pc`: `TraceStart::end_pc`; `None`: its pc + 4, as
+/// `cpu_trace`); adds the rows'
 /// BITWISE lookups to `lookups`, and each row's DECODE lookup to `lookups.decode` when it is not empty (see
 /// `tables::decode`).
 ///
@@ -30,45 +36,55 @@ pub const STAGE_TRACE_GEN: &str = "trace-gen";
 /// Errors (before anything is uploaded): mismatched lengths, a min height that is not a power of two, a
 /// height outside the launch bounds ([`launch_1d`]); then allocation or launch failures. The kernel runs
 /// asynchronously; errors during its execution surface at the next synchronize.
+#[allow(clippy::too_many_arguments)]
 pub fn fill_cpu(
     dev: &Device,
     cycles: &[CycleEvent],
     walk: &[RegWalk],
     decode: &CpuDecode,
     min_height: usize,
+    end_pc: Option<u32>,
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
     check(cycles.len(), walk.len(), decode, min_height)?;
     let d_cycles = DeviceCycles::upload(dev, cycles, stats)?;
-    fill_cpu_uploaded(dev, &d_cycles, walk, decode, min_height, lookups, stats)
+    fill_cpu_uploaded(
+        dev, &d_cycles, walk, decode, min_height, end_pc, lookups, stats,
+    )
 }
 
 /// [`fill_cpu`] from the record's cycles already on the device (shared with the record-path fills of LOAD,
 /// STORE and MEMW_A).
+#[allow(clippy::too_many_arguments)]
 pub fn fill_cpu_uploaded(
     dev: &Device,
     cycles: &DeviceCycles,
     walk: &[RegWalk],
     decode: &CpuDecode,
     min_height: usize,
+    end_pc: Option<u32>,
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
     check(cycles.len, walk.len(), decode, min_height)?;
     let d_walk = dev.upload::<u32>(bytemuck::cast_slice(walk))?;
     stats.add_h2d(STAGE_TRACE_GEN, "CPU", d_walk.num_bytes() as u64);
-    fill_cpu_walked(dev, cycles, &d_walk, decode, min_height, lookups, stats)
+    fill_cpu_walked(
+        dev, cycles, &d_walk, decode, min_height, end_pc, lookups, stats,
+    )
 }
 
 /// [`fill_cpu_uploaded`] with the register walk on the device too (`walk`: `cycles x 5` u32 `RegWalk`s, e.g.
 /// `tables::regwalk::reg_walk`'s): uploads only the decode data.
+#[allow(clippy::too_many_arguments)]
 pub fn fill_cpu_walked(
     dev: &Device,
     cycles: &DeviceCycles,
     d_walk: &DeviceBuffer<u32>,
     decode: &CpuDecode,
     min_height: usize,
+    end_pc: Option<u32>,
     lookups: &DeviceLookups,
     stats: &mut TransferStats,
 ) -> Result<DeviceTrace, CudaError> {
@@ -117,6 +133,7 @@ pub fn fill_cpu_walked(
                 KArg::U64(d_decode.ptr()),
                 KArg::U64(lookups.counts.ptr()),
                 KArg::U64(height as u64),
+                KArg::U64(end_pc.map_or(NO_END_PC, u64::from)),
             ],
         )?;
     }
@@ -175,19 +192,19 @@ fn check(
 super::device_fill! {
     /// The CPU device fill ([`super::DeviceTableFill`]).
     CpuFill: Cpu, CPU_CU, |cx, stats| {
-        let cpu = cx.split.inputs.cpu.as_ref().ok_or_else(|| {
+        let cpu = cx.inputs.cpu.as_ref().ok_or_else(|| {
             CudaError::InvalidArgument("CPU fill inputs missing (DeviceFill::cpu unset)".into())
         })?;
-        let (dev, h, l) = (cx.dev, cx.min_height(), cx.lookups);
+        let (dev, h, e, l) = (cx.dev, cx.min_height(), cpu.end_pc, cx.lookups);
         match (cx.cycles, cx.walk) {
-            (Some(c), Some(w)) => fill_cpu_walked(dev, c, &w.walk, &cpu.decode, h, l, stats),
+            (Some(c), Some(w)) => fill_cpu_walked(dev, c, &w.walk, &cpu.decode, h, e, l, stats),
             (None, Some(_)) => Err(CudaError::InvalidArgument(
                 "CPU fill: a device register walk without the record's cycles on the device".into(),
             )),
-            (Some(c), None) => fill_cpu_uploaded(dev, c, &cpu.walk, &cpu.decode, h, l, stats),
+            (Some(c), None) => fill_cpu_uploaded(dev, c, &cpu.walk, &cpu.decode, h, e, l, stats),
             (None, None) => {
-                let cycles = &cx.split.record.cycles;
-                fill_cpu(dev, cycles, &cpu.walk, &cpu.decode, h, l, stats)
+                let cycles = &cx.record.cycles;
+                fill_cpu(dev, cycles, &cpu.walk, &cpu.decode, h, e, l, stats)
             }
         }
     }

@@ -222,8 +222,8 @@ super::device_fill! {
             return fill_load_resident(dev, c, &m.load_clks, h, l);
         }
         match cx.cycles {
-            Some(c) => fill_load_rec(dev, c, &cx.split.inputs.loads, h, l, stats),
-            None => fill_load(dev, &cx.split.inputs.loads, h, l, stats),
+            Some(c) => fill_load_rec(dev, c, &cx.inputs.loads, h, l, stats),
+            None => fill_load(dev, &cx.inputs.loads, h, l, stats),
         }
     }
 }

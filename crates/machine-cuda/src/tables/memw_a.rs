@@ -265,8 +265,8 @@ super::device_fill! {
             return fill_memw_a_resident(dev, c, &m.memw_a, h, l);
         }
         match cx.cycles {
-            Some(c) => fill_memw_a_rec(dev, c, &cx.split.inputs.accesses, h, l, stats),
-            None => fill_memw_a(dev, &cx.split.inputs.accesses, h, l, stats),
+            Some(c) => fill_memw_a_rec(dev, c, &cx.inputs.accesses, h, l, stats),
+            None => fill_memw_a(dev, &cx.inputs.accesses, h, l, stats),
         }
     }
 }

@@ -43,7 +43,6 @@ use zkrv_cuda::stats::TransferStats;
 use zkrv_cuda::CudaError;
 use zkrv_cuda::{DeviceTrace, KernelSource};
 use zkrv_machine::registry::{PerTable, Table};
-use zkrv_machine::SplitWitness;
 
 /// Declares a unit struct `$name` and its [`DeviceTableFill`] impl for `Table::$table`, launching programs of
 /// `crate::kernels::$program`, whose `fill(cx, stats)` is `$body`: the one place the impl's shape is written.
@@ -76,7 +75,12 @@ pub(crate) use device_fill;
 /// request lists, the memory walk, and the lookup counters every fill adds to.
 pub struct FillCtx<'a> {
     pub dev: &'a Device,
-    pub split: &'a SplitWitness,
+    /// The host walk's compact inputs of the device-filled tables (`zkrv_machine::trace::generate_split_at`).
+    pub inputs: &'a zkrv_machine::trace::FillInputs,
+    /// The execution record (of a whole run or of a segment).
+    pub record: &'a zkrv_executor::Record,
+    /// The BITWISE lookups the host fills made (`Traces::lookups`; BITWISE on the device adds them).
+    pub host_lookups: &'a zkrv_machine::tables::bitwise::Lookups,
     /// The record's cycles on the device (CPU reads them; LOAD, STORE, MEMW_A on the record path).
     pub cycles: Option<&'a DeviceCycles>,
     /// The device register walk (`zkrv_machine::trace::DeviceFill::reg_walk`): CPU and REGFILE read it.
@@ -94,7 +98,7 @@ pub struct FillCtx<'a> {
 impl FillCtx<'_> {
     /// The smallest table height of the run.
     pub fn min_height(&self) -> usize {
-        self.split.inputs.min_height
+        self.inputs.min_height
     }
 
     /// The record's cycles on the device, or [`CudaError::InvalidArgument`] naming `what` needs them.
@@ -342,6 +346,22 @@ pub(crate) fn fill_from_uploaded<R: cudarc::driver::DeviceRepr + Copy>(
     cols: usize,
     lookups: &DeviceLookups,
 ) -> Result<DeviceTrace, CudaError> {
+    fill_from_uploaded_with(dev, program, kernel, table, req, rows, cols, lookups, &[])
+}
+
+/// [`fill_from_uploaded`] with `extra` kernel arguments after the lookup counts (INPUT's first index).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fill_from_uploaded_with<R: cudarc::driver::DeviceRepr + Copy>(
+    dev: &Device,
+    program: &'static zkrv_cuda::KernelSource,
+    kernel: &str,
+    table: &str,
+    req: &DeviceBuffer<R>,
+    rows: usize,
+    cols: usize,
+    lookups: &DeviceLookups,
+    extra: &[zkrv_cuda::device::KArg],
+) -> Result<DeviceTrace, CudaError> {
     use zkrv_cuda::device::KArg;
     // The kernel addresses the table's columns through layout.cuh: `table` must have `cols` columns there.
     crate::layout::check_width(table, cols)?;
@@ -354,20 +374,18 @@ pub(crate) fn fill_from_uploaded<R: cudarc::driver::DeviceRepr + Copy>(
     }
     let trace = alloc_trace(dev, rows, cols)?;
     // SAFETY: `req` holds `req.len() <= rows` requests, `trace` rows x cols u64, `counts` the 7 x 2^16
-    // histogram; the grid covers `rows` threads (launch_1d) and the kernel skips the rest.
+    // histogram; the grid covers `rows` threads (launch_1d) and the kernel skips the rest; `extra` are
+    // scalars the kernel takes after the counts (the caller's contract with its kernel).
     unsafe {
-        dev.launch(
-            program,
-            kernel,
-            cfg,
-            &[
-                KArg::U64(req.ptr()),
-                KArg::U64(req.len() as u64),
-                KArg::U64(rows as u64),
-                KArg::U64(trace.data.ptr()),
-                KArg::U64(lookups.counts.ptr()),
-            ],
-        )?;
+        let mut args = vec![
+            KArg::U64(req.ptr()),
+            KArg::U64(req.len() as u64),
+            KArg::U64(rows as u64),
+            KArg::U64(trace.data.ptr()),
+            KArg::U64(lookups.counts.ptr()),
+        ];
+        args.extend_from_slice(extra);
+        dev.launch(program, kernel, cfg, &args)?;
     }
     Ok(trace)
 }

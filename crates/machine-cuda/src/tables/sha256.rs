@@ -95,7 +95,7 @@ super::device_fill! {
             cx.dev,
             calls,
             m.call_old_ts(1),
-            &cx.split.inputs.sha256_a1,
+            &cx.inputs.sha256_a1,
             cx.min_height(),
             cx.lookups,
             stats,

@@ -205,8 +205,8 @@ super::device_fill! {
             return fill_store_resident(dev, c, &m.store_clks, h, l);
         }
         match cx.cycles {
-            Some(c) => fill_store_rec(dev, c, &cx.split.inputs.stores, h, l, stats),
-            None => fill_store(dev, &cx.split.inputs.stores, h, l, stats),
+            Some(c) => fill_store_rec(dev, c, &cx.inputs.stores, h, l, stats),
+            None => fill_store(dev, &cx.inputs.stores, h, l, stats),
         }
     }
 }

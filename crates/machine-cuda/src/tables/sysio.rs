@@ -172,7 +172,7 @@ pub fn fill_sysio_resident(
 super::device_fill! {
     /// The SYSCALL device fill ([`super::DeviceTableFill`]).
     SyscallFill: Syscall, SYSIO_CU, |cx, stats| {
-        let syscall = &cx.split.inputs.syscall;
+        let syscall = &cx.inputs.syscall;
         fill_syscall(cx.dev, syscall, cx.min_height(), cx.lookups, stats)
     }
 }
