@@ -9,7 +9,7 @@ mod proto_common;
 use proto_common::hooked::Hooked;
 use proto_common::*;
 use zkrv_stark::backend::{LdeMode, TraceInput};
-use zkrv_stark::field::{Ext3, PrimeCharacteristicRing, F};
+use zkrv_stark::field::{Ext3, PrimeCharacteristicRing, PrimeField64, F};
 use zkrv_stark::merkle::MerkleHash;
 use zkrv_stark::poseidon2;
 use zkrv_stark::recursion::{
@@ -569,9 +569,10 @@ fn verifier_program_binds_its_public_inputs() {
     for k in 0..1 + a.fx.public[0].values.len() {
         let mut bad = want.clone();
         bad[first + k] += F::ONE;
+        // The public input alone: its bytes (hints) no longer recombine to it.
         let e = execute(&vp.program, &with_public_inputs(&vp, &bad)).unwrap_err();
         println!("public interaction 0, cell {k} changed: {e}");
-        assert!(e.label.starts_with("OOD: table"), "{e}");
+        assert_eq!(e.label, "transcript start", "{e}");
         let mut public = a.fx.public.clone();
         if k == 0 {
             public[0].multiplicity += F::ONE;
@@ -581,9 +582,32 @@ fn verifier_program_binds_its_public_inputs() {
         assert_eq!(public_inputs(STMT, &public), bad);
         assert!(verify(&a.config, 0, &airs(), &a.pre, &public, STMT, &a.proof).is_err());
         let vpb = build_verifier(&a.config, &airs(), &a.pre, &public, STMT, &a.proof).unwrap();
+        // A whole witness made for it (the transcript start consistent): the challenges differ.
         assert_eq!(vpb.program, vp.program);
-        assert!(execute(&vpb.program, &vpb.witness).is_err());
+        let e = execute(&vpb.program, &vpb.witness).unwrap_err();
+        println!("public interaction 0, cell {k} changed, consistent witness: {e}");
+        assert!(e.label.starts_with("OOD: table"), "{e}");
     }
+    // The bytes the transcript absorbs of a public interaction are its cells' canonical bytes: a part
+    // that does not recombine to the cell, or the non-canonical bytes of `m + p` for the multiplicity `m`
+    // (parts `[0, 2)`, `[2, 4)`, `[4, 8)` of its 8 bytes at offset 5: the hints after the public inputs,
+    // then the canonical check's `w`), fail in the transcript start.
+    let e = tamper_first_hint(&vp, "transcript start");
+    assert_eq!(e.label, "transcript start", "{e}");
+    let m = a.fx.public[0].multiplicity.as_canonical_u64();
+    let n = m as u128 + P as u128;
+    assert!(n < 1 << 64);
+    let mut w = vp.witness.clone();
+    let k = want.len();
+    assert_eq!(w[k].as_canonical_u64(), m & 0xffff);
+    w[k] = F::from_u64((n & 0xffff) as u64);
+    w[k + 1] = F::from_u64(((n >> 16) & 0xffff) as u64);
+    w[k + 2] = F::from_u64((n >> 32) as u64);
+    w[k + 3] = F::ZERO;
+    let e = execute(&vp.program, &w).unwrap_err();
+    println!("non-canonical bytes of the multiplicity: {e}");
+    assert_eq!(e.label, "transcript start", "{e}");
+    assert!(e.to_string().ends_with("!= 0"), "{e}");
     // A changed statement byte, in the public inputs only: rejected.
     let mut bad = want.clone();
     bad[1] += F::ONE;

@@ -29,7 +29,7 @@ use super::{compress, hash_elems, Builder, CircuitDuplex, DigestVars, ExtVar, Pr
 use crate::air::Direction;
 use crate::air::{compile_for, Air, CompiledAir};
 use crate::config::StarkConfig;
-use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
+use crate::field::{Ext3, Field, PrimeCharacteristicRing, PrimeField64, F};
 use crate::logup::{
     max_tuple_len, multiplicity_budget_ok, FoldAlgebra, PublicSource, MAX_LOG_HEIGHT,
     MIN_LOG_HEIGHT,
@@ -517,8 +517,9 @@ fn pack_le(c: &[u8]) -> F {
 /// The transcript start ([`observe_start`]) in the program: the constant bytes (configuration, tables,
 /// heights, AIR digest) absorbed as constants, the statement and the public interactions from the
 /// public-input cells ([`public_inputs`], taken in order from `inputs`); a public interaction's pieces
-/// packed into transcript elements from the 64-bit canonical decompositions ([`Builder::bits`]) of its
-/// multiplicity and values, as [`StartSink::observe_public`] packs their bytes.
+/// packed into transcript elements from the canonical bytes of its multiplicity and values (in parts cut
+/// at the elements' boundaries, [`CircuitStart::observe_public`]), as [`StartSink::observe_public`] packs
+/// them.
 struct CircuitStart<'a> {
     b: &'a mut Builder,
     tr: &'a mut CircuitDuplex,
@@ -558,46 +559,97 @@ impl StartSink for CircuitStart<'_> {
         }
     }
     fn observe_public(&mut self, pieces: &[PublicPiece]) {
-        // The bytes of the interaction: a constant or bit `k` (8 of them) of a cell's decomposition.
-        enum Byte {
-            Const(u8),
-            Bits([Var; 8]),
-        }
-        let mut bytes: Vec<Byte> = Vec::new();
+        // The interaction's bytes as constants and parts of cells: a cell is split at the transcript's
+        // element boundaries (every 7 bytes of the interaction) and at byte 4 into parts `[a, b)` of its
+        // canonical 8 LE bytes, each a hint range-checked to `8 (b - a)` bits; the parts recombine to
+        // the cell, and the canonical check (high 32 bits all one implies low 32 bits zero: `lo · (1 -
+        // (hi - (2^32 - 1)) · w) = 0`, `w` a hint) makes them its canonical bytes.
+        let mut konst: Vec<u8> = Vec::new();
+        // (part, first byte in the interaction's bytes, number of bytes)
+        let mut parts: Vec<(Var, usize, usize)> = Vec::new();
         let mut cells: Vec<Var> = Vec::new();
         for piece in pieces {
+            let off = konst.len();
             match *piece {
-                PublicPiece::Bytes(b, n) => bytes.extend(b[..n].iter().map(|&x| Byte::Const(x))),
+                PublicPiece::Bytes(bytes, n) => konst.extend(&bytes[..n]),
                 PublicPiece::Field(_) => {
                     let v = self.next_input();
                     cells.push(v);
-                    let bits = self.b.bits(v, 64);
-                    bytes.extend(
-                        bits.chunks_exact(8)
-                            .map(|c| Byte::Bits(std::array::from_fn(|i| c[i]))),
-                    );
+                    konst.extend([0u8; 8]);
+                    let x = self.b.value(v).as_canonical_u64();
+                    let mut cuts: Vec<usize> = (1..8)
+                        .filter(|&k| k == 4 || (off + k).is_multiple_of(P2_BYTES_PER_ELEMENT))
+                        .collect();
+                    cuts.insert(0, 0);
+                    cuts.push(8);
+                    let (mut sum, mut lo, mut hi) = (None, None, None);
+                    for w in cuts.windows(2) {
+                        let (a, n) = (w[0], w[1] - w[0]);
+                        let part_value = (x >> (8 * a)) & (u64::MAX >> (64 - 8 * n));
+                        let part = self.b.hint(F::new(part_value));
+                        self.b.bits(part, 8 * n as u8);
+                        parts.push((part, off + a, n));
+                        let mut shifted = |acc: Option<Var>, shift: usize| {
+                            let t = match shift {
+                                0 => part,
+                                _ => {
+                                    let c = self.b.constant(F::new(1 << (8 * shift)));
+                                    self.b.mul(part, c)
+                                }
+                            };
+                            Some(match acc {
+                                None => t,
+                                Some(acc) => self.b.add(acc, t),
+                            })
+                        };
+                        sum = shifted(sum, a);
+                        if a < 4 {
+                            lo = shifted(lo, a);
+                        } else {
+                            hi = shifted(hi, a - 4);
+                        }
+                    }
+                    let (sum, lo, hi) = (sum.unwrap(), lo.unwrap(), hi.unwrap());
+                    self.b.assert_eq(sum, v);
+                    let m = self.b.constant(F::new(0xffff_ffff));
+                    let d = self.b.sub(hi, m);
+                    let w = self.b.value(d).try_inverse().unwrap_or(F::ZERO);
+                    let w = self.b.hint(w);
+                    let t = self.b.mul(d, w);
+                    let one = self.b.one();
+                    let u = self.b.sub(one, t);
+                    let z = self.b.mul(lo, u);
+                    let zero = self.b.zero();
+                    self.b.assert_eq(z, zero);
                 }
             }
         }
-        for chunk in bytes.chunks(P2_BYTES_PER_ELEMENT) {
-            let mut konst = 0u64;
-            let mut terms: Vec<(Var, u64)> = Vec::new();
-            for (k, byte) in chunk.iter().enumerate() {
-                match byte {
-                    Byte::Const(x) => konst |= (*x as u64) << (8 * k),
-                    Byte::Bits(bits) => terms.extend(
-                        bits.iter()
-                            .enumerate()
-                            .map(|(j, &v)| (v, 1u64 << (8 * k + j))),
-                    ),
+        let mut parts = parts.into_iter().peekable();
+        for (c, chunk) in konst.chunks(P2_BYTES_PER_ELEMENT).enumerate() {
+            let base = c * P2_BYTES_PER_ELEMENT;
+            let k = chunk
+                .iter()
+                .enumerate()
+                .fold(0u64, |acc, (i, &x)| acc | ((x as u64) << (8 * i)));
+            let mut acc = (k != 0).then(|| self.b.constant(F::new(k)));
+            while let Some(&(part, start, _)) = parts.peek() {
+                if start >= base + chunk.len() {
+                    break;
                 }
+                parts.next();
+                let t = match start - base {
+                    0 => part,
+                    sh => {
+                        let c = self.b.constant(F::new(1 << (8 * sh)));
+                        self.b.mul(part, c)
+                    }
+                };
+                acc = Some(match acc {
+                    None => t,
+                    Some(acc) => self.b.add(acc, t),
+                });
             }
-            let mut acc = self.b.constant(F::new(konst));
-            for (v, w) in terms {
-                let c = self.b.constant(F::new(w));
-                let t = self.b.mul(v, c);
-                acc = self.b.add(acc, t);
-            }
+            let acc = acc.unwrap_or_else(|| self.b.zero());
             self.tr.absorb(self.b, acc);
         }
         let (bus, direction) = *self.shape.next().expect("one shape per public interaction");
