@@ -20,6 +20,11 @@ use zkrv_sdk::{Program, Receipt, ReceiptProof};
 use zkrv_stark::recursion::execute;
 
 fn print_counts(program: &zkrv_stark::recursion::Program) {
+    let start = (0..program.instrs.len())
+        .filter(|&i| program.label(i) == "transcript start")
+        .count();
+    println!("  public inputs {}", program.public_inputs.len());
+    println!("  transcript start (instructions) {start}");
     for (k, n) in program.kind_counts() {
         println!("  kind\t{k}\t{n}");
     }
@@ -94,6 +99,14 @@ fn main() -> anyhow::Result<()> {
         let ReceiptProof::Single(proof) = &receipt.proof else {
             anyhow::bail!("{}: a segmented receipt (one proof expected)", pair[1]);
         };
+        zkrv_machine::verify(
+            program.inner(),
+            &receipt.statement,
+            proof,
+            &receipt.config,
+            0,
+        )
+        .map_err(|e| anyhow::anyhow!("{}: the verifier rejects the proof: {e}", pair[1]))?;
         let t = Instant::now();
         let vp = zkrv_machine::recursion_program(
             program.inner(),

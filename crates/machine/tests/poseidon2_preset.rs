@@ -51,9 +51,13 @@ fn exitcode_proves_and_verifies_with_poseidon2() {
     // The recursion verifier program (docs/recursion.md §4) of the machine's tables accepts the proof, and
     // rejects it for the other statement (other challenges) and with a flipped opened value.
     let vp = recursion_program(&p, &st, &proof, &config).unwrap();
+    let start = (0..vp.program.instrs.len())
+        .filter(|&i| vp.program.label(i) == "transcript start")
+        .count();
     println!(
-        "recursion program: {} instructions",
-        vp.program.instrs.len()
+        "recursion program: {} instructions, {} public inputs, {start} instructions of the transcript start",
+        vp.program.instrs.len(),
+        vp.program.public_inputs.len()
     );
     execute(&vp.program, &vp.witness).unwrap();
     let vp2 = recursion_program(&p, &st2, &proof, &config).unwrap();

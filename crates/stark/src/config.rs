@@ -4,7 +4,6 @@ use std::fmt;
 
 use crate::merkle::MerkleHash;
 use crate::pcs::FriConfig;
-use crate::transcript::Transcript;
 
 /// Everything that parameterizes a proof. All fields except `debug_check` and `zk_seed` are absorbed by the
 /// transcript.
@@ -195,7 +194,7 @@ impl StarkConfig {
     /// Absorb the configuration (fixed-width little-endian fields); a hash other than Keccak-256 is
     /// absorbed after them as `"hash" || le8(1)` (Poseidon2), so that Keccak transcripts are those of
     /// before the hash choice.
-    pub fn observe(&self, t: &mut Transcript) {
+    pub fn observe<T: crate::statement::StartSink + ?Sized>(&self, t: &mut T) {
         t.observe_bytes(b"config");
         t.observe_u64(self.fri.log_blowup as u64);
         t.observe_u64(self.fri.num_queries as u64);

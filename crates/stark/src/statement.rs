@@ -12,20 +12,53 @@ use crate::transcript::Transcript;
 /// Transcript label of this protocol version.
 pub const PROTOCOL_LABEL: &[u8] = b"zkrv-stark-v3";
 
+/// One piece of a public interaction's encoding ([`public_pieces`]): bytes fixed by the interaction's bus,
+/// direction and number of values, or a field element (the multiplicity, a value) as its canonical 8 LE
+/// bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PublicPiece {
+    Bytes([u8; 8], usize),
+    Field(F),
+}
+
+impl PublicPiece {
+    /// The piece's bytes.
+    pub fn bytes(&self) -> ([u8; 8], usize) {
+        match *self {
+            PublicPiece::Bytes(b, n) => (b, n),
+            PublicPiece::Field(x) => (crate::field::f_to_le_bytes(x), 8),
+        }
+    }
+}
+
+/// One public interaction's encoding, in order: `le4(bus) || direction (1)`, the multiplicity,
+/// `le8(values.len())`, the values (the field elements 8 LE bytes each). The one definition of the
+/// encoding [`statement_digest`] hashes and [`start_transcript`] absorbs (and the recursion program packs
+/// from its public-input cells, `crate::recursion::verifier`).
+pub fn public_pieces(p: &crate::logup::PublicRef<'_>) -> Vec<PublicPiece> {
+    let mut head = [0u8; 8];
+    head[..4].copy_from_slice(&p.bus.to_le_bytes());
+    head[4] = p.direction.to_u8();
+    let mut v = vec![
+        PublicPiece::Bytes(head, 5),
+        PublicPiece::Field(p.multiplicity),
+        PublicPiece::Bytes((p.values.len() as u64).to_le_bytes(), 8),
+    ];
+    v.extend(p.values.iter().map(|&x| PublicPiece::Field(x)));
+    v
+}
+
 /// The encoding of the public interactions, fed to `out` in pieces (one interaction at a time, so that
-/// the bytes of a long run of them are never held at once): `le8(count)`, then per interaction
-/// `le4(bus) || direction (1) || multiplicity (8) || le8(values.len()) || values (8 each)`.
+/// the bytes of a long run of them are never held at once): `le8(count)`, then per interaction its
+/// [`public_pieces`] concatenated.
 fn encode_public<P: PublicSource + ?Sized>(public: &P, out: &mut dyn FnMut(&[u8])) {
     out(&(public.count() as u64).to_le_bytes());
     let mut buf = Vec::with_capacity(64);
     public.for_each(&mut |p| {
         buf.clear();
-        buf.extend(p.bus.to_le_bytes());
-        buf.push(p.direction.to_u8());
-        buf.extend(crate::field::f_to_le_bytes(p.multiplicity));
-        buf.extend((p.values.len() as u64).to_le_bytes());
-        for v in p.values {
-            buf.extend(crate::field::f_to_le_bytes(*v));
+        for piece in public_pieces(&p) {
+            let (b, n) = piece.bytes();
+            buf.extend(&b[..n]);
         }
         out(&buf);
     });
@@ -117,10 +150,26 @@ pub fn start_transcript<P: PublicSource + ?Sized>(
     statement: &[u8],
 ) -> Transcript {
     let mut t = Transcript::with_hash(config.hash, PROTOCOL_LABEL);
+    observe_start(&mut t, config, airs, log_heights, public, statement);
+    t
+}
+
+/// What [`start_transcript`] absorbs after [`Transcript::with_hash`], into any [`StartSink`] (the native
+/// transcript, or the recursion program's circuit transcript, which takes the statement and the public
+/// interactions from its public-input cells).
+pub fn observe_start<S: StartSink + ?Sized, P: PublicSource + ?Sized>(
+    t: &mut S,
+    config: &StarkConfig,
+    airs: &[CompiledAir],
+    log_heights: &[Option<usize>],
+    public: &P,
+    statement: &[u8],
+) {
     t.observe_u64(statement.len() as u64);
-    t.observe_bytes(statement);
-    encode_public(public, &mut |b| t.observe_bytes(b));
-    config.observe(&mut t);
+    t.observe_statement(statement);
+    t.observe_bytes(&(public.count() as u64).to_le_bytes());
+    public.for_each(&mut |p| t.observe_public(&public_pieces(&p)));
+    config.observe(t);
     t.observe_u64(airs.len() as u64);
     for (air, &lh) in airs.iter().zip(log_heights) {
         t.observe_u64(air.name.len() as u64);
@@ -132,7 +181,34 @@ pub fn start_transcript<P: PublicSource + ?Sized>(
     }
     t.observe_bytes(b"airs");
     t.observe_bytes(&air_digest(airs));
-    t
+}
+
+/// What the transcript start is absorbed into ([`observe_start`]): `observe_bytes` and `observe_u64` as
+/// [`Transcript`]'s (the bytes of one call packed on their own), the statement bytes, and one public
+/// interaction's [`public_pieces`] (absorbed as the bytes of one call).
+pub trait StartSink {
+    fn observe_bytes(&mut self, bytes: &[u8]);
+    fn observe_u64(&mut self, x: u64);
+    fn observe_statement(&mut self, statement: &[u8]) {
+        self.observe_bytes(statement);
+    }
+    fn observe_public(&mut self, pieces: &[PublicPiece]) {
+        let mut buf = Vec::with_capacity(8 * pieces.len());
+        for piece in pieces {
+            let (b, n) = piece.bytes();
+            buf.extend(&b[..n]);
+        }
+        self.observe_bytes(&buf);
+    }
+}
+
+impl StartSink for Transcript {
+    fn observe_bytes(&mut self, bytes: &[u8]) {
+        Transcript::observe_bytes(self, bytes);
+    }
+    fn observe_u64(&mut self, x: u64) {
+        Transcript::observe_u64(self, x);
+    }
 }
 
 /// Sample the out-of-domain point: the first `sample_ext` not in the base field (so outside `H_n` and every

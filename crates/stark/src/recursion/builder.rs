@@ -151,6 +151,14 @@ impl Builder {
         dst
     }
 
+    /// A public-input cell holding `value`: a hint recorded in [`Program::public_inputs`] (the value a
+    /// verifier of the execution fixes).
+    pub fn public_input(&mut self, value: F) -> Var {
+        let v = self.hint(value);
+        self.program.public_inputs.push(v.0);
+        v
+    }
+
     /// An extension hint.
     pub fn hint_ext(&mut self, value: Ext3) -> ExtVar {
         ExtVar(value.0.map(|c| self.hint(c)))

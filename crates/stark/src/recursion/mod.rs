@@ -18,7 +18,7 @@ pub use builder::{Builder, ExtVar, Var};
 pub use program::{
     execute, Addr, ExecError, ExecFailure, Execution, ExtAddr, Instr, Program, Table,
 };
-pub use verifier::{build_verifier, RecursionError, VerifierProgram};
+pub use verifier::{build_verifier, public_inputs, RecursionError, VerifierProgram};
 
 use crate::field::F;
 use crate::poseidon2::{DIGEST_ELEMS, RATE, WIDTH};

@@ -183,6 +183,9 @@ pub struct Program {
     pub labels: Vec<String>,
     /// Cells `0..num_cells` are used.
     pub num_cells: u32,
+    /// The **public inputs**: [`Instr::Hint`] cells whose values the verifier of an execution fixes (the
+    /// statement the program is run for), in order; [`Execution::public_inputs`] reads them back.
+    pub public_inputs: Vec<Addr>,
 }
 
 impl Program {
@@ -255,6 +258,19 @@ pub struct Execution {
     /// `dst` first then the inputs in field order (`Poseidon2`: the 8 outputs then the 8 inputs; `Bits`:
     /// `src` then the 64 bit cells, zero past `n`).
     pub rows: Vec<(Table, Vec<Vec<F>>)>,
+}
+
+impl Execution {
+    /// The values of `program`'s public-input cells ([`Program::public_inputs`]), in order: what a
+    /// verifier of the execution compares with the statement's (for the verifier program,
+    /// `crate::recursion::verifier::public_inputs`).
+    pub fn public_inputs(&self, program: &Program) -> Vec<F> {
+        program
+            .public_inputs
+            .iter()
+            .map(|&a| self.memory[a as usize])
+            .collect()
+    }
 }
 
 /// The memory an instruction runs against: every cell written once.

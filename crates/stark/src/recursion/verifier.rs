@@ -10,12 +10,16 @@
 //! Mirrors [`crate::verify`] and [`crate::pcs::verify`] step by step; what differs:
 //! * the batched openings ([`crate::merkle::TreeOpenings`], each node sent once) become one full path per
 //!   query in the witness (a circuit cannot branch on which nodes two queries share);
-//! * public inputs of the recursion proof, hinted here (their binding is the next slice's, with the
-//!   statement digest): the sponge state after [`crate::statement::start_transcript`] (statement, public
-//!   interactions, configuration, tables and heights), the public interactions of the bus balance, and
-//!   the preprocessed columns' values at zeta (the native verifier evaluates them from the trusted traces,
-//!   a sum over every row; the recursion will commit the preprocessed traces once, as a verifying key, and
-//!   open them like the main trace);
+//! * the program's **public inputs** ([`public_inputs`], [`crate::recursion::Program::public_inputs`]) are
+//!   the statement bytes and the public interactions' multiplicities and values: the transcript start
+//!   ([`crate::statement::observe_start`], the one definition the native transcript runs) absorbs them
+//!   from those cells and the rest (protocol label, configuration, tables, heights, AIR digest) as
+//!   constants of the shape, and the bus balance reads the same cells; a verifier of the execution
+//!   compares the cells with the statement it is given ([`crate::recursion::Execution::public_inputs`]);
+//! * the preprocessed columns' values at zeta are still **unchecked hints** (the native verifier evaluates
+//!   them from the trusted traces, a sum over every row; the recursion is to commit the preprocessed traces
+//!   once, as a verifying key, and open them like the main trace): until then the program is not a sound
+//!   recursion for tables with preprocessed columns;
 //! * the zk preset (salted trees, random codeword) and Keccak-hashed proofs are refused
 //!   ([`RecursionError::Unsupported`]).
 
@@ -25,7 +29,7 @@ use super::{compress, hash_elems, Builder, CircuitDuplex, DigestVars, ExtVar, Pr
 use crate::air::Direction;
 use crate::air::{compile_for, Air, CompiledAir};
 use crate::config::StarkConfig;
-use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
+use crate::field::{Ext3, Field, PrimeCharacteristicRing, PrimeField64, F};
 use crate::logup::{
     max_tuple_len, multiplicity_budget_ok, FoldAlgebra, PublicSource, MAX_LOG_HEIGHT,
     MIN_LOG_HEIGHT,
@@ -36,8 +40,9 @@ use crate::poly::{coset_shift, domain_generator, reverse_bits};
 use crate::poseidon2::{self as p2, DIGEST_ELEMS};
 use crate::preprocessed::{evaluate_at_ood, PreprocessedData};
 use crate::proof::Proof;
-use crate::statement::start_transcript;
+use crate::statement::{observe_start, PublicPiece, StartSink, PROTOCOL_LABEL};
 use crate::symbolic::Node;
+use crate::transcript::{Transcript, P2_BYTES_PER_ELEMENT};
 use crate::verifier::{check_round_shape, VerifyError};
 
 /// Why no verifier program was built.
@@ -335,7 +340,7 @@ impl FoldAlgebra for CircuitFold<'_> {
 }
 
 /// The out-of-domain check of every present table ([`crate::verify`]): the circuit's nodes at zeta from
-/// the opened main values (and the preprocessed values, hinted: module doc), the selectors
+/// the opened main values (and the preprocessed values, unchecked hints: module doc), the selectors
 /// ([`crate::statement::selectors_at`]), the fold, and `folded = Z_H(zeta) · sum_j zeta^(j n) q_j(zeta)`.
 fn check_ood(b: &mut Builder, o: &OodInputs<'_>, max_tuple: usize) {
     b.label("OOD: challenges");
@@ -442,15 +447,19 @@ fn check_ood(b: &mut Builder, o: &OodInputs<'_>, max_tuple: usize) {
     }
 }
 
+/// One public interaction in the program: its bus and direction (the shape's) and its multiplicity and
+/// values (public-input cells).
+struct PublicCells {
+    bus: u32,
+    direction: Direction,
+    multiplicity: Var,
+    values: Vec<Var>,
+}
+
 /// The bus balance: the tables' bus sums plus the public interactions' contribution
-/// ([`crate::logup::public_sum`]: `sum ± m / (z - (bus + sum_j a^(j+1) v_j))`, `+` for a send) is zero.
-/// The public interactions are hints (a public input of the recursion proof, as the transcript start).
-fn check_bus_balance<P: PublicSource + ?Sized>(
-    b: &mut Builder,
-    o: &OodInputs<'_>,
-    public: &P,
-    max_tuple: usize,
-) {
+/// ([`crate::logup::public_sum`]: `sum ± m / (z - (bus + sum_j a^(j+1) v_j))`, `+` for a send) is zero,
+/// the multiplicities and values the public-input cells the transcript start absorbed.
+fn check_bus_balance(b: &mut Builder, o: &OodInputs<'_>, public: &[PublicCells], max_tuple: usize) {
     b.label("bus balance");
     let tuple = {
         let mut v = ext_powers(b, o.logup_a, max_tuple + 1);
@@ -461,25 +470,196 @@ fn check_bus_balance<P: PublicSource + ?Sized>(
     for &s in o.bus_sums {
         total = b.ext_add(total, s);
     }
-    let mut items: Vec<(u32, Vec<F>, F, Direction)> = Vec::new();
-    public.for_each(&mut |p| items.push((p.bus, p.values.to_vec(), p.multiplicity, p.direction)));
-    for (bus, values, m, dir) in items {
-        let mut fp = b.ext_add_const(o.logup_z, -Ext3::from(F::from_u32(bus)));
-        for (&v, &a) in values.iter().zip(&tuple) {
-            let vv = b.hint(v);
-            let t = b.ext_mul_base(a, vv);
+    for p in public {
+        let mut fp = b.ext_add_const(o.logup_z, -Ext3::from(F::from_u32(p.bus)));
+        for (&v, &a) in p.values.iter().zip(&tuple) {
+            let t = b.ext_mul_base(a, v);
             fp = b.ext_sub(fp, t);
         }
         let inv = b.ext_inv(fp);
-        let mm = b.hint(m);
-        let term = b.ext_mul_base(inv, mm);
-        total = match dir {
+        let term = b.ext_mul_base(inv, p.multiplicity);
+        total = match p.direction {
             Direction::Send => b.ext_add(total, term),
             Direction::Receive => b.ext_sub(total, term),
         };
     }
     let zero = b.ext_constant(Ext3::ZERO);
     b.ext_assert_eq(total, zero);
+}
+
+/// The verifier program's **public inputs** ([`crate::recursion::Program::public_inputs`], in this
+/// order): the statement bytes packed as the Poseidon2 transcript absorbs them (7 LE bytes per element,
+/// [`P2_BYTES_PER_ELEMENT`], the last element the remaining bytes), then per public interaction (the
+/// [`PublicSource`]'s order) its multiplicity and its values. What the verifier of the recursion proof
+/// computes from the statement it is given and compares with the execution's
+/// ([`crate::recursion::Execution::public_inputs`]). The statement's length, the number of public
+/// interactions and each one's bus, direction and number of values are the shape's (constants of the
+/// program).
+pub fn public_inputs<P: PublicSource + ?Sized>(statement: &[u8], public: &P) -> Vec<F> {
+    let mut v: Vec<F> = statement
+        .chunks(P2_BYTES_PER_ELEMENT)
+        .map(pack_le)
+        .collect();
+    public.for_each(&mut |p| {
+        v.push(p.multiplicity);
+        v.extend(p.values.iter().copied());
+    });
+    v
+}
+
+/// The element of up to 7 LE bytes ([`crate::transcript::Transcript::observe_bytes`]'s packing).
+fn pack_le(c: &[u8]) -> F {
+    let mut w = [0u8; 8];
+    w[..c.len()].copy_from_slice(c);
+    F::new(u64::from_le_bytes(w))
+}
+
+/// The transcript start ([`observe_start`]) in the program: the constant bytes (configuration, tables,
+/// heights, AIR digest) absorbed as constants, the statement and the public interactions from the
+/// public-input cells ([`public_inputs`], taken in order from `inputs`); a public interaction's pieces
+/// packed into transcript elements from the canonical bytes of its multiplicity and values (in parts cut
+/// at the elements' boundaries, [`CircuitStart::observe_public`]), as [`StartSink::observe_public`] packs
+/// them.
+struct CircuitStart<'a> {
+    b: &'a mut Builder,
+    tr: &'a mut CircuitDuplex,
+    inputs: std::slice::Iter<'a, Var>,
+    /// The public interactions' cells, for the bus balance.
+    public: Vec<PublicCells>,
+    /// The public interactions' bus and direction ([`PublicSource`] order).
+    shape: std::slice::Iter<'a, (u32, Direction)>,
+}
+
+impl CircuitStart<'_> {
+    fn next_input(&mut self) -> Var {
+        *self
+            .inputs
+            .next()
+            .expect("one public-input cell per element")
+    }
+}
+
+impl StartSink for CircuitStart<'_> {
+    fn observe_bytes(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(P2_BYTES_PER_ELEMENT) {
+            let x = self.b.constant(pack_le(c));
+            self.tr.absorb(self.b, x);
+        }
+    }
+    fn observe_u64(&mut self, x: u64) {
+        for h in [x & 0xffff_ffff, x >> 32] {
+            let v = self.b.constant(F::new(h));
+            self.tr.absorb(self.b, v);
+        }
+    }
+    fn observe_statement(&mut self, statement: &[u8]) {
+        for _ in statement.chunks(P2_BYTES_PER_ELEMENT) {
+            let x = self.next_input();
+            self.tr.absorb(self.b, x);
+        }
+    }
+    fn observe_public(&mut self, pieces: &[PublicPiece]) {
+        // The interaction's bytes as constants and parts of cells: a cell is split at the transcript's
+        // element boundaries (every 7 bytes of the interaction) and at byte 4 into parts `[a, b)` of its
+        // canonical 8 LE bytes, each a hint range-checked to `8 (b - a)` bits; the parts recombine to
+        // the cell, and the canonical check (high 32 bits all one implies low 32 bits zero: `lo · (1 -
+        // (hi - (2^32 - 1)) · w) = 0`, `w` a hint) makes them its canonical bytes.
+        let mut konst: Vec<u8> = Vec::new();
+        // (part, first byte in the interaction's bytes, number of bytes)
+        let mut parts: Vec<(Var, usize, usize)> = Vec::new();
+        let mut cells: Vec<Var> = Vec::new();
+        for piece in pieces {
+            let off = konst.len();
+            match *piece {
+                PublicPiece::Bytes(bytes, n) => konst.extend(&bytes[..n]),
+                PublicPiece::Field(_) => {
+                    let v = self.next_input();
+                    cells.push(v);
+                    konst.extend([0u8; 8]);
+                    let x = self.b.value(v).as_canonical_u64();
+                    let mut cuts: Vec<usize> = (1..8)
+                        .filter(|&k| k == 4 || (off + k).is_multiple_of(P2_BYTES_PER_ELEMENT))
+                        .collect();
+                    cuts.insert(0, 0);
+                    cuts.push(8);
+                    let (mut sum, mut lo, mut hi) = (None, None, None);
+                    for w in cuts.windows(2) {
+                        let (a, n) = (w[0], w[1] - w[0]);
+                        let part_value = (x >> (8 * a)) & (u64::MAX >> (64 - 8 * n));
+                        let part = self.b.hint(F::new(part_value));
+                        self.b.bits(part, 8 * n as u8);
+                        parts.push((part, off + a, n));
+                        let mut shifted = |acc: Option<Var>, shift: usize| {
+                            let t = match shift {
+                                0 => part,
+                                _ => {
+                                    let c = self.b.constant(F::new(1 << (8 * shift)));
+                                    self.b.mul(part, c)
+                                }
+                            };
+                            Some(match acc {
+                                None => t,
+                                Some(acc) => self.b.add(acc, t),
+                            })
+                        };
+                        sum = shifted(sum, a);
+                        if a < 4 {
+                            lo = shifted(lo, a);
+                        } else {
+                            hi = shifted(hi, a - 4);
+                        }
+                    }
+                    let (sum, lo, hi) = (sum.unwrap(), lo.unwrap(), hi.unwrap());
+                    self.b.assert_eq(sum, v);
+                    let m = self.b.constant(F::new(0xffff_ffff));
+                    let d = self.b.sub(hi, m);
+                    let w = self.b.value(d).try_inverse().unwrap_or(F::ZERO);
+                    let w = self.b.hint(w);
+                    let t = self.b.mul(d, w);
+                    let one = self.b.one();
+                    let u = self.b.sub(one, t);
+                    let z = self.b.mul(lo, u);
+                    let zero = self.b.zero();
+                    self.b.assert_eq(z, zero);
+                }
+            }
+        }
+        let mut parts = parts.into_iter().peekable();
+        for (c, chunk) in konst.chunks(P2_BYTES_PER_ELEMENT).enumerate() {
+            let base = c * P2_BYTES_PER_ELEMENT;
+            let k = chunk
+                .iter()
+                .enumerate()
+                .fold(0u64, |acc, (i, &x)| acc | ((x as u64) << (8 * i)));
+            let mut acc = (k != 0).then(|| self.b.constant(F::new(k)));
+            while let Some(&(part, start, _)) = parts.peek() {
+                if start >= base + chunk.len() {
+                    break;
+                }
+                parts.next();
+                let t = match start - base {
+                    0 => part,
+                    sh => {
+                        let c = self.b.constant(F::new(1 << (8 * sh)));
+                        self.b.mul(part, c)
+                    }
+                };
+                acc = Some(match acc {
+                    None => t,
+                    Some(acc) => self.b.add(acc, t),
+                });
+            }
+            let acc = acc.unwrap_or_else(|| self.b.zero());
+            self.tr.absorb(self.b, acc);
+        }
+        let (bus, direction) = *self.shape.next().expect("one shape per public interaction");
+        self.public.push(PublicCells {
+            bus,
+            direction,
+            multiplicity: cells[0],
+            values: cells[1..].to_vec(),
+        });
+    }
 }
 
 /// Builds the verifier program of `proof`'s shape and its witness (module doc). The shape checks
@@ -612,17 +792,43 @@ pub fn build_verifier<P: PublicSource + ?Sized>(
     }
 
     let mut b = Builder::new();
-    // Transcript: from the state after the statement, tables and heights (a public input).
-    b.label("transcript start (public input)");
-    let native = start_transcript(config, &all_compiled, &all_heights, public, statement);
-    let sponge = native
+    // The public inputs first (the witness's first elements), then the transcript start from them and the
+    // shape's constants, as `zkrv_stark::verify` absorbs them.
+    b.label("public inputs");
+    let inputs: Vec<Var> = public_inputs(statement, public)
+        .into_iter()
+        .map(|x| b.public_input(x))
+        .collect();
+    b.label("transcript start");
+    let label = Transcript::with_hash(MerkleHash::Poseidon2, PROTOCOL_LABEL);
+    let (s, pending, out) = label
         .poseidon2_sponge()
-        .ok_or(RecursionError::Unsupported("a Keccak transcript"))?;
-    let (s, pending, out) = sponge.parts();
+        .expect("a Poseidon2 transcript")
+        .parts();
     let mut tr = CircuitDuplex {
-        s: s.map(|x| b.hint(x)),
-        pending: pending.iter().map(|&x| b.hint(x)).collect(),
-        out: out.iter().map(|&x| b.hint(x)).collect(),
+        s: s.map(|x| b.constant(x)),
+        pending: pending.iter().map(|&x| b.constant(x)).collect(),
+        out: out.iter().map(|&x| b.constant(x)).collect(),
+    };
+    let mut public_shape: Vec<(u32, Direction)> = Vec::new();
+    public.for_each(&mut |p| public_shape.push((p.bus, p.direction)));
+    let public_cells = {
+        let mut sink = CircuitStart {
+            b: &mut b,
+            tr: &mut tr,
+            inputs: inputs.iter(),
+            public: Vec::new(),
+            shape: public_shape.iter(),
+        };
+        observe_start(
+            &mut sink,
+            config,
+            &all_compiled,
+            &all_heights,
+            public,
+            statement,
+        );
+        sink.public
     };
     b.label("transcript: commitments and challenges");
     let observe_digest = |b: &mut Builder, tr: &mut CircuitDuplex, d: &Digest| {
@@ -695,7 +901,7 @@ pub fn build_verifier<P: PublicSource + ?Sized>(
     let present_airs: Vec<CompiledAir> = compiled.iter().map(|a| (*a).clone()).collect();
     let max_tuple = max_tuple_len(&present_airs, public);
     check_ood(&mut b, &ood, max_tuple);
-    check_bus_balance(&mut b, &ood, public, max_tuple);
+    check_bus_balance(&mut b, &ood, &public_cells, max_tuple);
 
     let alpha = tr.squeeze_ext(&mut b);
     // Steps 3-5: betas, final polynomial, grinding.
