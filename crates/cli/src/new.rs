@@ -114,6 +114,13 @@ const RUST_JOB: &str = r#"//! The private input's type: read by the guest (`src/
 //! from JSON by the host helper (`host/src/main.rs`: `cd host && cargo run -q -- '{"n": 100}' > ../input.bin`).
 //! Change it here and both follow. A Rust host with `zkrv-sdk` writes it with
 //! `zkrv_sdk::io::Input::new().write(&job)` (its own type need only match this one in the serde data model).
+//!
+//! It is compiled twice: in the `no_std` guest and in the `std` host helper. Take `Vec`, `String`, `Box`
+//! from `alloc` (imported below), which both have; not from `std`.
+
+extern crate alloc;
+#[allow(unused_imports)]
+use alloc::{boxed::Box, string::String, vec::Vec};
 
 /// What the guest sums: 1 + ... + n.
 #[derive(serde::Serialize, serde::Deserialize)]
