@@ -256,3 +256,68 @@ fn rust_template_job_with_vec_and_string_fields() {
     // 1 + 2 + 300 + 4 = 307: the u64 frame [2 0 0 0, b3 02].
     assert_eq!(run.stdout, [2, 0, 0, 0, 0xb3, 0x02]);
 }
+
+/// Item 6: the C template links `printf`, `puts`, `fprintf(stderr, ...)`, `assert` and `abort` (they
+/// failed with undefined `stdout`, `getpid`, `kill`): stdout is the public output (fd 1), stderr the debug
+/// text (fd 2), abort and a failed assert exit 134. Skips where the toolchain is missing.
+#[test]
+fn c_template_links_printf_puts_assert_abort() {
+    if !have("riscv64-unknown-elf-gcc") {
+        eprintln!(
+            "SKIPPED c_template_links_printf_puts_assert_abort: riscv64-unknown-elf-gcc missing"
+        );
+        return;
+    }
+    let dir = scratch("cstdio");
+    let o = Command::new(ZKRV)
+        .current_dir(&dir)
+        .args(["new", "g", "--lang", "c"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let g = dir.join("g");
+    std::fs::write(
+        g.join("src/main.c"),
+        r#"#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "zkrv.h"
+int main(void)
+{
+    uint64_t n = zkrv_read_u64(0);
+    printf("n=%d\n", (int)n);
+    puts("hi");
+    fprintf(stderr, "debug %d\n", 7);
+    if (n == 1)
+        abort();
+    assert(n != 2);
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let built = Command::new("sh").arg(g.join("build.sh")).output().unwrap();
+    assert!(
+        built.status.success(),
+        "{}{}",
+        text(&built.stdout),
+        text(&built.stderr)
+    );
+    let elf = g.join("g.elf");
+    for (n, code) in [(0u64, 0), (1, 134), (2, 134)] {
+        let input = dir.join(format!("in{n}"));
+        std::fs::write(&input, n.to_le_bytes()).unwrap();
+        let run = zkrv(&[
+            "run",
+            elf.to_str().unwrap(),
+            "--input",
+            input.to_str().unwrap(),
+        ]);
+        let err = text(&run.stderr);
+        assert_eq!(run.status.code(), Some(code), "n={n}: {err}");
+        assert_eq!(text(&run.stdout), format!("n={n}\nhi\n"), "n={n}");
+        assert!(err.contains("debug 7"), "n={n}: {err}");
+        assert!(err.contains(&format!("exit code {code} ")), "n={n}: {err}");
+        assert_eq!(err.contains("assertion \"n != 2\" failed"), n == 2, "{err}");
+    }
+}
