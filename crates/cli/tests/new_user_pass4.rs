@@ -321,3 +321,38 @@ int main(void)
         assert_eq!(err.contains("assertion \"n != 2\" failed"), n == 2, "{err}");
     }
 }
+
+/// Item 7: the refusal of a zk run in segments names a way out that exists: a `--segment-cycles` the run
+/// fits in is offered as "more than its cycles, at most 2^26" (for a run of more than 2^26 - 1 cycles no
+/// segment size holds it, and the hint says so instead); `--help` says the flag counts rows.
+#[test]
+fn segment_refusal_hint_and_help_count_rows() {
+    let dir = scratch("hint");
+    let elf = format!("{GUESTS}/bin/exitcode.elf");
+    let p = dir.join("p.zkrv");
+    let out = zkrv(&[
+        "prove",
+        &elf,
+        "-o",
+        p.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--segment-cycles",
+        "128",
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "or with a --segment-cycles the run fits in (more than its cycles, at most 2^26)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("a --segment-cycles it fits in"), "{err}");
+    let help = text(&zkrv(&["prove", "--help"]).stdout);
+    assert!(
+        help.contains("segments of N CPU rows, not cycles"),
+        "{help}"
+    );
+    assert!(help.contains("at most N - 1 cycles"), "{help}");
+}
