@@ -557,12 +557,13 @@ impl zkrv_sdk::ProveObserver for Progress {
             Note::ProvingOne { engine } => {
                 let config = a.security.config(!a.no_zk).with_hash(a.hash);
                 self.line(&format!(
-                    "proving {} on {engine} ({}: blowup 2^{}, {} queries, {})",
+                    "proving {} on {engine} ({}: blowup 2^{}, {} queries, {}, {} hash)",
                     a.elf.display(),
                     a.security,
                     config.fri.log_blowup,
                     config.fri.num_queries,
-                    zk_mode(config.zk && a.zk_test_seed.is_none())
+                    zk_mode(config.zk && a.zk_test_seed.is_none()),
+                    config.hash.name()
                 ));
                 self.restart();
             }
@@ -593,6 +594,11 @@ impl zkrv_sdk::ProveObserver for Progress {
     fn check_plan(&self, plan: &Plan) -> std::result::Result<(), String> {
         let line = estimate_gate(&self.args, plan)?;
         self.line(&line);
+        if !plan.gpu {
+            for n in gpu_only_notes(&self.args) {
+                self.line(&n);
+            }
+        }
         Ok(())
     }
 
@@ -634,12 +640,13 @@ impl Progress {
             format!("cpu, {} at a time", seg.jobs)
         };
         self.line(&format!(
-            "proving {} in {n} segments of {} rows ({} cycles) on {on} ({}); segment boundaries \
-             (registers, pc, cursors, written memory) are public",
+            "proving {} in {n} segments of {} rows ({} cycles) on {on} ({}, {} hash); segment \
+             boundaries (registers, pc, cursors, written memory) are public",
             a.elf.display(),
             seg.rows,
             plan.cycles,
-            zk_mode(plan.config.zk && a.zk_test_seed.is_none())
+            zk_mode(plan.config.zk && a.zk_test_seed.is_none()),
+            plan.config.hash.name()
         ));
         if plan.config.zk {
             self.line(SEGMENTED_ZK_WARNING);
@@ -815,8 +822,9 @@ struct ProveArgs {
     /// holds (2^26 - 1 cycles) is proven in segments (--segment-cycles).
     #[arg(long, default_value_t = DEFAULT_MAX_CYCLES)]
     max_cycles: u64,
-    /// Prove the run in segments of N CPU rows (a power of two, at least the smallest table: 128 in
-    /// zk mode, at most 2^26), each at most N - 1 cycles, chained in one proof file
+    /// Prove the run in segments of N CPU rows, not cycles (a power of two, at least the smallest
+    /// table: 128 in zk mode, at most 2^26), each holding at most N - 1 cycles (a row is the padding
+    /// row), chained in one proof file
     /// (docs/continuations.md). A run that fits in one segment gives the one-segment proof. Default:
     /// one proof for a run of at most 2^26 - 1 cycles; a longer one in segments of 4194304 (2^22) rows
     /// on a GPU, 1048576 (2^20) on the CPU (a zk segment within 16 GiB of host memory).
@@ -909,6 +917,26 @@ fn one_proof_notes(a: &ProveArgs, why: &str) -> Vec<String> {
         notes.push(format!(
             "zkrv: note: --gpus has no effect: {why}, proven as one proof on one device"
         ));
+    }
+    notes
+}
+
+/// The notes for GPU-only options given to a proof on the CPU backend (as `--gpus`'s).
+fn gpu_only_notes(a: &ProveArgs) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(b) = a.gpu_memory {
+        notes.push(format!(
+            "zkrv: note: --gpu-memory {} has no effect: it caps the GPU backend's device memory; \
+             this proof is on the CPU",
+            b as f64 / (1u64 << 30) as f64
+        ));
+    }
+    if a.cpu_trace {
+        notes.push(
+            "zkrv: note: --cpu-trace has no effect: it is for the GPU backend (the CPU backend \
+             always generates the traces on the host)"
+                .into(),
+        );
     }
     notes
 }
@@ -1129,9 +1157,15 @@ fn prove_error(a: &ProveArgs, e: zkrv_sdk::Error) -> anyhow::Error {
              makes every segment boundary public: the registers, pc and I/O cursors at each boundary and \
              every memory cell written before it, which may hold the private input (docs/continuations.md \
              \"Zero knowledge\"). Pass --public-segment-boundaries to accept that; or prove with --no-zk \
-             (no zero knowledge at all); or prove it as one zero-knowledge proof: a run of at most 2^26 - 1 \
-             cycles without --segment-cycles (fewer cycles), or a --segment-cycles it fits in",
-            a.elf.display()
+             (no zero knowledge at all); or prove it as one zero-knowledge proof: {}",
+            a.elf.display(),
+            if cycles > MAX_PROVABLE_CYCLES {
+                // No segment size holds it: one proof holds at most 2^26 - 1 cycles.
+                "a run of at most 2^26 - 1 cycles (fewer cycles; this one is longer than one proof holds)"
+            } else {
+                "without --segment-cycles, or with a --segment-cycles the run fits in (more than its \
+                 cycles, at most 2^26)"
+            }
         ),
         E::NoGpu(e) => anyhow!("--backend gpu: no usable GPU: {e}"),
         E::GpuCount { want, reason } => match want {
@@ -1211,6 +1245,7 @@ fn prove(a: ProveArgs) -> Result<u8> {
     } else {
         println!("zero knowledge      {}", yes_no(config.zk));
     }
+    println!("hash                {}", config.hash.name());
     let prove_secs = proved.prove_secs;
     if segmented {
         println!(
@@ -1448,8 +1483,16 @@ fn estimate_gate(a: &ProveArgs, plan: &Plan) -> std::result::Result<String, Stri
             human_secs(gpu)
         ));
     }
+    let hash = if config.hash == zkrv_sdk::MerkleHash::Poseidon2 {
+        format!(
+            "; --hash poseidon2: {:.0}x the Keccak time on the CPU, zkrv_sdk::estimate::POSEIDON2_CPU_FACTOR",
+            zkrv_sdk::estimate::POSEIDON2_CPU_FACTOR
+        )
+    } else {
+        String::new()
+    };
     Ok(format!(
-        "zkrv: estimate: about {} to prove {what} on the CPU ({basis}; within about 2x; docs/cli.md \
+        "zkrv: estimate: about {} to prove {what} on the CPU ({basis}{hash}; within about 2x; docs/cli.md \
          \"Estimate before proving\")",
         human_secs(secs)
     ))
@@ -1541,13 +1584,21 @@ fn verify(a: VerifyArgs) -> Result<u8> {
 }
 
 fn verify_checked(a: VerifyArgs) -> Result<u8> {
-    let reject = |why: String| {
+    // `kind`: the `error_kind` of `--json` (docs/cli.md); `proof_valid`: for a policy refusal, whether
+    // the proof itself verifies.
+    let reject_as = |kind: &str, proof_valid: Option<bool>, why: String| {
         eprintln!("zkrv: proof rejected: {why}");
         if a.json {
-            println!("{}", serde_json::json!({"valid": false, "error": why}));
+            let mut j = serde_json::json!({"valid": false, "error": why, "error_kind": kind});
+            if let Some(v) = proof_valid {
+                j["proof_valid"] = v.into();
+                j["accepted"] = false.into();
+            }
+            println!("{j}");
         }
         Ok(REJECTED)
     };
+    let reject = |why: String| reject_as("malformed", None, why);
     refuse_dash(
         &a.proof,
         "the proof file",
@@ -1613,20 +1664,37 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
         Err(zkrv_sdk::Error::TooWeak { bits, min }) => {
             let preset =
                 SecurityPreset::of(config).map_or("unknown".to_string(), |p| p.to_string());
-            return reject(format!(
-                "the proof's parameters ({preset}) give {bits} bits provable, below --min-security \
-                 {min}{}",
-                min_security_hint(min)
-            ));
+            // Policy, not forgery: say whether the proof verifies at any level.
+            let proof_valid = receipt.check_with(&program, 0).is_ok();
+            return reject_as(
+                "too_weak",
+                Some(proof_valid),
+                format!(
+                    "the proof's parameters ({preset}) give {bits} bits provable, below --min-security \
+                     {min}{}; the proof itself is {}",
+                    min_security_hint(min),
+                    if proof_valid {
+                        "valid (a policy refusal, not a forgery)"
+                    } else {
+                        "also invalid"
+                    }
+                ),
+            );
         }
         Err(zkrv_sdk::Error::WrongProgram { .. }) => {
-            return reject(format!(
-                "the proof is for another program (its program ID is not that of {})",
-                a.elf.display()
-            ))
+            return reject_as(
+                "wrong_program",
+                None,
+                format!(
+                    "the proof is for another program (its program ID is not that of {})",
+                    a.elf.display()
+                ),
+            )
         }
-        Err(zkrv_sdk::Error::Invalid(e)) => return reject(format!("invalid proof: {e}")),
-        Err(e) => return reject(e.to_string()),
+        Err(zkrv_sdk::Error::Invalid(e)) => {
+            return reject_as("invalid", None, format!("invalid proof: {e}"))
+        }
+        Err(e) => return reject_as("invalid", None, e.to_string()),
     };
     // The level of the proof's own parameters (the weakest segment's), for the report.
     let report = match no_panic("estimating the security", || {
@@ -1670,6 +1738,7 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
             "zero_knowledge": config.zk && !segmented,
             "segments_zero_knowledge": config.zk,
             "boundaries_public": segmented,
+            "hash": config.hash.name(),
             "cycles_at_most": verified.cycles_at_most,
             "segments": verified.segments,
             "security": {"provable_bits": prov, "regime": "Johnson, BCHKS25", "line": security},
@@ -1696,6 +1765,7 @@ fn verify_checked(a: VerifyArgs) -> Result<u8> {
             println!("proof OK for {}", a.elf.display());
         }
         println!("zero knowledge      {zk}");
+        println!("hash                {}", config.hash.name());
         print_statement(statement);
         if segmented {
             println!("segments            {}", verified.segments);

@@ -20,6 +20,7 @@ const LINK_LD: &str = include_str!("../../../guests/link.ld");
 const C_HEADER: &str = include_str!("../../../guests/c/runtime/zkrv.h");
 const C_CRT0: &str = include_str!("../../../guests/c/runtime/crt0.S");
 const C_SYSCALLS: &str = include_str!("../../../guests/c/runtime/syscalls.c");
+const C_STDIO: &str = include_str!("../../../guests/c/runtime/stdio.c");
 const RUST_RUNTIME: &str = include_str!("../../../guests/rust/runtime/src/lib.rs");
 const RUST_RUNTIME_TYPED: &str = include_str!("../../../guests/rust/runtime/src/typed.rs");
 const RUST_RUNTIME_PRECOMPILE: &str =
@@ -75,7 +76,7 @@ fi
 if ! "$CC" -march=rv64im -mabi=lp64 -mcmodel=medany -O2 -Wall -Wextra -std=c11 -ffunction-sections \
     -fdata-sections -fno-asynchronous-unwind-tables -fno-stack-protector -Izkrv \
     --specs=picolibc.specs -nostartfiles -static -T zkrv/link.ld -Wl,--gc-sections -Wl,--build-id=none \
-    -o NAME.elf zkrv/crt0.S zkrv/syscalls.c src/*.c; then
+    -o NAME.elf zkrv/crt0.S zkrv/syscalls.c zkrv/stdio.c src/*.c; then
     echo "error: the build failed; guest rules: docs/abi.md, build notes: README.md" >&2
     exit 1
 fi
@@ -114,6 +115,13 @@ const RUST_JOB: &str = r#"//! The private input's type: read by the guest (`src/
 //! from JSON by the host helper (`host/src/main.rs`: `cd host && cargo run -q -- '{"n": 100}' > ../input.bin`).
 //! Change it here and both follow. A Rust host with `zkrv-sdk` writes it with
 //! `zkrv_sdk::io::Input::new().write(&job)` (its own type need only match this one in the serde data model).
+//!
+//! It is compiled twice: in the `no_std` guest and in the `std` host helper. Take `Vec`, `String`, `Box`
+//! from `alloc` (imported below), which both have; not from `std`.
+
+extern crate alloc;
+#[allow(unused_imports)]
+use alloc::{boxed::Box, string::String, vec::Vec};
 
 /// What the guest sums: 1 + ... + n.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -492,6 +500,7 @@ pub fn create(dir: &Path, lang: Lang) -> Result<()> {
             ("zkrv/zkrv.h", C_HEADER.to_string()),
             ("zkrv/crt0.S", C_CRT0.to_string()),
             ("zkrv/syscalls.c", C_SYSCALLS.to_string()),
+            ("zkrv/stdio.c", C_STDIO.to_string()),
             ("zkrv/link.ld", LINK_LD.to_string()),
         ],
         Lang::Rust => vec![

@@ -84,8 +84,32 @@ impl Calibration {
     }
 }
 
+/// The factor on the CPU estimate of a `--hash poseidon2` proof: the calibration kernel (LDE and Merkle
+/// commitment, the module doc) timed with Poseidon2 over its time with Keccak-256 (the reference's hash),
+/// measured by `crates/sdk/tests/estimate.rs` `poseidon2_kernel_ratio` (ignored by default) on the 2-core
+/// dev box, loaded: Keccak 0.256 s, Poseidon2 2.581 s, 10.1x. Whole proofs there (new-user report of
+/// 2026-12-04, a 1024-row guest): zk 106 s vs 22 s (4.8x), `--no-zk` 53.4 s vs 5.6 s (9.5x); per Merkle
+/// commitment 8.5 s vs 0.39 s. The GPU estimate has no such factor (Poseidon2 commits faster there:
+/// docs/recursion.md §4).
+pub const POSEIDON2_CPU_FACTOR: f64 = 10.0;
+
+/// The factor on the CPU time of a proof hashed with `config.hash` ([`POSEIDON2_CPU_FACTOR`] or 1).
+pub fn hash_factor(config: &StarkConfig) -> f64 {
+    match config.hash {
+        zkrv_stark::merkle::MerkleHash::Keccak256 => 1.0,
+        zkrv_stark::merkle::MerkleHash::Poseidon2 => POSEIDON2_CPU_FACTOR,
+    }
+}
+
 /// Times the calibration kernel (see the module doc): best of 3 runs, on the current rayon pool.
 pub fn calibrate() -> Calibration {
+    Calibration {
+        kernel_secs: kernel_secs(zkrv_stark::merkle::MerkleHash::Keccak256),
+    }
+}
+
+/// The calibration kernel's best time of 3 with the Merkle hash `hash`, seconds.
+pub fn kernel_secs(hash: zkrv_stark::merkle::MerkleHash) -> f64 {
     const LOG_ROWS: usize = 14;
     const WIDTH: usize = 32;
     const LOG_BLOWUP: usize = 3;
@@ -102,11 +126,11 @@ pub fn calibrate() -> Calibration {
     let mut best = f64::INFINITY;
     for _ in 0..3 {
         let t = Instant::now();
-        let tree = MerkleTree::new(vec![lde_batch(&trace, LOG_BLOWUP)]);
+        let tree = MerkleTree::with_salts(hash, vec![lde_batch(&trace, LOG_BLOWUP)], Vec::new());
         std::hint::black_box(tree.root());
         best = best.min(t.elapsed().as_secs_f64());
     }
-    Calibration { kernel_secs: best }
+    best
 }
 
 /// The CPU-table rows a run of `cycles` cycles proves: one table of the next power of two above `cycles`
@@ -146,7 +170,8 @@ fn blowup_scale(config: &StarkConfig) -> f64 {
     (1u64 << config.fri.log_blowup) as f64 / 8.0
 }
 
-/// Seconds the prove stage of `work` takes on the CPU of the machine `calibration` measured.
+/// Seconds the prove stage of `work` takes on the CPU of the machine `calibration` measured, with the
+/// proof's hash ([`hash_factor`]).
 pub fn cpu_secs(work: Work, config: &StarkConfig, calibration: &Calibration) -> f64 {
     let (row, growth) = if config.zk {
         (REFERENCE.row_secs_zk, REFERENCE.growth_zk)
@@ -157,7 +182,7 @@ pub fn cpu_secs(work: Work, config: &StarkConfig, calibration: &Calibration) -> 
     let rows = work.rows_per_table.max(1 << 16) as f64;
     let doublings = rows.log2() - 18.0;
     let per_table = rows * row * growth.powf(doublings) * blowup_scale(config);
-    per_table * work.tables as f64 * calibration.slowdown()
+    per_table * work.tables as f64 * calibration.slowdown() * hash_factor(config)
 }
 
 /// Seconds the prove stage of `work` takes on one NVIDIA H200 (recorded figures, not measured here:
@@ -238,6 +263,11 @@ mod tests {
             cpu_secs(rows_to_prove(60_000, None), &zk, &cal)
         );
         assert!(gpu_secs(seg, &zk) < cpu_secs(seg, &zk, &cal) / 50.0);
+        // Poseidon2: the measured factor on the Keccak time.
+        let p2 = zk
+            .clone()
+            .with_hash(zkrv_stark::merkle::MerkleHash::Poseidon2);
+        assert!((cpu_secs(w18, &p2, &cal) / t - POSEIDON2_CPU_FACTOR).abs() < 1e-9);
     }
 
     #[test]

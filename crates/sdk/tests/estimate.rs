@@ -55,3 +55,20 @@ fn reference_figures() {
         after.kernel_secs, REFERENCE.kernel_secs
     );
 }
+
+/// The figure behind `zkrv_sdk::estimate::POSEIDON2_CPU_FACTOR`: the calibration kernel (LDE + Merkle
+/// commitment) with Poseidon2 over its time with Keccak-256, on this machine. Prints both; asserts only
+/// that Poseidon2 is the slower on the CPU (the reason for the factor).
+#[test]
+#[ignore]
+fn poseidon2_kernel_ratio() {
+    use zkrv_sdk::estimate::{kernel_secs, POSEIDON2_CPU_FACTOR};
+    use zkrv_sdk::MerkleHash;
+    let k = kernel_secs(MerkleHash::Keccak256);
+    let p = kernel_secs(MerkleHash::Poseidon2);
+    println!(
+        "calibration kernel: keccak {k:.4} s, poseidon2 {p:.4} s, ratio {:.2} (POSEIDON2_CPU_FACTOR {POSEIDON2_CPU_FACTOR})",
+        p / k
+    );
+    assert!(p > k, "poseidon2 {p} s, keccak {k} s");
+}
