@@ -132,7 +132,11 @@ fn presets_keep_a_margin_at_every_height() {
         eof: zkrv_machine::tables::input::EofRule::None,
         ..run
     };
-    for preset in [SecurityPreset::Bits100, SecurityPreset::Bits128] {
+    for preset in [
+        SecurityPreset::Bits100,
+        SecurityPreset::Bits100Fast,
+        SecurityPreset::Bits128,
+    ] {
         let target = preset.target_bits().unwrap();
         for zk in [false, true] {
             let config = preset.config(zk);

@@ -433,4 +433,20 @@ fn weak_parameters_are_refused_by_default() {
     let r = Receipt::from_bytes(&r.to_bytes().unwrap()).unwrap();
     r.check_with(&program, 128)
         .expect("the 128-bit preset meets 128 bits");
+    // The fast 100-bit preset (blowup 4, 82 queries) proves, round-trips and meets 100 bits, not 101+.
+    let fast = ProveOptions {
+        security: SecurityPreset::Bits100Fast,
+        zk: false,
+        ..ProveOptions::default()
+    };
+    let r = prove(&program, b"", &fast).expect("proves").receipt;
+    assert_eq!(
+        SecurityPreset::of(&r.config),
+        Some(SecurityPreset::Bits100Fast)
+    );
+    assert_eq!(r.config.fri.log_blowup, 2);
+    let r = Receipt::from_bytes(&r.to_bytes().unwrap()).unwrap();
+    r.check_with(&program, 100)
+        .expect("the fast preset meets 100 bits");
+    assert!(r.check_with(&program, 102).is_err());
 }
