@@ -633,8 +633,10 @@ impl Progress {
         let n = seg.count;
         let on = if plan.gpu {
             format!(
-                "{} GPU(s) ({}), one segment at a time each, traces generated on the host",
-                plan.devices, plan.engine
+                "{} GPU(s) ({}), one segment at a time each, traces generated on the {}",
+                plan.devices,
+                plan.engine,
+                if a.cpu_trace { "host" } else { "device" }
             )
         } else {
             format!("cpu, {} at a time", seg.jobs)

@@ -9,9 +9,11 @@
 //!   main traces: device fills on a GPU unless [`ProveOptions::cpu_trace`]), `prove` (the STARK).
 //! * **Segments**: the run executed once in recording mode and cut at checkpoints
 //!   (`zkrv_machine::segment::plan_run`), then every segment re-executed from its checkpoint, its traces
-//!   generated on the host and proven: on the CPU [`ProveOptions::segment_jobs`] at a time, on the GPU one
-//!   worker per device of [`ProveOptions::gpus`], the host stage of a device's next segment overlapping its
-//!   current proof ([`ProveObserver::segment_done`] after each).
+//!   generated (on the host for the CPU engine; on the device from the segment's record and start state
+//!   for a GPU one, unless [`ProveOptions::cpu_trace`]) and proven: on the CPU
+//!   [`ProveOptions::segment_jobs`] at a time, on the GPU one worker per device of [`ProveOptions::gpus`],
+//!   the host stage of a device's next segment overlapping its current proof
+//!   ([`ProveObserver::segment_done`] after each).
 
 use crate::engine::Engine;
 use crate::estimate::{rows_to_prove, Work};

@@ -143,6 +143,7 @@ pub fn open<B: CommitOps + OpeningOps>(
     drop(s_fri);
 
     // 4. Final polynomial.
+    let s_final = span("final polynomial");
     let mut last = backend.final_codeword(cur)?;
     if last.len() != 1 << lf {
         return Err(BackendError::Device(format!(
@@ -154,9 +155,12 @@ pub fn open<B: CommitOps + OpeningOps>(
     let mut final_poly = coset_idft_ext(&last, F::ONE);
     final_poly.truncate(1 << (lf - lb));
     transcript.observe_ext(&final_poly);
+    drop(s_final);
 
     // 5. Grinding, 6. queries.
+    let s_grind = span("grinding");
     let pow_nonce = transcript.grind(config.query_grinding_bits);
+    drop(s_grind);
     let query_indices: Vec<usize> = (0..config.num_queries)
         .map(|_| transcript.sample_bits(lmax))
         .collect();
