@@ -36,6 +36,57 @@ __device__ __forceinline__ void finish(u64 st[25], u32 lane, u64* out) {
     out[3] = st[3];
 }
 
+// Proof of work (mirrors zkrv_stark::transcript::GrindInput; the transcript's module doc, "grinding"): the value
+// of a nonce, whose leading zero bits count. The host writes a template per flushed state
+// (zkrv_cuda::merkle::grind_template):
+// * Keccak: the 17 rate lanes of the padded one-block message 0x03 || state || le8(0) (41 bytes); the nonce's
+//   bytes 33..41 are lane 4's bytes 1..8 and lane 5's byte 0. The value is the digest's first 8 bytes read
+//   big-endian (the most significant bit is bit 7 of byte 0).
+// * Poseidon2: the permutation input (0, 0, 0, 0, s[4], s[5], s[6], s[7] + 5) with the nonce's low and high
+//   32 bits in elements 0 and 1; the value is output element 0 (canonical). `c`: the P2_CONSTS constants.
+__device__ __forceinline__ u64 grind_bswap64(u64 x) {
+    x = ((x & 0x00ff00ff00ff00ffULL) << 8) | ((x >> 8) & 0x00ff00ff00ff00ffULL);
+    x = ((x & 0x0000ffff0000ffffULL) << 16) | ((x >> 16) & 0x0000ffff0000ffffULL);
+    return (x << 32) | (x >> 32);
+}
+
+__device__ __forceinline__ u64 grind_keccak_value(const u64* tmpl, u64 nonce) {
+    u64 st[25];
+#pragma unroll
+    for (int q = 0; q < 25; q++) st[q] = q < KECCAK_RATE_LANES ? tmpl[q] : 0;
+    st[4] ^= nonce << 8;
+    st[5] ^= nonce >> 56;
+    keccak_f1600(st);
+    return grind_bswap64(st[0]);
+}
+
+__device__ __forceinline__ u64 grind_p2_value(const u64* tmpl, u64 nonce, const u64* c) {
+    u64 s[P2_WIDTH];
+#pragma unroll
+    for (int q = 0; q < P2_WIDTH; q++) s[q] = tmpl[q];
+    s[0] = nonce & 0xffffffffULL;
+    s[1] = nonce >> 32;
+    p2_permute(s, c);
+    return s[0];
+}
+
+#ifndef ZKRV_HOST_EMU
+// One batch of the nonce search: thread t tests nonce `start + t` (t < count) and lowers `*best` to it when its
+// value has `bits` leading zero bits (atomicMin: the smallest valid nonce of the batch wins, whatever the
+// order of the threads). `tmpl`: 17 lanes (Keccak) or 8 elements (Poseidon2, `consts` its constants; unused
+// for Keccak).
+extern "C" __global__ void grind_kernel(const u64* tmpl, u32 poseidon2, const u64* consts, u64 start, u64 count,
+                                        u32 bits, unsigned long long* best) {
+    __shared__ u64 c[P2_CONSTS];
+    if (poseidon2) p2_load_consts(c, consts);
+    u64 t = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    if (t >= count) return;
+    u64 nonce = start + t;
+    u64 v = poseidon2 ? grind_p2_value(tmpl, nonce, c) : grind_keccak_value(tmpl, nonce);
+    if ((u32)__clzll((long long)v) >= bits) atomicMin(best, (unsigned long long)nonce);
+}
+#endif
+
 #ifndef ZKRV_HOST_EMU
 // Keccak-f[1600] throughput kernel for the bench: each thread permutes its own state `iters` times.
 extern "C" __global__ void keccak_perm_bench_kernel(u64* states, u32 n_states, u32 iters) {

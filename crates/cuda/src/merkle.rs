@@ -6,6 +6,9 @@
 
 pub use zkrv_stark::merkle::MerkleHash;
 
+use zkrv_stark::field::{PrimeCharacteristicRing, PrimeField64, F};
+use zkrv_stark::transcript::GrindInput;
+
 use crate::device::{cfg, Device, DeviceBuffer, KArg};
 use crate::error::CudaError;
 use crate::nvrtc;
@@ -343,5 +346,94 @@ pub fn poseidon2_permute_bench(
                 KArg::U64(consts.ptr()),
             ],
         )
+    }
+}
+
+/// Nonces tested per launch of `grind_kernel` (2^22: a 20-bit proof of work needs ~2^20 on average, so one
+/// launch nearly always suffices).
+pub const GRIND_BATCH: u64 = 1 << 22;
+
+/// The template `grind_kernel` completes with each nonce (layout in `kernels/merkle.cu`, "Proof of work"):
+/// Keccak: the 17 rate lanes of the padded message `0x03 || state || le8(0)`; Poseidon2: the permutation input
+/// `(0, 0, 0, 0, s[4], s[5], s[6], s[7] + 5)` (canonical).
+pub fn grind_template(input: &GrindInput) -> Vec<u64> {
+    match input {
+        GrindInput::Keccak(state) => {
+            let mut block = [0u8; 8 * 17];
+            block[0] = 0x03;
+            block[1..33].copy_from_slice(state);
+            block[41] ^= 0x01;
+            block[8 * 17 - 1] ^= 0x80;
+            block
+                .chunks(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect()
+        }
+        GrindInput::Poseidon2(s) => {
+            let tag = F::from_u64(zkrv_stark::poseidon2::GRIND_TAG);
+            [
+                F::ZERO,
+                F::ZERO,
+                F::ZERO,
+                F::ZERO,
+                s[4],
+                s[5],
+                s[6],
+                s[7] + tag,
+            ]
+            .iter()
+            .map(|x| x.as_canonical_u64())
+            .collect()
+        }
+    }
+}
+
+/// Proof of work on the device: the smallest nonce `n >= 0` whose value for `input` has `bits <= 64` leading
+/// zero bits, the nonce [`GrindInput::search`] finds on the host. Batches of [`GRIND_BATCH`] nonces in order,
+/// each one launch and an 8-byte download, until one holds a valid nonce.
+///
+/// Errors: [`CudaError::InvalidArgument`] for `bits > 64`; a device error; the search reaching the end of
+/// `u64` (a `bits` of 64 with no such nonce).
+pub fn grind(dev: &Device, input: &GrindInput, bits: u32) -> Result<u64, CudaError> {
+    if bits > 64 {
+        return Err(CudaError::InvalidArgument(format!(
+            "grinding bits {bits} > 64"
+        )));
+    }
+    let tmpl = dev.upload(&grind_template(input))?;
+    let poseidon2 = matches!(input, GrindInput::Poseidon2(_));
+    let consts = dev.upload(&poseidon2_constants())?;
+    let best = dev.upload(&[u64::MAX])?;
+    let mut start = 0u64;
+    loop {
+        let count = GRIND_BATCH.min(u64::MAX - start);
+        // SAFETY: tmpl holds 17 (Keccak) or 8 (Poseidon2) u64, consts the 94 constants, best one u64; every
+        // thread index below `count` tests nonce `start + t <= u64::MAX - 1`.
+        unsafe {
+            dev.launch(
+                &nvrtc::MERKLE_CU,
+                "grind_kernel",
+                cfg(count.div_ceil(256) as u32, 256, 0),
+                &[
+                    KArg::U64(tmpl.ptr()),
+                    KArg::U32(poseidon2 as u32),
+                    KArg::U64(consts.ptr()),
+                    KArg::U64(start),
+                    KArg::U64(count),
+                    KArg::U32(bits),
+                    KArg::U64(best.ptr()),
+                ],
+            )?;
+        }
+        let found = dev.download(&best)?[0];
+        if found != u64::MAX {
+            return Ok(found);
+        }
+        if count < GRIND_BATCH {
+            return Err(CudaError::InvalidArgument(format!(
+                "no {bits}-bit proof-of-work nonce below 2^64 - 1"
+            )));
+        }
+        start += count;
     }
 }

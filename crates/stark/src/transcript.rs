@@ -308,47 +308,72 @@ impl Transcript {
         }
     }
 
-    /// Proof of work: the smallest nonce (from 0) with `bits` leading zero bits, searched in parallel chunks;
-    /// then observes it.
+    /// Proof of work: the smallest nonce (from 0) with `bits` leading zero bits, searched on the host
+    /// ([`GrindInput::search`]); then observes it.
     ///
     /// # Panics
     /// If `bits > 64` (a configuration error; such a nonce cannot exist).
     pub fn grind(&mut self, bits: u32) -> u64 {
         assert!(bits <= 64, "grind: bits must be <= 64");
-        let ok = self.grind_check(bits);
-        const CHUNK: u64 = 1 << 14;
-        let mut start = 0u64;
-        let nonce = loop {
-            let found = (start..start.saturating_add(CHUNK))
-                .into_par_iter()
-                .find_first(|&n| ok(n));
-            if let Some(n) = found {
-                break n;
-            }
-            start = start.checked_add(CHUNK).expect("grinding exhausted u64");
-        };
+        let nonce = self.grind_input().search(bits);
         self.observe_u64(nonce);
         nonce
     }
 
     /// Verifier side of [`Transcript::grind`]: checks `nonce` and observes it (always).
     pub fn check_grind(&mut self, bits: u32, nonce: u64) -> bool {
-        let ok = self.grind_check(bits)(nonce);
+        let ok = self.grind_input().ok(bits, nonce);
         self.observe_u64(nonce);
         ok
     }
 
-    /// Flush, then the proof-of-work predicate of a nonce for the flushed state (Keccak: [`grind_ok`];
-    /// Poseidon2: [`p2_grind_ok`]).
-    fn grind_check(&mut self, bits: u32) -> impl Fn(u64) -> bool + Sync + Send {
+    /// Flush, then what the proof of work of the flushed state hashes: the prover searches a nonce for it
+    /// (on the host, [`GrindInput::search`], or on a device), then calls [`Transcript::observe_u64`] with the
+    /// nonce, as [`Transcript::grind`] does.
+    pub fn grind_input(&mut self) -> GrindInput {
         let state = self.flush();
-        let p2_state = match &mut self.0 {
-            Inner::Keccak(_) => None,
-            Inner::Poseidon2(d) => Some(d.flush()),
-        };
-        move |n| match &p2_state {
-            None => grind_ok(&state, bits, n),
-            Some(s) => p2_grind_ok(s, bits, n),
+        match &mut self.0 {
+            Inner::Keccak(_) => GrindInput::Keccak(state),
+            Inner::Poseidon2(d) => GrindInput::Poseidon2(d.flush()),
+        }
+    }
+}
+
+/// The input of the proof of work after a flush (module doc, "grinding"; Poseidon2: docs/stark.md §11.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrindInput {
+    /// The flushed Keccak state; a nonce's value is [`grind_hash`].
+    Keccak(Digest),
+    /// The flushed Poseidon2 duplex state; a nonce's value is [`p2::grind_value`].
+    Poseidon2([F; p2::WIDTH]),
+}
+
+impl GrindInput {
+    /// Whether `nonce` satisfies a `bits`-bit proof of work ([`grind_ok`], [`p2_grind_ok`]; `bits > 64`
+    /// never does).
+    pub fn ok(&self, bits: u32, nonce: u64) -> bool {
+        match self {
+            GrindInput::Keccak(state) => grind_ok(state, bits, nonce),
+            GrindInput::Poseidon2(s) => p2_grind_ok(s, bits, nonce),
+        }
+    }
+
+    /// The smallest valid nonce counting from 0, searched on the host cores in chunks of 2^14 nonces.
+    ///
+    /// # Panics
+    /// If `bits > 64` (a configuration error; such a nonce cannot exist).
+    pub fn search(&self, bits: u32) -> u64 {
+        assert!(bits <= 64, "grind: bits must be <= 64");
+        const CHUNK: u64 = 1 << 14;
+        let mut start = 0u64;
+        loop {
+            let found = (start..start.saturating_add(CHUNK))
+                .into_par_iter()
+                .find_first(|&n| self.ok(bits, n));
+            if let Some(n) = found {
+                return n;
+            }
+            start = start.checked_add(CHUNK).expect("grinding exhausted u64");
         }
     }
 }

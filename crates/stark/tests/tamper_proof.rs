@@ -486,3 +486,31 @@ fn too_tall_tables_are_refused_by_the_prover() {
     .unwrap_err();
     assert!(matches!(err, ProveError::MultiplicityBudget), "{err}");
 }
+
+/// A backend's grinding nonce is checked by the prover (one hash) before it is observed: a device that
+/// returns a nonce without the proof of work fails the proof loudly. Any valid nonce verifies (the smallest
+/// is the honest prover's convention, so that CPU and GPU proofs are byte-identical).
+#[test]
+fn backend_grinding_nonce_is_checked() {
+    let s = setup();
+    let bits = s.config.fri.query_grinding_bits;
+    assert!(bits > 0, "the dev preset grinds");
+    let run = |b: Hooked| {
+        let traces = s.fx.traces.iter().cloned().map(TraceInput::Host).collect();
+        prove_with(&b, &s.config, &airs(), &s.pre, traces, &s.fx.public, STMT)
+    };
+    let bad = Hooked::new(|_| LdeMode::Store, |_, _| {})
+        .with_grind(|input, bits, n| (n + 1..).find(|&k| !input.ok(bits, k)).unwrap());
+    match run(bad) {
+        Err(ProveError::Backend(e)) => {
+            assert!(e.to_string().contains("grinding nonce"), "{e}")
+        }
+        r => panic!("a failing nonce must fail the proof: {:?}", r.map(|_| ())),
+    }
+    // The second-smallest valid nonce: another proof, and it verifies.
+    let other = Hooked::new(|_| LdeMode::Store, |_, _| {})
+        .with_grind(|input, bits, n| (n + 1..).find(|&k| input.ok(bits, k)).unwrap());
+    let p = run(other).unwrap();
+    assert_ne!(p.pcs.pow_nonce, honest(&s).pcs.pow_nonce);
+    assert_eq!(check(&s, &p), Ok(()));
+}

@@ -26,6 +26,7 @@ use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::merkle::{Digest, MerkleHash, MerkleProof, MerkleTree};
 use zkrv_stark::pcs::{BatchOpening, FriLayerOpening, OpenedValues};
 use zkrv_stark::poly::coset_shift;
+use zkrv_stark::transcript::GrindInput;
 use zkrv_stark::zk::{ZkRng, SALT_WIDTH};
 
 use super::{dev_err, CudaBackend, CudaCommitted};
@@ -410,6 +411,14 @@ impl OpeningOps for CudaBackend {
         let v = self.dev.download(&codeword.data).map_err(dev_err)?;
         self.record(|s| s.add_d2h(STAGE_OPEN, "final-codeword", (v.len() * 8) as u64));
         Ok(ext_row(&v))
+    }
+
+    /// On the device ([`crate::merkle::grind`]): one launch of 2^22 nonces (nearly always enough at 20 bits)
+    /// and an 8-byte download per batch.
+    fn grind(&self, input: &GrindInput, bits: u32) -> Result<u64, BackendError> {
+        let nonce = crate::merkle::grind(&self.dev, input, bits).map_err(dev_err)?;
+        self.record(|s| s.add_d2h(STAGE_OPEN, "grinding", 8));
+        Ok(nonce)
     }
 
     /// One gather launch and one download for the whole round: per query the row of every LDE (commit

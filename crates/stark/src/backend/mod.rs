@@ -34,6 +34,7 @@ use crate::logup::{LogupChallenges, LogupError};
 use crate::matrix::RowMajorMatrix;
 use crate::merkle::{Digest, MatrixDims, MerkleHash};
 use crate::pcs::{BatchOpening, FriLayerOpening, OpenedValues};
+use crate::transcript::GrindInput;
 use crate::zk::ZkRng;
 
 mod cpu;
@@ -349,6 +350,10 @@ pub trait OpeningOps: Backend {
         beta: Ext3,
         roll_in: Option<Self::Codeword>,
     ) -> Result<Self::Codeword, BackendError>;
+
+    /// Proof of work: the smallest nonce `n >= 0` whose value for `input` has `bits <= 64` leading zero
+    /// bits ([`GrindInput::ok`]), the nonce [`GrindInput::search`] finds on the host.
+    fn grind(&self, input: &GrindInput, bits: u32) -> Result<u64, BackendError>;
 
     /// The last folded codeword's values (bit-reversed), for the final polynomial: `2^Lf` elements.
     fn final_codeword(&self, codeword: Self::Codeword) -> Result<Vec<Ext3>, BackendError>;

@@ -17,6 +17,7 @@ use crate::pcs::{
 use crate::poly::{
     bit_reverse_slice, coset_dft_ext, coset_idft_ext, coset_point, coset_shift, domain_generator,
 };
+use crate::transcript::GrindInput;
 use crate::zk::ZkRng;
 
 /// Whether `z` is a point of the LDE domain `g·H_{2^lh}` (then a DEEP quotient at `z` is undefined):
@@ -372,6 +373,11 @@ impl OpeningOps for CpuBackend {
 
     fn final_codeword(&self, codeword: Vec<Ext3>) -> Result<Vec<Ext3>, BackendError> {
         Ok(codeword)
+    }
+
+    /// On the host cores ([`GrindInput::search`]).
+    fn grind(&self, input: &GrindInput, bits: u32) -> Result<u64, BackendError> {
+        Ok(input.search(bits))
     }
 
     /// Stored rounds open the tree's rows; a round kept as coefficients evaluates each matrix at all the

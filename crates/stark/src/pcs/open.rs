@@ -159,7 +159,15 @@ pub fn open<B: CommitOps + OpeningOps>(
 
     // 5. Grinding, 6. queries.
     let s_grind = span("grinding");
-    let pow_nonce = transcript.grind(config.query_grinding_bits);
+    let bits = config.query_grinding_bits;
+    let grind_input = transcript.grind_input();
+    let pow_nonce = backend.grind(&grind_input, bits)?;
+    if !grind_input.ok(bits, pow_nonce) {
+        return Err(BackendError::Device(format!(
+            "the backend's grinding nonce {pow_nonce} does not have {bits} leading zero bits"
+        )));
+    }
+    transcript.observe_u64(pow_nonce);
     drop(s_grind);
     let query_indices: Vec<usize> = (0..config.num_queries)
         .map(|_| transcript.sample_bits(lmax))

@@ -15,6 +15,7 @@ use zkrv_stark::logup::LogupChallenges;
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::merkle::{Digest, MatrixDims, MerkleTree};
 use zkrv_stark::pcs::{BatchOpening, FriLayerOpening, OpenedValues};
+use zkrv_stark::transcript::GrindInput;
 use zkrv_stark::zk::ZkRng;
 
 /// The LDE mode of the `k`-th commit.
@@ -23,13 +24,17 @@ type ModeHook = Box<dyn Fn(usize) -> LdeMode + Sync>;
 type AuxHook = Box<dyn Fn(&CompiledAir, &mut RowMajorMatrix) + Sync>;
 /// Alters the result of FRI fold `l` (0 = the fold of the outermost layer).
 type FoldHook = Box<dyn Fn(usize, &mut Vec<Ext3>) + Sync>;
+/// Replaces the grinding nonce found for `(input, bits)`.
+type GrindHook = Box<dyn Fn(&GrindInput, u32, u64) -> u64 + Sync>;
 
 /// See the module doc. `mode(k)` picks the LDE mode of the `k`-th commit; `aux(air, trace)` may change a
-/// built aux trace; `fold(l, codeword)` ([`Hooked::with_fold`], default none) may change the result of fold `l`.
+/// built aux trace; `fold(l, codeword)` ([`Hooked::with_fold`], default none) may change the result of fold `l`;
+/// `grind(input, bits, nonce)` ([`Hooked::with_grind`], default none) may replace the grinding nonce.
 pub struct Hooked {
     pub mode: ModeHook,
     pub aux: AuxHook,
     pub fold: FoldHook,
+    pub grind: GrindHook,
     pub commits: AtomicUsize,
     pub folds: AtomicUsize,
 }
@@ -43,6 +48,7 @@ impl Hooked {
             mode: Box::new(mode),
             aux: Box::new(aux),
             fold: Box::new(|_, _| {}),
+            grind: Box::new(|_, _, n| n),
             commits: AtomicUsize::new(0),
             folds: AtomicUsize::new(0),
         }
@@ -52,6 +58,14 @@ impl Hooked {
     pub fn with_fold(self, fold: impl Fn(usize, &mut Vec<Ext3>) + Sync + 'static) -> Self {
         Hooked {
             fold: Box::new(fold),
+            ..self
+        }
+    }
+    /// The same backend with the grinding hook `grind`.
+    #[allow(dead_code)] // not every test binary uses it
+    pub fn with_grind(self, grind: impl Fn(&GrindInput, u32, u64) -> u64 + Sync + 'static) -> Self {
+        Hooked {
+            grind: Box::new(grind),
             ..self
         }
     }
@@ -189,6 +203,10 @@ impl OpeningOps for Hooked {
     }
     fn final_codeword(&self, cw: Vec<Ext3>) -> Result<Vec<Ext3>, BackendError> {
         Ok(cw)
+    }
+    fn grind(&self, input: &GrindInput, bits: u32) -> Result<u64, BackendError> {
+        let n = self.cpu().grind(input, bits)?;
+        Ok((self.grind)(input, bits, n))
     }
     fn open_rows(
         &self,
