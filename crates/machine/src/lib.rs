@@ -894,6 +894,7 @@ pub fn prove_inputs_with<B: zkrv_stark::backend::ProverBackend>(
     traces: Vec<zkrv_stark::backend::TraceInput<B::DeviceTrace>>,
     config: &StarkConfig,
 ) -> Result<(Statement, Proof), MachineError> {
+    let s_pre = span("preprocessed traces + public");
     let decode_table = DecodeTable::new(program)?;
     let machine = Machine::new(program).map_err(MachineError::BadProgram)?;
     let airs = machine.airs();
@@ -903,6 +904,7 @@ pub fn prove_inputs_with<B: zkrv_stark::backend::ProverBackend>(
     )?;
     let mut public = public_interactions(&statement);
     public.extend(memory_init_interactions(program, &pages).map_err(MachineError::BadProgram)?);
+    drop(s_pre);
     let stark = zkrv_stark::prove_with(
         backend,
         config,

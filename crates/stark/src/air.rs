@@ -597,9 +597,11 @@ pub fn compile_for(
     Ok(v)
 }
 
-/// Compile several tables with the same degree bound.
+/// Compile several tables with the same degree bound, one table per host thread (rayon; the result in
+/// `airs` order; on failure the error of one failing table).
 pub fn compile_all(airs: &[&dyn Air], max_degree: usize) -> Result<Vec<CompiledAir>, AirError> {
-    airs.iter()
+    use rayon::prelude::*;
+    airs.par_iter()
         .map(|a| CompiledAir::new(*a, max_degree))
         .collect()
 }

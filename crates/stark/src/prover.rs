@@ -116,7 +116,9 @@ pub fn prove_with<B: ProverBackend>(
     statement: &[u8],
 ) -> Result<Proof, ProveError> {
     let lb = config.fri.log_blowup;
+    let s_compile = span("compile AIRs");
     let all_compiled = compile_for(airs, config)?;
+    drop(s_compile);
     if traces.len() != airs.len()
         || preprocessed.traces.len() != airs.len()
         || preprocessed.log_heights.len() != airs.len()
@@ -163,8 +165,11 @@ pub fn prove_with<B: ProverBackend>(
     let zk_shift = config.zk as usize;
     let salt = |round: u32| rng.map(|r| (r, round));
 
+    let s_prepare = span("backend prepare");
     backend.prepare(&compiled)?;
+    drop(s_prepare);
     {
+        let _s = span("reserve");
         // What the proof keeps in memory when every round is stored, before any work.
         let dims: Vec<TraceDims> = traces.iter().map(|t| backend.input_dims(t)).collect();
         let log_heights: Vec<usize> = dims.iter().map(|d| d.log_height).collect();
@@ -253,7 +258,9 @@ pub fn prove_with<B: ProverBackend>(
     for (i, &t) in present.iter().enumerate() {
         all_heights[t] = Some(log_heights[i]);
     }
+    let s_start = span("transcript start");
     let mut transcript = start_transcript(config, &all_compiled, &all_heights, public, statement);
+    drop(s_start);
 
     // Preprocessed LDEs for the quotient (committed by the backend for its LDEs only: the root is neither
     // observed nor opened), with the blowup the quotient reads: `B`, or `2B` in zk mode, where the main and
