@@ -16,7 +16,9 @@
 //!   forward).
 //! * [`Duplex`], the transcript sponge (see its docs).
 
+use crate::air::AirBuilder;
 use crate::field::{PrimeCharacteristicRing, PrimeField64, F};
+use crate::symbolic::Expr;
 use p3_goldilocks::{
     GOLDILOCKS_POSEIDON2_RC_8_EXTERNAL_FINAL, GOLDILOCKS_POSEIDON2_RC_8_EXTERNAL_INITIAL,
     GOLDILOCKS_POSEIDON2_RC_8_INTERNAL, MATRIX_DIAG_8_GOLDILOCKS,
@@ -268,4 +270,142 @@ pub fn grind_value(s: &[F; WIDTH], nonce: u64) -> u64 {
     ];
     permute(&mut t);
     t[0].as_canonical_u64()
+}
+
+/// Every intermediate value of one permutation, as an AIR row commits them (the one definition of the
+/// permutation's committed intermediates, read by the POSEIDON2 precompile table, docs/tables.md §6.19,
+/// and the recursion POSEIDON2 table, docs/recursion.md §4.4; constraints in [`eval_permutation`]).
+#[derive(Clone, Debug)]
+pub struct Poseidon2Trace {
+    /// `x^3` of every S-box input `x = state + rc` of full round r (rounds 0..3, then 4..7).
+    pub full_sbox: [[F; WIDTH]; FULL_ROUNDS],
+    /// The state after full round r's linear layer (`full_post[7]` is the output).
+    pub full_post: [[F; WIDTH]; FULL_ROUNDS],
+    /// Partial round r: `x^3` and `x^7` of `x = state_0 + rc_r`.
+    pub partial_sbox: [F; PARTIAL_ROUNDS],
+    pub partial_post: [F; PARTIAL_ROUNDS],
+}
+
+impl Poseidon2Trace {
+    #[allow(clippy::needless_range_loop)] // rounds and elements index constants, columns and state in step
+    /// Runs the permutation on `input` ([`permute`]'s steps), keeping the intermediates.
+    pub fn new(input: [F; WIDTH]) -> Self {
+        let mut s = input;
+        external_linear(&mut s);
+        let mut t = Poseidon2Trace {
+            full_sbox: [[F::ZERO; WIDTH]; FULL_ROUNDS],
+            full_post: [[F::ZERO; WIDTH]; FULL_ROUNDS],
+            partial_sbox: [F::ZERO; PARTIAL_ROUNDS],
+            partial_post: [F::ZERO; PARTIAL_ROUNDS],
+        };
+        let full = |r: usize, s: &mut [F; WIDTH], t: &mut Poseidon2Trace| {
+            let rc = external_rc(r);
+            for i in 0..WIDTH {
+                let x = s[i] + rc[i];
+                let x3 = x * x * x;
+                t.full_sbox[r][i] = x3;
+                s[i] = x3 * x3 * x;
+            }
+            external_linear(s);
+            t.full_post[r] = *s;
+        };
+        for r in 0..FULL_ROUNDS / 2 {
+            full(r, &mut s, &mut t);
+        }
+        for r in 0..PARTIAL_ROUNDS {
+            let x = s[0] + internal_rc(r);
+            let x3 = x * x * x;
+            t.partial_sbox[r] = x3;
+            s[0] = x3 * x3 * x;
+            t.partial_post[r] = s[0];
+            internal_linear(&mut s);
+        }
+        for r in FULL_ROUNDS / 2..FULL_ROUNDS {
+            full(r, &mut s, &mut t);
+        }
+        t
+    }
+
+    /// The permutation's output.
+    pub fn output(&self) -> [F; WIDTH] {
+        self.full_post[FULL_ROUNDS - 1]
+    }
+}
+
+/// The committed cells of one permutation in an AIR row (expressions of its columns), as
+/// [`Poseidon2Trace`] fills them: `full_post` has the 7 states after full rounds 0..6 (round 7's is the
+/// row's output, passed to [`eval_permutation`] on its own).
+pub struct PermutationCols<'a> {
+    pub full_sbox: &'a [[Expr; WIDTH]; FULL_ROUNDS],
+    pub full_post: &'a [[Expr; WIDTH]; FULL_ROUNDS - 1],
+    pub partial_sbox: &'a [Expr; PARTIAL_ROUNDS],
+    pub partial_post: &'a [Expr; PARTIAL_ROUNDS],
+}
+
+/// The constraints of `out = P(input)` (docs/tables.md §6.19; Grassi et al. §3): every S-box keeps degree
+/// <= 3 with one committed register `x3 = x^3`; its output `x^7 = x3^2 x` is committed in partial rounds
+/// (`partial_post`) and folded into the committed state after a full round's linear layer
+/// (`full_post = M_E (x3^2 x)`, degree 3), so the linear layers are exact linear expressions of committed
+/// cells. 8 x 8 + 8 x 8 + 22 x 2 = 172 constraints of degree 3, named `full round r: sbox x^3 [i]`,
+/// `full round r: state [i]`, `partial round r: sbox x^3` and `partial round r: sbox x^7`. `input` and
+/// `out` are expressions of the caller's (the precompile's words, the recursion table's cells).
+#[allow(clippy::needless_range_loop)] // rounds and elements index constants, columns and state in step
+pub fn eval_permutation(
+    b: &mut AirBuilder,
+    input: [Expr; WIDTH],
+    cols: &PermutationCols<'_>,
+    out: &[Expr; WIDTH],
+) {
+    let mut s = input;
+    external_linear(&mut s);
+    let full = |b: &mut AirBuilder, r: usize, s: &mut [Expr; WIDTH]| {
+        let rc = external_rc(r);
+        let mut y: [Expr; WIDTH] = std::array::from_fn(|_| Expr::zero());
+        for i in 0..WIDTH {
+            let x = s[i].clone() + rc[i];
+            let x3 = cols.full_sbox[r][i].clone();
+            b.assert_eq(
+                format!("full round {r}: sbox x^3 [{i}]"),
+                x3.clone(),
+                x.clone() * x.clone() * x.clone(),
+            );
+            y[i] = x3.clone() * x3 * x;
+        }
+        external_linear(&mut y);
+        let post: &[Expr; WIDTH] = if r + 1 < FULL_ROUNDS {
+            &cols.full_post[r]
+        } else {
+            out
+        };
+        for i in 0..WIDTH {
+            b.assert_eq(
+                format!("full round {r}: state [{i}]"),
+                post[i].clone(),
+                y[i].clone(),
+            );
+        }
+        *s = post.clone();
+    };
+    for r in 0..FULL_ROUNDS / 2 {
+        full(b, r, &mut s);
+    }
+    for r in 0..PARTIAL_ROUNDS {
+        let x = s[0].clone() + internal_rc(r);
+        let x3 = cols.partial_sbox[r].clone();
+        b.assert_eq(
+            format!("partial round {r}: sbox x^3"),
+            x3.clone(),
+            x.clone() * x.clone() * x.clone(),
+        );
+        b.assert_eq(
+            format!("partial round {r}: sbox x^7"),
+            cols.partial_post[r].clone(),
+            x3.clone() * x3 * x,
+        );
+        s[0] = cols.partial_post[r].clone();
+        internal_linear(&mut s);
+    }
+    for r in FULL_ROUNDS / 2..FULL_ROUNDS {
+        full(b, r, &mut s);
+    }
 }

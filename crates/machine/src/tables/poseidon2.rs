@@ -19,10 +19,6 @@ use zkrv_stark::field::{Field, PrimeCharacteristicRing, PrimeField64, F};
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::symbolic::Expr;
 
-use p3_goldilocks::{
-    GOLDILOCKS_POSEIDON2_RC_8_EXTERNAL_FINAL, GOLDILOCKS_POSEIDON2_RC_8_EXTERNAL_INITIAL,
-    GOLDILOCKS_POSEIDON2_RC_8_INTERNAL, MATRIX_DIAG_8_GOLDILOCKS,
-};
 use zkrv_executor::precompile::POSEIDON2;
 use zkrv_executor::Poseidon2Event;
 
@@ -31,13 +27,8 @@ use crate::cols::columns;
 use crate::tables::bitwise::Lookups;
 use crate::tables::cpu::{c, lt32};
 
-/// State width (elements).
-pub const WIDTH: usize = 8;
-/// Full rounds (4 before and 4 after the partial rounds).
-pub const FULL_ROUNDS: usize = 8;
-/// Partial rounds.
-pub const PARTIAL_ROUNDS: usize = 22;
-const HALF_FULL: usize = FULL_ROUNDS / 2;
+/// State width (elements), full rounds (4 before and 4 after the partial rounds) and partial rounds.
+pub use zkrv_stark::poseidon2::{FULL_ROUNDS, PARTIAL_ROUNDS, WIDTH};
 
 /// POSEIDON2 row (247 columns): one permutation.
 #[repr(C)]
@@ -70,15 +61,6 @@ pub struct Poseidon2Cols<T> {
 }
 columns!(Poseidon2Cols, NUM_POSEIDON2_COLS);
 
-/// The external round constants, round r of 0..8 (4 initial, 4 terminal).
-fn external_rc(r: usize) -> [F; WIDTH] {
-    if r < HALF_FULL {
-        GOLDILOCKS_POSEIDON2_RC_8_EXTERNAL_INITIAL[r]
-    } else {
-        GOLDILOCKS_POSEIDON2_RC_8_EXTERNAL_FINAL[r - HALF_FULL]
-    }
-}
-
 /// Number of u64 in [`constants_u64`]: 8 external rounds x 8, 22 internal, 8 diagonal entries.
 pub const NUM_CONSTANTS: usize = FULL_ROUNDS * WIDTH + PARTIAL_ROUNDS + WIDTH;
 
@@ -89,77 +71,17 @@ pub fn constants_u64() -> Vec<u64> {
     let mut v: Vec<u64> = (0..FULL_ROUNDS)
         .flat_map(|r| external_rc(r).map(|x| x.as_canonical_u64()))
         .collect();
-    v.extend(
-        GOLDILOCKS_POSEIDON2_RC_8_INTERNAL
-            .iter()
-            .map(|x| x.as_canonical_u64()),
-    );
-    v.extend(
-        MATRIX_DIAG_8_GOLDILOCKS
-            .iter()
-            .map(|x| x.as_canonical_u64()),
-    );
+    v.extend((0..PARTIAL_ROUNDS).map(|r| internal_rc(r).as_canonical_u64()));
+    v.extend(internal_diag().map(|x| x.as_canonical_u64()));
     debug_assert_eq!(v.len(), NUM_CONSTANTS);
     v
 }
 
-/// The linear layers `M_E` and `M_I`: one definition, shared with the Merkle and transcript hash
-/// ([`zkrv_stark::poseidon2`]).
-pub use zkrv_stark::poseidon2::{external_linear, internal_linear};
-
-/// Every intermediate value of one permutation, as the row stores them.
-#[derive(Clone, Debug)]
-pub struct Poseidon2Trace {
-    pub full_sbox: [[F; WIDTH]; FULL_ROUNDS],
-    pub full_post: [[F; WIDTH]; FULL_ROUNDS],
-    pub partial_sbox: [F; PARTIAL_ROUNDS],
-    pub partial_post: [F; PARTIAL_ROUNDS],
-}
-
-impl Poseidon2Trace {
-    /// Runs the permutation on `input`, keeping the intermediates. `full_post[7]` is the output.
-    pub fn new(input: [F; WIDTH]) -> Self {
-        let mut s = input;
-        external_linear(&mut s);
-        let mut t = Poseidon2Trace {
-            full_sbox: [[F::ZERO; WIDTH]; FULL_ROUNDS],
-            full_post: [[F::ZERO; WIDTH]; FULL_ROUNDS],
-            partial_sbox: [F::ZERO; PARTIAL_ROUNDS],
-            partial_post: [F::ZERO; PARTIAL_ROUNDS],
-        };
-        let full = |r: usize, s: &mut [F; WIDTH], t: &mut Poseidon2Trace| {
-            let rc = external_rc(r);
-            for i in 0..WIDTH {
-                let x = s[i] + rc[i];
-                let x3 = x * x * x;
-                t.full_sbox[r][i] = x3;
-                s[i] = x3 * x3 * x;
-            }
-            external_linear(s);
-            t.full_post[r] = *s;
-        };
-        for r in 0..HALF_FULL {
-            full(r, &mut s, &mut t);
-        }
-        for r in 0..PARTIAL_ROUNDS {
-            let x = s[0] + GOLDILOCKS_POSEIDON2_RC_8_INTERNAL[r];
-            let x3 = x * x * x;
-            t.partial_sbox[r] = x3;
-            s[0] = x3 * x3 * x;
-            t.partial_post[r] = s[0];
-            internal_linear(&mut s);
-        }
-        for r in HALF_FULL..FULL_ROUNDS {
-            full(r, &mut s, &mut t);
-        }
-        t
-    }
-
-    /// The permutation's output.
-    pub fn output(&self) -> [F; WIDTH] {
-        self.full_post[FULL_ROUNDS - 1]
-    }
-}
+/// The linear layers `M_E` and `M_I`, the round constants and the permutation's committed intermediates
+/// ([`Poseidon2Trace`]) and constraints: one definition, shared with the Merkle and transcript hash and
+/// the recursion POSEIDON2 table ([`zkrv_stark::poseidon2`]).
+pub use zkrv_stark::poseidon2::{external_linear, external_rc, internal_linear, Poseidon2Trace};
+use zkrv_stark::poseidon2::{eval_permutation, internal_diag, internal_rc, PermutationCols};
 
 /// `(hi - (2^32 - 1))^-1`, or 0 when hi = 2^32 - 1: the canonicity witness of a u64 whose high word is `hi`.
 fn canon_inv(v: u64) -> F {
@@ -204,7 +126,7 @@ impl Air for Poseidon2Air {
         let two16 = F::from_u64(1 << 16);
         b.assert_bool("mu bool", l.mu.clone());
         // Input: canonical elements from the cells' words.
-        let mut s: [Expr; WIDTH] = std::array::from_fn(|i| {
+        let s: [Expr; WIDTH] = std::array::from_fn(|i| {
             let [lo, hi] = &l.input[i];
             assert_canonical(b, "input", lo, hi, &l.in_inv[i]);
             lo.clone() + hi.clone() * two32
@@ -220,57 +142,17 @@ impl Air for Poseidon2Air {
         let out: [Expr; WIDTH] =
             std::array::from_fn(|i| out_words[i][0].clone() + out_words[i][1].clone() * two32);
 
-        external_linear(&mut s);
-        let full = |b: &mut AirBuilder, r: usize, s: &mut [Expr; WIDTH]| {
-            let rc = external_rc(r);
-            let mut y: [Expr; WIDTH] = std::array::from_fn(|_| Expr::zero());
-            for i in 0..WIDTH {
-                let x = s[i].clone() + rc[i];
-                let x3 = l.full_sbox[r][i].clone();
-                b.assert_eq(
-                    format!("full round {r}: sbox x^3 [{i}]"),
-                    x3.clone(),
-                    x.clone() * x.clone() * x.clone(),
-                );
-                y[i] = x3.clone() * x3 * x;
-            }
-            external_linear(&mut y);
-            let post: &[Expr; WIDTH] = if r + 1 < FULL_ROUNDS {
-                &l.full_post[r]
-            } else {
-                &out
-            };
-            for i in 0..WIDTH {
-                b.assert_eq(
-                    format!("full round {r}: state [{i}]"),
-                    post[i].clone(),
-                    y[i].clone(),
-                );
-            }
-            *s = post.clone();
-        };
-        for r in 0..HALF_FULL {
-            full(b, r, &mut s);
-        }
-        for r in 0..PARTIAL_ROUNDS {
-            let x = s[0].clone() + GOLDILOCKS_POSEIDON2_RC_8_INTERNAL[r];
-            let x3 = l.partial_sbox[r].clone();
-            b.assert_eq(
-                format!("partial round {r}: sbox x^3"),
-                x3.clone(),
-                x.clone() * x.clone() * x.clone(),
-            );
-            b.assert_eq(
-                format!("partial round {r}: sbox x^7"),
-                l.partial_post[r].clone(),
-                x3.clone() * x3 * x,
-            );
-            s[0] = l.partial_post[r].clone();
-            internal_linear(&mut s);
-        }
-        for r in HALF_FULL..FULL_ROUNDS {
-            full(b, r, &mut s);
-        }
+        eval_permutation(
+            b,
+            s,
+            &PermutationCols {
+                full_sbox: &l.full_sbox,
+                full_post: &l.full_post,
+                partial_sbox: &l.partial_sbox,
+                partial_post: &l.partial_post,
+            },
+            &out,
+        );
 
         // The call: ECALL[ts, a7, a0 = 8 cell, ret = 0].
         b.receive(

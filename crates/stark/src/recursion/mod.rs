@@ -1,5 +1,6 @@
 //! Recursion (docs/recursion.md, route (b)): the STARK verifier written as a [`Program`] of a small
-//! straight-line instruction set over Goldilocks ([`program`]), which the recursion AIR set will prove.
+//! straight-line instruction set over Goldilocks ([`program`]), and the recursion AIR set that proves a
+//! program's execution ([`air`]).
 //!
 //! * [`program`]: the instructions, the write-once memory, the interpreter [`execute`] and the rows each
 //!   table of the recursion AIR set would hold;
@@ -7,13 +8,17 @@
 //! * [`hash`](self#hashing-inside-a-program): the Poseidon2 leaf hash, node hash and duplex transcript
 //!   of docs/stark.md §11 over builder cells ([`hash_elems`], [`compress`], [`CircuitDuplex`]), the same
 //!   steps as [`crate::poseidon2`];
+//! * [`air`]: one AIR per [`Table`], the program as preprocessed columns, a LogUp memory bus;
+//!   [`prove_program`] / [`verify_program`];
 //! * [`verifier`]: the program that verifies a Poseidon2-hashed inner proof of a given shape, and its
 //!   witness ([`build_verifier`]).
 
+pub mod air;
 pub mod builder;
 pub mod program;
 pub mod verifier;
 
+pub use air::{prove_program, verify_program, ProgramError, ProveProgramError, VerifyProgramError};
 pub use builder::{Builder, ExtVar, Var};
 pub use program::{
     execute, Addr, ExecError, ExecFailure, Execution, ExtAddr, Instr, Program, Table,

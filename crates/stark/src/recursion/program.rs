@@ -4,7 +4,7 @@
 //! A [`Program`] is a list of [`Instr`]; every instruction reads cells already written and writes cells
 //! not yet written (each cell is written exactly once, by one instruction). Values the program cannot
 //! compute (the inner proof's roots, opened values, Merkle siblings, a nonce) enter by [`Instr::Hint`],
-//! which takes the next element of the witness stream. Extension elements (`Ext3 = F[X]/(X^3 - X - 1)`,
+//! which takes the next element of the witness stream. Extension elements (`Ext3 = F[X]/(X^3 - 7)`,
 //! [`crate::field::Ext3`]) are three cells `[c0, c1, c2]` ([`ExtAddr`]). Checks ([`Instr::AssertEq`], the
 //! boolean of [`Instr::Select`], the range of [`Instr::Bits`], the non-zero of [`Instr::ExtInv`]) fail the
 //! execution with an [`ExecError`] naming the instruction (its index and the label the builder gave it).
@@ -152,6 +152,51 @@ impl Instr {
             Instr::AssertEq { .. } => "assert_eq",
             Instr::Poseidon2 { .. } => "poseidon2",
             Instr::Bits { .. } => "bits",
+        }
+    }
+
+    /// The cells this instruction reads, in the order its table's row receives them from the memory bus
+    /// (docs/recursion.md §4.4; a cell read twice is listed twice): the one list of operands that the
+    /// recursion AIR set's read counts and program check use ([`crate::recursion::air`]).
+    pub fn reads(&self) -> Vec<Addr> {
+        match *self {
+            Instr::Const { .. } | Instr::Hint { .. } => vec![],
+            Instr::Add { a, b, .. }
+            | Instr::Sub { a, b, .. }
+            | Instr::Mul { a, b, .. }
+            | Instr::AssertEq { a, b } => vec![a, b],
+            Instr::ExtAdd { a, b, .. }
+            | Instr::ExtSub { a, b, .. }
+            | Instr::ExtMul { a, b, .. } => a.iter().chain(&b).copied().collect(),
+            Instr::ExtMulBase { a, b, .. } => vec![a[0], a[1], a[2], b],
+            Instr::ExtInv { a, .. } => a.to_vec(),
+            Instr::Select { bit, a, b, .. } => vec![bit, a, b],
+            Instr::Poseidon2 { src, .. } => src.to_vec(),
+            Instr::Bits { src, .. } => vec![src],
+        }
+    }
+
+    /// The cells this instruction writes, in order (`Bits`: `dst .. dst + n`; empty if `n > 64`, which
+    /// the interpreter and the program check refuse).
+    pub fn writes(&self) -> Vec<Addr> {
+        match *self {
+            Instr::Const { dst, .. }
+            | Instr::Hint { dst }
+            | Instr::Add { dst, .. }
+            | Instr::Sub { dst, .. }
+            | Instr::Mul { dst, .. }
+            | Instr::Select { dst, .. } => vec![dst],
+            Instr::ExtAdd { dst, .. }
+            | Instr::ExtSub { dst, .. }
+            | Instr::ExtMul { dst, .. }
+            | Instr::ExtMulBase { dst, .. }
+            | Instr::ExtInv { dst, .. } => dst.to_vec(),
+            Instr::AssertEq { .. } => vec![],
+            Instr::Poseidon2 { dst, .. } => dst.to_vec(),
+            Instr::Bits { dst, n, .. } if n <= 64 => {
+                (0..n as u32).map(|k| dst.wrapping_add(k)).collect()
+            }
+            Instr::Bits { .. } => vec![],
         }
     }
 
