@@ -17,6 +17,7 @@
 use zkrv_stark::air::{Air, AirBuilder};
 use zkrv_stark::field::{Field, PrimeCharacteristicRing, PrimeField64, F};
 use zkrv_stark::matrix::RowMajorMatrix;
+use zkrv_stark::poseidon2::{eval_permutation, internal_diag, internal_rc, PermutationCols};
 use zkrv_stark::symbolic::Expr;
 
 use zkrv_executor::precompile::POSEIDON2;
@@ -81,7 +82,6 @@ pub fn constants_u64() -> Vec<u64> {
 /// ([`Poseidon2Trace`]) and constraints: one definition, shared with the Merkle and transcript hash and
 /// the recursion POSEIDON2 table ([`zkrv_stark::poseidon2`]).
 pub use zkrv_stark::poseidon2::{external_linear, external_rc, internal_linear, Poseidon2Trace};
-use zkrv_stark::poseidon2::{eval_permutation, internal_diag, internal_rc, PermutationCols};
 
 /// `(hi - (2^32 - 1))^-1`, or 0 when hi = 2^32 - 1: the canonicity witness of a u64 whose high word is `hi`.
 fn canon_inv(v: u64) -> F {

@@ -230,7 +230,8 @@ fn instr_words(instr: &Instr) -> Vec<u64> {
 
 /// The statement bytes of a program's proof: [`STATEMENT_PREFIX`] then the Keccak-256 digest
 /// ([`crate::keccak::keccak256_words`]) of `num_cells`, the instruction count, every instruction's
-/// [`instr_words`], the public-input count and cells. The transcript absorbs it first
+/// words (its kind's index in [`Instr::KINDS`], then every field in declaration order, a constant as its
+/// canonical value), the public-input count and cells. The transcript absorbs it first
 /// ([`crate::statement::start_transcript`]), so the proof is bound to the program whose preprocessed
 /// traces the verifier rebuilds (the preprocessed values themselves are not in the transcript,
 /// [`crate::preprocessed`]). Labels are not part of it.

@@ -3,7 +3,7 @@
 //! program's execution ([`air`]).
 //!
 //! * [`program`]: the instructions, the write-once memory, the interpreter [`execute`] and the rows each
-//!   table of the recursion AIR set would hold;
+//!   table of the recursion AIR set holds ([`air::main_traces`]);
 //! * [`Builder`]: the program writer;
 //! * [`hash`](self#hashing-inside-a-program): the Poseidon2 leaf hash, node hash and duplex transcript
 //!   of docs/stark.md §11 over builder cells ([`hash_elems`], [`compress`], [`CircuitDuplex`]), the same

@@ -10,7 +10,7 @@
 //! execution with an [`ExecError`] naming the instruction (its index and the label the builder gave it).
 //!
 //! [`execute`] runs a program over a witness and returns the [`Execution`]: the memory and the rows each
-//! table of the recursion AIR set would hold (one row per instruction of the table's kinds, [`Table`]),
+//! table of the recursion AIR set holds (one row per instruction of the table's kinds, [`Table`]),
 //! the operands' values in each row.
 
 use crate::field::{Ext3, PrimeCharacteristicRing, PrimeField64, F};
