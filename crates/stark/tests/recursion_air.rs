@@ -636,3 +636,79 @@ fn the_verifier_program_of_a_small_inner_proof_is_proven() {
         other_statement()
     );
 }
+
+/// A prover that proves against preprocessed columns of its own (the verifier rebuilds them from the
+/// program): the `AssertEq` row's flag dropped (and its reads' multiplicities with it) so that x = 6
+/// passes its own checker, or a table padded to twice its height.
+#[test]
+fn a_prover_cannot_choose_the_preprocessed_columns_or_heights() {
+    let (program, witness, x) = assert_five();
+    let c = cfg();
+    let mut mem = execute(&program, &witness).unwrap().memory;
+    mem[x.0 as usize] = f(6);
+    for i in &program.instrs {
+        if let Instr::Add { dst, .. } = i {
+            mem[*dst as usize] = f(11);
+        }
+    }
+    let traces = main_traces(&program, &rows_from_memory(&program, &mem), &c);
+    let honest = preprocessed(&program, &c).unwrap();
+    let mut own = honest.traces.clone();
+    let assert = program
+        .instrs
+        .iter()
+        .position(|i| matches!(i, Instr::AssertEq { .. }))
+        .unwrap();
+    let base = own[ti(Table::BaseAlu)].as_mut().unwrap();
+    base.row_mut(row_of(&program, assert))[base_cols::IS_ASSERT] = F::ZERO;
+    let mem_t = own[ti(Table::Memory)].as_mut().unwrap();
+    for r in 0..mem_t.height() {
+        let row = mem_t.row_mut(r);
+        if row[air::memory_cols::ADDR] == f(x.0 as u64) || row[air::memory_cols::CONST] == f(5) {
+            row[air::memory_cols::MULT] -= F::ONE;
+        }
+    }
+    let own = preprocess(&airs(), own).unwrap();
+    let public = public_interactions(&program, &[f(6)]);
+    let checked_cfg = StarkConfig {
+        debug_check: true,
+        ..c.clone()
+    };
+    // Its own checker passes: the forgery is consistent with its own columns.
+    prove(
+        &checked_cfg,
+        &airs(),
+        &own,
+        traces.clone(),
+        &public,
+        &statement(&program),
+    )
+    .unwrap();
+    let forged = prove(&c, &airs(), &own, traces, &public, &statement(&program)).unwrap();
+    // The verifier's own columns (the honest multiplicities, the flag) break the proof's LogUp terms at
+    // the first table whose columns differ: memory's send multiplicities.
+    assert_eq!(
+        verify_program(&program, &[f(6)], &forged, &c, 0),
+        ood(Table::Memory)
+    );
+
+    // Heights: the memory table padded to twice its rows (preprocessed and main alike).
+    let honest_exec = execute(&program, &witness).unwrap();
+    let mut traces = main_traces(&program, &honest_exec, &c);
+    let mut own = honest.traces.clone();
+    let t = ti(Table::Memory);
+    let double = |m: &RowMajorMatrix| {
+        let mut v = m.values.clone();
+        v.resize(2 * m.values.len(), F::ZERO);
+        RowMajorMatrix::new(v, m.width)
+    };
+    traces[t] = double(&traces[t]);
+    own[t] = Some(double(own[t].as_ref().unwrap()));
+    let own = preprocess(&airs(), own).unwrap();
+    let public = public_interactions(&program, &[f(5)]);
+    let padded = prove(&c, &airs(), &own, traces, &public, &statement(&program)).unwrap();
+    assert!(matches!(
+        verify_program(&program, &[f(5)], &padded, &c, 0),
+        Err(VerifyProgramError::Verify(VerifyError::ShapeMismatch(m))) if m.contains("preprocessed")
+    ));
+}
