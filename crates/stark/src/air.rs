@@ -8,7 +8,7 @@
 
 use thiserror::Error;
 
-use crate::field::{Ext3, F};
+use crate::field::{Ext3, Field, PrimeCharacteristicRing, F};
 use crate::logup::{self, LogupChallenges, LogupLayout};
 use crate::symbolic::{Circuit, Expr, LeafValues, Node};
 
@@ -648,4 +648,28 @@ impl LeafValues<F> for TraceRow<'_> {
     fn is_transition(&self) -> F {
         self.transition
     }
+}
+
+/// The canonicity witness of a u64 `v` split as words `(lo, hi)` ([`assert_canonical`]):
+/// `(hi - (2^32 - 1))^-1`, or 0 when `hi = 2^32 - 1`.
+pub fn canonical_witness(v: u64) -> F {
+    (F::from_u64(v >> 32) - F::from_u64(0xffff_ffff))
+        .try_inverse()
+        .unwrap_or(F::ZERO)
+}
+
+/// `x = lo + 2^32 hi < p` for words `lo, hi < 2^32` (their range is the caller's), with the witness `inv`
+/// ([`canonical_witness`]; docs/tables.md §6.19): `e (1 - e inv) = 0` and `lo (1 - e inv) = 0` with
+/// `e = hi - (2^32 - 1)`: `hi = 2^32 - 1` forces `lo = 0`, otherwise `inv = 1/e`. Two constraints of
+/// degree 3 (for linear `lo`, `hi`, `inv`), named `{name} canonical: inverse` and
+/// `{name} canonical: hi = 2^32 - 1 needs lo = 0`. The one definition the POSEIDON2 precompile's words
+/// and the recursion `bits` table use.
+pub fn assert_canonical(b: &mut AirBuilder, name: &str, lo: &Expr, hi: &Expr, inv: &Expr) {
+    let e = hi.clone() - Expr::constant(0xffff_ffff);
+    let z = Expr::one() - e.clone() * inv;
+    b.assert_zero(format!("{name} canonical: inverse"), e * z.clone());
+    b.assert_zero(
+        format!("{name} canonical: hi = 2^32 - 1 needs lo = 0"),
+        lo.clone() * z,
+    );
 }

@@ -481,7 +481,7 @@ fn a_wrong_value_in_each_table_is_rejected_by_that_table() {
         &p,
         &w,
         Table::Bits,
-        "canonical: hi = 2^32 - 1 needs lo = 0",
+        "bits canonical: hi = 2^32 - 1 needs lo = 0",
         |m| {
             for (k, v) in bits.iter().enumerate() {
                 m[v.0 as usize] = f((alias >> k) & 1);

@@ -14,8 +14,8 @@
 // Rounds and elements index several arrays (constants, columns, state) in step: index loops read best.
 #![allow(clippy::needless_range_loop)]
 
-use zkrv_stark::air::{Air, AirBuilder};
-use zkrv_stark::field::{Field, PrimeCharacteristicRing, PrimeField64, F};
+use zkrv_stark::air::{assert_canonical, canonical_witness as canon_inv, Air, AirBuilder};
+use zkrv_stark::field::{PrimeCharacteristicRing, PrimeField64, F};
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::poseidon2::{eval_permutation, internal_diag, internal_rc, PermutationCols};
 use zkrv_stark::symbolic::Expr;
@@ -82,24 +82,6 @@ pub fn constants_u64() -> Vec<u64> {
 /// ([`Poseidon2Trace`]) and constraints: one definition, shared with the Merkle and transcript hash and
 /// the recursion POSEIDON2 table ([`zkrv_stark::poseidon2`]).
 pub use zkrv_stark::poseidon2::{external_linear, external_rc, internal_linear, Poseidon2Trace};
-
-/// `(hi - (2^32 - 1))^-1`, or 0 when hi = 2^32 - 1: the canonicity witness of a u64 whose high word is `hi`.
-fn canon_inv(v: u64) -> F {
-    let e = F::from_u64(v >> 32) - F::from_u64(0xffff_ffff);
-    e.try_inverse().unwrap_or(F::ZERO)
-}
-
-/// `x = lo + 2^32 hi < p` for words lo, hi < 2^32, with the witness `inv` (docs/tables.md §6.19):
-/// `e (1 - e inv) = 0` and `lo (1 - e inv) = 0` with `e = hi - (2^32 - 1)`: hi = 2^32 - 1 forces lo = 0.
-fn assert_canonical(b: &mut AirBuilder, name: &str, lo: &Expr, hi: &Expr, inv: &Expr) {
-    let e = hi.clone() - c(0xffff_ffff);
-    let z = Expr::one() - e.clone() * inv;
-    b.assert_zero(format!("{name} canonical: inverse"), e * z.clone());
-    b.assert_zero(
-        format!("{name} canonical: hi = 2^32 - 1 needs lo = 0"),
-        lo.clone() * z,
-    );
-}
 
 /// The POSEIDON2 AIR.
 pub struct Poseidon2Air;

@@ -31,8 +31,8 @@
 //!   ([`crate::poseidon2::eval_permutation`], the one definition both tables use; docs/tables.md §6.19)
 //!   over native cells (no words: a cell is a field element), 8 receives and 8 sends.
 //! * `bits` (66 / 131): 64 bit columns, boolean, zero past `n` (`(1 - mask_k) bit_k = 0`, the mask
-//!   preprocessed), recombining to `src`, and canonical (`hi = 2^32 - 1 => lo = 0` with a witness `w`:
-//!   `e (1 - e w) = 0`, `lo (1 - e w) = 0`, `e = hi - (2^32 - 1)`), so the bits are the canonical value's.
+//!   preprocessed), recombining to `src`, and canonical ([`crate::air::assert_canonical`]:
+//!   `hi = 2^32 - 1 => lo = 0`), so the bits are the canonical value's.
 //!
 //! Sources: the layout follows the "preprocessed program, memory by LogUp multiplicities" design of
 //! SP1's recursion v2 and Plonky3-style AIRs; written here for zkrv's AIR API.
@@ -40,9 +40,9 @@
 use thiserror::Error;
 
 use super::program::{execute, Addr, ExecError, Execution, Instr, Program, Table};
-use crate::air::{Air, AirBuilder, Direction};
+use crate::air::{assert_canonical, canonical_witness, Air, AirBuilder, Direction};
 use crate::config::StarkConfig;
-use crate::field::{Field, PrimeCharacteristicRing, PrimeField64, EXT_W, F};
+use crate::field::{PrimeCharacteristicRing, PrimeField64, EXT_W, F};
 use crate::logup::{PublicInteraction, MAX_LOG_HEIGHT};
 use crate::matrix::RowMajorMatrix;
 use crate::poseidon2::{
@@ -693,10 +693,7 @@ impl Air for BitsAir {
             m[SRC].clone(),
             lo.clone() + hi.clone() * F::from_u64(1 << 32),
         );
-        let e = hi - Expr::from(0xffff_ffffu64);
-        let z = Expr::one() - e.clone() * m[INV].clone();
-        b.assert_zero("canonical: inverse", e * z.clone());
-        b.assert_zero("canonical: hi = 2^32 - 1 needs lo = 0", lo * z);
+        assert_canonical(b, "bits", &lo, &hi, &m[INV]);
         b.receive(MEMORY_BUS, cell(&p[SRC_ADDR], &m[SRC]), p[IS_REAL].clone());
         for k in 0..64 {
             b.send(
@@ -867,16 +864,9 @@ fn main_row(instr: &Instr, vals: &[F], row: &mut [F]) {
         Instr::Bits { .. } => {
             use bits_cols::*;
             row[SRC..INV].copy_from_slice(&vals[..65]);
-            row[INV] = canon_inv(vals[0].as_canonical_u64());
+            row[INV] = canonical_witness(vals[0].as_canonical_u64());
         }
     }
-}
-
-/// The canonicity witness of a value `v`: `(hi - (2^32 - 1))^-1`, 0 when `hi = 2^32 - 1`.
-fn canon_inv(v: u64) -> F {
-    (F::from_u64(v >> 32) - F::from_u64(0xffff_ffff))
-        .try_inverse()
-        .unwrap_or(F::ZERO)
 }
 
 /// A `poseidon2` main row of the permutation of `input`.
@@ -899,7 +889,7 @@ fn fill_permutation(input: &[F; WIDTH], row: &mut [F]) {
 /// canonicity witness of 0 and `poseidon2`'s permutation of the zero state.
 fn padding_row(t: Table, row: &mut [F]) {
     match t {
-        Table::Bits => row[bits_cols::INV] = canon_inv(0),
+        Table::Bits => row[bits_cols::INV] = canonical_witness(0),
         Table::Poseidon2 => fill_permutation(&[F::ZERO; WIDTH], row),
         _ => {}
     }
