@@ -1,5 +1,5 @@
-//! The RV64IM interpreter loop (one copy with and one without recording, chosen at compile
-//! time through `REC`).
+//! The RV64IM interpreter loop (one copy per recording mode, chosen at compile time through `REC` and
+//! `EVENTS`: plain, full record, or touched pages and syscalls without the per-cycle events).
 
 use crate::decode::{decode, Op, X0_SINK};
 use crate::elf::Program;
@@ -299,9 +299,11 @@ fn fetch_error(program: &Program, pc: u64) -> ExecError {
     }
 }
 
-/// Runs until exit, an error, or `max_cycles` instructions. Returns the exit code.
+/// Runs until exit, an error, or `max_cycles` instructions. Returns the exit code. `REC`: record into
+/// `rec` (touched pages, syscall and precompile events); `EVENTS` (with `REC`): also one [`CycleEvent`] per
+/// instruction (32 bytes per cycle: the bulk of a record's cost).
 #[inline(never)]
-pub(crate) fn run<const REC: bool>(
+pub(crate) fn run<const REC: bool, const EVENTS: bool>(
     program: &Program,
     m: &mut Machine,
     max_cycles: u64,
@@ -505,7 +507,7 @@ pub(crate) fn run<const REC: bool>(
                 regs[..32].copy_from_slice(&m.regs);
                 unstash!();
                 if let Sys::Exit(code) = res {
-                    if REC {
+                    if REC && EVENTS {
                         events.push(CycleEvent {
                             pc: pc as u32,
                             word: words[idx],
@@ -523,7 +525,7 @@ pub(crate) fn run<const REC: bool>(
             }
             Op::Illegal | Op::NoCode => fail!(fetch_error(program, pc)),
         }
-        if REC {
+        if REC && EVENTS {
             if events.len() >= soft_cap {
                 crate::record::grow_events(&mut events, &mut soft_cap);
             }

@@ -279,12 +279,15 @@ fn run_machine(
             touched: record::PageBitmap::new(),
             soft_cap: 0,
         };
-        let code = exec::run::<true>(program, m, opts.max_cycles, Some(&mut r))?;
+        let code = exec::run::<true, true>(program, m, opts.max_cycles, Some(&mut r))?;
         let mut rec = r.record;
         rec.final_regs = m.regs;
         rec.collect_pages(&r.touched, program, &m.mem);
         (code, Some(rec))
     } else {
-        (exec::run::<false>(program, m, opts.max_cycles, None)?, None)
+        (
+            exec::run::<false, false>(program, m, opts.max_cycles, None)?,
+            None,
+        )
     })
 }

@@ -70,7 +70,8 @@ pub struct SegmentRun {
 /// [`ExecError::CycleLimit`] with that limit) and cuts the run into segments of `segment_cycles`
 /// instructions (the last one shorter). `segment_cycles` must be at least 1 (0 is treated as 1).
 /// Memory: the checkpoints hold the touched pages of every segment (4 KiB per page and segment); one
-/// segment's record (32 bytes per cycle) lives at a time.
+/// segment's syscall and precompile events live at a time (no per-cycle events: [`execute_segment`] records
+/// those when a segment is replayed).
 pub fn execute_segmented(
     program: &Program,
     input: &[u8],
@@ -86,9 +87,11 @@ pub fn execute_segmented(
 }
 
 /// [`execute_segmented`], calling `check(checkpoint, record)` after each segment with the segment's
-/// record (its cycle events, indexed from 0 in the segment, and its syscall events, whose `cycle` counts
-/// from the start of the run); the first error `check` returns stops the run and is the outer `Err`. A
-/// prover uses it to refuse a run it cannot prove before proving any segment.
+/// record without its cycle events (`record.cycles` is empty: the pass runs at close to the plain
+/// interpreter's speed): its syscall and precompile events, whose `cycle` counts from the start of the
+/// run, and its touched pages; the first error `check` returns stops the run and is the outer `Err`. A
+/// prover uses it to refuse a run it cannot prove before proving any segment (replaying a segment with
+/// [`execute_segment`] where it needs the instructions).
 pub fn execute_segmented_checked<E>(
     program: &Program,
     input: &[u8],
@@ -120,7 +123,7 @@ pub fn execute_segmented_checked<E>(
         );
         let mut r = recorder(regs);
         let limit = cycle_base.saturating_add(seg).min(max_cycles);
-        let res = exec::run::<true>(program, &mut m, limit, Some(&mut r));
+        let res = exec::run::<true, false>(program, &mut m, limit, Some(&mut r));
         let exit = match res {
             Ok(code) => Some(code),
             Err(ExecError::CycleLimit { .. }) if limit < max_cycles => None,
@@ -222,7 +225,7 @@ pub fn execute_segment(
     m.regs[0] = 0;
     let mut r = recorder(cp.regs);
     r.touched.snapshot = None;
-    let exit_code = match exec::run::<true>(program, &mut m, cp.cycles, Some(&mut r)) {
+    let exit_code = match exec::run::<true, true>(program, &mut m, cp.cycles, Some(&mut r)) {
         Ok(code) => Some(code),
         Err(ExecError::CycleLimit { limit, .. }) if limit == cp.cycles => None,
         Err(e) => return Err(e),

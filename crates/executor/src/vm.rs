@@ -28,7 +28,7 @@ impl<'a> Vm<'a> {
     pub fn step(&mut self) -> Result<Option<u32>, ExecError> {
         if self.exit_code.is_none() {
             let limit = self.m.cycles + 1;
-            match exec::run::<false>(&self.program, &mut self.m, limit, None) {
+            match exec::run::<false, false>(&self.program, &mut self.m, limit, None) {
                 Ok(code) => self.exit_code = Some(code),
                 Err(ExecError::CycleLimit { .. }) => {}
                 Err(e) => return Err(e),

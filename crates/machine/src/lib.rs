@@ -714,51 +714,61 @@ pub fn check_provable_at(rec: &zkrv_executor::Record, cycle_base: u64) -> Result
             return Err(MachineError::Unsupported { pc: ev.pc, op });
         }
     }
-    check_syscall_args(rec, 0, cycle_base)
+    check_syscall_args(rec, cycle_base)
 }
 
 /// [`MachineError::SyscallArgument`] for the first `read`/`write` of `rec` whose a1 or a2 is 2^32 or more:
 /// the SYSCALL table holds a1 and a2 as two 32-bit words with the high one constrained to 0 (docs/tables.md
-/// §6.18). `event_base` is the cycle number the record's syscall events count from for its cycle events
-/// (`SyscallEvent::cycle - event_base` indexes `rec.cycles`: 0 for a re-executed record, the segment's
-/// first cycle for the first pass of a segmented run); `cycle_base` is added to that index in the error.
+/// §6.18). `rec` is a segment's (or a run's) full record, whose syscall events count cycles from 0 at its
+/// first cycle event; `cycle_base` is added to that index in the error.
 pub(crate) fn check_syscall_args(
     rec: &zkrv_executor::Record,
-    event_base: u64,
     cycle_base: u64,
 ) -> Result<(), MachineError> {
+    let Some((sc, call, register, value)) = first_bad_syscall(&rec.syscalls) else {
+        return Ok(());
+    };
+    let pc = usize::try_from(sc.cycle)
+        .ok()
+        .and_then(|i| rec.cycles.get(i))
+        .map(|ev| ev.pc)
+        .ok_or_else(|| {
+            MachineError::Internal(format!(
+                "no cycle event for the ECALL at cycle {}",
+                sc.cycle
+            ))
+        })?;
+    Err(MachineError::SyscallArgument {
+        cycle: cycle_base.saturating_add(sc.cycle),
+        pc,
+        call,
+        register,
+        value,
+    })
+}
+
+/// The first `read`/`write` of `syscalls` whose a1 or a2 is 2^32 or more, with the call's and the
+/// register's names and the value ([`check_syscall_args`] makes the error of it).
+pub(crate) fn first_bad_syscall(
+    syscalls: &[zkrv_executor::SyscallEvent],
+) -> Option<(
+    &zkrv_executor::SyscallEvent,
+    &'static str,
+    &'static str,
+    u64,
+)> {
     use tables::sysio::{SYS_READ, SYS_WRITE};
-    for sc in &rec.syscalls {
+    syscalls.iter().find_map(|sc| {
         let call = match sc.num {
             SYS_READ => "read",
             SYS_WRITE => "write",
-            _ => continue,
+            _ => return None,
         };
-        let bad = [("a1 (buffer)", sc.args[1]), ("a2 (length)", sc.args[2])]
+        [("a1 (buffer)", sc.args[1]), ("a2 (length)", sc.args[2])]
             .into_iter()
-            .find(|&(_, v)| v >> 32 != 0);
-        if let Some((register, value)) = bad {
-            let local = sc.cycle.wrapping_sub(event_base);
-            let pc = usize::try_from(local)
-                .ok()
-                .and_then(|i| rec.cycles.get(i))
-                .map(|ev| ev.pc)
-                .ok_or_else(|| {
-                    MachineError::Internal(format!(
-                        "no cycle event for the ECALL at cycle {}",
-                        sc.cycle
-                    ))
-                })?;
-            return Err(MachineError::SyscallArgument {
-                cycle: cycle_base.saturating_add(local),
-                pc,
-                call,
-                register,
-                value,
-            });
-        }
-    }
-    Ok(())
+            .find(|&(_, v)| v >> 32 != 0)
+            .map(|(register, value)| (sc, call, register, value))
+    })
 }
 
 /// A run of a program, checked provable, ready for trace generation ([`run_for_proof`]).

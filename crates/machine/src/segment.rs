@@ -27,8 +27,8 @@ use crate::tables::input::EofRule;
 use crate::tables::page::CELLS_PER_PAGE;
 use crate::trace::{self, TraceStart};
 use crate::{
-    check_page_list, check_provable_at, check_syscall_args, min_height, program_commitment,
-    AirParams, Machine, MachineError, VerifyError,
+    check_page_list, check_provable_at, check_syscall_args, first_bad_syscall, min_height,
+    program_commitment, AirParams, Machine, MachineError, VerifyError,
 };
 
 /// Domain separator of a segment's statement bytes.
@@ -1413,12 +1413,22 @@ pub fn plan_run(
     // The first pass checks each segment's syscall arguments as it goes (the rest of `check_provable`
     // runs per segment when its witness is built), so that an unprovable run is refused before any
     // segment is proven.
+    // The pass records no cycle events: a segment with a bad call is replayed (`execute_segment`) for the
+    // ECALL's pc in the error.
     let seg = zkrv_executor::execute_segmented_checked(
         program,
         input,
         segment_rows - 1,
         max_cycles,
-        &mut |cp, rec| check_syscall_args(rec, cp.cycle_base, cp.cycle_base),
+        &mut |cp, rec| {
+            if first_bad_syscall(&rec.syscalls).is_none() {
+                return Ok(());
+            }
+            let run = zkrv_executor::execute_segment(program, input, cp).map_err(|e| {
+                MachineError::Internal(format!("replaying segment {}: {e}", cp.index))
+            })?;
+            check_syscall_args(&run.record, cp.cycle_base)
+        },
     )
     .map_err(PlanError::Unprovable)?
     .map_err(PlanError::Exec)?;
