@@ -226,6 +226,13 @@ fn load_program(elf: &Path) -> Result<Program> {
         "give the ELF's path (/dev/stdin reads it from stdin)",
     )?;
     let bytes = read_capped(elf, MAX_ELF_BYTES, "ELF")?;
+    if bytes.starts_with(&zkrv_sdk::proof_file::MAGIC) {
+        bail!(
+            "loading {}: not an ELF file: it is a zkrv proof file (give the guest's ELF here; \
+             `zkrv verify PROOF ELF` takes the proof first)",
+            elf.display()
+        );
+    }
     Program::from_elf(&bytes).map_err(|e| {
         let context = format!("loading {}", elf.display());
         match e {
