@@ -49,6 +49,9 @@ const DEFAULT_CONFIRM_ABOVE_SECS: f64 = 3600.0;
 /// A CPU proof estimated (at the reference machine's rate) above this many seconds, or above
 /// `--confirm-above-secs`, has this machine measured first (`zkrv_sdk::estimate::calibrate`).
 const CALIBRATE_ABOVE_SECS: f64 = 60.0;
+/// The basis of the estimate line of a run below [`CALIBRATE_ABOVE_SECS`] at the reference rate.
+const UNCALIBRATED: &str = "not measured on this machine: runs under a minute at the reference \
+                            machine's rate are not calibrated";
 
 #[derive(Parser)]
 #[command(
@@ -223,6 +226,13 @@ fn load_program(elf: &Path) -> Result<Program> {
         "give the ELF's path (/dev/stdin reads it from stdin)",
     )?;
     let bytes = read_capped(elf, MAX_ELF_BYTES, "ELF")?;
+    if bytes.starts_with(&zkrv_sdk::proof_file::MAGIC) {
+        bail!(
+            "loading {}: not an ELF file: it is a zkrv proof file (give the guest's ELF here; \
+             `zkrv verify PROOF ELF` takes the proof first)",
+            elf.display()
+        );
+    }
     Program::from_elf(&bytes).map_err(|e| {
         let context = format!("loading {}", elf.display());
         match e {
@@ -1454,27 +1464,33 @@ fn estimate_gate(a: &ProveArgs, plan: &Plan) -> std::result::Result<String, Stri
             human_secs(gpu)
         ));
     }
-    // This machine is measured (about a second) only for a run that may take a while, or that the
-    // threshold is about: a shorter one gets the reference machine's rate.
-    let at_reference = cpu_secs(work, config, &Calibration::reference());
-    let (secs, basis) = if at_reference >= a.confirm_above_secs.min(CALIBRATE_ABOVE_SECS) {
-        let t = Instant::now();
-        let cal = calibrate();
-        (
-            cpu_secs(work, config, &cal),
-            format!(
-                "this machine measured in {:.2} s at {:.2}x the time of the reference machine",
-                t.elapsed().as_secs_f64(),
-                cal.slowdown()
-            ),
+    let hash = if config.hash == zkrv_sdk::MerkleHash::Poseidon2 {
+        format!(
+            "; --hash poseidon2: {:.0}x the Keccak time on the CPU, zkrv_sdk::estimate::POSEIDON2_CPU_FACTOR",
+            zkrv_sdk::estimate::POSEIDON2_CPU_FACTOR
         )
     } else {
-        (
-            at_reference,
-            "at the reference machine's rate: runs estimated under a minute are not calibrated"
-                .into(),
-        )
+        String::new()
     };
+    // This machine is measured (about a second) only for a run that may take a while, or that the
+    // threshold is about. A shorter one is below the threshold (no refusal) and gets no figure: the
+    // reference rate is that of a loaded machine, several times slower than most (a zk 2^16-row
+    // fibonacci proof it puts at 54 s took 4.9 s on a 2-core box, 2026-12-04), so a number would mislead.
+    let at_reference = cpu_secs(work, config, &Calibration::reference());
+    if at_reference < a.confirm_above_secs.min(CALIBRATE_ABOVE_SECS) {
+        return Ok(format!(
+            "zkrv: estimate: under a minute to prove {what} on the CPU ({UNCALIBRATED}{hash}; docs/cli.md \
+             \"Estimate before proving\")"
+        ));
+    }
+    let t = Instant::now();
+    let cal = calibrate();
+    let secs = cpu_secs(work, config, &cal);
+    let basis = format!(
+        "this machine measured in {:.2} s at {:.2}x the time of the reference machine",
+        t.elapsed().as_secs_f64(),
+        cal.slowdown()
+    );
     if secs > a.confirm_above_secs && !a.yes {
         return Err(format!(
             "the estimated CPU proving time is about {} ({what}), above {}: pass --yes to prove on the CPU \
@@ -1486,14 +1502,6 @@ fn estimate_gate(a: &ProveArgs, plan: &Plan) -> std::result::Result<String, Stri
             human_secs(gpu)
         ));
     }
-    let hash = if config.hash == zkrv_sdk::MerkleHash::Poseidon2 {
-        format!(
-            "; --hash poseidon2: {:.0}x the Keccak time on the CPU, zkrv_sdk::estimate::POSEIDON2_CPU_FACTOR",
-            zkrv_sdk::estimate::POSEIDON2_CPU_FACTOR
-        )
-    } else {
-        String::new()
-    };
     Ok(format!(
         "zkrv: estimate: about {} to prove {what} on the CPU ({basis}{hash}; within about 2x; docs/cli.md \
          \"Estimate before proving\")",

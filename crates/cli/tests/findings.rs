@@ -172,6 +172,27 @@ fn zero_length_syscalls_with_null_buffer_prove_and_verify() {
         "{}",
         text(&v.stderr)
     );
+    // A proof file where the ELF goes (`verify p.zkrv p.zkrv`, `run p.zkrv`, ...) is named as one, not
+    // as a file with a bad ELF magic (new-user report of 2026-12-04).
+    let never = dir.join("never.zkrv");
+    for args in [
+        vec!["verify", s(&p), s(&p)],
+        vec!["run", s(&p)],
+        vec!["prove", s(&p), "-o", s(&never)],
+        vec!["program-id", s(&p)],
+    ] {
+        let v = zkrv(&args);
+        let err = text(&v.stderr);
+        assert_eq!(v.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "loading {}: not an ELF file: it is a zkrv proof file (give the guest's ELF here",
+                s(&p)
+            )),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!never.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

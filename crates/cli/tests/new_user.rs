@@ -144,6 +144,18 @@ fn failed_guest_is_flagged_by_prove_and_verify() {
         "{}",
         text(&out.stderr)
     );
+    // docs/cli.md `--output-file`: a valid proof that is not accepted (exit 3: the exit code is not 0,
+    // or the output is not `--expect-output`'s) still has its proven output written.
+    for extra in [vec![], vec!["--any-exit-code", "--expect-output", s(&bad)]] {
+        let _ = std::fs::remove_file(&got);
+        let mut args = vec!["verify", "--output-file", s(&got)];
+        args.extend(extra);
+        let exitcode = bundled("exitcode");
+        args.extend([s(&p), exitcode.as_str()]);
+        let out = zkrv(&args);
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+        assert_eq!(std::fs::read(&got).unwrap(), b"bye", "{args:?}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
