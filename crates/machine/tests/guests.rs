@@ -287,8 +287,8 @@ fn memory_init_form_equals_the_expanded_list() {
     assert_eq!(full.count(), list.len());
     assert_eq!(full.expand(), list);
     assert_eq!(
-        statement_digest(b"st", &full),
-        statement_digest(b"st", &list)
+        statement_digest(b"st", &full, &[]),
+        statement_digest(b"st", &list, &[])
     );
     let ch = LogupChallenges::new(
         Ext3::from_u64s([12345, 678, 9]),

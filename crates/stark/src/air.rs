@@ -60,6 +60,14 @@ pub trait Air: Sync {
     }
     /// Emit the constraints and interactions. Called once per [`CompiledAir::new`].
     fn eval(&self, builder: &mut AirBuilder);
+    /// The AIR's public values: instance constants that its constraints read as [`AirBuilder::public`]`(i)`
+    /// (leaf [`Expr::Public`]`(i)`), e.g. a segment's start pc. Kept beside the circuit
+    /// ([`CompiledAir::public_values`]) rather than folded into it, so that instances that differ only in
+    /// these values share one circuit (and one generated GPU program). Bound into the statement digest and
+    /// the AIR digest ([`crate::statement`]): a proof made with other values does not verify. Default: none.
+    fn public_values(&self) -> Vec<F> {
+        Vec::new()
+    }
     /// Names of the main columns, `width()` of them, for messages that point at a cell (the machine's
     /// tables give their column structs' field paths, e.g. `r1.old_ts`, `abs_r[0]`). Default: `main[i]`.
     fn column_names(&self) -> Vec<String> {
@@ -87,18 +95,40 @@ pub trait Air: Sync {
 pub struct AirBuilder {
     width: usize,
     preprocessed_width: usize,
+    num_public: usize,
     pub constraints: Vec<Constraint>,
     pub interactions: Vec<Interaction>,
 }
 
 impl AirBuilder {
+    /// A builder for an AIR of `width` main and `preprocessed_width` preprocessed columns without public
+    /// values ([`AirBuilder::for_air`] takes all three from an [`Air`]).
     pub fn new(width: usize, preprocessed_width: usize) -> Self {
         Self {
             width,
             preprocessed_width,
+            num_public: 0,
             constraints: Vec::new(),
             interactions: Vec::new(),
         }
+    }
+
+    /// A builder for `air`: its widths and `air.public_values().len()` public values.
+    pub fn for_air(air: &dyn Air) -> Self {
+        Self {
+            num_public: air.public_values().len(),
+            ..Self::new(air.width(), air.preprocessed_width())
+        }
+    }
+
+    /// Public value `i` ([`Air::public_values`]`[i]`): degree 0, its value supplied at evaluation time.
+    pub fn public(&self, i: usize) -> Expr {
+        assert!(
+            i < self.num_public,
+            "public value {i} >= {} public values",
+            self.num_public
+        );
+        Expr::Public(i)
     }
 
     /// Main column `col` at the current row.
@@ -222,6 +252,14 @@ pub enum AirError {
          (`may_be_absent`)"
     )]
     AbsentWithPreprocessed { table: String },
+    /// A constraint or interaction reads a public value the AIR does not declare
+    /// ([`Air::public_values`]).
+    #[error("table `{table}`: the circuit reads public value {index}, but the AIR has {count}")]
+    PublicIndex {
+        table: String,
+        index: usize,
+        count: usize,
+    },
     #[error("table `{table}`: {names} column names for width {width}")]
     ColumnNames {
         table: String,
@@ -274,6 +312,9 @@ pub struct CompiledAir {
     /// [`Air::column_names`]: `column_names[c]` names main column `c` (length `width`).
     pub column_names: Vec<String>,
     pub circuit: Circuit,
+    /// [`Air::public_values`]: `public_values[i]` is the value of the circuit's [`Node::Public`]`(i)` leaves
+    /// (every index the circuit reads is `< public_values.len()`).
+    pub public_values: Vec<F>,
     pub constraints: Vec<CompiledConstraint>,
     pub interactions: Vec<CompiledInteraction>,
     pub logup: LogupLayout,
@@ -303,7 +344,8 @@ impl CompiledAir {
                 width: air.width(),
             });
         }
-        let mut b = AirBuilder::new(air.width(), air.preprocessed_width());
+        let public_values = air.public_values();
+        let mut b = AirBuilder::for_air(air);
         air.eval(&mut b);
         let mut circuit = Circuit::new();
         let mut constraints = Vec::with_capacity(b.constraints.len());
@@ -356,6 +398,16 @@ impl CompiledAir {
             }
             interactions.push(ci);
         }
+        if let Some(index) = circuit.nodes.iter().find_map(|n| match *n {
+            Node::Public(i) if i >= public_values.len() => Some(i),
+            _ => None,
+        }) {
+            return Err(AirError::PublicIndex {
+                table: name,
+                index,
+                count: public_values.len(),
+            });
+        }
         let cap = degree.max(3).min(max_degree);
         let logup = LogupLayout::new(&interactions, cap);
         degree = degree.max(logup.degree);
@@ -365,6 +417,7 @@ impl CompiledAir {
             preprocessed_width: air.preprocessed_width(),
             column_names,
             circuit,
+            public_values,
             constraints,
             interactions,
             logup,
@@ -489,7 +542,7 @@ impl CompiledAir {
         T: logup::ExtMul,
         L: LeafValues<T>,
     {
-        self.circuit.eval(leaves, scratch);
+        self.circuit.eval(leaves, &self.public_values, scratch);
         let sel = [
             leaves.is_first_row(),
             leaves.is_last_row(),

@@ -185,7 +185,7 @@ pub fn violations<M: Borrow<RowMajorMatrix>>(
         type RowResult = (Vec<(usize, u64)>, Vec<(Vec<u64>, u64)>);
         let rows: Vec<RowResult> =
             with_trace_rows(main, prep, Vec::new, |nodes: &mut Vec<F>, _, row| {
-                air.circuit.eval(row, nodes);
+                air.circuit.eval(row, &air.public_values, nodes);
                 let fails = air
                     .constraints
                     .iter()

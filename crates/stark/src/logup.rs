@@ -749,8 +749,11 @@ pub fn build_aux_trace(
             let mut nodes: Vec<F> = Vec::new();
             for r in 0..fc.len() / k {
                 let i = start + r;
-                air.circuit
-                    .eval(&trace_row(main, prep, i, x, omega_last), &mut nodes);
+                air.circuit.eval(
+                    &trace_row(main, prep, i, x, omega_last),
+                    &air.public_values,
+                    &mut nodes,
+                );
                 x *= omega;
                 for (idx, it) in air.interactions.iter().enumerate() {
                     let m = nodes[it.multiplicity as usize];

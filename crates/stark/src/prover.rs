@@ -394,7 +394,7 @@ pub fn prove_with<B: ProverBackend>(
     Ok(Proof {
         zk: config.zk,
         hash: config.hash,
-        statement_digest: statement_digest(statement, public),
+        statement_digest: statement_digest(statement, public, &all_compiled),
         log_heights: all_heights
             .iter()
             .map(|h| h.map_or(ABSENT_LOG_HEIGHT, |h| h as u8))

@@ -64,22 +64,50 @@ fn encode_public<P: PublicSource + ?Sized>(public: &P, out: &mut dyn FnMut(&[u8]
     });
 }
 
-/// `Keccak256(le8(len) || statement || public interactions)`, carried in the proof so that a verifier given
-/// a different statement fails with a specific error before anything else.
-pub fn statement_digest<P: PublicSource + ?Sized>(statement: &[u8], public: &P) -> Digest {
+/// The encoding of the AIRs' public values ([`CompiledAir::public_values`]), appended to `out`: in table
+/// order, `le8(tables)`, then per table `le8(count)` and its values (canonical, 8 LE bytes each); nothing
+/// when no AIR has public values (so the digests of such AIRs, whose other encodings are self-delimiting,
+/// are those of before public values existed). The one definition [`statement_digest`] hashes and
+/// [`air_digest`] absorbs.
+pub fn encode_public_values(airs: &[CompiledAir], out: &mut Vec<u8>) {
+    if airs.iter().all(|a| a.public_values.is_empty()) {
+        return;
+    }
+    out.extend((airs.len() as u64).to_le_bytes());
+    for a in airs {
+        out.extend((a.public_values.len() as u64).to_le_bytes());
+        for &v in &a.public_values {
+            out.extend(crate::field::f_to_le_bytes(v));
+        }
+    }
+}
+
+/// `Keccak256(le8(len) || statement || public interactions || AIR public values)` (the last as
+/// [`encode_public_values`] of `airs`), carried in the proof so that a verifier given a different
+/// statement, other public interactions or AIRs with other public values (e.g. another start pc of a
+/// segment) fails with a specific error ([`crate::VerifyError::Statement`]) before anything else.
+pub fn statement_digest<P: PublicSource + ?Sized>(
+    statement: &[u8],
+    public: &P,
+    airs: &[CompiledAir],
+) -> Digest {
     use tiny_keccak::{Hasher, Keccak};
     let mut h = Keccak::v256();
     h.update(&(statement.len() as u64).to_le_bytes());
     h.update(statement);
     encode_public(public, &mut |b| h.update(b));
+    let mut pv = Vec::new();
+    encode_public_values(airs, &mut pv);
+    h.update(&pv);
     let mut out = [0u8; 32];
     h.finalize(&mut out);
     out
 }
 
 /// Keccak-256 of the compiled AIRs, in order: for each table its name, widths, every circuit node (tag and
-/// operands, [`crate::symbolic::Node`]), the constraint roots, the interactions (bus, direction, value and
-/// multiplicity nodes) and the LogUp grouping. Absorbed by [`start_transcript`] (defence in depth: a
+/// operands, [`crate::symbolic::Node`]; a public value is tag 10 with its index), the constraint roots, the
+/// interactions (bus, direction, value and multiplicity nodes) and the LogUp grouping; then the AIRs'
+/// public values ([`encode_public_values`]), so that the transcript binds them too. Absorbed by [`start_transcript`] (defence in depth: a
 /// verifier built with other constraints derives other challenges even where the shapes agree).
 pub fn air_digest(airs: &[CompiledAir]) -> Digest {
     use crate::symbolic::Node;
@@ -104,6 +132,7 @@ pub fn air_digest(airs: &[CompiledAir]) -> Digest {
                 Node::Sub(l, r) => (7, l as u64, r as u64),
                 Node::Mul(l, r) => (8, l as u64, r as u64),
                 Node::Neg(l) => (9, l as u64, 0),
+                Node::Public(i) => (10, i as u64, 0),
             };
             for v in [tag, x, y] {
                 u(&mut b, v);
@@ -132,6 +161,7 @@ pub fn air_digest(airs: &[CompiledAir]) -> Digest {
         }
         u(&mut b, a.num_quotient_chunks as u64);
     }
+    encode_public_values(airs, &mut b);
     keccak256(&b)
 }
 

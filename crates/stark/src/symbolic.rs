@@ -1,14 +1,20 @@
 //! Symbolic constraint expressions: the one form every consumer of an AIR reads.
 //!
 //! An AIR writes its constraints once, as [`Expr`] trees built with `+`, `-`, `*` from leaves (constants,
-//! main and preprocessed columns at row offset 0 or 1, and the three row selectors). The tree is then
+//! main and preprocessed columns at row offset 0 or 1, the three row selectors, and the AIR's public values). The tree is then
 //! flattened into a [`Circuit`]: a topologically ordered, hash-consed DAG of [`Node`]s (each node appears
 //! once, operands always precede their users). The prover evaluates the circuit on every LDE row, the
 //! verifier at the out-of-domain point, the debug checker on every trace row, and a GPU code generator can
 //! emit one statement per node.
 //!
-//! **Degree** is inferred structurally ([`Expr::degree`], [`Circuit::degrees`]): constants 0; columns and
-//! selectors 1; `a + b`, `a - b` the max; `a * b` the sum. Counting a selector (a polynomial of degree up to
+//! **Public values** ([`Expr::Public`]): instance constants of the AIR (a segment's start pc, its cycle
+//! count, ...), given by [`crate::air::Air::public_values`] and kept beside the circuit in
+//! [`crate::air::CompiledAir::public_values`]. A public value is a leaf of degree 0 that is never folded
+//! into a constant: the circuit (and the GPU code generated from it) depends on the AIR's shape only, the
+//! values are supplied at evaluation time (`public` of [`Circuit::eval`] and [`Circuit::eval_block`]).
+//!
+//! **Degree** is inferred structurally ([`Expr::degree`], [`Circuit::degrees`]): constants and public values
+//! 0; columns and selectors 1; `a + b`, `a - b` the max; `a * b` the sum. Counting a selector (a polynomial of degree up to
 //! n - 1) as degree 1 is what the quotient needs: a constraint of symbolic degree `d` has a quotient
 //! `C(X) / Z_H(X)` of degree `< (d - 1) * n`.
 //!
@@ -32,6 +38,9 @@ use crate::field::{Algebra, PrimeCharacteristicRing, PrimeField64, F};
 pub enum Expr {
     /// A base-field constant.
     Const(F),
+    /// Public value `i` of the AIR ([`crate::air::Air::public_values`]`[i]`): a base-field value fixed per
+    /// instance, degree 0, supplied at evaluation time.
+    Public(usize),
     /// Main trace column `col`, at the current row (`next = false`) or the next row (`next = true`).
     Main {
         col: usize,
@@ -71,7 +80,7 @@ impl Expr {
     /// Symbolic degree (constants 0, leaves 1, `+`/`-` max, `*` sum).
     pub fn degree(&self) -> usize {
         match self {
-            Expr::Const(_) => 0,
+            Expr::Const(_) | Expr::Public(_) => 0,
             Expr::Main { .. }
             | Expr::Preprocessed { .. }
             | Expr::IsFirstRow
@@ -83,7 +92,8 @@ impl Expr {
         }
     }
 
-    /// Evaluate directly (tree walk), with `leaf` giving the value of every non-constant leaf.
+    /// Evaluate directly (tree walk), with `leaf` giving the value of every non-constant leaf (public values
+    /// included).
     /// Used for one-off evaluations; bulk evaluation goes through [`Circuit::eval`].
     pub fn eval<T: Algebra<F> + Copy>(&self, leaf: &impl Fn(&Expr) -> T) -> T {
         match self {
@@ -101,6 +111,7 @@ impl fmt::Debug for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Expr::Const(c) => write!(f, "{}", c.as_canonical_u64()),
+            Expr::Public(i) => write!(f, "public[{i}]"),
             Expr::Main { col, next: false } => write!(f, "main[{col}]"),
             Expr::Main { col, next: true } => write!(f, "main'[{col}]"),
             Expr::Preprocessed { col, next: false } => write!(f, "pre[{col}]"),
@@ -185,6 +196,8 @@ impl std::iter::Product for Expr {
 pub enum Node {
     /// Constant, canonical value.
     Const(u64),
+    /// Public value `i` of the AIR ([`Expr::Public`]).
+    Public(usize),
     Main {
         col: usize,
         next: bool,
@@ -215,7 +228,8 @@ pub trait LeafValues<T> {
 pub trait BlockLeaves {
     /// Number of rows in the block.
     fn rows(&self) -> usize;
-    /// Write the values of leaf `node` (never an operation or a constant) on the block's rows.
+    /// Write the values of leaf `node` (a column or a selector: never an operation, a constant or a public
+    /// value, which [`Circuit::eval_block`] fills itself) on the block's rows.
     fn fill(&self, node: Node, out: &mut [F]);
 }
 
@@ -239,7 +253,7 @@ impl Circuit {
             return id;
         }
         let deg = match node {
-            Node::Const(_) => 0,
+            Node::Const(_) | Node::Public(_) => 0,
             Node::Main { .. }
             | Node::Preprocessed { .. }
             | Node::IsFirstRow
@@ -271,6 +285,7 @@ impl Circuit {
     fn add_expr(&mut self, e: &Expr) -> u32 {
         let node = match e {
             Expr::Const(c) => Node::Const(c.as_canonical_u64()),
+            Expr::Public(i) => Node::Public(*i),
             Expr::Main { col, next } => Node::Main {
                 col: *col,
                 next: *next,
@@ -308,8 +323,8 @@ impl Circuit {
         id
     }
 
-    /// The distinct leaves (main and preprocessed columns at their row offsets, and selectors; never
-    /// constants) that node `node` depends on, in node order. One backward sweep over the nodes `<= node`
+    /// The distinct leaves (main and preprocessed columns at their row offsets, selectors and public values;
+    /// never constants) that node `node` depends on, in node order. One backward sweep over the nodes `<= node`
     /// (operands precede their users). Used to ask which columns a constraint or an interaction reads.
     ///
     /// # Panics
@@ -339,8 +354,13 @@ impl Circuit {
     }
 
     /// Evaluate every node on a block of `R = leaves.rows()` rows at once (node-major: `out[k * R + r]` is
-    /// node `k` on row `r`), which amortizes the per-node dispatch of [`Circuit::eval`]. Same values.
-    pub fn eval_block<L: BlockLeaves>(&self, leaves: &L, out: &mut Vec<F>) {
+    /// node `k` on row `r`), which amortizes the per-node dispatch of [`Circuit::eval`]. Same values;
+    /// `public` as there.
+    ///
+    /// # Panics
+    /// If a [`Node::Public`] index is `>= public.len()` (a caller bug: [`crate::air::CompiledAir::new`]
+    /// checks its circuit against its public values).
+    pub fn eval_block<L: BlockLeaves>(&self, leaves: &L, public: &[F], out: &mut Vec<F>) {
         let r = leaves.rows();
         out.clear();
         out.resize(self.nodes.len() * r, F::ZERO);
@@ -350,6 +370,7 @@ impl Circuit {
             let arg = |a: u32| &before[a as usize * r..(a as usize + 1) * r];
             match *node {
                 Node::Const(c) => cur.fill(F::new(c)),
+                Node::Public(i) => cur.fill(public[i]),
                 Node::Add(a, b) => {
                     for ((o, x), y) in cur.iter_mut().zip(arg(a)).zip(arg(b)) {
                         *o = *x + *y;
@@ -375,14 +396,25 @@ impl Circuit {
         }
     }
 
-    /// Evaluate every node; `out` is resized to `nodes.len()` and holds node values afterwards.
+    /// Evaluate every node; `out` is resized to `nodes.len()` and holds node values afterwards. `public` are
+    /// the AIR's public values ([`crate::air::CompiledAir::public_values`]): node [`Node::Public`]`(i)` is
+    /// `public[i]`.
+    ///
+    /// # Panics
+    /// If a [`Node::Public`] index is `>= public.len()` (a caller bug, as for [`Circuit::eval_block`]).
     #[inline]
-    pub fn eval<T: Algebra<F> + Copy, L: LeafValues<T>>(&self, leaves: &L, out: &mut Vec<T>) {
+    pub fn eval<T: Algebra<F> + Copy, L: LeafValues<T>>(
+        &self,
+        leaves: &L,
+        public: &[F],
+        out: &mut Vec<T>,
+    ) {
         out.clear();
         out.reserve(self.nodes.len());
         for node in &self.nodes {
             let v = match *node {
                 Node::Const(c) => T::from(F::new(c)),
+                Node::Public(i) => T::from(public[i]),
                 Node::Main { col, next } => leaves.main(col, next),
                 Node::Preprocessed { col, next } => leaves.preprocessed(col, next),
                 Node::IsFirstRow => leaves.is_first_row(),

@@ -33,7 +33,9 @@ use crate::zk;
 pub enum VerifyError {
     #[error("proof format: {0}")]
     Format(#[from] ProofFormatError),
-    #[error("the proof is for a different statement or public interactions")]
+    /// The proof's statement digest ([`crate::statement::statement_digest`]) is not the verifier's: another
+    /// statement, other public interactions, or AIRs with other public values ([`Air::public_values`]).
+    #[error("the proof is for a different statement, public interactions or AIR public values")]
     Statement,
     #[error("proof is {}, but the verifier was configured for {}", mode(*proof), mode(*expected))]
     ZkMode { proof: bool, expected: bool },
@@ -232,16 +234,16 @@ pub fn verify_queries<P: PublicSource + ?Sized>(
             expected: config.hash,
         });
     }
-    if proof.statement_digest != statement_digest(statement, public) {
+    let all_compiled: Vec<CompiledAir> = {
+        let _s = span("compile AIRs");
+        compile_for(airs, config)?
+    };
+    if proof.statement_digest != statement_digest(statement, public, &all_compiled) {
         return Err(VerifyError::Statement);
     }
     let lb = config.fri.log_blowup;
     // zk: main, aux and quotient matrices have 2n rows (degree < 2n).
     let zk_shift = config.zk as usize;
-    let all_compiled: Vec<CompiledAir> = {
-        let _s = span("compile AIRs");
-        compile_for(airs, config)?
-    };
     let n_all = all_compiled.len();
     if proof.log_heights.len() != n_all
         || preprocessed.log_heights.len() != n_all

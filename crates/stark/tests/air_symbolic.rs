@@ -252,7 +252,7 @@ fn folding_matches_horner() {
         &mut Vec::new(),
     );
     let mut nodes = Vec::new();
-    air.circuit.eval(&leaves, &mut nodes);
+    air.circuit.eval(&leaves, &air.public_values, &mut nodes);
     let mut acc = Ext3::ZERO;
     for c in &air.constraints {
         acc = acc * alpha + nodes[c.node as usize];
@@ -317,11 +317,12 @@ fn block_evaluation_matches_rows() {
     }
     let air = CompiledAir::new(&FibAir, 5).unwrap();
     let mut block = Vec::new();
-    air.circuit.eval_block(&Block, &mut block);
+    air.circuit
+        .eval_block(&Block, &air.public_values, &mut block);
     let k = air.circuit.nodes.len();
     for r in 0..R {
         let mut row = Vec::new();
-        air.circuit.eval(&Row(r), &mut row);
+        air.circuit.eval(&Row(r), &air.public_values, &mut row);
         for node in 0..k {
             assert_eq!(block[node * R + r], row[node], "row {r} node {node}");
         }

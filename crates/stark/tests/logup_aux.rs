@@ -172,8 +172,8 @@ fn public_bytes_form_equals_the_expanded_list() {
     assert_eq!(public_sum(&compact, &ch).unwrap(), naive);
     assert_eq!(public_sum(&list, &ch).unwrap(), naive);
     assert_eq!(
-        statement_digest(b"st", &compact),
-        statement_digest(b"st", &list)
+        statement_digest(b"st", &compact, &[]),
+        statement_digest(b"st", &list, &[])
     );
     assert!(multiplicity_budget_ok(&[(10, 3)], &compact, 20));
     assert_eq!(

@@ -348,8 +348,9 @@ fn statement_is_rejected() {
     );
     // A proof re-labelled for the other statement still fails (the transcript differs).
     let mut p2 = p.clone();
+    let compiled = zkrv_stark::air::compile_for(&airs(), &s.config).unwrap();
     p2.statement_digest =
-        zkrv_stark::statement::statement_digest(b"program=fib;exit=1", &s.fx.public);
+        zkrv_stark::statement::statement_digest(b"program=fib;exit=1", &s.fx.public, &compiled);
     assert!(verify(
         &s.config,
         0,

@@ -289,7 +289,7 @@ pub fn quotient_values(
                     blk.sel[2][r] = xs[i] - omega_last;
                     *zi = zh_inv[i % bq];
                 }
-                air.circuit.eval_block(&blk, &mut vals);
+                air.circuit.eval_block(&blk, &air.public_values, &mut vals);
                 // The table's fold plan (`CompiledAir::fold_row`, as the verifier's `eval_folded`).
                 let mut acc = [Ext3::ZERO; BLOCK];
                 for (r, a) in acc.iter_mut().enumerate().take(len) {

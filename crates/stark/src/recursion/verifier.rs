@@ -390,6 +390,8 @@ fn check_ood(b: &mut Builder, o: &OodInputs<'_>, max_tuple: usize) {
         for node in &air.circuit.nodes {
             let v = match *node {
                 Node::Const(c) => b.ext_constant(Ext3::from(F::new(c))),
+                // The inner AIR's public values are fixed when the program is built: constants of it.
+                Node::Public(i) => b.ext_constant(Ext3::from(air.public_values[i])),
                 Node::Main { col, next } => main[next as usize][col],
                 Node::Preprocessed { col, next } => prep[next as usize][col],
                 Node::IsFirstRow => sel[0],
