@@ -12,7 +12,10 @@
 //   params[3]           omega = ω_n                (the trace domain generator)
 //   params[4]           omega_last = ω_n^(n-1)
 //   params[5]           bound = 2^log_max_multiplicity (a multiplicity m is valid iff m < bound)
-//   params[6 + 3 l ..]  alpha^(l+1), l = 0 .. max tuple length - 1 (Ext3 each)
+//   params[6 + 3 l ..]  alpha^(l+1), l = 0 .. L - 1 (Ext3 each; L = max(the AIR's longest tuple, 1))
+//   params[6 + 3 L + i] the AIR's public value i (CompiledAir::public_values, canonical), i < its count
+// The offsets past params[6] depend on the AIR's shape only (not on its public values) and are constants of its
+// generated source (crates/cuda/src/logup.rs, `aux_param_public`).
 // Errors (`u64* err`, 2 entries initialised to ~0): err[0] = min(row * K + k) over multiplicities out of range,
 // err[1] = min(row * K + k) over zero fingerprints (the host reports the first in row-major order as well).
 //

@@ -18,8 +18,10 @@
 //   params[12]       n_inv        1/n
 //   params[13 ..]    alpha_l^(l+1), l < L (LogUp tuple powers, Ext3 each; L = the AIR's longest tuple, >= 1)
 //   then             alpha^(N-1-i) per own constraint i (Ext3 each)
+//   then             the AIR's public values (CompiledAir::public_values, canonical u64 each)
 //   then             Z_H(x_i) for i < M/n (Z_H has period M/n on g·H_M), then their inverses
-// The offsets past params[13] depend on the AIR and are constants of its generated source.
+// The offsets past params[13] depend on the AIR's shape only (not on its public values, nor on M/n) and are
+// constants of its generated source (crates/cuda/src/quotient.rs, `param_offsets`).
 //
 // Also compiles as plain C++ with -DZKRV_HOST_EMU (crates/machine-cuda/tests/quotient_parity.rs).
 #pragma once

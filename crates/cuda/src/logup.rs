@@ -6,7 +6,9 @@
 //! are pruned) become one statement each, in the circuit's topological order, followed by the fingerprints
 //! `fp_k = z - (bus_k + sum_l alpha^(l+1) v_{k,l})`, the multiplicity bound checks, one Montgomery batch
 //! inversion of the row's fingerprints, the term columns `t_c = sum_{k in group c} ±m_k / fp_k` and the row's
-//! sum `sum_c t_c` (written into the running-sum column). The source is compiled by NVRTC at run time and
+//! sum `sum_c t_c` (written into the running-sum column). The AIR's public values are read from the
+//! per-build parameter block (layout in `kernels/logup.cuh`), not written into the source, so it depends on
+//! the circuit only and the segments of a run share it. The source is compiled by NVRTC at run time and
 //! cached by a hash of the source (in memory and on disk, `crate::nvrtc::cubin_cached`), so each AIR compiles
 //! once per machine. The same source compiles as plain C++ with `-DZKRV_HOST_EMU` (the per-row function
 //! `aux_row`), which `tests/logup_parity.rs` runs on the host to check the code generator without a GPU.
@@ -63,8 +65,16 @@ fn max_tuple(air: &CompiledAir) -> usize {
         .unwrap_or(0)
 }
 
+/// Offset of public value 0 in the aux parameter block of `air` (`kernels/logup.cuh`): after the fixed head
+/// (`LOGUP_P_ALPHA` = 6) and the `max(L, 1)` tuple powers, 3 u64 each. Depends on the AIR's shape only.
+fn aux_param_public(air: &CompiledAir) -> usize {
+    6 + 3 * max_tuple(air).max(1)
+}
+
 /// CUDA source of the aux row kernel of `air` (see the module docs). Deterministic: the same AIR gives the
-/// same text (so the CUBIN cache hits). Defines `LOGUP_HD void aux_row(const u64* main, const u64* prep,
+/// same text (so the CUBIN cache hits); the AIR's public values are read from `params`
+/// ([`aux_params`]), so instances that differ only in them (the segments of a run) share one source.
+/// Defines `LOGUP_HD void aux_row(const u64* main, const u64* prep,
 /// u64* aux, const u64* params, u64* err, u64 row, u64 n, u64 mstride)` and, unless `ZKRV_HOST_EMU` is defined,
 /// the kernel [`AUX_KERNEL`]. `main` is `(mstride n) x width` row-major, logical row `r` at physical row
 /// `mstride r` (`mstride = 1`; `2` for the zk-randomized `2n`-row main trace, whose even rows are the trace), `prep`
@@ -133,6 +143,7 @@ pub fn aux_kernel_source(air: &CompiledAir) -> String {
     }
     s.push_str("    (void)nxt;\n    (void)mstride;\n");
     let emit = (0..nodes.len()).filter(|&i| need[i]);
+    let public = aux_param_public(air);
     emit_nodes(&mut s, nodes, emit, "gl_mul", |leaf| match leaf {
         Node::Main { col, next } => format!("gl_canon({}[{col}])", if next { "m1" } else { "m0" }),
         Node::Preprocessed { col, next } => {
@@ -140,7 +151,11 @@ pub fn aux_kernel_source(air: &CompiledAir) -> String {
         }
         Node::IsFirstRow => "(row == 0 ? 1ull : 0ull)".into(),
         Node::IsLastRow => "(row == n - 1 ? 1ull : 0ull)".into(),
-        _ => "gl_sub(gl_pow(params[LOGUP_P_OMEGA], row), params[LOGUP_P_OMEGA_LAST])".into(),
+        Node::IsTransition => {
+            "gl_sub(gl_pow(params[LOGUP_P_OMEGA], row), params[LOGUP_P_OMEGA_LAST])".into()
+        }
+        Node::Public(i) => format!("params[{}]", public + i),
+        op => unreachable!("emit_nodes passes leaves only, not {op:?}"),
     });
     let _ = writeln!(
         s,
@@ -256,7 +271,8 @@ pub(crate) fn emit_nodes(
 
 /// The parameter block of `kernels/logup.cuh` for a trace of height `2^log_height`: `z`, `ω_n`, `ω_n^(n-1)`,
 /// `2^log_max_multiplicity`, then `alpha^1 .. alpha^L` for the AIR's longest tuple `L` (powers the
-/// challenges lack are zero, which drops those tuple entries exactly like the host's `zip`).
+/// challenges lack are zero, which drops those tuple entries exactly like the host's `zip`), then the
+/// AIR's public values ([`CompiledAir::public_values`], canonical).
 /// Errors if `log_max_multiplicity >= 64`.
 pub fn aux_params(
     air: &CompiledAir,
@@ -280,6 +296,8 @@ pub fn aux_params(
         let a = ch.alpha_powers.get(l).copied().unwrap_or(Ext3::ZERO);
         p.extend(a.0.iter().map(|c| c.as_canonical_u64()));
     }
+    debug_assert_eq!(p.len(), aux_param_public(air));
+    p.extend(air.public_values.iter().map(|v| v.as_canonical_u64()));
     Ok(p)
 }
 
@@ -325,7 +343,7 @@ fn host_nodes_at(
         transition: omega.exp_u64(row as u64) - omega_last,
     };
     let mut out = Vec::new();
-    air.circuit.eval(&tr, &mut out);
+    air.circuit.eval(&tr, &air.public_values, &mut out);
     Ok(out)
 }
 

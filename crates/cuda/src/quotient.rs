@@ -9,8 +9,9 @@
 //! the table's fold plan ([`CompiledAir::fold_part_with`], the function behind [`CompiledAir::fold_with`]
 //! that the host quotient and the verifier run over field values) is run over a symbolic [`FoldAlgebra`]
 //! that emits one `const ext3 e<k> = ...;` statement per extension operation. The challenges, the powers
-//! `alpha^(N-1-i)` and the `Z_H` table are read from a per-proof parameter block (layout in
-//! `kernels/quotient.cuh`), so the sources depend on the AIR only and their CUBINs are cached like the aux
+//! `alpha^(N-1-i)`, the AIR's public values ([`CompiledAir::public_values`]: a segment's start pc, ...) and
+//! the `Z_H` table are read from a per-proof parameter block (layout in `kernels/quotient.cuh`), so the
+//! sources depend on the AIR's circuit only (every segment of a run shares them) and their CUBINs are cached like the aux
 //! programs' (memory + disk, compiled on parallel threads in the background by `CudaBackend::prepare`). The
 //! same sources compile as C++ with `-DZKRV_HOST_EMU` (the per-row function `quotient_row`;
 //! `tests/quotient_parity.rs`).
@@ -71,12 +72,31 @@ pub const STAGE_QUOTIENT: &str = "quotient";
 /// First parameter after the fixed head of `kernels/quotient.cuh` (`QUOT_P_TUPLE`).
 const P_TUPLE: usize = 13;
 
-/// Offsets in the parameter block of `air`: (LogUp tuple powers, own-constraint powers, `Z_H` table).
-fn param_offsets(air: &CompiledAir) -> (usize, usize, usize) {
+/// Offsets in the parameter block of `air` (`kernels/quotient.cuh`), the one definition the generator and
+/// [`quotient_params`] read.
+#[derive(Clone, Copy)]
+struct ParamOffsets {
+    /// LogUp tuple powers, `max(L, 1)` Ext3.
+    tuple: usize,
+    /// `alpha^(N-1-i)` per own constraint, Ext3 each.
+    powers: usize,
+    /// The AIR's public values, one u64 each.
+    public: usize,
+    /// The `Z_H` table and its inverses.
+    zh: usize,
+}
+
+fn param_offsets(air: &CompiledAir) -> ParamOffsets {
     let tuple_len = max_tuple(air).max(1);
     let powers = P_TUPLE + 3 * tuple_len;
-    let zh = powers + 3 * air.constraints.len();
-    (P_TUPLE, powers, zh)
+    let public = powers + 3 * air.constraints.len();
+    let zh = public + air.public_values.len();
+    ParamOffsets {
+        tuple: P_TUPLE,
+        powers,
+        public,
+        zh,
+    }
 }
 
 fn max_tuple(air: &CompiledAir) -> usize {
@@ -117,7 +137,7 @@ struct CudaFold<'a> {
     /// Loaded parameters and aux cells, by source expression (each loaded once).
     loads: HashMap<String, CExt>,
     tuple_len: usize,
-    powers: usize,
+    offsets: ParamOffsets,
     /// Loads of LDE cells and parameters through the read-only cache (`quot_cell`, `quot_ld_nc`): the
     /// parts of a split quotient (the unsplit programs keep plain loads).
     nc: bool,
@@ -125,7 +145,6 @@ struct CudaFold<'a> {
 
 impl<'a> CudaFold<'a> {
     fn new(air: &'a CompiledAir, nc: bool) -> Self {
-        let (_, powers, _) = param_offsets(air);
         CudaFold {
             nodes: &air.circuit.nodes,
             emitted: vec![false; air.circuit.nodes.len()],
@@ -134,7 +153,7 @@ impl<'a> CudaFold<'a> {
             statements: 0,
             loads: HashMap::new(),
             tuple_len: max_tuple(air).max(1),
-            powers,
+            offsets: param_offsets(air),
             nc,
         }
     }
@@ -196,9 +215,9 @@ impl<'a> CudaFold<'a> {
         }
         new.sort_unstable();
         self.statements += new.len();
-        let nc = self.nc;
+        let (nc, public) = (self.nc, self.offsets.public);
         emit_nodes(&mut self.out, self.nodes, new, "quot_mul", |l| {
-            lde_leaf(l, nc)
+            lde_leaf(l, nc, public)
         });
     }
     fn param(&mut self, off: usize) -> CExt {
@@ -224,13 +243,13 @@ impl FoldAlgebra for CudaFold<'_> {
     }
     fn tuple_alpha(&mut self, l: usize) -> Option<CExt> {
         // Powers the challenges lack are uploaded as zero (the host's `zip` drops those entries).
-        (l < self.tuple_len).then(|| self.param(P_TUPLE + 3 * l))
+        (l < self.tuple_len).then(|| self.param(self.offsets.tuple + 3 * l))
     }
     fn fold_alpha(&mut self) -> CExt {
         self.param(3)
     }
     fn power(&mut self, i: usize) -> CExt {
-        self.param(self.powers + 3 * i)
+        self.param(self.offsets.powers + 3 * i)
     }
     fn bus_sum(&mut self) -> CExt {
         self.param(6)
@@ -284,9 +303,10 @@ impl FoldAlgebra for CudaFold<'_> {
     }
 }
 
-/// The C expression of a circuit leaf on the LDE rows `m0`/`m1` (main), `p0`/`p1` (preprocessed) and the
-/// point's selectors `pt`; `nc`: cells read through the read-only cache ([`CudaFold::nc`]).
-fn lde_leaf(leaf: Node, nc: bool) -> String {
+/// The C expression of a circuit leaf on the LDE rows `m0`/`m1` (main), `p0`/`p1` (preprocessed), the
+/// point's selectors `pt` and the parameter block (public value `i` at `params[public + i]`); `nc`: cells
+/// read through the read-only cache ([`CudaFold::nc`]).
+fn lde_leaf(leaf: Node, nc: bool, public: usize) -> String {
     let cell = |row: &str, col: usize| {
         if nc {
             format!("quot_cell({row} + {col})")
@@ -299,7 +319,10 @@ fn lde_leaf(leaf: Node, nc: bool) -> String {
         Node::Preprocessed { col, next } => cell(if next { "p1" } else { "p0" }, col),
         Node::IsFirstRow => "pt.first".into(),
         Node::IsLastRow => "pt.last".into(),
-        _ => "pt.transition".into(),
+        Node::IsTransition => "pt.transition".into(),
+        Node::Public(i) if nc => format!("quot_cell(params + {})", public + i),
+        Node::Public(i) => format!("gl_canon(params[{}])", public + i),
+        op => unreachable!("emit_nodes passes leaves only, not {op:?}"),
     }
 }
 
@@ -411,7 +434,7 @@ pub fn quotient_kernel_sources_with(
 
 /// The source of part `j` of `count` of `air`'s quotient (see [`quotient_kernel_sources_with`]).
 fn part_source(air: &CompiledAir, part: &FoldPart, j: usize, count: usize) -> String {
-    let (_, _, zh) = param_offsets(air);
+    let zh = param_offsets(air).zh;
     let aw = air.aux_width();
     let body = &part.body;
     let mut s = String::new();
@@ -499,8 +522,8 @@ fn part_source(air: &CompiledAir, part: &FoldPart, j: usize, count: usize) -> St
 /// The parameter block of `kernels/quotient.cuh` for a table of `2^log_n` rows and quotient domain of
 /// `2^(log_n + log_q)` points: `z`, the fold challenge `alpha`, the bus sum, `g`, `ω_M`, `ω_n^(n-1)`, `1/n`,
 /// the LogUp tuple powers (the AIR's longest tuple; powers the challenges lack are zero), `alpha^(N-1-i)`
-/// per own constraint ([`CompiledAir::fold_challenge`]), then `Z_H(g ω_M^i)` for `i < 2^log_q` and their
-/// inverses.
+/// per own constraint ([`CompiledAir::fold_challenge`]), the AIR's public values
+/// ([`CompiledAir::public_values`]), then `Z_H(g ω_M^i)` for `i < 2^log_q` and their inverses.
 pub fn quotient_params(
     air: &CompiledAir,
     log_n: usize,
@@ -530,7 +553,9 @@ pub fn quotient_params(
     for pw in air.fold_challenge(alpha).powers {
         ext(&mut p, pw);
     }
-    debug_assert_eq!(p.len(), param_offsets(air).2);
+    debug_assert_eq!(p.len(), param_offsets(air).public);
+    p.extend(air.public_values.iter().map(|v| v.as_canonical_u64()));
+    debug_assert_eq!(p.len(), param_offsets(air).zh);
     let g_n = g.exp_u64(n);
     let omega_q = domain_generator(log_q);
     let zh: Vec<F> = (0..1u64 << log_q)

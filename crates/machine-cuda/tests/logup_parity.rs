@@ -1,8 +1,8 @@
 //! Parity of the GPU LogUp aux build (`zkrv_cuda::logup`) with the host `zkrv_stark::logup::build_aux_trace`:
 //! every cell of the aux trace, the bus sum and the errors (multiplicity out of range, zero fingerprint).
 //!
-//! Cases: a small AIR that uses every leaf kind (next rows, preprocessed columns, selectors, constants, negation,
-//! sends and receives, more interactions than one term column holds, an empty tuple) at heights 2 .. 2^12 with
+//! Cases: a small AIR that uses every leaf kind (next rows, preprocessed columns, selectors, constants, public
+//! values, negation, sends and receives, more interactions than one term column holds, an empty tuple) at heights 2 .. 2^12 with
 //! random (partly non-canonical) cells; the stark crate's fib/bytes machine; every table of the real guests
 //! `fibonacci` and `sort`; a multiplicity out of range (two bad cells: the first in row-major order is reported);
 //! a zero fingerprint. zk mode (row stride 2): the small cases and `fibonacci` again, each main trace in the
@@ -42,8 +42,12 @@ mod proto_common;
 const BITS: u32 = 32;
 
 /// Uses every leaf kind in interactions: next rows, preprocessed (current and next), the three selectors,
-/// constants, negation, receives, 13 interactions (more than one term column), an empty tuple.
+/// constants, public values (read from the parameter block), negation, receives, 13 interactions (more than
+/// one term column), an empty tuple.
 struct SinkAir;
+
+/// [`SinkAir`]'s public values: the largest field element and a 45-bit value.
+const SINK_PUBLIC: [u64; 2] = [P - 1, 0x1234_5678_9abc];
 
 impl Air for SinkAir {
     fn name(&self) -> &str {
@@ -54,6 +58,9 @@ impl Air for SinkAir {
     }
     fn preprocessed_width(&self) -> usize {
         2
+    }
+    fn public_values(&self) -> Vec<F> {
+        SINK_PUBLIC.map(F::from_u64).to_vec()
     }
     fn eval(&self, b: &mut AirBuilder) {
         let cols: Vec<_> = (0..6).map(|i| b.main(i)).collect();
@@ -70,12 +77,16 @@ impl Air for SinkAir {
             1u64,
         );
         b.receive(4, vec![b.preprocessed(0), b.preprocessed_next(1)], m(4));
-        b.send(5, vec![b.is_transition() * m(5)], b.is_first_row());
+        b.send(
+            5,
+            vec![b.is_transition() * m(5) + b.public(1)],
+            b.is_first_row(),
+        );
         b.send(6, vec![], b.is_last_row() + 2u64);
         for i in 0..9 {
             b.send(7, vec![m(i % 6) - (i as u64)], 1u64);
         }
-        b.receive(8, vec![m(0) - m(1)], m(4) * 3u64);
+        b.receive(8, vec![m(0) - m(1), b.public(0) * m(2)], m(4) * 3u64);
     }
 }
 
@@ -486,7 +497,7 @@ fn host_multiplicity(c: &Case, row: usize, interaction: usize) -> u64 {
         transition: omega.exp_u64(row as u64) - omega.exp_u64(n as u64 - 1),
     };
     let mut v = Vec::new();
-    c.air.circuit.eval(&tr, &mut v);
+    c.air.circuit.eval(&tr, &c.air.public_values, &mut v);
     v[c.air.interactions[interaction].multiplicity as usize].as_canonical_u64()
 }
 

@@ -950,8 +950,9 @@ pub fn recount_lookups(program: &Program, witness: &mut Witness) -> Result<(), M
         if t == Table::Bitwise.index() {
             continue;
         }
-        let mut b = AirBuilder::new(air.width(), air.preprocessed_width());
+        let mut b = AirBuilder::for_air(*air);
         air.eval(&mut b);
+        let public = air.public_values();
         let main = &witness.traces[t];
         let n = main.height();
         for row in 0..n {
@@ -966,6 +967,7 @@ pub fn recount_lookups(program: &Program, witness: &mut Witness) -> Result<(), M
                     Expr::IsFirstRow => F::from_bool(row == 0),
                     Expr::IsLastRow => F::from_bool(row == n - 1),
                     Expr::IsTransition => F::from_bool(row != n - 1),
+                    Expr::Public(i) => public[*i],
                     _ => F::ZERO,
                 }
             };

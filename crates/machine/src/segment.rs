@@ -948,6 +948,7 @@ struct SegmentSetup<'a> {
 fn setup<'a>(
     program: &Program,
     header: &SegmentHeader,
+    params: &AirParams,
     public: impl FnOnce() -> Result<SegmentPublic<'a>, String>,
     config: &StarkConfig,
 ) -> Result<SegmentSetup<'a>, VerifyError> {
@@ -957,19 +958,21 @@ fn setup<'a>(
     header
         .check_pcs(&decode_table)
         .map_err(|e| VerifyError::BadSegment(e.to_string()))?;
-    setup_circuit(program, &decode_table, header, public, config)
+    setup_circuit(program, &decode_table, header, params, public, config)
 }
 
-/// [`setup`] without the header checks: the circuit alone.
+/// [`setup`] without the header checks: the circuit alone, its AIRs' instance constants `params` (the
+/// header's [`SegmentHeader::air_params`], but for [`verify_segment_as`]).
 fn setup_circuit<'a>(
     program: &Program,
     decode_table: &DecodeTable,
     header: &SegmentHeader,
+    params: &AirParams,
     public: impl FnOnce() -> Result<SegmentPublic<'a>, String>,
     config: &StarkConfig,
 ) -> Result<SegmentSetup<'a>, VerifyError> {
     let public = public().map_err(VerifyError::BadSegment)?;
-    let machine = Machine::with(&header.air_params());
+    let machine = Machine::with(params);
     let pre = preprocess(
         &machine.airs(),
         machine.preprocessed(decode_table, min_height(config)),
@@ -997,6 +1000,7 @@ pub fn check_segment(
     let s = setup(
         program,
         &w.header,
+        &w.header.air_params(),
         || segment_public_source(&w.header, &w.output, &w.pages, &w.init, &w.writes),
         config,
     )
@@ -1031,6 +1035,7 @@ pub fn segment_violations(
         program,
         &decode_table,
         &w.header,
+        &w.header.air_params(),
         || segment_public_source(&w.header, &w.output, &w.pages, &w.init, &w.writes),
         config,
     )
@@ -1098,6 +1103,7 @@ fn prove_circuit<B: zkrv_stark::backend::ProverBackend>(
         program,
         decode_table,
         &w.header,
+        &w.header.air_params(),
         || segment_public_source(&w.header, &w.output, &w.pages, &w.init, &w.writes),
         config,
     )
@@ -1134,9 +1140,36 @@ pub fn verify_segment(
     config: &StarkConfig,
     min_bits: u32,
 ) -> Result<(), VerifyError> {
+    verify_segment_as(
+        program,
+        proof,
+        init,
+        chunk,
+        config,
+        min_bits,
+        &proof.header.air_params(),
+    )
+}
+
+/// [`verify_segment`] with the AIRs' instance constants `params` in place of the header's own
+/// ([`SegmentHeader::air_params`]; the header still gives the statement and the public interactions): what
+/// a verifier that derived another start pc, end pc, cycle count or input cursor would check. The proof
+/// verifies only for the header's own constants; for others (same AIR shapes) the error is
+/// `VerifyError::Stark(zkrv_stark::VerifyError::Statement)`: the AIRs' public values are bound into the
+/// statement digest (and the transcript).
+pub fn verify_segment_as(
+    program: &Program,
+    proof: &SegmentProof,
+    init: &[u64],
+    chunk: &[u8],
+    config: &StarkConfig,
+    min_bits: u32,
+    params: &AirParams,
+) -> Result<(), VerifyError> {
     verify_segment_from(
         program,
         proof,
+        params,
         || segment_public_source(&proof.header, chunk, &proof.pages, init, &proof.writes),
         chunk,
         config,
@@ -1162,6 +1195,7 @@ fn verify_run_segment(
     verify_segment_from(
         program,
         proof,
+        &proof.header.air_params(),
         || SegmentPublic::new(&proof.header, chunk, &proof.pages, &proof.writes, cells),
         chunk,
         config,
@@ -1172,13 +1206,14 @@ fn verify_run_segment(
 fn verify_segment_from<'a>(
     program: &Program,
     proof: &SegmentProof,
+    params: &AirParams,
     public: impl FnOnce() -> Result<SegmentPublic<'a>, String>,
     chunk: &[u8],
     config: &StarkConfig,
     min_bits: u32,
 ) -> Result<(), VerifyError> {
     crate::check_output_len(chunk.len() as u64)?;
-    let s = setup(program, &proof.header, public, config)?;
+    let s = setup(program, &proof.header, params, public, config)?;
     zkrv_stark::verify(
         config,
         min_bits,

@@ -315,8 +315,11 @@ impl Fuzzer {
             let zeros = RowMajorMatrix::new(vec![F::ZERO; p.height() * a.width], a.width);
             let mut nodes = Vec::new();
             for row in 0..p.height() {
-                a.circuit
-                    .eval(&trace_row_at(&zeros, Some(p), row), &mut nodes);
+                a.circuit.eval(
+                    &trace_row_at(&zeros, Some(p), row),
+                    &a.public_values,
+                    &mut nodes,
+                );
                 for &(k, col) in &fixed_entries {
                     let it = &a.interactions[k];
                     let tuple = it
@@ -366,6 +369,7 @@ impl Fuzzer {
         let a = &self.compiled[t];
         a.circuit.eval(
             &trace_row_at(&w.traces[t], self.prep[t].as_ref(), row),
+            &a.public_values,
             nodes,
         );
         let fail = a

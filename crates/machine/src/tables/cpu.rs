@@ -114,7 +114,17 @@ pub(crate) fn reg_access(
     lt32(b, old_ts, ts, d0, mult);
 }
 
-/// The CPU AIR of one program (the entry pc is a constant of the instance).
+/// Index of the CPU table's public value [`CpuAir::entry`] ([`CpuAir::public_values`]).
+pub const CPU_PUBLIC_ENTRY: usize = 0;
+/// Index of the CPU table's public value [`CpuAir::end_pc`] (0 when `None`, where no constraint reads it).
+pub const CPU_PUBLIC_END_PC: usize = 1;
+/// Index of the CPU table's public value [`CpuAir::cycles`] (0 when `None`, where no constraint reads it).
+pub const CPU_PUBLIC_CYCLES: usize = 2;
+
+/// The CPU AIR of one program. Its instance constants (`entry`, `end_pc`, `cycles`) are public values of
+/// the AIR ([`Air::public_values`], indices `CPU_PUBLIC_*`), not constants of its circuit: the circuit
+/// depends only on whether `end_pc` and `cycles` are set (at most four shapes; every middle segment of a run
+/// has the same one), so the segments of a run share one compiled circuit and its GPU programs.
 pub struct CpuAir {
     /// ELF entry point: the first row's pc (a segment's start pc, docs/continuations.md).
     pub entry: u32,
@@ -137,6 +147,14 @@ impl Air for CpuAir {
     }
     fn column_names(&self) -> Vec<String> {
         CpuCols::<usize>::column_names()
+    }
+    /// `[entry, end_pc or 0, cycles or 0]` (indices `CPU_PUBLIC_*`).
+    fn public_values(&self) -> Vec<F> {
+        let mut v = vec![F::ZERO; 3];
+        v[CPU_PUBLIC_ENTRY] = F::from_u32(self.entry);
+        v[CPU_PUBLIC_END_PC] = F::from_u32(self.end_pc.unwrap_or(0));
+        v[CPU_PUBLIC_CYCLES] = F::from_u64(self.cycles.unwrap_or(0));
+        v
     }
     fn eval(&self, b: &mut AirBuilder) {
         let local: Vec<Expr> = (0..NUM_CPU_COLS).map(|i| b.main(i)).collect();
@@ -292,9 +310,9 @@ impl Air for CpuAir {
             // A paused segment: the real row before the padding continues at the public end pc. No
             // transition selector is needed (degree 3): on the last row `is_pad = 1` and `is_halt = 0`
             // (a halt needs an ECALL), so `running = 0` there.
-            Some(end) => b.assert_zero(
+            Some(_) => b.assert_zero(
                 "real rows continue or pause at the end pc",
-                running * &n.dec.flags.is_pad * (l.next_pc.clone() - c(end as u64)),
+                running * &n.dec.flags.is_pad * (l.next_pc.clone() - b.public(CPU_PUBLIC_END_PC)),
             ),
         }
         b.assert_zero(
@@ -304,8 +322,8 @@ impl Air for CpuAir {
         // The last real row is row `cycles - 1` (`clk` = row index): the row that pauses (real, followed by
         // padding) or halts. There is exactly one such row: the first row is real, real rows are followed by
         // real rows until the pause or the halt, and padding by padding.
-        if let Some(cycles) = self.cycles {
-            let last_clk = Expr::Const(F::from_u64(cycles) - F::ONE);
+        if self.cycles.is_some() {
+            let last_clk = b.public(CPU_PUBLIC_CYCLES) - one();
             match self.end_pc {
                 None => b.assert_zero(
                     "the halt is the segment's last cycle",
@@ -325,7 +343,10 @@ impl Air for CpuAir {
         // only one with `is_pad = 1`), so the start pc is one, and a segment cannot be all padding (whose
         // pause constraint would be vacuous: docs/continuations.md §4).
         b.assert_zero("first row is real", first.clone() * &f.is_pad);
-        b.assert_zero("entry pc", first * (l.pc.clone() - c(self.entry as u64)));
+        b.assert_zero(
+            "entry pc",
+            first * (l.pc.clone() - b.public(CPU_PUBLIC_ENTRY)),
+        );
         let last = b.is_last_row();
         b.assert_zero("last row is padding", last * (one() - &f.is_pad));
 

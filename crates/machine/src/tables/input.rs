@@ -40,9 +40,17 @@ pub enum EofRule {
     At(u64),
 }
 
+/// Index of the INPUT table's public value [`InputAir::first`] ([`InputAir::public_values`]).
+pub const INPUT_PUBLIC_FIRST: usize = 0;
+/// Index of the INPUT table's public value `at` of [`EofRule::At`] (0 for the other rules, where no
+/// constraint reads it).
+pub const INPUT_PUBLIC_EOF_AT: usize = 1;
+
 /// The INPUT AIR. Each index has exactly one row (`index' = index + 1` from `first`), so the stream is a
 /// function of the index; a prover may put the end marker anywhere `eof` allows: the input is its own
 /// choice (a witness). A whole run has `first = 0`, `eof = Any`; a segment starts at its input cursor.
+/// `first` and the index of [`EofRule::At`] are public values of the AIR (indices `INPUT_PUBLIC_*`); the
+/// circuit depends only on the kind of `eof` (three shapes).
 pub struct InputAir {
     pub first: u64,
     pub eof: EofRule,
@@ -58,18 +66,25 @@ impl Air for InputAir {
     fn column_names(&self) -> Vec<String> {
         InputCols::<usize>::column_names()
     }
+    /// `[first, at of EofRule::At or 0]` (indices `INPUT_PUBLIC_*`).
+    fn public_values(&self) -> Vec<F> {
+        let at = match self.eof {
+            EofRule::At(at) => at,
+            EofRule::Any | EofRule::None => 0,
+        };
+        let mut v = vec![F::ZERO; 2];
+        v[INPUT_PUBLIC_FIRST] = F::from_u64(self.first);
+        v[INPUT_PUBLIC_EOF_AT] = F::from_u64(at);
+        v
+    }
     fn eval(&self, b: &mut AirBuilder) {
         let m: Vec<Expr> = (0..NUM_INPUT_COLS).map(|i| b.main(i)).collect();
         let n: Vec<Expr> = (0..NUM_INPUT_COLS).map(|i| b.main_next(i)).collect();
         let (l, n) = (InputCols::from_row(&m), InputCols::from_row(&n));
-        if self.first == 0 {
-            b.assert_zero("first index", b.is_first_row() * &l.index);
-        } else {
-            b.assert_zero(
-                "first index",
-                b.is_first_row() * (l.index.clone() - c(self.first)),
-            );
-        }
+        b.assert_zero(
+            "first index",
+            b.is_first_row() * (l.index.clone() - b.public(INPUT_PUBLIC_FIRST)),
+        );
         b.assert_zero(
             "consecutive",
             b.is_transition() * (n.index.clone() - &l.index - Expr::one()),
@@ -78,9 +93,9 @@ impl Air for InputAir {
         match self.eof {
             EofRule::Any => {}
             EofRule::None => b.assert_zero("no end of input", l.is_eof.clone()),
-            EofRule::At(at) => b.assert_zero(
+            EofRule::At(_) => b.assert_zero(
                 "end of input at the final cursor",
-                l.is_eof.clone() * (l.index.clone() - c(at)),
+                l.is_eof.clone() * (l.index.clone() - b.public(INPUT_PUBLIC_EOF_AT)),
             ),
         }
         b.assert_zero(
