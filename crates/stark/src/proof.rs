@@ -46,9 +46,12 @@ use crate::merkle::{Digest, MerkleHash, TreeOpenings};
 use crate::pcs::{OpenedValues, PcsProof};
 
 pub const MAGIC: &[u8; 4] = b"ZKRV";
-/// Version 6 (2026-12-04): the AIRs of the precompile tables (docs/tables.md §6.19; the 17-row SHA256 layout)
-/// change every proof's challenges, so a version-5 proof (FRI layers folding by up to 8) cannot verify here.
-pub const VERSION: u16 = 6;
+/// Version 7 (2026-12-04): the machine's instance constants are AIR public values (docs/stark.md §1), which
+/// the statement digest and the AIR digest bind, so a version-6 proof of the machine (constants in its
+/// circuits) cannot verify here. Version 6: the AIRs of the precompile tables (docs/tables.md §6.19; the
+/// 17-row SHA256 layout) changed every proof's challenges, so a version-5 proof (FRI layers folding by up to
+/// 8) cannot verify here. The layout is that of version 5.
+pub const VERSION: u16 = 7;
 /// The height byte of an absent table in [`Proof::log_heights`] (docs/stark.md §10).
 pub const ABSENT_LOG_HEIGHT: u8 = u8::MAX;
 
@@ -84,7 +87,8 @@ pub enum ProofFormatError {
     Magic,
     #[error(
         "unsupported proof version {0} (this zkrv reads version {VERSION} only: its machine's AIRs, with the \
-         precompile tables, differ from the ones the proof was made for; prove again with this zkrv)"
+         precompile tables and the instance constants as public values, differ from the ones the proof was \
+         made for; prove again with this zkrv)"
     )]
     Version(u16),
     #[error("truncated: needed {needed} bytes at offset {offset}, {remaining} left")]

@@ -40,15 +40,15 @@ fn round_trip_and_typed_errors() {
     let mut b = bytes.clone();
     b[4] = 9;
     assert_eq!(Proof::from_bytes(&b), Err(ProofFormatError::Version(9)));
-    // The previous versions (5: the AIRs before the 17-row SHA256 table; 4: FRI of arity 2 only): refused by
-    // name, with what to do.
-    for old in [4u8, 5] {
+    // The previous versions (6: instance constants in the machine's circuits; 5: the AIRs before the 17-row
+    // SHA256 table; 4: FRI of arity 2 only): refused by name, with what to do.
+    for old in [4u8, 5, 6] {
         b[4] = old;
         let e = Proof::from_bytes(&b).unwrap_err();
         assert_eq!(e, ProofFormatError::Version(old as u16));
         assert!(
             e.to_string().starts_with(&format!(
-                "unsupported proof version {old} (this zkrv reads version 6 only"
+                "unsupported proof version {old} (this zkrv reads version 7 only"
             )) && e.to_string().ends_with("prove again with this zkrv)"),
             "{e}"
         );
