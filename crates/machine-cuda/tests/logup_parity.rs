@@ -73,6 +73,7 @@ impl Air for SinkAir {
                 -m(3),
                 b.main_next(0),
                 b.is_first_row(),
+                b.public(0) * m(2),
             ],
             1u64,
         );
@@ -86,7 +87,7 @@ impl Air for SinkAir {
         for i in 0..9 {
             b.send(7, vec![m(i % 6) - (i as u64)], 1u64);
         }
-        b.receive(8, vec![m(0) - m(1), b.public(0) * m(2)], m(4) * 3u64);
+        b.receive(8, vec![m(0) - m(1)], m(4) * 3u64);
     }
 }
 

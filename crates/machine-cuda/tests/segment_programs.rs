@@ -8,11 +8,11 @@
 use zkrv_cuda::logup::{aux_kernel_source, aux_params};
 use zkrv_cuda::quotient::{quotient_kernel_sources, quotient_params};
 use zkrv_executor::{execute_segmented, Program};
+use zkrv_machine::compiled_airs_for;
 use zkrv_machine::registry::Table;
 use zkrv_machine::segment::{segment_run, SegmentHeader};
 use zkrv_machine::tables::input::EofRule;
-use zkrv_machine::compiled_airs_for;
-use zkrv_stark::field::{Ext3, PrimeCharacteristicRing, PrimeField64, F};
+use zkrv_stark::field::{Ext3, PrimeField64, F};
 use zkrv_stark::logup::LogupChallenges;
 use zkrv_stark::StarkConfig;
 
@@ -55,9 +55,10 @@ fn middle_segments_share_their_generated_programs() {
             }
         }
     }
-    let by_input = middle.iter().zip(&middle[1..]).find(|(a, b)| {
-        kind(a) == kind(b) && a.start.input_cursor != b.start.input_cursor
-    });
+    let by_input = middle
+        .iter()
+        .zip(&middle[1..])
+        .find(|(a, b)| kind(a) == kind(b) && a.start.input_cursor != b.start.input_cursor);
     pairs.truncate(2);
     pairs.extend(by_input);
     assert!(!pairs.is_empty());
