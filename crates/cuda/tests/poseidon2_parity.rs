@@ -10,26 +10,18 @@
 
 #[path = "common/host_emu.rs"]
 mod host_emu;
+#[path = "common/rng.rs"]
+mod rng;
+
+use rng::Rng;
 
 use zkrv_cuda::merkle::{build_tree, poseidon2_constants, MatrixRef};
 use zkrv_cuda::{nvrtc, Device};
-use zkrv_stark::field::{PrimeField64, F};
+use zkrv_stark::field::{PrimeField64, F, P};
 use zkrv_stark::matrix::RowMajorMatrix;
 use zkrv_stark::merkle::{MerkleHash, MerkleTree};
 
-const P: u64 = 0xffff_ffff_0000_0001;
 const SEED: u64 = 0x5eed_0029;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
 
 /// Group A: height 2^5, widths 3 + 6 (9 elements: two chunks and a padded one); group B: height 2^3, width 4
 /// (one exact chunk), injected at level 3.

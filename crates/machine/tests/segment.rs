@@ -357,6 +357,37 @@ fn a_segment_proof_is_rejected_for_other_air_params() {
                 ..own
             },
         ),
+        // The shapes whose public-value slot holds 0 (`None` / `Any` encode no value): a prover must not get
+        // its segment checked under a laxer rule (end of input anywhere, or never) or as a whole run (no
+        // cycle count) because the slot's value coincides.
+        (
+            "end of input anywhere",
+            AirParams {
+                eof: EofRule::Any,
+                ..own
+            },
+        ),
+        (
+            "end of input nowhere",
+            AirParams {
+                eof: EofRule::None,
+                ..own
+            },
+        ),
+        (
+            "end of input at 0",
+            AirParams {
+                eof: EofRule::At(0),
+                ..own
+            },
+        ),
+        (
+            "no cycle count",
+            AirParams {
+                cycles: None,
+                ..own
+            },
+        ),
     ];
     for (what, p) in others {
         let r = verify_as(&p);

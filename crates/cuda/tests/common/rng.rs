@@ -1,0 +1,17 @@
+//! The seeded generator of this crate's randomized tests (splitmix64): each test prints its seed.
+
+#![allow(dead_code)]
+
+/// splitmix64 state.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 uniform bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
